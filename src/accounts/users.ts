@@ -1,0 +1,74 @@
+// Accounts: users (the svc ID is their UUID), organizations and memberships. Every user has a personal organization.
+import { z } from 'zod';
+import { inTransaction, type Db, type DbClient } from '../db.ts';
+import { hashPassword } from './passwords.ts';
+
+export const EmailSchema = z.string().trim().max(320).pipe(z.email({ message: 'must be an e-mail address' }));
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  personal: boolean;
+}
+
+const USER_COLUMNS = 'id, email, name, created_at';
+
+/**
+ * The user with this e-mail (any case), made with a personal organization when there is none. Safe under concurrency:
+ * the unique index on lower(email) decides, and the loser reads the winner's committed row.
+ */
+export async function ensureUser(db: Db, input: { email: string; name?: string }): Promise<{ user: User; created: boolean }> {
+  return inTransaction(db, async (client) => {
+    const inserted = await client.query<User>(
+      `INSERT INTO users (email, name) VALUES ($1, $2) ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
+      [input.email, input.name ?? ''],
+    );
+    const user = inserted.rows[0];
+    if (!user) return { user: (await findUserByEmail(client, input.email))!, created: false };
+    const org = await client.query<{ id: string }>(
+      `INSERT INTO organizations (name, personal, owner_id) VALUES ($1, true, $2) RETURNING id`,
+      [personalOrganizationName(user), user.id],
+    );
+    await client.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [
+      user.id,
+      org.rows[0]!.id,
+    ]);
+    return { user, created: true };
+  });
+}
+
+export async function findUserByEmail(db: DbClient, email: string): Promise<User | undefined> {
+  const result = await db.query<User>(`SELECT ${USER_COLUMNS} FROM users WHERE lower(email) = lower($1)`, [email]);
+  return result.rows[0];
+}
+
+export async function findUserById(db: DbClient, id: string): Promise<User | undefined> {
+  const result = await db.query<User>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
+  return result.rows[0];
+}
+
+export async function personalOrganization(db: DbClient, userId: string): Promise<Organization | undefined> {
+  const result = await db.query<Organization>(
+    'SELECT id, name, personal FROM organizations WHERE owner_id = $1 AND personal',
+    [userId],
+  );
+  return result.rows[0];
+}
+
+export async function setPassword(db: DbClient, userId: string, password: string): Promise<void> {
+  await db.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [
+    userId,
+    await hashPassword(password),
+  ]);
+}
+
+function personalOrganizationName(user: User): string {
+  return user.name.trim() || user.email;
+}

@@ -1,0 +1,169 @@
+// `npm start`: the whole service on one machine. Embedded PostgreSQL and the Temporal dev server (unless
+// DATABASE_URL / TEMPORAL_ADDRESS point elsewhere), migrations, demo credentials, the worker and both servers.
+// Ctrl-C stops them in order: servers stop accepting, the worker drains, then Temporal and PostgreSQL stop.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pretty from 'pino-pretty';
+import { ConfigError, parseConfig, type Config } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { migrate } from '../migrate.ts';
+import { createServices } from '../services.ts';
+import { startWorker } from '../worker.ts';
+import { listen } from '../http/server.ts';
+import { createMainApp } from '../main-app.ts';
+import { createDataApp } from '../data-app.ts';
+import { startEmbeddedPostgres } from '../dev/embedded-postgres.ts';
+import { resolveTemporalCli } from '../dev/temporal-cli.ts';
+import { startTemporalDevServer } from '../dev/temporal-dev-server.ts';
+import { ensureDemoCredentials, type DemoCredentials } from '../dev/demo.ts';
+
+const SHUTDOWN_LIMIT_MS = 45_000;
+
+if (process.env.SVC_SUPERVISED === '1') {
+  await runAll();
+} else {
+  supervise();
+}
+
+/**
+ * Ctrl-C signals the terminal's whole process group, so PostgreSQL and the dev server would stop at once, under a
+ * worker that is still draining. The service therefore runs in a process group of its own; we pass signals on.
+ */
+function supervise(): void {
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    detached: true,
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, SVC_SUPERVISED: '1' },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => child.kill('SIGTERM'));
+  }
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+async function runAll(): Promise<void> {
+  const started = Date.now();
+  let config: Config;
+  try {
+    config = parseConfig();
+  } catch (error) {
+    console.error((error as ConfigError).message);
+    process.exit(1);
+  }
+  const logger = createLogger(config.LOG_LEVEL, process.stdout.isTTY ? pretty({ colorize: true, sync: true }) : undefined);
+  const say = (message: string) => process.stdout.write(`${message}\n`);
+  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+
+  let stopping = false;
+  const shutdown = async (reason: string, exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    say(`\nStopping (${reason})…`);
+    setTimeout(() => {
+      say(`Did not stop within ${SHUTDOWN_LIMIT_MS / 1000} s; exiting anyway.`);
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    for (const { name, stop } of stops.reverse()) {
+      await stop().catch((error: Error) => say(`  ${name}: ${error.message}`));
+      say(`  ✓ ${name} stopped`);
+    }
+    say('Stopped.');
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT', 0));
+  process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+  process.on('SIGHUP', () => void shutdown('SIGHUP', 0));
+  // The supervising parent is gone (killed hard): do not outlive it.
+  process.on('disconnect', () => void shutdown('parent exited', 0));
+
+  const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
+    const begun = Date.now();
+    say(`▸ ${label}…`);
+    const result = await work();
+    say(`  ✓ ${label} (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
+    return result;
+  };
+
+  try {
+    mkdirSync(config.DATA_DIR, { recursive: true });
+    const [databaseUrl] = await Promise.all([
+      config.embeddedPostgres
+        ? step(`PostgreSQL (embedded, data in ${path.relative(process.cwd(), config.DATA_DIR) || '.'}/postgres)`, async () => {
+            const postgres = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.POSTGRES_PORT });
+            stops.push({ name: 'PostgreSQL', stop: postgres.stop });
+            return postgres.url;
+          })
+        : Promise.resolve(config.DATABASE_URL!),
+      config.embeddedTemporal
+        ? step('Temporal dev server', async () => {
+            const cli = await resolveTemporalCli({ explicit: config.TEMPORAL_CLI, say });
+            const server = await startTemporalDevServer({
+              cli,
+              dbFile: path.join(config.DATA_DIR, 'temporal.sqlite'),
+              host: config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST,
+              port: config.TEMPORAL_PORT,
+              uiPort: config.TEMPORAL_UI_PORT,
+              namespace: config.TEMPORAL_NAMESPACE,
+            });
+            stops.push({ name: 'Temporal dev server', stop: server.stop });
+          })
+        : Promise.resolve(),
+    ]);
+    const runtime: Config = { ...config, DATABASE_URL: databaseUrl };
+    await step('Database migrations', () => migrate(databaseUrl, logger));
+    const services = createServices(runtime, logger);
+    stops.push({ name: 'connections', stop: services.close });
+    const demo = await ensureDemoCredentials(services.db, config.DATA_DIR);
+    const worker = await step('Temporal worker (bundling workflows)', () => startWorker(services));
+    stops.push({ name: 'worker', stop: worker.stop });
+    const main = await listen(createMainApp(services), config.HOST, config.PORT);
+    stops.push({ name: 'main server', stop: main.stop });
+    const data = await listen(createDataApp(services), config.HOST, config.DATA_PORT);
+    stops.push({ name: 'data server', stop: data.stop });
+    say(summary(runtime, demo, (Date.now() - started) / 1000));
+  } catch (error) {
+    say(`\n✗ ${(error as Error).message}`);
+    if (!(error instanceof ConfigError) && !(error as Error).message.includes('\n')) logger.error({ err: error }, 'start failed');
+    await shutdown('start failed', 1);
+  }
+}
+
+function summary(config: Config, demo: DemoCredentials, seconds: number): string {
+  const temporal = config.embeddedTemporal
+    ? `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.TEMPORAL_UI_PORT}`
+    : `${config.TEMPORAL_ADDRESS} (external, namespace ${config.TEMPORAL_NAMESPACE})`;
+  const rows: Array<[string, string]> = [
+    ['API', `${config.BASE_URL}/api`],
+    ['API docs', `${config.BASE_URL}/docs  (OpenAPI: ${config.BASE_URL}/api/openapi.json)`],
+    ['Data API', `${config.MCP_URL}/v1`],
+    ['Data API docs', `${config.MCP_URL}/docs  (OpenAPI: ${config.MCP_URL}/v1/openapi.json)`],
+    ['MCP endpoint', `${config.MCP_URL}/mcp/`],
+    ['Temporal UI', temporal],
+    ['Health', `${config.BASE_URL}/healthz  ${config.MCP_URL}/healthz`],
+  ];
+  const credentials: Array<[string, string]> = [
+    ['Admin token', demo.admin_token],
+    ['Marketplace', `${demo.marketplace.name} (${demo.marketplace.mode}), id ${demo.marketplace.id}`],
+    ['  secret key', demo.marketplace.secret_key],
+    ['  public key', demo.marketplace.public_key],
+    ['Data key (free)', `${demo.data_key.key}  (account ${demo.data_key.email})`],
+  ];
+  const table = (items: Array<[string, string]>) => items.map(([k, v]) => `  ${k.padEnd(16)} ${v}`).join('\n');
+  return [
+    '',
+    `svc is running (started in ${seconds.toFixed(1)} s).`,
+    '',
+    table(rows),
+    '',
+    `Demo credentials (made once, kept in ${path.join(path.relative(process.cwd(), config.DATA_DIR) || '.', 'demo-credentials.json')}):`,
+    table(credentials),
+    '',
+    'Try:',
+    `  curl -H 'X-Svc-Key: ${demo.marketplace.secret_key}' ${config.BASE_URL}/api/mkt/ping`,
+    '',
+    'Press Ctrl-C to stop.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,80 @@
+// One schema over the environment, read once at start. Every variable is optional; see README's table.
+import { z } from 'zod';
+import path from 'node:path';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ''));
+const optionalText = z.string().trim().min(1).optional();
+
+const EnvSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(3000),
+  DATA_PORT: port.default(3100),
+  BASE_URL: url.optional(),
+  MCP_URL: url.optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  TEMPORAL_ADDRESS: optionalText,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('svc'),
+  TEMPORAL_CLI: optionalText,
+  TEMPORAL_API_KEY: optionalText,
+  TEMPORAL_TLS: z.enum(['true', 'false']).optional(),
+  POSTGRES_PORT: port.default(5433),
+  SVC_BOOTSTRAP_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SVC_MASTER_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=?$/, 'must be 32 bytes in base64 (openssl rand -base64 32)')
+    .optional(),
+  SSO_CODE_TTL_SECONDS: positiveInt.default(300),
+  WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config extends Omit<Env, 'BASE_URL' | 'MCP_URL' | 'DATA_DIR'> {
+  BASE_URL: string;
+  MCP_URL: string;
+  /** Absolute path. */
+  DATA_DIR: string;
+  /** True when neither DATABASE_URL nor TEMPORAL_ADDRESS point elsewhere: `npm start` runs them itself. */
+  embeddedPostgres: boolean;
+  embeddedTemporal: boolean;
+}
+
+export class ConfigError extends Error {}
+
+/** Validates the environment; a bad value names its variable. Blank values count as unset. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const result = EnvSchema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nFix these environment variables and start again.`);
+  }
+  const values = result.data;
+  const linkHost = values.HOST === '0.0.0.0' || values.HOST === '::' ? '127.0.0.1' : values.HOST;
+  return {
+    ...values,
+    BASE_URL: values.BASE_URL ?? `http://${linkHost}:${values.PORT}`,
+    MCP_URL: values.MCP_URL ?? `http://${linkHost}:${values.DATA_PORT}`,
+    DATA_DIR: path.resolve(values.DATA_DIR),
+    TEMPORAL_ADDRESS: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
+    embeddedPostgres: values.DATABASE_URL === undefined,
+    embeddedTemporal: values.TEMPORAL_ADDRESS === undefined,
+  };
+}
+
+let loaded: Config | undefined;
+
+/** The process-wide configuration, parsed on first use. */
+export function config(): Config {
+  loaded ??= parseConfig();
+  return loaded;
+}

@@ -1,0 +1,110 @@
+// Finds the Temporal CLI (it has no npm package): TEMPORAL_CLI, then `temporal` on PATH, then our cached build,
+// and otherwise builds it once with Go into the cache. Run directly (`npm run temporal:cli`) it prints the path.
+import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+// Later tags have a `replace` in go.mod, which `go install pkg@version` refuses.
+const MODULE = `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`;
+
+export function temporalCliCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const cacheRoot = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cacheRoot, 'svc', `temporal-cli-${TEMPORAL_CLI_VERSION.slice(1)}`);
+}
+
+export async function resolveTemporalCli(
+  options: { explicit?: string; say: (message: string) => void; env?: NodeJS.ProcessEnv },
+): Promise<string> {
+  const env = options.env ?? process.env;
+  if (options.explicit) {
+    if (!isExecutable(options.explicit)) {
+      throw new Error(`TEMPORAL_CLI=${options.explicit} is not an executable file. Point it at the temporal binary or unset it.`);
+    }
+    return options.explicit;
+  }
+  const onPath = findOnPath('temporal', env);
+  if (onPath) return onPath;
+  const cached = path.join(temporalCliCacheDir(env), 'temporal');
+  if (isExecutable(cached)) return cached;
+
+  const go = findOnPath('go', env);
+  if (!go) {
+    throw new Error(
+      [
+        'The Temporal CLI is needed for the local Temporal server, and neither it nor Go was found.',
+        'Do one of these, then run npm start again:',
+        `  - install Go (https://go.dev/dl/) so that npm start can build the CLI once (go install ${MODULE});`,
+        '  - put a `temporal` binary on PATH or set TEMPORAL_CLI to its path (https://docs.temporal.io/cli#install);',
+        '  - or set TEMPORAL_ADDRESS to a running Temporal server.',
+      ].join('\n'),
+    );
+  }
+  await buildWithGo(go, temporalCliCacheDir(env), options.say, env);
+  return cached;
+}
+
+async function buildWithGo(go: string, cacheDir: string, say: (message: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
+  mkdirSync(cacheDir, { recursive: true });
+  say(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${cacheDir}.`);
+  say('This happens once per machine and takes a few minutes; later starts reuse the build.');
+  const started = Date.now();
+  let packages = 0;
+  let lastLines: string[] = [];
+  const child = spawn(go, ['install', '-v', MODULE], {
+    env: { ...env, GOBIN: cacheDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const onOutput = (chunk: Buffer) => {
+    const lines = chunk.toString().split('\n').filter(Boolean);
+    // `go install -v` prints one line per package it downloads or compiles: our progress meter.
+    packages += lines.filter((line) => !line.startsWith('go: ')).length;
+    lastLines = [...lastLines, ...lines].slice(-20);
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
+  const ticker = setInterval(() => {
+    const seconds = Math.round((Date.now() - started) / 1000);
+    say(`  still building the Temporal CLI: ${packages} packages compiled, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
+  }, 15_000);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  }).finally(() => clearInterval(ticker));
+  if (code !== 0) {
+    throw new Error(
+      `Building the Temporal CLI failed (go install exited with ${code}). Its last output:\n${lastLines.join('\n')}\n` +
+        'Check that the Go module proxy is reachable, or install the CLI yourself and set TEMPORAL_CLI.',
+    );
+  }
+  say(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s.`);
+}
+
+function findOnPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, command);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.error(message) })
+    .then((cli) => console.log(cli))
+    .catch((error: Error) => {
+      console.error(error.message);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,99 @@
+// The Temporal dev server for one machine: state in a SQLite file, the Web UI on, our search attributes registered,
+// and the dynamic config that Updates and update-with-start need.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
+import { assertPortFree } from './ports.ts';
+
+const DYNAMIC_CONFIG = {
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+  'frontend.enableExecuteMultiOperation': true,
+};
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startTemporalDevServer(options: {
+  cli: string;
+  dbFile: string;
+  host: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  startTimeoutMs?: number;
+}): Promise<TemporalDevServer> {
+  await assertPortFree(options.host, options.port, 'TEMPORAL_PORT');
+  await assertPortFree(options.host, options.uiPort, 'TEMPORAL_UI_PORT');
+  const args = [
+    'server',
+    'start-dev',
+    '--db-filename',
+    options.dbFile,
+    '--ip',
+    options.host,
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'error',
+    ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...Object.entries(DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
+  ];
+  const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+
+  const address = `${options.host}:${options.port}`;
+  try {
+    await waitUntilServing(address, options.namespace, exited, options.startTimeoutMs ?? 60_000);
+  } catch (error) {
+    await stopChild(child, exited);
+    throw new Error(`The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output.trim()}`);
+  }
+  return {
+    address,
+    uiUrl: `http://${options.host}:${options.uiPort}`,
+    stop: () => stopChild(child, exited),
+  };
+}
+
+async function waitUntilServing(address: string, namespace: string, exited: Promise<number | null>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`it exited with code ${exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`not serving after ${timeoutMs} ms (${(error as Error).message})`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,157 @@
+// What both Koa servers share: request ids, access logs, problem responses for every error (404 and 405 included),
+// security headers, /healthz, /metrics, the OpenAPI document and its /docs page.
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context, type Middleware } from 'koa';
+import Router from '@koa/router';
+import helmet from 'koa-helmet';
+import type { Logger } from '../log.ts';
+import type { Api } from './api.ts';
+import { Problem } from './problem.ts';
+import { docsRouter } from './docs.ts';
+import { HttpMetrics } from './metrics.ts';
+
+export interface HealthCheck {
+  name: string;
+  check: () => Promise<unknown>;
+}
+
+export interface AppOptions {
+  /** Names the server in logs and metrics: `main` or `data`. */
+  name: string;
+  baseUrl: string;
+  logger: Logger;
+  api: Api;
+  /** Where the OpenAPI document is served, e.g. `/api/openapi.json`. */
+  openapiPath: string;
+  health: HealthCheck[];
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const HEALTH_TIMEOUT_MS = 2_000;
+
+export function createApp(options: AppOptions): Koa {
+  const app = new Koa({ proxy: false });
+  const metrics = new HttpMetrics(options.name);
+
+  app.use(requestIdAndAccessLog(options.logger, metrics));
+  app.use(problems(options.baseUrl, options.logger));
+  app.use(securityHeaders(options.baseUrl));
+
+  const infra = new Router();
+  infra.get('/healthz', async (ctx) => {
+    const failing = await failingChecks(options.health);
+    ctx.set('Cache-Control', 'no-store');
+    if (failing.length > 0) {
+      throw new Problem(503, 'not_ready', `Not ready: ${failing.join(', ')} not answering yet. Retry shortly.`, {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    ctx.body = { ok: true };
+  });
+  infra.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  infra.get(options.openapiPath, (ctx) => {
+    ctx.body = options.api.openapi(options.baseUrl);
+  });
+
+  const docs = docsRouter(options.openapiPath, options.api.info.title);
+  for (const router of [infra, docs, options.api.router]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}
+
+/** Helmet's defaults, but HSTS and upgrade-insecure-requests only where we are served over https. */
+function securityHeaders(baseUrl: string): Middleware {
+  const https = baseUrl.startsWith('https:');
+  return helmet({
+    contentSecurityPolicy: {
+      directives: { frameAncestors: ["'none'"], upgradeInsecureRequests: https ? [] : null },
+    },
+    strictTransportSecurity: https,
+    frameguard: { action: 'deny' },
+  });
+}
+
+function requestIdAndAccessLog(logger: Logger, metrics: HttpMetrics): Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ req_id: requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.observe(ctx.method, String(route), ctx.status, seconds);
+      // The path only: query strings may carry tokens (the widget's `wt`).
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, duration_ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    }
+  };
+}
+
+/** Every error becomes problem+json; unexpected ones are logged and answered without internals. */
+function problems(baseUrl: string, logger: Logger): Middleware {
+  return async (ctx, next) => {
+    let problem: Problem | undefined;
+    try {
+      await next();
+      if (ctx.body == null && ctx.status === 404) problem = new Problem(404, 'not_found', `No route ${ctx.path}.`);
+      if (ctx.body == null && ctx.status === 405) {
+        problem = new Problem(405, 'method_not_allowed', `${ctx.method} is not allowed here; use ${ctx.response.get('Allow')}.`);
+      }
+      if (ctx.body == null && ctx.status === 501) {
+        problem = new Problem(501, 'not_implemented', `The method ${ctx.method} is not supported.`);
+      }
+    } catch (error) {
+      problem = toProblem(error);
+      if (problem.status >= 500 && !(error instanceof Problem)) {
+        ((ctx.state.log as Logger | undefined) ?? logger).error({ err: error }, 'unhandled error');
+      }
+    }
+    if (!problem) return;
+    ctx.status = problem.status;
+    for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+    ctx.body = problem.body(baseUrl);
+    ctx.type = 'application/problem+json';
+  };
+}
+
+function toProblem(error: unknown): Problem {
+  if (error instanceof Problem) return error;
+  // Errors thrown by Koa itself and its helpers carry an HTTP status and a safe message.
+  const status = (error as { status?: number; expose?: boolean }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
+    return new Problem(status, 'bad_request', (error as Error).message);
+  }
+  return new Problem(500, 'internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.');
+}
+
+async function failingChecks(checks: HealthCheck[]): Promise<string[]> {
+  const results = await Promise.all(
+    checks.map(async ({ name, check }) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), HEALTH_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([check(), timeout]);
+        return undefined;
+      } catch {
+        return name;
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return results.filter((name): name is string => name !== undefined);
+}

@@ -1,0 +1,65 @@
+// RFC 9457 problem details, made in one place. Handlers throw a Problem; the error middleware renders it.
+import { STATUS_CODES } from 'node:http';
+import type { z } from 'zod';
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class Problem extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+  readonly errors?: FieldError[];
+
+  constructor(
+    status: number,
+    code: string,
+    detail: string,
+    options: { headers?: Record<string, string>; errors?: FieldError[] } = {},
+  ) {
+    super(detail);
+    this.status = status;
+    this.code = code;
+    this.headers = options.headers ?? {};
+    this.errors = options.errors;
+  }
+
+  body(baseUrl: string): ProblemBody {
+    return {
+      type: `${baseUrl}/problems/${this.code}`,
+      title: STATUS_CODES[this.status] ?? 'Error',
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+export const badRequest = (code: string, detail: string) => new Problem(400, code, detail);
+
+export const notFound = (detail = 'No such resource.') => new Problem(404, 'not_found', detail);
+
+export function unauthorized(detail: string, challenge?: string): Problem {
+  return new Problem(401, 'unauthorized', detail, challenge ? { headers: { 'WWW-Authenticate': challenge } } : {});
+}
+
+export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'path'): Problem {
+  const errors = error.issues.map((issue) => ({
+    path: issue.path.length > 0 ? issue.path.join('.') : where,
+    message: issue.message,
+  }));
+  const summary = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}`, { errors });
+}

@@ -1,0 +1,85 @@
+// Outgoing mail goes through the outbox table first, keyed by the caller's idempotency key, so a retried send never
+// writes or sends twice. With SMTP_URL it is sent by nodemailer; without it, it stays for GET /admin/mail.
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Db } from '../db.ts';
+
+export interface OutgoingMail {
+  /** Chosen by the caller (for example a workflow) so that retries are recognised. */
+  key: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface MailRecord {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+  status: 'outbox' | 'pending' | 'sent' | 'failed';
+  attempts: number;
+  last_error: string | null;
+  created_at: Date;
+  sent_at: Date | null;
+}
+
+const COLUMNS = `id, recipient AS "to", subject, text_body AS text, status, attempts, last_error, created_at, sent_at`;
+
+export class Mailer {
+  private readonly transport: Transporter | undefined;
+
+  constructor(
+    private readonly db: Db,
+    smtpUrl: string | undefined,
+    private readonly from: string,
+  ) {
+    this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : undefined;
+  }
+
+  async send(mail: OutgoingMail): Promise<MailRecord> {
+    const initialStatus = this.transport ? 'pending' : 'outbox';
+    await this.db.query(
+      `INSERT INTO mail_outbox (idempotency_key, recipient, subject, text_body, status) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (idempotency_key) DO NOTHING`,
+      [mail.key, mail.to, mail.subject, mail.text, initialStatus],
+    );
+    const record = (await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key]))
+      .rows[0]!;
+    if (!this.transport || record.status === 'sent' || record.status === 'outbox') return record;
+    try {
+      await this.transport.sendMail({
+        from: this.from,
+        to: record.to,
+        subject: record.subject,
+        text: record.text,
+        messageId: `<${record.id}@svc.mail>`,
+      });
+    } catch (error) {
+      await this.db.query(
+        `UPDATE mail_outbox SET status = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1`,
+        [record.id, (error as Error).message],
+      );
+      throw error;
+    }
+    const sent = await this.db.query<MailRecord>(
+      `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, sent_at = now()
+        WHERE id = $1 RETURNING ${COLUMNS}`,
+      [record.id],
+    );
+    return sent.rows[0]!;
+  }
+
+  /** Newest first, optionally only to one address (any case). */
+  async list(options: { to?: string; limit: number }): Promise<MailRecord[]> {
+    const result = await this.db.query<MailRecord>(
+      `SELECT ${COLUMNS} FROM mail_outbox WHERE ($1::text IS NULL OR lower(recipient) = lower($1))
+        ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [options.to ?? null, options.limit],
+    );
+    return result.rows;
+  }
+
+  close(): void {
+    this.transport?.close();
+  }
+}

@@ -1,0 +1,33 @@
+// The main server's routes: marketplace API, administration, mail outbox. Its OpenAPI document is /api/openapi.json.
+import type Koa from 'koa';
+import { Api } from './http/api.ts';
+import { createApp } from './http/app.ts';
+import { healthChecks, type Services } from './services.ts';
+import { marketplaceRoutes } from './marketplaces/routes.ts';
+import { mailRoutes } from './mail/routes.ts';
+import { dataKeyAdminRoutes } from './data-api/admin-routes.ts';
+
+export function createMainApp(services: Services): Koa {
+  const api = new Api({
+    title: 'svc API',
+    version: '1.0.0',
+    description:
+      'Marketplace deals with escrow, the widget, single sign-on, the buyer cabinet and administration. ' +
+      'Errors are RFC 9457 problem details with a stable `code`.',
+    securitySchemes: {
+      marketplaceKey: { type: 'apiKey', in: 'header', name: 'X-Svc-Key', description: 'The secret mk_ key' },
+      adminToken: { type: 'http', scheme: 'bearer', description: 'An administrator token' },
+    },
+  });
+  marketplaceRoutes(api, services);
+  mailRoutes(api, services);
+  dataKeyAdminRoutes(api, services);
+  return createApp({
+    name: 'main',
+    baseUrl: services.config.BASE_URL,
+    logger: services.logger,
+    api,
+    openapiPath: '/api/openapi.json',
+    health: healthChecks(services),
+  });
+}

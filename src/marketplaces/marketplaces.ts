@@ -1,0 +1,86 @@
+// Marketplaces and their keys: the secret mk_ key for server calls, the public pk_ key for the widget.
+// Keys are stored only as SHA-256 hashes and found by hash, then compared in constant time.
+import type { Middleware } from 'koa';
+import { inTransaction, type Db } from '../db.ts';
+import { unauthorized } from '../http/problem.ts';
+import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+
+export const SECRET_KEY_PREFIX = 'mk_';
+export const PUBLIC_KEY_PREFIX = 'pk_';
+
+export type MarketplaceMode = 'sandbox' | 'live';
+
+export interface Marketplace {
+  id: string;
+  name: string;
+  mode: MarketplaceMode;
+  active: boolean;
+  sso_redirect_uri: string | null;
+  allowed_origins: string[];
+  created_at: Date;
+}
+
+export interface NewMarketplace {
+  name: string;
+  mode: MarketplaceMode;
+  sso_redirect_uri?: string;
+  allowed_origins?: string[];
+}
+
+const COLUMNS = 'id, name, mode, active, sso_redirect_uri, allowed_origins, created_at';
+
+export async function createMarketplace(
+  db: Db,
+  input: NewMarketplace,
+): Promise<{ marketplace: Marketplace; secretKey: string; publicKey: string }> {
+  const secretKey = newSecret(SECRET_KEY_PREFIX);
+  const publicKey = newSecret(PUBLIC_KEY_PREFIX, 24);
+  const marketplace = await inTransaction(db, async (client) => {
+    const created = await client.query<Marketplace>(
+      `INSERT INTO marketplaces (name, mode, sso_redirect_uri, allowed_origins) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
+      [input.name, input.mode, input.sso_redirect_uri ?? null, input.allowed_origins ?? []],
+    );
+    const row = created.rows[0]!;
+    await client.query(
+      `INSERT INTO marketplace_keys (key_hash, marketplace_id, kind) VALUES ($1, $3, 'secret'), ($2, $3, 'public')`,
+      [hashSecret(secretKey), hashSecret(publicKey), row.id],
+    );
+    return row;
+  });
+  return { marketplace, secretKey, publicKey };
+}
+
+export async function findMarketplace(db: Db, id: string): Promise<Marketplace | undefined> {
+  const result = await db.query<Marketplace>(`SELECT ${COLUMNS} FROM marketplaces WHERE id = $1`, [id]);
+  return result.rows[0];
+}
+
+/** The active marketplace that owns this key of this kind, or undefined. */
+export async function marketplaceByKey(db: Db, key: string, kind: 'secret' | 'public'): Promise<Marketplace | undefined> {
+  const presented = hashSecret(key);
+  const result = await db.query<Marketplace & { key_hash: Buffer }>(
+    `SELECT k.key_hash, ${COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')}
+       FROM marketplace_keys k JOIN marketplaces m ON m.id = k.marketplace_id
+      WHERE k.key_hash = $1 AND k.kind = $2 AND k.revoked_at IS NULL AND m.active`,
+    [presented, kind],
+  );
+  const row = result.rows[0];
+  if (!row || !safeEqual(presented, row.key_hash)) return undefined;
+  const { key_hash: _hash, ...marketplace } = row;
+  return marketplace;
+}
+
+/** `X-Svc-Key: mk_…` → `ctx.state.marketplace`, or 401. */
+export function requireSecretKey(db: Db): Middleware {
+  return async (ctx, next) => {
+    const key = ctx.get('X-Svc-Key').trim();
+    if (!key) throw unauthorized('Send the marketplace secret key in the X-Svc-Key header.');
+    if (key.startsWith(PUBLIC_KEY_PREFIX)) {
+      throw unauthorized('This is the public pk_ key; server-to-server calls need the secret mk_ key.');
+    }
+    const marketplace = key.startsWith(SECRET_KEY_PREFIX) ? await marketplaceByKey(db, key, 'secret') : undefined;
+    if (!marketplace) throw unauthorized('The X-Svc-Key is not a valid secret key of an active marketplace.');
+    ctx.state.marketplace = marketplace;
+    await next();
+  };
+}

@@ -1,0 +1,82 @@
+// Marketplace activation (administrators) and the key check marketplaces start with (GET /api/mkt/ping).
+import { z } from 'zod';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { requireAdmin } from '../accounts/admin.ts';
+import { createMarketplace, requireSecretKey, type Marketplace } from './marketplaces.ts';
+
+const Origin = z
+  .string()
+  .refine((value) => URL.canParse(value) && new URL(value).origin === value && /^https?:$/.test(new URL(value).protocol), {
+    message: 'must be an origin such as https://shop.example (scheme, host and port only)',
+  });
+
+export const CreateMarketplaceBody = z.object({
+  name: z.string().trim().min(1).max(200).describe('Display name'),
+  mode: z.enum(['sandbox', 'live']).default('sandbox').describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
+  sso_redirect_uri: z.url({ protocol: /^https?$/ }).optional().describe('Redirect URI of the SSO client made for it'),
+  allowed_origins: z.array(Origin).max(50).default([]).describe('Storefront origins allowed to call the widget API'),
+});
+
+const MarketplaceCreated = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  mode: z.enum(['sandbox', 'live']),
+  secret_key: z.string().describe('mk_ key for server-to-server calls; shown once'),
+  public_key: z.string().describe('pk_ key for the widget on the storefront; shown once'),
+  sso_client: z.null().describe('The SSO client made for sso_redirect_uri'),
+  allowed_origins: z.array(z.string()),
+  created_at: z.iso.datetime(),
+});
+
+const Ping = z.object({
+  ok: z.literal(true),
+  marketplace_id: z.uuid(),
+  name: z.string(),
+  mode: z.enum(['sandbox', 'live']),
+});
+
+export function marketplaceRoutes(api: Api, services: Services): void {
+  const admin = requireAdmin(services.db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN);
+
+  api.route({
+    method: 'post',
+    path: '/admin/marketplaces',
+    operationId: 'createMarketplace',
+    summary: 'Activate a marketplace and issue its keys',
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [admin],
+    body: CreateMarketplaceBody,
+    responses: { 201: { description: 'The marketplace with its keys, shown only now', schema: MarketplaceCreated } },
+    handler: async (ctx, { body }) => {
+      const { marketplace, secretKey, publicKey } = await createMarketplace(services.db, body);
+      ctx.status = 201;
+      ctx.body = {
+        id: marketplace.id,
+        name: marketplace.name,
+        mode: marketplace.mode,
+        secret_key: secretKey,
+        public_key: publicKey,
+        sso_client: null,
+        allowed_origins: marketplace.allowed_origins,
+        created_at: marketplace.created_at.toISOString(),
+      };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/mkt/ping',
+    operationId: 'ping',
+    summary: 'Check the secret key',
+    tags: ['Marketplace'],
+    security: ['marketplaceKey'],
+    use: [requireSecretKey(services.db)],
+    responses: { 200: { description: 'The key is valid', schema: Ping } },
+    handler: (ctx) => {
+      const marketplace = ctx.state.marketplace as Marketplace;
+      ctx.body = { ok: true, marketplace_id: marketplace.id, name: marketplace.name, mode: marketplace.mode };
+    },
+  });
+}

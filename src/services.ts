@@ -1,0 +1,52 @@
+// What request handlers and activities share in one process: configuration, logger, database, Temporal client, mail.
+import { Client, Connection } from '@temporalio/client';
+import { ConfigError, type Config } from './config.ts';
+import { createDb, type Db } from './db.ts';
+import type { Logger } from './log.ts';
+import { Mailer } from './mail/outbox.ts';
+import type { HealthCheck } from './http/app.ts';
+import { temporalConnectionOptions } from './temporal/connection.ts';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  temporal: Client;
+  mailer: Mailer;
+  close(): Promise<void>;
+}
+
+export function createServices(config: Config, logger: Logger): Services {
+  if (!config.DATABASE_URL) {
+    throw new ConfigError('DATABASE_URL is required when a process runs alone (npm start sets it for the embedded database).');
+  }
+  const db = createDb(config.DATABASE_URL);
+  // Lazy: the servers start and answer /healthz with 503 while Temporal is still coming up.
+  const connection = Connection.lazy(temporalConnectionOptions(config));
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const mailer = new Mailer(db, config.SMTP_URL, config.MAIL_FROM);
+  return {
+    config,
+    logger,
+    db,
+    temporal,
+    mailer,
+    async close() {
+      mailer.close();
+      await connection.close();
+      await db.end();
+    },
+  };
+}
+
+/** /healthz is 200 once both PostgreSQL and Temporal (our namespace) answer. */
+export function healthChecks(services: Services): HealthCheck[] {
+  return [
+    { name: 'PostgreSQL', check: () => services.db.query('SELECT 1') },
+    {
+      name: 'Temporal',
+      check: () =>
+        services.temporal.connection.workflowService.describeNamespace({ namespace: services.config.TEMPORAL_NAMESPACE }),
+    },
+  ];
+}

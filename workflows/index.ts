@@ -1,0 +1,3 @@
+// Deterministic workflow code only: the worker bundles this file and everything it imports.
+// The deal workflows and the data-source sync workflows are exported from here.
+export {};
