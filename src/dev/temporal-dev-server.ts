@@ -19,7 +19,8 @@ export interface TemporalDevServer {
 
 export async function startTemporalDevServer(options: {
   cli: string;
-  dbFile: string;
+  /** SQLite file for state that survives restarts; in memory without it (tests). */
+  dbFile?: string;
   host: string;
   port: number;
   uiPort: number;
@@ -31,8 +32,7 @@ export async function startTemporalDevServer(options: {
   const args = [
     'server',
     'start-dev',
-    '--db-filename',
-    options.dbFile,
+    ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     '--ip',
     options.host,
     '--port',

@@ -1,0 +1,44 @@
+// One embedded PostgreSQL and one Temporal dev server on free ports for the whole run; tests isolate by unique ids.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.ts';
+import { resolveTemporalCli } from '../src/dev/temporal-cli.ts';
+import { startTemporalDevServer } from '../src/dev/temporal-dev-server.ts';
+import { freePort } from '../src/dev/ports.ts';
+import { migrate } from '../src/migrate.ts';
+import { createLogger } from '../src/log.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    temporalCli: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
+  const [postgres, temporalCli] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: dir, port: await freePort() }),
+    resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.log(message) }),
+  ]);
+  const temporal = await startTemporalDevServer({
+    cli: temporalCli,
+    host: '127.0.0.1',
+    port: await freePort(),
+    uiPort: await freePort(),
+    namespace: 'default',
+  });
+  await migrate(postgres.url, createLogger('silent'));
+  project.provide('databaseUrl', postgres.url);
+  project.provide('temporalAddress', temporal.address);
+  project.provide('temporalCli', temporalCli);
+  return async () => {
+    await temporal.stop();
+    await postgres.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

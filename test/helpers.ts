@@ -1,0 +1,68 @@
+// Tests talk to the real PostgreSQL and Temporal of the global setup, over HTTP, through the servers users hit.
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { parseConfig, type Config } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { createServices, type Services } from '../src/services.ts';
+import { listen } from '../src/http/server.ts';
+import { createMainApp } from '../src/main-app.ts';
+import { createDataApp } from '../src/data-app.ts';
+import { createAdminToken } from '../src/accounts/admin.ts';
+
+export function uniqueId(prefix = 't'): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+export function uniqueEmail(prefix = 'user'): string {
+  return `${uniqueId(prefix)}@example.com`;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return parseConfig({
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: uniqueId('queue'),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export interface TestServer {
+  url: string;
+  services: Services;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+/** The main (or data) server on a free port, with a fresh administrator token. */
+export async function startTestServer(
+  options: { kind?: 'main' | 'data'; env?: Record<string, string> } = {},
+): Promise<TestServer> {
+  const config = testConfig(options.env);
+  const services = createServices(config, createLogger(config.LOG_LEVEL));
+  const app = options.kind === 'data' ? createDataApp(services) : createMainApp(services);
+  const server = await listen(app, '127.0.0.1', 0);
+  const adminToken = await createAdminToken(services.db, 'test');
+  return {
+    url: server.url,
+    services,
+    adminToken,
+    async stop() {
+      await server.stop();
+      await services.close();
+    },
+  };
+}
+
+export async function json(response: Response): Promise<any> {
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
