@@ -7,7 +7,7 @@ const positiveInt = z.coerce.number().int().positive();
 const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ''));
 const optionalText = z.string().trim().min(1).optional();
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(3000),
   DATA_PORT: port.default(3100),
