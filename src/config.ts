@@ -32,6 +32,12 @@ export const EnvSchema = z.object({
   SSO_CODE_TTL_SECONDS: positiveInt.default(300),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  YOOKASSA_API_URL: url.default('https://api.yookassa.ru/v3'),
+  YOOKASSA_SHOP_ID: optionalText,
+  YOOKASSA_SECRET_KEY: optionalText,
+  ESCROW_HOLD_POLICY: z.enum(['refund', 'release']).default('refund'),
+  ESCROW_HOLD_MARGIN_SECONDS: z.coerce.number().int().min(0).default(12 * 3600),
+  CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

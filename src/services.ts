@@ -6,6 +6,7 @@ import type { Logger } from './log.ts';
 import { Mailer } from './mail/outbox.ts';
 import type { HealthCheck } from './http/app.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
+import { loadMasterKey } from './secrets.ts';
 
 export interface Services {
   config: Config;
@@ -13,6 +14,8 @@ export interface Services {
   db: Db;
   temporal: Client;
   mailer: Mailer;
+  /** Encrypts viewable secrets and signs invitation links (secrets.ts). */
+  masterKey: Buffer;
   close(): Promise<void>;
 }
 
@@ -31,6 +34,7 @@ export function createServices(config: Config, logger: Logger): Services {
     db,
     temporal,
     mailer,
+    masterKey: loadMasterKey(config.SVC_MASTER_KEY, config.DATA_DIR),
     async close() {
       mailer.close();
       await connection.close();
