@@ -26,14 +26,34 @@ export interface StartEscrowInput {
   description: string;
   provider: EscrowProviderName;
   return_url: string;
+  /** How long the acquirer holds authorised money (the provider's holdLimitSeconds). */
+  hold_limit_seconds: number;
 }
 
 export type PaymentAction = 'release' | 'refund' | 'dispute';
 
 export interface MovePaymentInput {
   action: PaymentAction;
-  /** Buyers act from the cabinet; administrators may also resolve disputes. */
+  /** Buyers act from the cabinet; administrators (the arbiter) may also settle a dispute. */
   actor: 'buyer' | 'admin';
+}
+
+/** What a deal workflow run starts from: the records in PostgreSQL, and what a previous run left to do. */
+export interface DealWorkflowInput {
+  snapshot: DealSnapshot;
+  settings: DealSettings;
+  /** Webhook deliveries a previous run had not finished (continue-as-new). */
+  pendingDeliveries?: string[];
+  provisioned?: boolean;
+}
+
+export interface DealSettings {
+  /** What to do with money still held shortly before the acquirer's hold lapses. */
+  holdPolicy: 'refund' | 'release';
+  /** How long before the lapse to act. */
+  holdMarginSeconds: number;
+  /** Continue as new after this many history events (Temporal also suggests it on its own). */
+  historyLimit: number;
 }
 
 export interface AcquirerNotification {

@@ -1,0 +1,41 @@
+// Invitations: a user made by a deal gets one link to set a password. The token is the invitation id plus a digest
+// keyed with the master key, so nothing secret is stored and a retried mail carries the same link.
+import type { Db, DbClient } from '../db.ts';
+import { keyedDigest, safeEqual } from '../secrets.ts';
+
+const INVITATION_TTL_DAYS = 14;
+const PURPOSE = 'invitation';
+
+export function invitationToken(masterKey: Buffer, invitationId: string): string {
+  return `inv_${invitationId}.${keyedDigest(masterKey, PURPOSE, invitationId)}`;
+}
+
+/** The invitation of a user who has no password yet, made once; undefined when they can already sign in. */
+export async function ensureInvitation(db: DbClient, userId: string): Promise<{ id: string } | undefined> {
+  await db.query(
+    `INSERT INTO invitations (user_id) SELECT id FROM users WHERE id = $1 AND password_hash IS NULL
+     ON CONFLICT (user_id) DO NOTHING`,
+    [userId],
+  );
+  const result = await db.query<{ id: string }>(
+    `SELECT i.id FROM invitations i JOIN users u ON u.id = i.user_id
+      WHERE i.user_id = $1 AND i.accepted_at IS NULL AND u.password_hash IS NULL`,
+    [userId],
+  );
+  return result.rows[0];
+}
+
+/** The user the token invites, if it is genuine, unused and fresh; marks it used in the same statement. */
+export async function consumeInvitation(db: Db, masterKey: Buffer, token: string): Promise<string | undefined> {
+  const match = /^inv_([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  if (!match) return undefined;
+  const [, id, digest] = match as unknown as [string, string, string];
+  if (!safeEqual(Buffer.from(digest), Buffer.from(keyedDigest(masterKey, PURPOSE, id)))) return undefined;
+  const result = await db.query<{ user_id: string }>(
+    `UPDATE invitations SET accepted_at = now()
+      WHERE id = $1 AND accepted_at IS NULL AND created_at > now() - make_interval(days => $2)
+      RETURNING user_id`,
+    [id, INVITATION_TTL_DAYS],
+  );
+  return result.rows[0]?.user_id;
+}
