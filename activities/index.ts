@@ -1,10 +1,16 @@
 // Every activity the worker registers, built over the process's services.
 import type { Services } from '../src/services.ts';
 import { createMailActivities } from './mail.ts';
+import { createDealActivities } from './deals.ts';
+import { createWebhookActivities } from './webhooks.ts';
+import { createEscrowActivities } from './escrow.ts';
 
 export function createActivities(services: Services) {
   return {
     ...createMailActivities(services.mailer),
+    ...createDealActivities(services),
+    ...createWebhookActivities(services),
+    ...createEscrowActivities(services),
   };
 }
 

@@ -44,6 +44,7 @@ export const EnvSchema = z.object({
   YOOKASSA_SECRET_KEY: optionalText,
   ESCROW_HOLD_POLICY: z.enum(['refund', 'release']).default('refund'),
   ESCROW_HOLD_MARGIN_SECONDS: z.coerce.number().int().min(0).default(12 * 3600),
+  DEAL_WORKFLOW_HISTORY_LIMIT: positiveInt.default(10_000),
   CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,4 +1,4 @@
-// The main server's routes: marketplace API, administration, mail outbox. Its OpenAPI document is /api/openapi.json.
+// The main server's routes: marketplace deals, webhooks, escrow notifications, cabinet, administration. Its OpenAPI document is /api/openapi.json.
 import type Koa from 'koa';
 import { Api } from './http/api.ts';
 import { createApp } from './http/app.ts';
@@ -6,6 +6,11 @@ import { healthChecks, type Services } from './services.ts';
 import { marketplaceRoutes } from './marketplaces/routes.ts';
 import { mailRoutes } from './mail/routes.ts';
 import { dataKeyAdminRoutes } from './data-api/admin-routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { escrowNotificationRoutes } from './escrow/notifications.ts';
+import { dealRoutes } from './deals/routes.ts';
+import { adminDealRoutes } from './deals/admin-routes.ts';
+import { cabinetRoutes } from './cabinet/routes.ts';
 
 export function createMainApp(services: Services): Koa {
   const api = new Api({
@@ -17,11 +22,17 @@ export function createMainApp(services: Services): Koa {
     securitySchemes: {
       marketplaceKey: { type: 'apiKey', in: 'header', name: 'X-Svc-Key', description: 'The secret mk_ key' },
       adminToken: { type: 'http', scheme: 'bearer', description: 'An administrator token' },
+      cabinetToken: { type: 'http', scheme: 'bearer', description: 'A cabinet token (ct_…) from POST /cabinet/login' },
     },
   });
   marketplaceRoutes(api, services);
+  dealRoutes(api, services);
+  cabinetRoutes(api, services);
+  adminDealRoutes(api, services);
   mailRoutes(api, services);
   dataKeyAdminRoutes(api, services);
+  webhookRoutes(api, services);
+  escrowNotificationRoutes(api, services);
   return createApp({
     name: 'main',
     baseUrl: services.config.BASE_URL,

@@ -7,6 +7,7 @@ import { Mailer } from './mail/outbox.ts';
 import type { HealthCheck } from './http/app.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
 import { loadMasterKey } from './secrets.ts';
+import { createDocumentStore, type DocumentStore } from './documents/index.ts';
 
 export interface Services {
   config: Config;
@@ -16,6 +17,8 @@ export interface Services {
   mailer: Mailer;
   /** Encrypts viewable secrets and signs invitation links (secrets.ts). */
   masterKey: Buffer;
+  /** The buyers' cloud for deal documents. */
+  documents: DocumentStore;
   close(): Promise<void>;
 }
 
@@ -35,6 +38,7 @@ export function createServices(config: Config, logger: Logger): Services {
     temporal,
     mailer,
     masterKey: loadMasterKey(config.SVC_MASTER_KEY, config.DATA_DIR),
+    documents: createDocumentStore(config),
     async close() {
       mailer.close();
       await connection.close();

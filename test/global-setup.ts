@@ -15,6 +15,7 @@ declare module 'vitest' {
     databaseUrl: string;
     temporalAddress: string;
     temporalCli: string;
+    dataDir: string;
   }
 }
 
@@ -36,6 +37,7 @@ export default async function setup(project: TestProject) {
   project.provide('databaseUrl', postgres.url);
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCli', temporalCli);
+  project.provide('dataDir', dir);
   return async () => {
     await temporal.stop();
     await postgres.stop();

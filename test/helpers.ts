@@ -8,6 +8,7 @@ import { listen } from '../src/http/server.ts';
 import { createMainApp } from '../src/main-app.ts';
 import { createDataApp } from '../src/data-app.ts';
 import { createAdminToken } from '../src/accounts/admin.ts';
+import { startWorker, type RunningWorker } from '../src/worker.ts';
 
 export function uniqueId(prefix = 't'): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -22,7 +23,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: uniqueId('queue'),
-    LOG_LEVEL: 'silent',
+    DATA_DIR: inject('dataDir'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...env,
   });
 }
@@ -36,12 +38,15 @@ export interface TestServer {
 
 /** The main (or data) server on a free port, with a fresh administrator token. */
 export async function startTestServer(
-  options: { kind?: 'main' | 'data'; env?: Record<string, string> } = {},
+  options: { kind?: 'main' | 'data'; env?: Record<string, string>; worker?: boolean } = {},
 ): Promise<TestServer> {
   const config = testConfig(options.env);
   const services = createServices(config, createLogger(config.LOG_LEVEL));
   const app = options.kind === 'data' ? createDataApp(services) : createMainApp(services);
   const server = await listen(app, '127.0.0.1', 0);
+  // Links in mails and redirects point at this server.
+  services.config.BASE_URL = server.url;
+  const worker: RunningWorker | undefined = options.worker ? await startWorker(services) : undefined;
   const adminToken = await createAdminToken(services.db, 'test');
   return {
     url: server.url,
@@ -49,6 +54,7 @@ export async function startTestServer(
     adminToken,
     async stop() {
       await server.stop();
+      await worker?.stop();
       await services.close();
     },
   };

@@ -18,7 +18,6 @@ import {
 } from '@temporalio/workflow';
 import type { createDealActivities, DealChange } from '../activities/deals.ts';
 import type { createEscrowActivities } from '../activities/escrow.ts';
-import type { createWebhookActivities } from '../activities/webhooks.ts';
 import {
   dealStatus,
   isFinal,
@@ -42,7 +41,7 @@ import {
   type MovePaymentInput,
   type PaymentAction,
 } from './deal-messages.ts';
-import { WEBHOOK_ACTIVITY_OPTIONS } from './webhook-options.ts';
+import { deliverWebhookOrMarkFailed } from './webhook-options.ts';
 
 const records = proxyActivities<ReturnType<typeof createDealActivities>>({
   startToCloseTimeout: '30s',
@@ -53,7 +52,6 @@ const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
   // The caller waits for the answer: give up after a few tries; idempotence keys make every retry safe.
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused'] },
 });
-const webhooks = proxyActivities<ReturnType<typeof createWebhookActivities>>(WEBHOOK_ACTIVITY_OPTIONS);
 
 const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'released', refund: 'refunded', dispute: 'disputed' };
 
@@ -282,13 +280,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
       hold ? Math.max(hold.at - Date.now(), 1) : undefined,
     );
     if (deliveries.length > 0) {
-      const deliveryId = deliveries[0]!;
-      try {
-        await webhooks.deliverWebhook(deliveryId);
-      } catch {
-        // Temporal gave up after days of retries: log it as failed and go on with the next event.
-        await webhooks.markWebhookDeliveryFailed(deliveryId);
-      }
+      // One after another, so the marketplace gets this deal's events in order; a failed one does not block the rest.
+      await deliverWebhookOrMarkFailed(deliveries[0]!);
       deliveries.shift();
       continue;
     }

@@ -72,3 +72,12 @@ export async function setPassword(db: DbClient, userId: string, password: string
 function personalOrganizationName(user: User): string {
   return user.name.trim() || user.email;
 }
+
+/** The user and their password hash, for signing in. */
+export async function findLogin(db: DbClient, email: string): Promise<{ id: string; password_hash: string | null } | undefined> {
+  const result = await db.query<{ id: string; password_hash: string | null }>(
+    'SELECT id, password_hash FROM users WHERE lower(email) = lower($1)',
+    [email],
+  );
+  return result.rows[0];
+}

@@ -2,9 +2,8 @@
 // It keeps no state, so it cannot say what became of a payment: getPayment refuses rather than guess.
 import { ApplicationFailure } from '@temporalio/common';
 import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from './provider.ts';
-
-/** Card holds lapse after 7 days at YooKassa; the sandbox pretends the same, so tests see live-like deadlines. */
-export const HOLD_LIMIT_SECONDS = 7 * 24 * 3600;
+// The sandbox pretends YooKassa's hold limit, so integrators see live-like deadlines.
+import { HOLD_LIMIT_SECONDS } from './yookassa.ts';
 
 const PREFIX = 'sandbox_';
 

@@ -1,0 +1,48 @@
+// The acquirer activities. Safe to retry: creation is keyed by our payment id, capture and cancel by the key the
+// workflow passes. Refusals are non-retryable ApplicationFailures (type `acquirer_refused`); transient failures are
+// plain Errors that Temporal retries with the same key.
+import { ApplicationFailure } from '@temporalio/common';
+import type { Services } from '../src/services.ts';
+import type { EscrowProviderName } from '../src/deals/model.ts';
+import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from '../src/escrow/provider.ts';
+import { EscrowConfigError, escrowProvider } from '../src/escrow/providers.ts';
+
+export function createEscrowActivities(services: Pick<Services, 'config'>) {
+  const providers = new Map<EscrowProviderName, EscrowProvider>();
+  function provider(name: EscrowProviderName): EscrowProvider {
+    let found = providers.get(name);
+    if (!found) {
+      try {
+        found = escrowProvider(name, services.config);
+      } catch (error) {
+        // Retrying cannot fix the configuration: fail the call so the API can say why.
+        if (error instanceof EscrowConfigError) throw ApplicationFailure.nonRetryable(error.message, 'acquirer_not_configured');
+        throw error;
+      }
+      providers.set(name, found);
+    }
+    return found;
+  }
+
+  return {
+    async createEscrowPayment(name: EscrowProviderName, input: CreatePaymentInput): Promise<CreatedPayment> {
+      return provider(name).createPayment(input);
+    },
+    async captureEscrowPayment(
+      name: EscrowProviderName,
+      providerPaymentId: string,
+      amount: number,
+      currency: string,
+      idempotenceKey: string,
+    ): Promise<void> {
+      await provider(name).capture(providerPaymentId, amount, currency, idempotenceKey);
+    },
+    async cancelEscrowPayment(name: EscrowProviderName, providerPaymentId: string, idempotenceKey: string): Promise<void> {
+      await provider(name).cancel(providerPaymentId, idempotenceKey);
+    },
+    /** Re-reads a live payment, e.g. to reconcile after a missed notification (not supported by the sandbox). */
+    async getEscrowPayment(name: EscrowProviderName, providerPaymentId: string): Promise<ProviderPayment> {
+      return provider(name).getPayment(providerPaymentId);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+// The API's side of "one writer per deal": every change after creation is a Temporal Update on the deal's workflow.
+// Update-with-start (conflict policy USE_EXISTING) means a workflow whose start was lost, or that has finished, is
+// started again from the records in PostgreSQL, so a change never depends on an earlier request having worked.
+import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpdateFailedError } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { Services } from '../services.ts';
+import { Problem } from '../http/problem.ts';
+import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
+import { dealSearchAttributes } from './search-attributes.ts';
+import type { DealSettings, DealWorkflowInput } from '../../workflows/deal-messages.ts';
+
+const WORKFLOW_TYPE = 'dealWorkflow';
+const UPDATE_DEADLINE_MS = 30_000;
+
+/** Failure types the workflow raises, as the HTTP status they answer with. */
+const FAILURE_STATUS: Record<string, number> = {
+  not_found: 404,
+  no_documents: 400,
+  approval_not_allowed: 400,
+  approval_not_pending: 400,
+  deal_not_approved: 400,
+  amount_exceeds_deal: 400,
+  invalid_payment_state: 400,
+  deal_closed: 400,
+  acquirer_refused: 502,
+};
+
+export function dealSettings(services: Services): DealSettings {
+  return {
+    holdPolicy: services.config.ESCROW_HOLD_POLICY,
+    holdMarginSeconds: services.config.ESCROW_HOLD_MARGIN_SECONDS,
+    historyLimit: services.config.DEAL_WORKFLOW_HISTORY_LIMIT,
+  };
+}
+
+function startOptions(services: Services, snapshot: DealSnapshot) {
+  const input: DealWorkflowInput = { snapshot, settings: dealSettings(services) };
+  return {
+    workflowId: dealWorkflowId(snapshot.deal.marketplace_id, snapshot.deal.external_id),
+    taskQueue: services.config.TEMPORAL_TASK_QUEUE,
+    args: [input] as [DealWorkflowInput],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    typedSearchAttributes: dealSearchAttributes(snapshot.deal, dealStatus(snapshot)),
+    memo: { title: snapshot.deal.title },
+  };
+}
+
+/** Starts the deal's workflow unless it runs already; answers without waiting for a worker. */
+export async function startDealWorkflow(services: Services, snapshot: DealSnapshot): Promise<void> {
+  await services.temporal.workflow.start(WORKFLOW_TYPE, startOptions(services, snapshot));
+}
+
+/** Runs an Update on the deal's workflow (starting it when needed) and turns its refusals into problems. */
+export async function updateDeal<Ret, Arg>(
+  services: Services,
+  snapshot: DealSnapshot,
+  update: UpdateDefinition<Ret, [Arg]>,
+  arg: Arg,
+): Promise<Ret> {
+  const startWorkflowOperation = new WithStartWorkflowOperation(WORKFLOW_TYPE, startOptions(services, snapshot));
+  try {
+    return await services.temporal.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+      services.temporal.workflow.executeUpdateWithStart(update, { args: [arg], startWorkflowOperation }),
+    );
+  } catch (error) {
+    throw toProblem(error);
+  }
+}
+
+function toProblem(error: unknown): unknown {
+  if ((error as Error).name !== 'WorkflowUpdateFailedError') {
+    const code = (error as { code?: number }).code;
+    // gRPC DEADLINE_EXCEEDED (4) or UNAVAILABLE (14): no worker answered in time.
+    if (code === 4 || code === 14 || (error as Error).name === 'ServiceError') {
+      return new Problem(503, 'deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    return error;
+  }
+  let activityFailed = false;
+  for (let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined; cause; cause = (cause as { cause?: Error }).cause) {
+    const type = (cause as { type?: string }).type;
+    if (type && FAILURE_STATUS[type]) return new Problem(FAILURE_STATUS[type]!, type, cause.message);
+    activityFailed ||= cause.name === 'ActivityFailure';
+  }
+  if (activityFailed) {
+    return new Problem(503, 'acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
+      headers: { 'Retry-After': '60' },
+    });
+  }
+  return error;
+}

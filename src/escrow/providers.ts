@@ -1,0 +1,29 @@
+// Which acquirer a deal's escrow goes through: sandbox marketplaces hold at once, live ones pay through YooKassa.
+import type { Config } from '../config.ts';
+import type { MarketplaceMode } from '../marketplaces/marketplaces.ts';
+import type { EscrowProviderName } from '../deals/model.ts';
+import type { EscrowProvider } from './provider.ts';
+import { SandboxProvider } from './sandbox.ts';
+import { YooKassaProvider } from './yookassa.ts';
+
+/** Thrown when a live payment is needed but YooKassa is not configured. */
+export class EscrowConfigError extends Error {}
+
+export function escrowProvider(name: EscrowProviderName, config: Config): EscrowProvider {
+  if (name === 'sandbox') return new SandboxProvider();
+  const missing = (['YOOKASSA_SHOP_ID', 'YOOKASSA_SECRET_KEY'] as const).filter((variable) => !config[variable]);
+  if (missing.length > 0) {
+    throw new EscrowConfigError(
+      `Live escrow goes through YooKassa, which is not configured: set ${missing.join(' and ')} (and YOOKASSA_API_URL for a non-default endpoint).`,
+    );
+  }
+  return new YooKassaProvider({
+    apiUrl: config.YOOKASSA_API_URL,
+    shopId: config.YOOKASSA_SHOP_ID!,
+    secretKey: config.YOOKASSA_SECRET_KEY!,
+  });
+}
+
+export function providerForMode(mode: MarketplaceMode): EscrowProviderName {
+  return mode === 'live' ? 'yookassa' : 'sandbox';
+}

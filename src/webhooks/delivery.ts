@@ -1,0 +1,92 @@
+// One HTTP attempt of a webhook, and when to try again. No redirects are followed (3xx is a failure), the answer's
+// body is never read into memory or logged, and a pinned address makes the connection go to the IP that passed the
+// SSRF check while TLS still verifies the URL's host name.
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { CheckedAddress } from './ssrf.ts';
+
+export const WEBHOOK_TIMEOUT_MS = 15_000;
+export const MAX_RETRY_DELAY_MS = 12 * 3600 * 1000;
+
+export interface AttemptResult {
+  /** null when no answer came (network error, timeout). */
+  httpStatus: number | null;
+  retryAfter: string | null;
+  /** A short reason without secrets or the answer's body; null on 2xx. */
+  error: string | null;
+  durationMs: number;
+}
+
+export function postWebhook(
+  url: URL,
+  headers: Record<string, string>,
+  body: Buffer,
+  options: { pinned?: CheckedAddress; timeoutMs?: number } = {},
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const done = (httpStatus: number | null, error: string | null, retryAfter: string | null = null): AttemptResult => ({
+    httpStatus,
+    retryAfter,
+    error,
+    durationMs: Math.round(performance.now() - started),
+  });
+  return new Promise((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Length': String(body.length) },
+      agent: false, // no pooled socket may carry us to an address other than the pinned one
+      ...(options.pinned ? { lookup: pinnedLookup(options.pinned) } : {}),
+    });
+    const timer = setTimeout(() => request.destroy(new TimeoutError()), timeoutMs);
+    request.on('response', (response) => {
+      // The status line decides; the answer's body is not our business, so the socket is dropped unread.
+      clearTimeout(timer);
+      response.destroy();
+      const status = response.statusCode ?? 0;
+      const ok = status >= 200 && status < 300;
+      const retryAfter = response.headers['retry-after'] ?? null;
+      resolve(done(status, ok ? null : `HTTP ${status}`, retryAfter));
+    });
+    request.on('error', (error) => {
+      clearTimeout(timer);
+      resolve(done(null, error instanceof TimeoutError ? `no answer within ${timeoutMs / 1000} s` : networkReason(error)));
+    });
+    request.end(body);
+  });
+}
+
+/** WEBHOOK_RETRY_BASE_SECONDS × 2^(attempt−1), ±20% jitter, at most 12 h; a 429/503 Retry-After wins. */
+export function retryDelayMs(attempt: number, baseSeconds: number, result?: Pick<AttemptResult, 'httpStatus' | 'retryAfter'>): number {
+  if (result && (result.httpStatus === 429 || result.httpStatus === 503) && result.retryAfter) {
+    const asked = parseRetryAfter(result.retryAfter, Date.now());
+    if (asked !== undefined) return Math.min(Math.max(asked, 1000), MAX_RETRY_DELAY_MS);
+  }
+  const exponent = Math.min(Math.max(attempt - 1, 0), 30); // beyond 2^30 the cap applies anyway
+  const jitter = 0.8 + Math.random() * 0.4;
+  return Math.min(Math.round(baseSeconds * 1000 * 2 ** exponent * jitter), MAX_RETRY_DELAY_MS);
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds from now; undefined when unreadable. */
+export function parseRetryAfter(value: string, now: number): number | undefined {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = /[a-z]/i.test(text) ? Date.parse(text) : NaN; // HTTP dates name a day and a month
+  return Number.isNaN(date) ? undefined : Math.max(date - now, 0);
+}
+
+class TimeoutError extends Error {}
+
+/** The error code and Node's message (host and port at most, never the path, query or headers). */
+function networkReason(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (code ? `${code}: ${error.message}` : error.message || 'network error').slice(0, 200);
+}
+
+function pinnedLookup(pinned: CheckedAddress): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
+    else callback(null, pinned.address, pinned.family);
+  }) as unknown as LookupFunction;
+}

@@ -1,0 +1,161 @@
+// Webhook registration for marketplaces (/api/mkt/webhook) and the administrators' webhook log and replay.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Api } from '../http/api.ts';
+import { Problem, notFound } from '../http/problem.ts';
+import type { Services } from '../services.ts';
+import { requireAdmin } from '../accounts/admin.ts';
+import { findMarketplace, requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
+import type { webhookReplayWorkflow } from '../../workflows/webhook-replay.ts';
+import { checkWebhookUrl, findWebhookEndpoint, saveWebhookEndpoint } from './endpoints.ts';
+import { WEBHOOK_EVENTS } from './events.ts';
+import { createDelivery, deleteDelivery, eventOfDeliveryOrAttempt, listAttempts } from './deliveries.ts';
+
+const WebhookUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    message: 'must be an absolute http or https URL',
+  })
+  .refine((value) => !URL.canParse(value) || (!new URL(value).username && !new URL(value).password), {
+    message: 'must not carry credentials; authenticate webhooks by their signature',
+  })
+  .describe('Receiving URL; https and a public address for live marketplaces');
+
+const Registered = z.object({
+  ok: z.literal(true),
+  url: z.string(),
+  secret: z.string().describe('Signing secret, whsec_ and base64 of 32 bytes; the same for the life of the endpoint'),
+});
+
+const Registration = z.object({
+  url: z.string(),
+  events: z.array(z.enum(WEBHOOK_EVENTS)).describe('The events sent to it'),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+const AttemptItem = z.object({
+  id: z.uuid().describe('The attempt; replay accepts it'),
+  delivery_id: z.uuid().describe('X-Svc-Delivery of the attempt'),
+  event_id: z.uuid().describe('webhook-id and the body event_id'),
+  attempted_at: z.iso.datetime(),
+  event: z.enum(WEBHOOK_EVENTS),
+  deal_id: z.uuid(),
+  attempt: z.number().int().describe('1 for the first attempt of a delivery'),
+  status: z.enum(['delivered', 'retrying', 'failed']),
+  http_status: z.number().int().nullable().describe('null when no answer came'),
+  error: z.string().nullable().describe('Why the attempt failed'),
+  duration_ms: z.number().int(),
+});
+
+const Replayed = z.object({ delivery_id: z.uuid(), event_id: z.uuid(), status: z.literal('pending') });
+
+// Ids that cannot be ours are simply unknown (404), as CONTRACT asks, rather than a 400 about their format.
+const IdParam = z.object({ id: z.string() });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function webhookRoutes(api: Api, services: Services): void {
+  const { db, masterKey } = services;
+  const marketplaceKey = requireSecretKey(db);
+  const admin = requireAdmin(db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN);
+
+  api.route({
+    method: 'post',
+    path: '/api/mkt/webhook',
+    operationId: 'registerWebhook',
+    summary: 'Register or change the webhook URL',
+    description:
+      'Events are POSTed as JSON signed with X-Svc-Signature (hex HMAC-SHA256 of the raw body keyed with the secret) ' +
+      'and Standard Webhooks headers. The secret is made on the first registration and kept when the URL changes.',
+    tags: ['Marketplace'],
+    security: ['marketplaceKey'],
+    use: [marketplaceKey],
+    body: z.object({ url: WebhookUrl }),
+    responses: { 200: { description: 'Registered', schema: Registered } },
+    handler: async (ctx, { body }) => {
+      const marketplace = ctx.state.marketplace as Marketplace;
+      await checkWebhookUrl(marketplace, body.url);
+      const endpoint = await saveWebhookEndpoint(db, masterKey, marketplace.id, body.url);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { ok: true, url: endpoint.url, secret: endpoint.secret };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/mkt/webhook',
+    operationId: 'getWebhook',
+    summary: 'Read the webhook registration',
+    tags: ['Marketplace'],
+    security: ['marketplaceKey'],
+    use: [marketplaceKey],
+    responses: { 200: { description: 'The registration', schema: Registration } },
+    handler: async (ctx) => {
+      const marketplace = ctx.state.marketplace as Marketplace;
+      const endpoint = await findWebhookEndpoint(db, masterKey, marketplace.id);
+      if (!endpoint) throw notFound('No webhook is registered; POST /api/mkt/webhook with {url} first.');
+      ctx.body = {
+        url: endpoint.url,
+        events: WEBHOOK_EVENTS,
+        created_at: endpoint.created_at.toISOString(),
+        updated_at: endpoint.updated_at.toISOString(),
+      };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/admin/marketplaces/{id}/webhook-deliveries',
+    operationId: 'listWebhookAttempts',
+    summary: "The marketplace's webhook log: every attempt, newest first",
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [admin],
+    params: IdParam,
+    query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+    responses: { 200: { description: 'Attempts, newest first', schema: z.array(AttemptItem) } },
+    handler: async (ctx, { params, query }) => {
+      if (!UUID.test(params.id) || !(await findMarketplace(db, params.id))) throw notFound('No such marketplace.');
+      const items = await listAttempts(db, params.id, query.limit);
+      ctx.body = items.map((item) => ({ ...item, attempted_at: item.attempted_at.toISOString() }));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/admin/webhook-deliveries/{id}/replay',
+    operationId: 'replayWebhook',
+    summary: 'Send an event again as a new delivery',
+    description:
+      '`id` is a delivery id or an attempt id from the webhook log. The replay carries the same event id, body and ' +
+      'X-Svc-Signature, and a new X-Svc-Delivery; it is retried like any delivery.',
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [admin],
+    params: IdParam,
+    responses: { 202: { description: 'The replay is under way', schema: Replayed } },
+    handler: async (ctx, { params }) => {
+      const found = UUID.test(params.id) ? await eventOfDeliveryOrAttempt(db, params.id) : undefined;
+      if (!found) throw notFound('No such webhook delivery or attempt.');
+      const deliveryId = randomUUID();
+      await createDelivery(db, deliveryId, found.event_id);
+      try {
+        await services.temporal.workflow.start<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
+          args: [deliveryId],
+          workflowId: `webhook-replay/${deliveryId}`,
+          taskQueue: services.config.TEMPORAL_TASK_QUEUE,
+        });
+      } catch (error) {
+        await deleteDelivery(db, deliveryId).catch(() => {}); // no orphan pending delivery
+        services.logger.error({ err: error, delivery_id: deliveryId }, 'could not start a webhook replay');
+        throw new Problem(503, 'temporal_unavailable', 'The replay could not be started; retry shortly.', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      ctx.status = 202;
+      ctx.body = { delivery_id: deliveryId, event_id: found.event_id, status: 'pending' };
+    },
+  });
+}

@@ -1,0 +1,348 @@
+// The deal lifecycle end to end over HTTP, against the real PostgreSQL, the Temporal dev server and our worker:
+// each ending (paid; dispute then refund; rejected), with the buyer in the cabinet and webhooks at the marketplace.
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { dealWorkflowId } from '../src/deals/model.ts';
+import { startReceiver, type Receiver } from './webhook-receiver.ts';
+import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+
+let server: TestServer;
+let receiver: Receiver;
+let marketplace: { id: string; secret_key: string; public_key: string };
+let webhookSecret: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ worker: true });
+  receiver = await startReceiver();
+  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Lifecycle shop' }, admin()));
+  webhookSecret = (await json(await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, mkt()))).secret;
+});
+afterAll(async () => {
+  await server?.stop();
+  await receiver?.stop();
+});
+
+const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
+const mkt = (key = marketplace.secret_key) => ({ 'X-Svc-Key': key });
+const api = (path: string) => `${server.url}/api/mkt${path}`;
+
+async function createDeal(fields: Record<string, unknown> = {}) {
+  const body = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), seller_email: uniqueEmail('seller'), title: 'Bicycle', amount: 1500.5, ...fields };
+  const response = await post(api('/deals'), body, mkt());
+  expect(response.status).toBe(201);
+  return { ...(await json(response)), buyer_email: body.buyer_email as string, external_id: body.external_id as string };
+}
+
+async function uploadDocument(dealId: string, kind = 'contract', bytes = Buffer.from('%PDF-1.4 terms of the deal')) {
+  return fetch(api(`/deals/${dealId}/documents?kind=${kind}&name=Terms.pdf`), {
+    method: 'POST',
+    headers: { ...mkt(), 'Content-Type': 'application/pdf' },
+    body: bytes,
+  });
+}
+
+async function getDeal(dealId: string) {
+  return json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }));
+}
+
+/** The buyer follows the invitation link from the mail and sets a password: a cabinet token. */
+async function buyerSignsIn(email: string): Promise<Record<string, string>> {
+  let link: string | undefined;
+  await expect
+    .poll(async () => {
+      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
+      link = items[0]?.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=(\S+)/)?.[1];
+      return link;
+    }, { timeout: 20_000 })
+    .toBeDefined();
+  const accepted = await post(`${server.url}/cabinet/invite/accept`, { token: link, password: 'a strong password' });
+  expect(accepted.status).toBe(200);
+  const { token } = await json(accepted);
+  return { Authorization: `Bearer ${token}` };
+}
+
+async function toApproval(dealId: string) {
+  expect((await uploadDocument(dealId)).status).toBe(201);
+  const started = await post(api(`/deals/${dealId}/approval`), {}, mkt());
+  expect(started.status).toBe(201);
+  return json(started);
+}
+
+function eventsFor(dealId: string) {
+  return receiver.received.map((request) => JSON.parse(request.body.toString())).filter((event) => event.id === dealId);
+}
+
+async function waitForEvents(dealId: string, events: string[]) {
+  await expect.poll(() => eventsFor(dealId).map((event) => event.event), { timeout: 20_000 }).toEqual(events);
+}
+
+describe('a deal that is paid', () => {
+  it('goes created → docs → approval → approved → escrow_hold → paid, with a signed webhook for each step', async () => {
+    const deal = await createDeal();
+    expect(deal.status).toBe('created');
+
+    const upload = await uploadDocument(deal.id);
+    expect(upload.status).toBe(201);
+    const document = await json(upload);
+    expect(document).toMatchObject({
+      kind: 'contract',
+      name: 'Terms.pdf',
+      content_type: 'application/pdf',
+      size: 26,
+      sha256: createHmac('sha256', '').constructor.name ? expect.stringMatching(/^[0-9a-f]{64}$/) : '',
+    });
+    expect((await getDeal(deal.id)).status).toBe('docs');
+
+    const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
+    expect(approval).toMatchObject({ status: 'pending', approver: deal.buyer_email });
+    const again = await post(api(`/deals/${deal.id}/approval`), {}, mkt());
+    expect(again.status).toBe(200);
+    expect((await json(again)).id).toBe(approval.id);
+    expect((await getDeal(deal.id)).status).toBe('approval');
+
+    const escrowTooEarly = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
+    expect(escrowTooEarly.status).toBe(400);
+    expect((await json(escrowTooEarly)).code).toBe('deal_not_approved');
+
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    const { items } = await json(await fetch(`${server.url}/cabinet/approvals`, { headers: buyer }));
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ id: approval.id, status: 'pending', deal: { id: deal.id, title: 'Bicycle' } });
+
+    const content = await fetch(`${server.url}/cabinet/documents/${document.id}/content`, { headers: buyer });
+    expect(content.headers.get('content-type')).toBe('application/pdf');
+    expect(await content.text()).toBe('%PDF-1.4 terms of the deal');
+
+    const approved = await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, { comment: 'Fine' }, buyer);
+    expect(approved.status).toBe(200);
+    expect(await json(approved)).toMatchObject({ id: approval.id, status: 'approved', comment: 'Fine' });
+    expect((await getDeal(deal.id)).status).toBe('approved');
+
+    const tooMuch = await post(api(`/deals/${deal.id}/escrow`), { amount: 5000 }, mkt());
+    expect(tooMuch.status).toBe(400);
+    const escrow = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
+    expect(escrow.status).toBe(201);
+    const payment = await json(escrow);
+    expect(payment).toEqual({ ok: true, payment_id: expect.any(String), amount: 1500.5, provider: 'sandbox', status: 'hold' });
+    expect((await getDeal(deal.id)).status).toBe('escrow_hold');
+
+    const released = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer);
+    expect(released.status).toBe(200);
+    expect(await json(released)).toMatchObject({ id: payment.payment_id, status: 'released' });
+
+    const final = await getDeal(deal.id);
+    expect(final).toMatchObject({ status: 'paid', external_id: deal.external_id, seller_email: expect.any(String), amount: 1500.5, currency: 'RUB' });
+    expect(final.documents).toHaveLength(1);
+    expect(final.approvals).toEqual([expect.objectContaining({ id: approval.id, status: 'approved', decided_at: expect.any(String) })]);
+    expect(final.payments).toEqual([expect.objectContaining({ id: payment.payment_id, status: 'released', provider: 'sandbox' })]);
+
+    await waitForEvents(deal.id, ['deal.approved', 'deal.escrow_hold', 'deal.paid']);
+    const paid = eventsFor(deal.id).at(-1);
+    expect(paid).toMatchObject({
+      event: 'deal.paid',
+      id: deal.id,
+      external_id: deal.external_id,
+      title: 'Bicycle',
+      amount: 1500.5,
+      currency: 'RUB',
+      status: 'paid',
+      buyer_email: deal.buyer_email,
+      event_id: expect.any(String),
+      occurred_at: expect.any(String),
+    });
+  });
+
+  it('signs each webhook over the raw bytes, verifiable by a plain HMAC and by the Standard Webhooks library', async () => {
+    const deal = await createDeal();
+    const approval = await toApproval(deal.id);
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    await waitForEvents(deal.id, ['deal.approved']);
+    const request = receiver.received.find((candidate) => JSON.parse(candidate.body.toString()).id === deal.id)!;
+    const expected = createHmac('sha256', webhookSecret).update(request.body).digest('hex');
+    expect(request.headers['x-svc-signature']).toBe(expected);
+    expect(request.headers['x-svc-event']).toBe('deal.approved');
+    expect(request.headers['x-svc-delivery']).toEqual(expect.any(String));
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]));
+    expect(new Webhook(webhookSecret).verify(request.body.toString(), headers)).toMatchObject({ event: 'deal.approved', status: 'approved' });
+  });
+});
+
+describe('a deal that is disputed, then refunded', () => {
+  it('lets the buyer open a dispute and the arbiter refund', async () => {
+    const deal = await createDeal();
+    const approval = await toApproval(deal.id);
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    expect((await post(api(`/deals/${deal.id}/escrow`), { amount: 1000 }, mkt())).status).toBe(201);
+
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, {}, buyer)).status).toBe(200);
+    expect((await getDeal(deal.id)).status).toBe('disputed');
+
+    const buyerRefund = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer);
+    expect(buyerRefund.status).toBe(400);
+    expect((await json(buyerRefund)).code).toBe('invalid_payment_state');
+
+    const resolved = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund' }, admin());
+    expect(resolved.status).toBe(200);
+    expect(await json(resolved)).toMatchObject({ status: 'refunded', amount: 1000 });
+    expect((await getDeal(deal.id)).status).toBe('refunded');
+
+    const afterwards = await post(`${server.url}/admin/deals/${deal.id}/escrow/release`, {}, admin());
+    expect(afterwards.status).toBe(400);
+    expect((await json(afterwards)).code).toBe('invalid_payment_state');
+    await waitForEvents(deal.id, ['deal.approved', 'deal.escrow_hold', 'deal.disputed', 'deal.refunded']);
+  });
+});
+
+describe('a deal that is rejected', () => {
+  it('records the comment, tells the marketplace, and lets a new approval start', async () => {
+    const deal = await createDeal();
+    const approval = await toApproval(deal.id);
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    const rejected = await post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: 'Wrong size' }, buyer);
+    expect(await json(rejected)).toMatchObject({ status: 'rejected', comment: 'Wrong size' });
+    expect((await getDeal(deal.id)).status).toBe('rejected');
+
+    const twice = await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    expect(twice.status).toBe(400);
+    expect((await json(twice)).code).toBe('approval_not_pending');
+
+    const escrow = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
+    expect((await json(escrow)).code).toBe('deal_not_approved');
+
+    const second = await post(api(`/deals/${deal.id}/approval`), { comment: 'New size' }, mkt());
+    expect(second.status).toBe(201);
+    expect((await getDeal(deal.id)).status).toBe('approval');
+    await waitForEvents(deal.id, ['deal.rejected']);
+  });
+});
+
+describe('creation', () => {
+  it('is idempotent on external_id: thirty concurrent identical requests make one deal and one workflow', async () => {
+    const body = { external_id: uniqueId('race'), buyer_email: uniqueEmail('racer'), amount: 10 };
+    const responses = await Promise.all(Array.from({ length: 30 }, () => post(api('/deals'), body, mkt())));
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(29);
+    const ids = new Set(await Promise.all(responses.map(async (response) => (await json(response)).id)));
+    expect(ids.size).toBe(1);
+    const rows = await server.services.db.query('SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2', [marketplace.id, body.external_id]);
+    expect(rows.rows[0].count).toBe(1);
+    const workflowId = dealWorkflowId(marketplace.id, body.external_id);
+    const runs = [];
+    for await (const execution of server.services.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('returns the stored deal unchanged on a repeat', async () => {
+    const deal = await createDeal({ title: 'Original', amount: 5 });
+    const repeat = await post(api('/deals'), { external_id: deal.external_id, buyer_email: uniqueEmail(), title: 'Changed', amount: 9 }, mkt());
+    expect(repeat.status).toBe(200);
+    expect(await json(repeat)).toEqual({ id: deal.id, external_id: deal.external_id, status: 'created' });
+    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5 });
+  });
+
+  it('gives the buyer and the seller a svc ID, a personal organization and an invitation', async () => {
+    const deal = await createDeal({ buyer_name: 'Ivan Petrov' });
+    const { seller_email } = await getDeal(deal.id);
+    for (const email of [deal.buyer_email, seller_email]) {
+      await expect
+        .poll(async () => (await server.services.db.query(`SELECT 1 FROM mail_outbox WHERE recipient = $1 AND text_body LIKE '%/cabinet/invite?token=inv_%'`, [email])).rowCount, { timeout: 20_000 })
+        .toBe(1);
+      const user = await server.services.db.query(
+        `SELECT u.id, o.personal FROM users u JOIN organizations o ON o.owner_id = u.id WHERE lower(u.email) = lower($1)`,
+        [email],
+      );
+      expect(user.rows).toEqual([{ id: expect.stringMatching(/^[0-9a-f-]{36}$/), personal: true }]);
+    }
+  });
+
+  it('finds a deal by external_id and hides other marketplaces’ deals', async () => {
+    const deal = await createDeal();
+    const found = await fetch(api(`/deals?external_id=${encodeURIComponent(deal.external_id)}`), { headers: mkt() });
+    expect((await json(found)).id).toBe(deal.id);
+    expect((await fetch(api('/deals?external_id=nope'), { headers: mkt() })).status).toBe(404);
+    const missing = await fetch(api('/deals'), { headers: mkt() });
+    expect(missing.status).toBe(400);
+
+    const other = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Other shop' }, admin()));
+    for (const path of [`/deals/${deal.id}`, `/deals?external_id=${encodeURIComponent(deal.external_id)}`]) {
+      const response = await fetch(api(path), { headers: mkt(other.secret_key) });
+      expect(response.status, path).toBe(404);
+    }
+    expect((await post(api(`/deals/${deal.id}/approval`), {}, mkt(other.secret_key))).status).toBe(404);
+  });
+
+  it.each([
+    [{ buyer_email: 'a@b.example' }, 'external_id'],
+    [{ external_id: 'x'.repeat(129), buyer_email: 'a@b.example' }, 'external_id'],
+    [{ external_id: 'ok' }, 'buyer_email'],
+    [{ external_id: 'ok', buyer_email: 'not-mail' }, 'buyer_email'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: -1 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 1.005 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', currency: 'RUBLES' }, 'currency'],
+  ])('refuses %j (400 on %s) and makes nothing', async (body, field) => {
+    const before = (await server.services.db.query('SELECT count(*) FROM deals')).rows[0].count;
+    const response = await post(api('/deals'), body, mkt());
+    expect(response.status).toBe(400);
+    expect((await json(response)).errors.map((error: { path: string }) => error.path)).toContain(field);
+    expect((await server.services.db.query('SELECT count(*) FROM deals')).rows[0].count).toBe(before);
+  });
+
+  it('upper-cases the currency', async () => {
+    const deal = await createDeal({ currency: 'usd' });
+    expect((await getDeal(deal.id)).currency).toBe('USD');
+  });
+});
+
+describe('documents and approvals', () => {
+  it('needs a document before the approval, a known kind, and at most 25 MiB', async () => {
+    const deal = await createDeal();
+    const early = await post(api(`/deals/${deal.id}/approval`), {}, mkt());
+    expect(early.status).toBe(400);
+    expect((await json(early)).code).toBe('no_documents');
+
+    const badKind = await uploadDocument(deal.id, 'receipt');
+    expect(badKind.status).toBe(400);
+    const tooBig = await uploadDocument(deal.id, 'invoice', Buffer.alloc(25 * 1024 * 1024 + 1));
+    expect(tooBig.status).toBe(413);
+    expect((await getDeal(deal.id)).documents).toEqual([]);
+
+    const plain = await fetch(api(`/deals/${deal.id}/documents?kind=invoice`), { method: 'POST', headers: mkt(), body: Buffer.from('x') });
+    expect(await json(plain)).toMatchObject({ name: 'invoice', content_type: 'application/octet-stream', size: 1 });
+  });
+
+  it('lets only the approver decide', async () => {
+    const deal = await createDeal();
+    const approval = await toApproval(deal.id);
+    const stranger = await createDeal();
+    const strangerToken = await buyerSignsIn(stranger.buyer_email);
+    const response = await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, strangerToken);
+    expect(response.status).toBe(404);
+    expect((await fetch(`${server.url}/cabinet/deals/${deal.id}`, { headers: strangerToken })).status).toBe(404);
+    expect((await getDeal(deal.id)).status).toBe('approval');
+  });
+});
+
+describe('the Temporal UI view', () => {
+  it('finds a deal by DealStatus and carries its title in the memo', async () => {
+    const deal = await createDeal({ title: 'Searchable bike' });
+    const approval = await toApproval(deal.id);
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
+    const workflowId = dealWorkflowId(marketplace.id, deal.external_id);
+    const query = `DealStatus = 'escrow_hold' AND ExternalId = '${deal.external_id}' AND MarketplaceId = '${marketplace.id}'`;
+    await expect
+      .poll(async () => {
+        const found = [];
+        for await (const execution of server.services.temporal.workflow.list({ query })) found.push(execution.workflowId);
+        return found;
+      }, { timeout: 20_000 })
+      .toEqual([workflowId]);
+    const description = await server.services.temporal.workflow.getHandle(workflowId).describe();
+    expect(await description.memo).toEqual({ title: 'Searchable bike' });
+  });
+});
