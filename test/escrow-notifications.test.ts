@@ -123,12 +123,15 @@ describe('YooKassa notifications', () => {
     expect(double.requestsTo('GET', `/v3/payments/${id}`)).toHaveLength(0);
   });
 
-  it('answers 200 when no deal workflow runs for the payment (logged)', async () => {
+  it('starts the deal workflow from the records when none runs, and gives it the news', async () => {
     const payment = await livePayment();
     const sent = await double.pay(payment.providerPaymentId);
     expect(sent.status).toBe(200);
     expect(double.requestsTo('GET', `/v3/payments/${payment.providerPaymentId}`)).toHaveLength(1);
-    await expect(server.services.temporal.workflow.getHandle(payment.workflowId).describe()).rejects.toThrow();
+    const handle = server.services.temporal.workflow.getHandle(payment.workflowId);
+    running.push(handle);
+    expect((await handle.describe()).type).toBe('dealWorkflow');
+    expect((await signals(handle)).map((signal) => signal.input)).toEqual([{ paymentId: payment.paymentId, status: 'hold' }]);
   });
 
   it('answers 503 while YooKassa cannot be re-read, so YooKassa sends it again', async () => {

@@ -41,6 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  (await import('node:fs')).writeFileSync('/tmp/wh-lines.log', logLines.join(''));
   await worker?.stop();
   await server?.stop();
   await Promise.all(receivers.map((receiver) => receiver.stop()));
@@ -451,7 +452,7 @@ describe('secrets', () => {
   it('never appear in a log line', () => {
     expect(secretsSeen.length).toBeGreaterThan(5);
     const everything = logLines.join('');
-    expect(everything).toContain('webhook attempt'); // the log did capture the deliveries
+    expect(everything.includes('webhook attempt')).toBe(true); // the log did capture the deliveries
     for (const secret of secretsSeen) expect(everything).not.toContain(secret.slice(6));
   });
 });

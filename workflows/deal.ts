@@ -243,7 +243,13 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   setHandler(acquirerNotificationSignal, ({ paymentId, status: reported }) =>
     exclusive(async () => {
       const payment = state.payments.find((candidate) => candidate.id === paymentId);
-      if (!payment || !PAYMENT_MOVES[payment.status].includes(reported) || payment.status !== 'pending') return;
+      if (!payment) return;
+      if (reported === 'hold' && payment.status === 'refunded') {
+        // Cancelled here while pending, paid there anyway: return the money (the same key, so at most once).
+        await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, `${payment.id}/refund`);
+        return;
+      }
+      if (payment.status !== 'pending' || !PAYMENT_MOVES.pending.includes(reported)) return;
       const before = status();
       payment.status = reported;
       payment.updated_at = now();

@@ -25,12 +25,29 @@ export async function ensureInvitation(db: DbClient, userId: string): Promise<{ 
   return result.rows[0];
 }
 
-/** The user the token invites, if it is genuine, unused and fresh; marks it used in the same statement. */
-export async function consumeInvitation(db: Db, masterKey: Buffer, token: string): Promise<string | undefined> {
+/** The invitation id the token carries, when its digest is genuine. */
+function invitationId(masterKey: Buffer, token: string): string | undefined {
   const match = /^inv_([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) return undefined;
   const [, id, digest] = match as unknown as [string, string, string];
-  if (!safeEqual(Buffer.from(digest), Buffer.from(keyedDigest(masterKey, PURPOSE, id)))) return undefined;
+  return safeEqual(Buffer.from(digest), Buffer.from(keyedDigest(masterKey, PURPOSE, id))) ? id : undefined;
+}
+
+/** Whether the token is genuine, unused and fresh, without using it: the invitation page checks before asking for a password. */
+export async function invitationUsable(db: Db, masterKey: Buffer, token: string): Promise<boolean> {
+  const id = invitationId(masterKey, token);
+  if (!id) return false;
+  const result = await db.query(
+    'SELECT 1 FROM invitations WHERE id = $1 AND accepted_at IS NULL AND created_at > now() - make_interval(days => $2)',
+    [id, INVITATION_TTL_DAYS],
+  );
+  return result.rowCount === 1;
+}
+
+/** The user the token invites, if it is genuine, unused and fresh; marks it used in the same statement. */
+export async function consumeInvitation(db: Db, masterKey: Buffer, token: string): Promise<string | undefined> {
+  const id = invitationId(masterKey, token);
+  if (!id) return undefined;
   const result = await db.query<{ user_id: string }>(
     `UPDATE invitations SET accepted_at = now()
       WHERE id = $1 AND accepted_at IS NULL AND created_at > now() - make_interval(days => $2)

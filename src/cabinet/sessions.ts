@@ -40,3 +40,8 @@ export function requireCabinetUser(db: Db): Middleware {
     await next();
   };
 }
+
+/** Signing out: the token stops working at once, wherever it was copied. */
+export async function revokeSession(db: Db, token: string): Promise<void> {
+  await db.query('DELETE FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(token)]);
+}

@@ -2,7 +2,7 @@
 // Update-with-start (conflict policy USE_EXISTING) means a workflow whose start was lost, or that has finished, is
 // started again from the records in PostgreSQL, so a change never depends on an earlier request having worked.
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpdateFailedError } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/common';
+import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
@@ -48,6 +48,12 @@ function startOptions(services: Services, snapshot: DealSnapshot) {
 /** Starts the deal's workflow unless it runs already; answers without waiting for a worker. */
 export async function startDealWorkflow(services: Services, snapshot: DealSnapshot): Promise<void> {
   await services.temporal.workflow.start(WORKFLOW_TYPE, startOptions(services, snapshot));
+}
+
+/** Signals the deal's workflow, starting it from the records when it has finished (late acquirer news). */
+export async function signalDeal<Arg>(services: Services, snapshot: DealSnapshot, signal: SignalDefinition<[Arg]>, arg: Arg): Promise<void> {
+  const { workflowIdConflictPolicy: _policy, ...options } = startOptions(services, snapshot);
+  await services.temporal.workflow.signalWithStart(WORKFLOW_TYPE, { ...options, signal, signalArgs: [arg] });
 }
 
 /** Runs an Update on the deal's workflow (starting it when needed) and turns its refusals into problems. */

@@ -8,7 +8,7 @@ import { notFound, Problem } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
 import { EmailSchema, ensureUser, personalOrganization } from '../accounts/users.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
-import { escrowProvider, providerForMode } from '../escrow/providers.ts';
+import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
 import { addDocumentUpdate, startApprovalUpdate, startEscrowUpdate } from '../../workflows/deal-messages.ts';
 import { dealStatus, DOCUMENT_KINDS, isFinal, type DealSnapshot, type DocumentKind } from './model.ts';
 import { findDeal, insertDeal, loadSnapshot } from './store.ts';
@@ -67,12 +67,20 @@ export async function addDocument(
 /** Starts escrow through the marketplace's acquirer; 201 for a new payment, 200 for the pending one. */
 export async function startEscrow(services: Services, snapshot: DealSnapshot, mode: Marketplace['mode'], amount: number, description: string) {
   const provider = providerForMode(mode);
+  let holdLimitSeconds: number;
+  try {
+    holdLimitSeconds = escrowProvider(provider, services.config).holdLimitSeconds;
+  } catch (error) {
+    if (!(error instanceof EscrowConfigError)) throw error;
+    throw new Problem(503, 'acquirer_not_configured', `Live escrow is not configured on this service: ${error.message}`);
+  }
   return updateDeal(services, snapshot, startEscrowUpdate, {
     amount,
     description,
     provider,
-    return_url: `${services.config.BASE_URL}/cabinet/deals/${snapshot.deal.id}`,
-    hold_limit_seconds: escrowProvider(provider, services.config).holdLimitSeconds,
+    // The buyer's deal page in the cabinet, where the acquirer sends them back after paying.
+    return_url: `${services.config.BASE_URL}/cabinet/view/deals/${snapshot.deal.id}`,
+    hold_limit_seconds: holdLimitSeconds,
   });
 }
 

@@ -2,13 +2,14 @@
 // a hint: we find our payment by its YooKassa id, re-read it from YooKassa, and tell the deal's workflow what
 // YooKassa says. A notification we cannot use is answered 200 (YooKassa stops resending it); one we could use
 // but cannot act on right now (YooKassa or Temporal unreachable) is answered 503, so YooKassa sends it again.
-import { WorkflowNotFoundError } from '@temporalio/common';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { dealWorkflowId } from '../deals/model.ts';
+import { loadSnapshot } from '../deals/store.ts';
+import { signalDeal } from '../deals/commands.ts';
 import { acquirerNotificationSignal } from '../../workflows/deal-messages.ts';
 import { EscrowConfigError, escrowProvider } from './providers.ts';
 import { isRefusal } from './yookassa.ts';
@@ -24,6 +25,7 @@ const Notification = z
 
 interface KnownPayment {
   id: string;
+  deal_id: string;
   marketplace_id: string;
   external_id: string;
 }
@@ -54,7 +56,7 @@ export function escrowNotificationRoutes(api: Api, services: Services): void {
 async function receive(services: Services, log: Logger, providerPaymentId: string): Promise<void> {
   // Our record first: an unknown id costs one indexed query and never makes us call YooKassa for a stranger.
   const known = await services.db.query<KnownPayment>(
-    `SELECT p.id, d.marketplace_id, d.external_id
+    `SELECT p.id, p.deal_id, d.marketplace_id, d.external_id
        FROM deal_payments p JOIN deals d ON d.id = p.deal_id
       WHERE p.provider = 'yookassa' AND p.provider_payment_id = $1`,
     [providerPaymentId],
@@ -80,16 +82,11 @@ async function receive(services: Services, log: Logger, providerPaymentId: strin
 
   const workflowId = dealWorkflowId(payment.marketplace_id, payment.external_id);
   try {
-    await services.temporal.workflow
-      .getHandle(workflowId)
-      .signal(acquirerNotificationSignal, { paymentId: payment.id, status: current.status });
+    // With start: a deal whose workflow has finished (refunded while pending, then paid anyway) must still act.
+    const snapshot = (await loadSnapshot(services.db, payment.deal_id))!;
+    await signalDeal(services, snapshot, acquirerNotificationSignal, { paymentId: payment.id, status: current.status });
     log.info({ workflow_id: workflowId, status: current.status }, 'deal told of the acquirer notification');
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) {
-      // The deal's workflow has finished (or was never started): nothing is waiting for this news.
-      log.warn({ workflow_id: workflowId, status: current.status }, 'no running deal workflow for the notification; ignored');
-      return;
-    }
     log.warn({ err: error, workflow_id: workflowId }, 'could not signal the deal workflow');
     throw unavailable('Could not reach the deal workflow.');
   }

@@ -1,0 +1,73 @@
+// HTML made safe by construction: html`…` escapes every interpolated value unless it is already SafeHtml, so user
+// text (titles, names, comments) can never become markup. Plus the one page layout all cabinet pages share.
+import type { Lang, Translate } from './i18n.ts';
+
+export class SafeHtml {
+  constructor(readonly value: string) {}
+}
+
+type Part = SafeHtml | string | number | null | undefined | false | readonly Part[];
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function render(part: Part): string {
+  if (part === null || part === undefined || part === false) return '';
+  if (part instanceof SafeHtml) return part.value;
+  if (Array.isArray(part)) return part.map(render).join('');
+  return escapeHtml(String(part));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
+  return new SafeHtml(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]!) : ''), ''));
+}
+
+export const STYLESHEET_PATH = '/cabinet/assets/cabinet.css';
+
+export interface LayoutOptions {
+  lang: Lang;
+  t: Translate;
+  title: string;
+  body: SafeHtml;
+  /** The language switch links here with `lang` set; the GET address of this page. */
+  langHref: string;
+  /** Shown with a sign-out button when signed in. */
+  signedIn?: { email: string; csrf: string };
+}
+
+export function layout({ lang, t, title, body, langHref, signedIn }: LayoutOptions): string {
+  return `<!doctype html>\n${html`<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title} · ${t('appName')}</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<header class="top">
+<a class="brand" href="/cabinet">${t('appName')}</a>
+<nav>
+<a href="${langHref}" lang="${lang === 'ru' ? 'en' : 'ru'}">${t('switchLanguage')}</a>
+${signedIn &&
+  html`<span class="who">${t('signedInAs', { email: signedIn.email })}</span>
+<form method="post" action="/cabinet/sign-out" class="inline">${csrfField(signedIn.csrf)}<button type="submit" class="link">${t('signOut')}</button></form>`}
+</nav>
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>`.value}\n`;
+}
+
+export function csrfField(csrf: string): SafeHtml {
+  return html`<input type="hidden" name="_csrf" value="${csrf}">`;
+}
+
+/** A notice or an error at the top of a page; role=alert so screen readers announce errors. */
+export function message(kind: 'notice' | 'error', text: string | undefined): SafeHtml | undefined {
+  if (!text) return undefined;
+  return kind === 'error' ? html`<p class="error" role="alert">${text}</p>` : html`<p class="notice" role="status">${text}</p>`;
+}

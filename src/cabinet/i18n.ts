@@ -1,0 +1,278 @@
+// Every word the cabinet pages show, in English and Russian, and how a language is chosen. `{name}` marks a value
+// filled in by t(); the Russian table is typed against the English one, so a missing string fails type-checking.
+import type { DealStatus, DocumentKind, PaymentStatus } from '../deals/model.ts';
+
+export const LANGS = ['en', 'ru'] as const;
+export type Lang = (typeof LANGS)[number];
+
+const en = {
+  appName: 'Cabinet',
+  switchLanguage: 'Русский',
+  signOut: 'Sign out',
+  signedInAs: 'Signed in as {email}',
+  // Sign-in
+  signInTitle: 'Sign in',
+  email: 'E-mail',
+  password: 'Password',
+  signInButton: 'Sign in',
+  wrongCredentials: 'The e-mail or the password is wrong. Check them and try again.',
+  signInHint: 'First time here? Open the link in your invitation e-mail to set a password.',
+  signedOut: 'You have signed out.',
+  // Invitation
+  inviteTitle: 'Set your password',
+  inviteIntro: 'Choose a password for your cabinet. Afterwards you sign in with your e-mail and this password.',
+  newPassword: 'New password',
+  confirmPassword: 'Repeat the password',
+  passwordHint: 'At least {min} characters.',
+  passwordsDiffer: 'The two passwords differ. Type the same password in both fields.',
+  passwordTooShort: 'The password is too short: use at least {min} characters.',
+  passwordTooLong: 'The password is too long: use at most {max} characters.',
+  setPasswordButton: 'Set the password and sign in',
+  inviteInvalidTitle: 'This invitation link does not work',
+  inviteInvalidText: 'The link is incomplete, was already used, or is older than 14 days.',
+  inviteInvalidSignIn: 'If you have already set your password, sign in with your e-mail and password.',
+  inviteInvalidAsk: 'Otherwise ask the shop where you placed the order to send you a new invitation.',
+  goToSignIn: 'Go to sign-in',
+  // Home
+  homeTitle: 'My cabinet',
+  approvalsHeading: 'Approvals',
+  noApprovals: 'Nothing to approve.',
+  dealsHeading: 'Deals',
+  noDeals: 'You have no deals yet.',
+  untitled: 'Untitled deal',
+  amount: 'Amount',
+  status: 'Status',
+  documents: 'Documents',
+  noDocuments: 'No documents.',
+  download: 'Download',
+  approve: 'Approve',
+  reject: 'Reject',
+  rejectComment: 'Reason for rejecting (optional)',
+  openDeal: 'Open the deal',
+  decidedAt: 'Decided on {date}',
+  startedAt: 'Started on {date}',
+  // Deal
+  seller: 'Seller',
+  description: 'Description',
+  approvalsHistory: 'Approval history',
+  noApprovalHistory: 'No approvals yet.',
+  approver: 'Approver',
+  comment: 'Comment',
+  paymentsHeading: 'Payments',
+  noPayments: 'No payments yet.',
+  escrowHeading: 'Escrow',
+  noEscrowActions: 'Nothing to do here right now.',
+  release: 'Release the money to the seller',
+  releaseHint: 'Do this once you have received what you ordered. The seller gets the money; this cannot be undone.',
+  refund: 'Cancel and refund',
+  refundHint: 'Cancels the deal and returns the money to you.',
+  dispute: 'Open a dispute',
+  disputeHint: 'Something is wrong with the order: an arbiter decides whether the money goes to the seller or back to you.',
+  payNow: 'Go to the payment page',
+  pendingPaymentNote: 'If you have just paid, the confirmation can take a minute: reload this page.',
+  disputeNote: 'A dispute is open. The arbiter will decide; nothing to do here for now.',
+  backHome: 'Back to my cabinet',
+  // Notices after an action
+  done_approved: 'You approved the terms.',
+  done_rejected: 'You rejected the terms.',
+  done_released: 'The money was sent to the seller.',
+  done_refunded: 'The deal was cancelled and the money returned.',
+  done_disputed: 'The dispute is open. An arbiter will decide.',
+  // Errors
+  errorTitle: 'Something went wrong',
+  notFoundTitle: 'Not found',
+  notFound: 'This page does not exist, or it belongs to another account.',
+  forbiddenTitle: 'This form has expired',
+  csrfFailed: 'For your safety the form was not accepted. Go back, reload the page and try again.',
+  commentTooLong: 'The comment is too long: use at most {max} characters.',
+  badForm: 'The form could not be read. Reload the page and try again.',
+  approval_not_pending: 'This approval has already been decided.',
+  invalid_payment_state: 'The payment cannot be moved that way now. Its current state is shown below.',
+  deal_closed: 'This deal is closed and cannot change any more.',
+  deal_not_approved: 'The terms are not approved yet.',
+  acquirer_refused: 'The payment provider refused the operation. Try again later or contact support.',
+  acquirer_unavailable: 'The payment provider did not answer. Try again in a minute.',
+  deal_engine_unavailable: 'We could not process the deal right now. Try again in a few seconds.',
+  internalError: 'Something went wrong on our side. Try again later.',
+  // Deal statuses, in words
+  status_created: 'Registered, no documents yet',
+  status_docs: 'Documents attached, approval not started yet',
+  status_approval: 'Waiting for approval',
+  status_approved: 'Terms approved, waiting for payment',
+  status_rejected: 'Terms rejected',
+  status_escrow_hold: 'Paid: the money is held in escrow',
+  status_paid: 'Completed: the money was sent to the seller',
+  status_refunded: 'Cancelled: the money was returned to the buyer',
+  status_disputed: "Dispute open: waiting for the arbiter's decision",
+  approval_pending: 'Waiting for a decision',
+  approval_approved: 'Approved',
+  approval_rejected: 'Rejected',
+  payment_pending: 'Waiting for payment',
+  payment_hold: 'Held in escrow',
+  payment_released: 'Sent to the seller',
+  payment_refunded: 'Returned to the buyer',
+  payment_disputed: 'In dispute',
+  kind_offer: 'Offer',
+  kind_contract: 'Contract',
+  kind_invoice: 'Invoice',
+  kind_act: 'Certificate of completion',
+  kind_waybill: 'Waybill',
+};
+
+export type MessageKey = keyof typeof en;
+
+const ru: Record<MessageKey, string> = {
+  appName: 'Личный кабинет',
+  switchLanguage: 'English',
+  signOut: 'Выйти',
+  signedInAs: 'Вы вошли как {email}',
+  signInTitle: 'Вход',
+  email: 'Электронная почта',
+  password: 'Пароль',
+  signInButton: 'Войти',
+  wrongCredentials: 'Неверная электронная почта или пароль. Проверьте их и попробуйте ещё раз.',
+  signInHint: 'Впервые здесь? Откройте ссылку из письма-приглашения, чтобы задать пароль.',
+  signedOut: 'Вы вышли из кабинета.',
+  inviteTitle: 'Задайте пароль',
+  inviteIntro: 'Придумайте пароль для кабинета. Входить вы будете по электронной почте и этому паролю.',
+  newPassword: 'Новый пароль',
+  confirmPassword: 'Повторите пароль',
+  passwordHint: 'Не короче {min} символов.',
+  passwordsDiffer: 'Пароли не совпадают. Введите один и тот же пароль в оба поля.',
+  passwordTooShort: 'Пароль слишком короткий: нужно не меньше {min} символов.',
+  passwordTooLong: 'Пароль слишком длинный: не больше {max} символов.',
+  setPasswordButton: 'Задать пароль и войти',
+  inviteInvalidTitle: 'Ссылка-приглашение не работает',
+  inviteInvalidText: 'Ссылка неполная, уже использована или старше 14 дней.',
+  inviteInvalidSignIn: 'Если вы уже задали пароль, войдите по электронной почте и паролю.',
+  inviteInvalidAsk: 'Иначе попросите магазин, в котором вы оформили заказ, прислать новое приглашение.',
+  goToSignIn: 'Перейти ко входу',
+  homeTitle: 'Мой кабинет',
+  approvalsHeading: 'Согласования',
+  noApprovals: 'Согласовывать нечего.',
+  dealsHeading: 'Сделки',
+  noDeals: 'Сделок пока нет.',
+  untitled: 'Сделка без названия',
+  amount: 'Сумма',
+  status: 'Статус',
+  documents: 'Документы',
+  noDocuments: 'Документов нет.',
+  download: 'Скачать',
+  approve: 'Согласовать',
+  reject: 'Отклонить',
+  rejectComment: 'Причина отказа (необязательно)',
+  openDeal: 'Открыть сделку',
+  decidedAt: 'Решение принято {date}',
+  startedAt: 'Начато {date}',
+  seller: 'Продавец',
+  description: 'Описание',
+  approvalsHistory: 'История согласований',
+  noApprovalHistory: 'Согласований пока не было.',
+  approver: 'Согласующий',
+  comment: 'Комментарий',
+  paymentsHeading: 'Платежи',
+  noPayments: 'Платежей пока нет.',
+  escrowHeading: 'Безопасная сделка',
+  noEscrowActions: 'Сейчас здесь ничего делать не нужно.',
+  release: 'Перевести деньги продавцу',
+  releaseHint: 'Сделайте это, когда получите заказ. Продавец получит деньги; отменить это нельзя.',
+  refund: 'Отменить и вернуть деньги',
+  refundHint: 'Сделка отменяется, деньги возвращаются вам.',
+  dispute: 'Открыть спор',
+  disputeHint: 'С заказом что-то не так: арбитр решит, получит ли деньги продавец или они вернутся вам.',
+  payNow: 'Перейти к оплате',
+  pendingPaymentNote: 'Если вы только что оплатили, подтверждение может занять минуту: обновите страницу.',
+  disputeNote: 'Открыт спор. Решение примет арбитр; пока здесь ничего делать не нужно.',
+  backHome: 'Вернуться в кабинет',
+  done_approved: 'Вы согласовали условия.',
+  done_rejected: 'Вы отклонили условия.',
+  done_released: 'Деньги переведены продавцу.',
+  done_refunded: 'Сделка отменена, деньги возвращены.',
+  done_disputed: 'Спор открыт. Решение примет арбитр.',
+  errorTitle: 'Что-то пошло не так',
+  notFoundTitle: 'Не найдено',
+  notFound: 'Такой страницы нет, или она относится к другой учётной записи.',
+  forbiddenTitle: 'Форма устарела',
+  csrfFailed: 'Ради вашей безопасности форма не принята. Вернитесь назад, обновите страницу и попробуйте снова.',
+  commentTooLong: 'Комментарий слишком длинный: не больше {max} символов.',
+  badForm: 'Не удалось прочитать форму. Обновите страницу и попробуйте снова.',
+  approval_not_pending: 'По этому согласованию решение уже принято.',
+  invalid_payment_state: 'Сейчас платёж нельзя перевести в это состояние. Его текущее состояние показано ниже.',
+  deal_closed: 'Сделка закрыта и больше не меняется.',
+  deal_not_approved: 'Условия ещё не согласованы.',
+  acquirer_refused: 'Платёжная система отказала в операции. Попробуйте позже или обратитесь в поддержку.',
+  acquirer_unavailable: 'Платёжная система не ответила. Попробуйте через минуту.',
+  deal_engine_unavailable: 'Сейчас не удалось обработать сделку. Попробуйте через несколько секунд.',
+  internalError: 'На нашей стороне что-то пошло не так. Попробуйте позже.',
+  status_created: 'Зарегистрирована, документов пока нет',
+  status_docs: 'Документы приложены, согласование ещё не начато',
+  status_approval: 'Ожидает согласования',
+  status_approved: 'Условия согласованы, ожидается оплата',
+  status_rejected: 'Условия отклонены',
+  status_escrow_hold: 'Оплачено: деньги удерживаются на безопасной сделке',
+  status_paid: 'Завершена: деньги переведены продавцу',
+  status_refunded: 'Отменена: деньги возвращены покупателю',
+  status_disputed: 'Открыт спор: ожидается решение арбитра',
+  approval_pending: 'Ожидает решения',
+  approval_approved: 'Согласовано',
+  approval_rejected: 'Отклонено',
+  payment_pending: 'Ожидает оплаты',
+  payment_hold: 'Удерживается',
+  payment_released: 'Переведено продавцу',
+  payment_refunded: 'Возвращено покупателю',
+  payment_disputed: 'Спор',
+  kind_offer: 'Оферта',
+  kind_contract: 'Договор',
+  kind_invoice: 'Счёт',
+  kind_act: 'Акт',
+  kind_waybill: 'Накладная',
+};
+
+const MESSAGES: Record<Lang, Record<MessageKey, string>> = { en, ru };
+
+export function isLang(value: unknown): value is Lang {
+  return value === 'en' || value === 'ru';
+}
+
+export function isMessageKey(value: string): value is MessageKey {
+  return Object.hasOwn(en, value);
+}
+
+/** Russian when the Accept-Language header ranks Russian above English; English otherwise. */
+export function preferredLang(acceptLanguage: string): Lang {
+  const weight: Record<Lang | '*', number> = { en: -1, ru: -1, '*': -1 };
+  for (const item of acceptLanguage.split(',')) {
+    const [range = '', ...params] = item.trim().toLowerCase().split(';');
+    const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? 1);
+    const base = range.split('-')[0] as Lang | '*';
+    if (base in weight && Number.isFinite(q)) weight[base] = Math.max(weight[base], q);
+  }
+  const ru = weight.ru >= 0 ? weight.ru : weight['*'];
+  const enWeight = weight.en >= 0 ? weight.en : weight['*'];
+  return ru > 0 && ru > enWeight ? 'ru' : 'en';
+}
+
+export type Translate = (key: MessageKey, values?: Record<string, string | number>) => string;
+
+export function translator(lang: Lang): Translate {
+  return (key, values = {}) => MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
+}
+
+export const statusWords = (t: Translate, status: DealStatus) => t(`status_${status}`);
+export const paymentWords = (t: Translate, status: PaymentStatus) => t(`payment_${status}`);
+export const kindWords = (t: Translate, kind: DocumentKind) => t(`kind_${kind}`);
+
+/** An amount as people write it in this language, e.g. "1 500,50 ₽" or "RUB 1,500.50". */
+export function formatMoney(lang: Lang, amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency }).format(amount);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+/** Dates in UTC, labelled, so the page means the same wherever it is read. */
+export function formatDate(lang: Lang, iso: string): string {
+  const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso));
+  return `${text} UTC`;
+}
