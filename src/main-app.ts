@@ -11,6 +11,7 @@ import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
+import { cabinetPages } from './cabinet/pages.ts';
 
 export function createMainApp(services: Services): Koa {
   const api = new Api({
@@ -28,6 +29,7 @@ export function createMainApp(services: Services): Koa {
   marketplaceRoutes(api, services);
   dealRoutes(api, services);
   cabinetRoutes(api, services);
+  cabinetPages(api, services);
   adminDealRoutes(api, services);
   mailRoutes(api, services);
   dataKeyAdminRoutes(api, services);

@@ -41,7 +41,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  (await import('node:fs')).writeFileSync('/tmp/wh-lines.log', logLines.join(''));
   await worker?.stop();
   await server?.stop();
   await Promise.all(receivers.map((receiver) => receiver.stop()));

@@ -83,14 +83,8 @@ export async function userApprovals(services: Services, user: User): Promise<{ a
   return items;
 }
 
-/** The approver's decision, through the deal's workflow; 404 for anyone else's approval. */
-export async function decideApproval(
-  services: Services,
-  user: User,
-  approvalId: string,
-  decision: 'approve' | 'reject',
-  comment: string,
-): Promise<{ approval: ApprovalRecord; dealId: string }> {
+/** The deal of an approval addressed to the user, or 404. */
+export async function approvalSnapshot(services: Services, user: User, approvalId: string): Promise<DealSnapshot> {
   const found = isUuid(approvalId)
     ? await services.db.query<{ deal_id: string }>('SELECT deal_id FROM deal_approvals WHERE id = $1 AND lower(approver) = lower($2)', [
         approvalId,
@@ -98,9 +92,19 @@ export async function decideApproval(
       ])
     : { rows: [] };
   if (!found.rows[0]) throw notFound('No such approval.');
-  const snapshot = (await loadSnapshot(services.db, found.rows[0].deal_id))!;
-  const approval = await updateDeal(services, snapshot, decideUpdate, { approval_id: approvalId, decision, comment, actor: user.email });
-  return { approval, dealId: snapshot.deal.id };
+  return (await loadSnapshot(services.db, found.rows[0].deal_id))!;
+}
+
+/** The approver's decision, through the deal's workflow; 404 for anyone else's approval. */
+export async function decideApproval(
+  services: Services,
+  user: User,
+  approvalId: string,
+  decision: 'approve' | 'reject',
+  comment: string,
+): Promise<ApprovalRecord> {
+  const snapshot = await approvalSnapshot(services, user, approvalId);
+  return updateDeal(services, snapshot, decideUpdate, { approval_id: approvalId, decision, comment, actor: user.email });
 }
 
 /** A document of one of the user's deals, with its bytes; 404 otherwise. */

@@ -100,7 +100,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       body: z.object({ comment: z.string().max(2000).default('') }),
       responses: { 200: { description: 'The decided approval', schema: ApprovalView } },
       handler: async (ctx, { params, body }) => {
-        ctx.body = (await decideApproval(services, ctx.state.user as User, params.id, decision, body.comment)).approval;
+        ctx.body = await decideApproval(services, ctx.state.user as User, params.id, decision, body.comment);
       },
     });
   }

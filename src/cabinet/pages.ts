@@ -1,0 +1,332 @@
+// The cabinet's web pages for buyers: server-rendered HTML over the same operations as the JSON routes
+// (operations.ts), working with JavaScript off. Forms post urlencoded bodies with a CSRF token and answer 303
+// (post/redirect/get); errors become pages in the reader's language, never JSON.
+import { readFileSync } from 'node:fs';
+import type { Context } from 'koa';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import type { User } from '../accounts/users.ts';
+import type { Logger } from '../log.ts';
+import { Problem } from '../http/problem.ts';
+import { readRawBody } from '../http/body.ts';
+import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
+import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
+import { STYLESHEET_PATH, layout, type SafeHtml } from './html.ts';
+import { COMMENT_MAX, dealBody, errorBody, homeBody, inviteBody, inviteInvalidBody, signInBody, type View } from './page-views.ts';
+import { invitationUsable } from './invitations.ts';
+import {
+  PAYMENT_ACTIONS,
+  PasswordSchema,
+  acceptInvitation,
+  approvalSnapshot,
+  buyerEscrowActions,
+  decideApproval,
+  moveEscrow,
+  signIn,
+  userApprovals,
+  userDeal,
+  userDeals,
+  type Session,
+} from './operations.ts';
+import {
+  LANG_COOKIE,
+  endPageSession,
+  pageUser,
+  preSessionCsrf,
+  readCookie,
+  sameToken,
+  setCookie,
+  startPageSession,
+  validPreSessionCsrf,
+} from './web-session.ts';
+
+const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
+const FORM_LIMIT_BYTES = 64 * 1024;
+const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
+/** Problem codes a buyer may meet on a page, each with its own words in the dictionary. */
+const EXPLAINED = new Set<string>([
+  'approval_not_pending',
+  'invalid_payment_state',
+  'deal_closed',
+  'deal_not_approved',
+  'acquirer_refused',
+  'acquirer_unavailable',
+  'deal_engine_unavailable',
+]);
+const DONE = { approve: 'approved', reject: 'rejected', release: 'released', refund: 'refunded', dispute: 'disputed' } as const;
+
+type SignedIn = { user: User; csrf: string };
+interface Page extends View {
+  ctx: Context;
+}
+
+export function cabinetPages(api: Api, services: Services): void {
+  const router = api.router;
+  const base = () => services.config.BASE_URL; // read per request: tests and proxies set it after start
+
+  router.get(STYLESHEET_PATH, (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = STYLESHEET;
+  });
+
+  router.get(
+    '/cabinet/sign-in',
+    page(services, async (p) => {
+      const next = safeNext(p.ctx.query.next, base());
+      if (await pageUser(p.ctx, services)) return redirect(p.ctx, next);
+      const notice = p.ctx.query.signed_out ? p.t('signedOut') : undefined;
+      const csrf = preSessionCsrf(p.ctx, services);
+      send(p, 200, p.t('signInTitle'), signInBody(p, { email: '', next, csrf, notice }));
+    }),
+  );
+
+  router.post(
+    '/cabinet/sign-in',
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const next = safeNext(form.get('next'), base());
+      const email = (form.get('email') ?? '').slice(0, 320);
+      const password = form.get('password') ?? '';
+      let session: Session;
+      try {
+        if (password.length > 200) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
+        session = await signIn(services, email, password);
+      } catch (error) {
+        if (!(error instanceof Problem) || error.status !== 401) throw error;
+        const body = signInBody(p, { email, next, csrf: preSessionCsrf(p.ctx, services), error: p.t('wrongCredentials') });
+        return send(p, 401, p.t('signInTitle'), body, '/cabinet/sign-in');
+      }
+      await startPageSession(p.ctx, services, session);
+      redirect(p.ctx, next);
+    }),
+  );
+
+  router.get(
+    '/cabinet/invite',
+    page(services, async (p) => {
+      const token = typeof p.ctx.query.token === 'string' ? p.ctx.query.token : '';
+      if (!(await invitationUsable(services.db, services.masterKey, token))) return invalidInvitation(p);
+      send(p, 200, p.t('inviteTitle'), inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services) }));
+    }),
+  );
+
+  router.post(
+    '/cabinet/invite',
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const token = form.get('token') ?? '';
+      if (!(await invitationUsable(services.db, services.masterKey, token))) return invalidInvitation(p);
+      const password = form.get('password') ?? '';
+      const problem = passwordProblem(p.t, password, form.get('password_confirm') ?? '');
+      if (problem) {
+        const body = inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services), error: problem });
+        return send(p, 400, p.t('inviteTitle'), body, `/cabinet/invite?token=${encodeURIComponent(token)}`);
+      }
+      let session: Session;
+      try {
+        session = await acceptInvitation(services, token, password);
+      } catch (error) {
+        if (error instanceof Problem && error.code === 'invalid_invitation') return invalidInvitation(p); // used meanwhile
+        throw error;
+      }
+      await startPageSession(p.ctx, services, session);
+      redirect(p.ctx, '/cabinet');
+    }),
+  );
+
+  router.post(
+    '/cabinet/sign-out',
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      const signed = await pageUser(p.ctx, services);
+      if (signed && !sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      await endPageSession(p.ctx, services);
+      redirect(p.ctx, '/cabinet/sign-in?signed_out=1');
+    }),
+  );
+
+  router.get(
+    '/cabinet',
+    page(services, async (p) => {
+      const signed = await signedInOrRedirect(p, services);
+      if (!signed) return;
+      const [approvals, deals] = await Promise.all([userApprovals(services, signed.user), userDeals(services, signed.user)]);
+      // Pending first; otherwise newest first as the operation returns them (sort is stable).
+      approvals.sort((a, b) => Number(b.approval.status === 'pending') - Number(a.approval.status === 'pending'));
+      send(p, 200, p.t('homeTitle'), homeBody(p, { approvals, deals, csrf: signed.csrf }), undefined, signed);
+    }),
+  );
+
+  router.get(
+    '/cabinet/view/deals/:id',
+    page(services, async (p) => {
+      const signed = await signedInOrRedirect(p, services);
+      if (!signed) return;
+      const done = Object.values(DONE).find((value) => value === p.ctx.query.done);
+      await dealPage(p, services, signed, p.ctx.params.id!, 200, { notice: done && p.t(`done_${done}`) });
+    }),
+  );
+
+  for (const decision of ['approve', 'reject'] as const) {
+    router.post(
+      `/cabinet/view/approvals/:id/${decision}`,
+      page(services, async (p) => {
+        const form = await readForm(p.ctx);
+        const signed = await signedInOrRedirect(p, services, '/cabinet');
+        if (!signed) return;
+        if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+        const dealId = (await approvalSnapshot(services, signed.user, p.ctx.params.id!)).deal.id;
+        const comment = decision === 'reject' ? (form.get('comment') ?? '').trim() : '';
+        if (comment.length > COMMENT_MAX) {
+          return dealPage(p, services, signed, dealId, 400, { error: p.t('commentTooLong', { max: COMMENT_MAX }) });
+        }
+        await orDealPage(p, services, signed, dealId, () => decideApproval(services, signed.user, p.ctx.params.id!, decision, comment), DONE[decision]);
+      }),
+    );
+  }
+
+  for (const action of PAYMENT_ACTIONS) {
+    router.post(
+      `/cabinet/view/deals/:id/escrow/${action}`,
+      page(services, async (p) => {
+        const form = await readForm(p.ctx);
+        const dealId = p.ctx.params.id!;
+        const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+        if (!signed) return;
+        if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+        await orDealPage(p, services, signed, dealId, () => moveEscrow(services, signed.user, dealId, action), DONE[action]);
+      }),
+    );
+  }
+}
+
+/** Runs a deal change; on success 303 to the deal page with a notice, on a refusal the deal page with its words. */
+async function orDealPage(p: Page, services: Services, signed: SignedIn, dealId: string, change: () => Promise<unknown>, done: string) {
+  try {
+    await change();
+  } catch (error) {
+    if (!(error instanceof Problem) || error.status === 404) throw error;
+    for (const [name, value] of Object.entries(error.headers)) p.ctx.set(name, value);
+    return dealPage(p, services, signed, dealId, error.status, { error: problemWords(p.t, error) });
+  }
+  redirect(p.ctx, `/cabinet/view/deals/${dealId}?done=${done}`);
+}
+
+async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: string, status: number, words: { error?: string; notice?: string }) {
+  const snapshot = await userDeal(services, signed.user, dealId);
+  const actions = buyerEscrowActions(signed.user, snapshot);
+  const body = dealBody(p, { snapshot, actions, csrf: signed.csrf, userEmail: signed.user.email, ...words });
+  send(p, status, snapshot.deal.title.trim() || p.t('untitled'), body, `/cabinet/view/deals/${snapshot.deal.id}`, signed);
+}
+
+function invalidInvitation(p: Page): void {
+  send(p, 400, p.t('inviteInvalidTitle'), inviteInvalidBody(p), '/cabinet/sign-in');
+}
+
+function passwordProblem(t: Translate, password: string, confirmation: string): string | undefined {
+  if (password !== confirmation) return t('passwordsDiffer');
+  const parsed = PasswordSchema.safeParse(password);
+  if (parsed.success) return undefined;
+  return parsed.error.issues[0]?.code === 'too_big' ? t('passwordTooLong', { max: 200 }) : t('passwordTooShort', { min: MIN_PASSWORD_LENGTH });
+}
+
+/**
+ * Only a path on this site: one leading '/', not '//' or '/\' (which browsers read as another host), no control
+ * characters or whitespace (browsers strip tabs and newlines, so '/\t/evil' would become '//evil'), no backslash.
+ */
+export function safeNext(value: unknown, baseUrl: string): string {
+  const fallback = '/cabinet';
+  if (typeof value !== 'string' || value.length > 2000 || !value.startsWith('/')) return fallback;
+  if (value.startsWith('//') || value.startsWith('/\\') || /[\\\s\u0000-\u001f\u007f]/.test(value)) return fallback;
+  return new URL(value, baseUrl).origin === new URL(baseUrl).origin ? value : fallback;
+}
+
+/** Wraps a page handler: language, headers every page carries, and errors as pages. */
+function page(services: Services, handler: (p: Page) => Promise<void>) {
+  return async (ctx: Context) => {
+    const lang = chooseLang(ctx, services);
+    const p: Page = { ctx, lang, t: translator(lang) };
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Vary', 'Cookie, Accept-Language');
+    try {
+      await handler(p);
+    } catch (error) {
+      await errorPage(p, services, error);
+    }
+  };
+}
+
+async function errorPage(p: Page, services: Services, error: unknown): Promise<void> {
+  const problem = error instanceof Problem ? error : undefined;
+  if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in a cabinet page');
+  const status = problem?.status ?? 500;
+  for (const [name, value] of Object.entries(problem?.headers ?? {})) if (name !== 'WWW-Authenticate') p.ctx.set(name, value);
+  const signed = await pageUser(p.ctx, services).catch(() => undefined);
+  const [title, text]: [MessageKey, string] =
+    status === 404
+      ? ['notFoundTitle', p.t('notFound')]
+      : status === 403
+        ? ['forbiddenTitle', p.t('csrfFailed')]
+        : ['errorTitle', problem ? problemWords(p.t, problem) : p.t('internalError')];
+  send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : '/cabinet', signed);
+}
+
+function problemWords(t: Translate, problem: Problem): string {
+  if (EXPLAINED.has(problem.code) && isMessageKey(problem.code)) return t(problem.code);
+  return problem.status >= 500 ? t('internalError') : t('badForm');
+}
+
+function send(p: Page, status: number, title: string, body: SafeHtml, getPath?: string, signedIn?: SignedIn): void {
+  p.ctx.status = status;
+  p.ctx.type = 'text/html; charset=utf-8';
+  p.ctx.set('Content-Language', p.lang);
+  const signed = signedIn && { email: signedIn.user.email, csrf: signedIn.csrf };
+  p.ctx.body = layout({ lang: p.lang, t: p.t, title, body, langHref: switchLangHref(p, getPath), signedIn: signed });
+}
+
+/** This page's GET address in the other language; one-shot notices are dropped. */
+function switchLangHref(p: Page, getPath?: string): string {
+  const url = new URL(getPath ?? `${p.ctx.path}?${p.ctx.querystring}`, 'http://page.invalid');
+  url.searchParams.set('lang', p.lang === 'ru' ? 'en' : 'ru');
+  for (const oneShot of ['done', 'signed_out']) url.searchParams.delete(oneShot);
+  return `${url.pathname}${url.search}`;
+}
+
+/** `?lang=` wins and is remembered in a cookie; then that cookie; then Accept-Language. */
+function chooseLang(ctx: Context, services: Services): Lang {
+  const asked = ctx.query.lang;
+  if (isLang(asked)) {
+    if (readCookie(ctx, LANG_COOKIE) !== asked) setCookie(ctx, services, LANG_COOKIE, asked, LANG_COOKIE_SECONDS);
+    return asked;
+  }
+  const remembered = readCookie(ctx, LANG_COOKIE);
+  return isLang(remembered) ? remembered : preferredLang(ctx.get('Accept-Language'));
+}
+
+async function signedInOrRedirect(p: Page, services: Services, next = `${p.ctx.path}${p.ctx.search}`): Promise<SignedIn | undefined> {
+  const signed = await pageUser(p.ctx, services);
+  if (!signed) redirect(p.ctx, `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
+  return signed;
+}
+
+function redirect(ctx: Context, location: string): void {
+  ctx.status = 303;
+  ctx.redirect(location);
+}
+
+/** An urlencoded form body (what browsers send); an empty body is an empty form. */
+async function readForm(ctx: Context): Promise<URLSearchParams> {
+  const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (!hasBody) return new URLSearchParams();
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new Problem(415, 'unsupported_media_type', 'Send the form urlencoded.');
+  return new URLSearchParams((await readRawBody(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
+}
+
+function csrfFailed(): Problem {
+  return new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+}

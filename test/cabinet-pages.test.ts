@@ -1,0 +1,347 @@
+// The buyer cabinet's web pages, driven as a browser would over real HTTP (redirects not followed, cookies kept by
+// hand), against the real PostgreSQL, the Temporal dev server and our worker: invitation → password → approvals →
+// escrow release, CSRF, sign-in and its `next`, other buyers' deals, and Russian.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+
+let server: TestServer;
+let marketplace: { id: string; secret_key: string };
+
+beforeAll(async () => {
+  server = await startTestServer({ worker: true });
+  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pages shop', mode: 'sandbox' }, admin()));
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
+const mkt = () => ({ 'X-Svc-Key': marketplace.secret_key });
+const api = (path: string) => `${server.url}/api/mkt${path}`;
+const PASSWORD = 'a strong password';
+
+interface Page {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+/** A browser without JavaScript: keeps its cookies, never follows redirects on its own. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
+  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<Page> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(new URL(path, server.url), {
+      method,
+      redirect: 'manual',
+      headers: {
+        ...(cookie ? { Cookie: cookie } : {}),
+        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+        ...this.headers,
+        ...headers,
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const [name = '', value = ''] = pair.split('=');
+      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
+  }
+
+  get(path: string, headers?: Record<string, string>) {
+    return this.request('GET', path, undefined, headers);
+  }
+
+  post(path: string, form: Record<string, string>) {
+    return this.request('POST', path, form);
+  }
+
+  /** GETs the address a 303 points to. */
+  async follow(page: Page): Promise<Page> {
+    expect(page.status).toBe(303);
+    return this.get(page.location!);
+  }
+}
+
+const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+const words = (page: Page) => page.text.replace(/\s+/g, ' ');
+
+async function createDeal(fields: Record<string, unknown> = {}) {
+  const body = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), title: 'Bicycle', amount: 1500.5, ...fields };
+  const response = await post(api('/deals'), body, mkt());
+  expect(response.status).toBe(201);
+  return { ...(await json(response)), buyer_email: body.buyer_email as string };
+}
+
+/** A deal waiting for the buyer's approval, with one contract. */
+async function dealInApproval(fields: Record<string, unknown> = {}) {
+  const deal = await createDeal(fields);
+  const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
+    method: 'POST',
+    headers: { ...mkt(), 'Content-Type': 'application/pdf' },
+    body: Buffer.from('%PDF-1.4 terms'),
+  });
+  expect(upload.status).toBe(201);
+  const document = await json(upload);
+  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
+  expect(approval.status).toBe('pending');
+  return { deal, document, approval };
+}
+
+const dealStatus = async (dealId: string) => (await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status;
+
+/** The invitation link's path and query, from the dev outbox. */
+async function invitationPath(email: string): Promise<string> {
+  let link: string | undefined;
+  await expect
+    .poll(async () => {
+      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
+      link = items[0]?.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=\S+/)?.[0];
+      return link;
+    }, { timeout: 20_000 })
+    .toBeDefined();
+  const url = new URL(link!);
+  expect(url.origin).toBe(server.url);
+  return `${url.pathname}${url.search}`;
+}
+
+/** The buyer opens the invitation link, sets a password and lands in the cabinet. */
+async function buyerBrowser(email: string, headers: Record<string, string> = {}): Promise<Browser> {
+  const browser = new Browser(headers);
+  const form = await browser.get(await invitationPath(email));
+  expect(form.status).toBe(200);
+  const token = /name="token" value="([^"]+)"/.exec(form.text)![1]!;
+  const accepted = await browser.post('/cabinet/invite', { _csrf: csrfOf(form), token, password: PASSWORD, password_confirm: PASSWORD });
+  expect(accepted.status).toBe(303);
+  expect(accepted.location).toBe('/cabinet');
+  return browser;
+}
+
+describe('a buyer from the invitation mail to a paid deal', () => {
+  it('sets a password, approves with the CSRF token, releases the escrow, and the deal is paid', async () => {
+    const { deal, document, approval } = await dealInApproval({ title: 'Bike <script>alert(1)</script> & "bell"' });
+    const browser = new Browser();
+
+    const invite = await browser.get(await invitationPath(deal.buyer_email));
+    expect(invite.status).toBe(200);
+    expect(invite.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(invite.headers.get('x-frame-options')).toBe('DENY');
+    expect(invite.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(invite.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(invite.headers.get('cache-control')).toBe('no-store');
+    expect(invite.text).not.toMatch(/<script/i);
+    expect(invite.text).toMatch(/<label for="password">New password<\/label>/);
+    expect(invite.text).toMatch(/<label for="password_confirm">Repeat the password<\/label>/);
+    const token = /name="token" value="([^"]+)"/.exec(invite.text)![1]!;
+
+    const mismatch = await browser.post('/cabinet/invite', { _csrf: csrfOf(invite), token, password: PASSWORD, password_confirm: 'another one' });
+    expect(mismatch.status).toBe(400);
+    expect(words(mismatch)).toContain('The two passwords differ');
+    const noCsrf = await browser.post('/cabinet/invite', { token, password: PASSWORD, password_confirm: PASSWORD });
+    expect(noCsrf.status).toBe(403);
+
+    const accepted = await browser.post('/cabinet/invite', { _csrf: csrfOf(invite), token, password: PASSWORD, password_confirm: PASSWORD });
+    expect(accepted.status).toBe(303);
+    expect(accepted.location).toBe('/cabinet');
+    const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_cabinet='))!;
+    expect(sessionCookie).toMatch(/^svc_cabinet=ct_[\w-]+; Path=\/cabinet; Max-Age=43200; HttpOnly; SameSite=Lax$/);
+
+    const home = await browser.follow(accepted);
+    expect(home.status).toBe(200);
+    expect(home.headers.get('cache-control')).toBe('no-store');
+    expect(home.text).toContain('<h2 id="approvals">Approvals</h2>');
+    expect(home.text).toContain('<h2 id="deals">Deals</h2>');
+    expect(home.text).toContain('Bike &#60;script&#62;alert(1)&#60;/script&#62; &#38; &#34;bell&#34;');
+    expect(home.text).not.toContain('<script>alert(1)');
+    expect(words(home)).toContain('RUB 1,500.50');
+    expect(home.text).toContain(`href="/cabinet/documents/${document.id}/content"`);
+    expect(home.text).toContain(`action="/cabinet/view/approvals/${approval.id}/approve"`);
+    expect(home.text).toContain(`action="/cabinet/view/approvals/${approval.id}/reject"`);
+    expect(words(home)).toContain('Waiting for approval');
+
+    const download = await browser.get(`/cabinet/documents/${document.id}/content`);
+    expect(download.status).toBe(200);
+    expect(download.text).toBe('%PDF-1.4 terms');
+
+    const forged = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, {});
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(words(forged)).toContain('This form has expired');
+    const wrong = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: 'x'.repeat(43) });
+    expect(wrong.status).toBe(403);
+    expect(await dealStatus(deal.id)).toBe('approval');
+
+    const approved = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    expect(approved.location).toBe(`/cabinet/view/deals/${deal.id}?done=approved`);
+    const afterApproval = await browser.follow(approved);
+    expect(words(afterApproval)).toContain('You approved the terms.');
+    expect(words(afterApproval)).toContain('Terms approved, waiting for payment');
+    expect(await dealStatus(deal.id)).toBe('approved');
+
+    const twice = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    expect(twice.status).toBe(400);
+    expect(twice.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(words(twice)).toContain('This approval has already been decided.');
+
+    const escrow = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
+    expect(await json(escrow)).toMatchObject({ status: 'hold', provider: 'sandbox' });
+    const held = await browser.get(`/cabinet/view/deals/${deal.id}`);
+    expect(words(held)).toContain('Paid: the money is held in escrow');
+    for (const action of ['release', 'refund', 'dispute']) {
+      expect(held.text).toContain(`action="/cabinet/view/deals/${deal.id}/escrow/${action}"`);
+    }
+
+    const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(held) });
+    expect(released.location).toBe(`/cabinet/view/deals/${deal.id}?done=released`);
+    const paid = await browser.follow(released);
+    expect(words(paid)).toContain('Completed: the money was sent to the seller');
+    expect(paid.text).not.toContain('/escrow/release"');
+    expect(await dealStatus(deal.id)).toBe('paid');
+
+    const again = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(held) });
+    expect(again.status).toBe(400);
+    expect(again.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(words(again)).toContain('The payment cannot be moved that way now.');
+    expect(again.text).not.toContain('invalid_payment_state');
+    expect(await dealStatus(deal.id)).toBe('paid');
+  });
+
+  it('rejects with a comment, shown escaped in the history', async () => {
+    const { deal, approval } = await dealInApproval();
+    const browser = await buyerBrowser(deal.buyer_email);
+    const home = await browser.get('/cabinet');
+    const rejected = await browser.post(`/cabinet/view/approvals/${approval.id}/reject`, { _csrf: csrfOf(home), comment: 'Wrong <b>size</b>' });
+    expect(rejected.location).toBe(`/cabinet/view/deals/${deal.id}?done=rejected`);
+    const page = await browser.follow(rejected);
+    expect(words(page)).toContain('Terms rejected');
+    expect(page.text).toContain('Wrong &#60;b&#62;size&#60;/b&#62;');
+    const decided = await json(await fetch(api(`/deals/${deal.id}`), { headers: mkt() }));
+    expect(decided.approvals[0]).toMatchObject({ status: 'rejected', comment: 'Wrong <b>size</b>' });
+  });
+});
+
+describe('sessions', () => {
+  it('signs in with the password, refuses a wrong one with 401, and never follows an outside next', async () => {
+    const { deal } = await dealInApproval();
+    await buyerBrowser(deal.buyer_email);
+    const browser = new Browser();
+
+    const anonymous = await browser.get(`/cabinet/view/deals/${deal.id}`);
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.location).toBe(`/cabinet/sign-in?next=${encodeURIComponent(`/cabinet/view/deals/${deal.id}`)}`);
+
+    const form = await browser.follow(anonymous);
+    expect(form.text).toContain(`name="next" value="/cabinet/view/deals/${deal.id}"`);
+    expect(form.text).toMatch(/<label for="email">E-mail<\/label>/);
+    const noCsrf = await browser.post('/cabinet/sign-in', { email: deal.buyer_email, password: PASSWORD });
+    expect(noCsrf.status).toBe(403);
+    const wrong = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email: deal.buyer_email, password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    expect(words(wrong)).toContain('The e-mail or the password is wrong.');
+    expect(wrong.text).toContain(`value="${deal.buyer_email}"`);
+    expect(browser.cookies.has('svc_cabinet')).toBe(false);
+
+    const signedIn = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email: deal.buyer_email, password: PASSWORD, next: `/cabinet/view/deals/${deal.id}` });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.location).toBe(`/cabinet/view/deals/${deal.id}`);
+    expect((await browser.follow(signedIn)).status).toBe(200);
+
+    for (const next of ['//evil.example', '/\\evil.example', 'https://evil.example/', '/\t/evil.example', 'javascript:alert(1)']) {
+      const outsider = new Browser();
+      const page = await outsider.get(`/cabinet/sign-in?next=${encodeURIComponent(next)}`);
+      expect(page.text, next).toContain('name="next" value="/cabinet"');
+      const response = await outsider.post('/cabinet/sign-in', { _csrf: csrfOf(page), email: deal.buyer_email, password: PASSWORD, next });
+      expect(response.location, next).toBe('/cabinet');
+    }
+  });
+
+  it('signs out: the cookie is cleared and the token stops working', async () => {
+    const { deal } = await dealInApproval();
+    const browser = await buyerBrowser(deal.buyer_email);
+    const token = browser.cookies.get('svc_cabinet')!;
+    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+    const home = await browser.get('/cabinet');
+    expect((await browser.post('/cabinet/sign-out', {})).status).toBe(403);
+    const out = await browser.post('/cabinet/sign-out', { _csrf: csrfOf(home) });
+    expect(out.location).toBe('/cabinet/sign-in?signed_out=1');
+    expect(browser.cookies.has('svc_cabinet')).toBe(false);
+    expect(words(await browser.follow(out))).toContain('You have signed out.');
+    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
+    const again = await new Browser().get('/cabinet', { Cookie: `svc_cabinet=${token}` });
+    expect(again.status).toBe(303);
+  });
+
+  it('explains an invitation link that is wrong or already used', async () => {
+    const browser = new Browser();
+    const bogus = await browser.get('/cabinet/invite?token=inv_00000000-0000-0000-0000-000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    expect(bogus.status).toBe(400);
+    expect(bogus.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(words(bogus)).toContain('This invitation link does not work');
+    expect(bogus.text).toContain('href="/cabinet/sign-in"');
+    expect(bogus.text).not.toContain('name="password"');
+
+    const { deal } = await dealInApproval();
+    const link = await invitationPath(deal.buyer_email);
+    await buyerBrowser(deal.buyer_email);
+    const used = await new Browser().get(link);
+    expect(used.status).toBe(400);
+    expect(words(used)).toContain('was already used');
+  });
+});
+
+describe("another buyer's deal", () => {
+  it('is a 404 page, its document cannot be downloaded, and its approval cannot be decided', async () => {
+    const { deal, document, approval } = await dealInApproval();
+    const other = await createDeal();
+    const stranger = await buyerBrowser(other.buyer_email);
+
+    const page = await stranger.get(`/cabinet/view/deals/${deal.id}`);
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(words(page)).toContain('Not found');
+    expect(page.text).not.toContain('Terms.pdf');
+    expect((await stranger.get('/cabinet/view/deals/not-a-uuid')).status).toBe(404);
+    expect((await stranger.get(`/cabinet/documents/${document.id}/content`)).status).toBe(404);
+
+    const home = await stranger.get('/cabinet');
+    expect(home.text).not.toContain(deal.id);
+    const decided = await stranger.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    expect(decided.status).toBe(404);
+    const escrow = await stranger.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(home) });
+    expect(escrow.status).toBe(404);
+    expect(await dealStatus(deal.id)).toBe('approval');
+  });
+});
+
+describe('language', () => {
+  it('speaks Russian when the browser prefers it, and remembers ?lang=en', async () => {
+    const { deal } = await dealInApproval({ amount: 2500 });
+    const browser = await buyerBrowser(deal.buyer_email, { 'Accept-Language': 'ru-RU,ru;q=0.9,en-US;q=0.8' });
+    const home = await browser.get('/cabinet');
+    expect(home.text).toContain('<html lang="ru">');
+    expect(home.headers.get('content-language')).toBe('ru');
+    expect(home.text).toContain('<h2 id="approvals">Согласования</h2>');
+    expect(words(home)).toContain('2 500,00 ₽');
+    expect(words(home)).toContain('Ожидает согласования');
+    expect(home.text).toContain('>Согласовать</button>');
+
+    const english = await browser.get('/cabinet?lang=en');
+    expect(english.text).toContain('<html lang="en">');
+    expect(english.text).toContain('<h2 id="approvals">Approvals</h2>');
+    expect(browser.cookies.get('svc_lang')).toBe('en');
+    const remembered = await browser.get(`/cabinet/view/deals/${deal.id}`);
+    expect(remembered.text).toContain('<html lang="en">');
+    expect(remembered.text).toContain('href="/cabinet/view/deals/' + deal.id + '?lang=ru"');
+
+    const signIn = await new Browser({ 'Accept-Language': 'ru' }).get('/cabinet/sign-in');
+    expect(signIn.text).toContain('<label for="email">Электронная почта</label>');
+    const englishFirst = await new Browser({ 'Accept-Language': 'en-US,en;q=0.9,ru;q=0.8' }).get('/cabinet/sign-in');
+    expect(englishFirst.text).toContain('<html lang="en">');
+  });
+});

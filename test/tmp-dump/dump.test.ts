@@ -1,0 +1,30 @@
+import { it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { json, post, startTestServer, uniqueEmail, uniqueId } from '../helpers.ts';
+it('dumps', async () => {
+  const server = await startTestServer({ worker: true });
+  const admin = { Authorization: `Bearer ${server.adminToken}` };
+  const m = await json(await post(`${server.url}/admin/marketplaces`, { name: 'x', mode: 'sandbox' }, admin));
+  const mkt = { 'X-Svc-Key': m.secret_key };
+  const email = uniqueEmail('b');
+  const deal = await json(await post(`${server.url}/api/mkt/deals`, { external_id: uniqueId(), buyer_email: email, seller_email: 'seller@example.com', title: 'Bike', amount: 100, description: 'A red bike' }, mkt));
+  await fetch(`${server.url}/api/mkt/deals/${deal.id}/documents?kind=contract&name=T.pdf`, { method: 'POST', headers: { ...mkt, 'Content-Type': 'application/pdf' }, body: 'x' });
+  await post(`${server.url}/api/mkt/deals/${deal.id}/approval`, {}, mkt);
+  let link;
+  for (let i = 0; i < 40 && !link; i++) { await new Promise(r => setTimeout(r, 300)); link = (await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin }))).items[0]?.text.match(/https?:\/\/\S+/)?.[0]; }
+  const inv = await fetch(link, { redirect: 'manual' });
+  const pre = inv.headers.getSetCookie()[0].split(';')[0];
+  const html = await inv.text();
+  writeFileSync('/tmp/invite.html', html);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)[1];
+  const token = /name="token" value="([^"]+)"/.exec(html)[1];
+  const acc = await fetch(`${server.url}/cabinet/invite`, { method: 'POST', redirect: 'manual', headers: { Cookie: pre, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, token, password: 'password1', password_confirm: 'password1' }) });
+  const sess = acc.headers.getSetCookie()[0].split(';')[0];
+  const home = await fetch(`${server.url}/cabinet`, { headers: { Cookie: sess } });
+  writeFileSync('/tmp/home.html', await home.text());
+  const h = [...home.headers].map(x => x.join(': ')).join('\n'); writeFileSync('/tmp/home.headers', h);
+  await post(`${server.url}/cabinet/approvals/${(await json(await fetch(`${server.url}/api/mkt/deals/${deal.id}`, { headers: mkt }))).approvals[0].id}/approve`, {}, { Authorization: `Bearer ${sess.split('=')[1]}` });
+  await post(`${server.url}/api/mkt/deals/${deal.id}/escrow`, {}, mkt);
+  writeFileSync('/tmp/deal.html', await (await fetch(`${server.url}/cabinet/view/deals/${deal.id}`, { headers: { Cookie: sess, 'Accept-Language': 'ru' } })).text());
+  await server.stop();
+});
