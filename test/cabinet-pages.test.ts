@@ -150,7 +150,8 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(accepted.status).toBe(303);
     expect(accepted.location).toBe('/cabinet');
     const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_cabinet='))!;
-    expect(sessionCookie).toMatch(/^svc_cabinet=ct_[\w-]+; Path=\/cabinet; Max-Age=43200; HttpOnly; SameSite=Lax$/);
+    const lifetime = server.services.config.CABINET_TOKEN_TTL_SECONDS;
+    expect(sessionCookie).toMatch(new RegExp(`^svc_cabinet=ct_[\\w-]+; Path=/cabinet; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`));
 
     const home = await browser.follow(accepted);
     expect(home.status).toBe(200);
@@ -164,6 +165,9 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(home.text).toContain(`action="/cabinet/view/approvals/${approval.id}/approve"`);
     expect(home.text).toContain(`action="/cabinet/view/approvals/${approval.id}/reject"`);
     expect(words(home)).toContain('Waiting for approval');
+    expect(home.text).toContain('<link rel="stylesheet" href="/cabinet/assets/cabinet.css">');
+    const css = await browser.get('/cabinet/assets/cabinet.css');
+    expect([css.status, css.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
 
     const download = await browser.get(`/cabinet/documents/${document.id}/content`);
     expect(download.status).toBe(200);
@@ -275,6 +279,21 @@ describe('sessions', () => {
     expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
     const again = await new Browser().get('/cabinet', { Cookie: `svc_cabinet=${token}` });
     expect(again.status).toBe(303);
+  });
+
+  it('marks its cookies Secure when the public address is https', async () => {
+    const plain = await new Browser().get('/cabinet/sign-in');
+    expect(plain.headers.get('set-cookie')).not.toContain('Secure');
+    const original = server.services.config.BASE_URL;
+    server.services.config.BASE_URL = 'https://cabinet.example';
+    try {
+      const page = await new Browser().get('/cabinet/sign-in?lang=en');
+      const cookies = page.headers.getSetCookie();
+      expect(cookies).toHaveLength(2);
+      for (const cookie of cookies) expect(cookie).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      server.services.config.BASE_URL = original;
+    }
   });
 
   it('explains an invitation link that is wrong or already used', async () => {

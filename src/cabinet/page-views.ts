@@ -135,7 +135,7 @@ function escrow(view: View, snapshot: DealSnapshot, actions: PaymentAction[], cs
       : undefined;
   const forms = actions.map(
     (action) => html`<form method="post" action="/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}">${csrfField(csrf)}
-<button type="submit" class="${action === 'release' ? '' : action === 'refund' ? 'secondary' : 'danger'}">${t(action)}</button>
+<button type="submit" class="${{ release: 'primary', refund: 'secondary', dispute: 'danger' }[action]}">${t(action)}</button>
 <p class="hint">${t(ACTION_HINT[action])}</p></form>`,
   );
   const idle = latest.status === 'disputed' ? t('disputeNote') : t('noEscrowActions');

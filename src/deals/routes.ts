@@ -22,7 +22,8 @@ const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
 /** Creates the deal (idempotent on external_id) and starts its workflow; shared with the widget. */
 export async function createDeal(services: Services, marketplace: Marketplace, fields: z.output<typeof DealFields>) {
   const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...fields });
-  const snapshot = (await loadSnapshot(services.db, deal.id))!;
+  // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
+  const snapshot = created ? { deal, documents: [], approvals: [], payments: [] } : (await loadSnapshot(services.db, deal.id))!;
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };

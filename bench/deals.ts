@@ -1,0 +1,131 @@
+// bench/deals: against a running stack (`npm start` in another terminal), measures
+//   1. deal creations per second through the API at 1, 10 and 50 concurrent, beside the bare Temporal workflow start
+//      from a plain client in the same run (the limit);
+//   2. the time from the buyer's approval to the webhook's arrival;
+//   3. complete lifecycles (create, document, approval, approve, escrow, release) with every webhook accounted for.
+// Usage: npm run bench:deals [-- --lifecycles 1000]
+// Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL and TEMPORAL_ADDRESS as
+// for the service.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { parseConfig } from '../src/config.ts';
+import { line, percentiles, runConcurrently } from './stats.ts';
+
+const config = parseConfig();
+const lifecycles = Number(process.argv[process.argv.indexOf('--lifecycles') + 1]) || 1000;
+const adminToken =
+  process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(config.DATA_DIR, 'demo-credentials.json'), 'utf8')).admin_token;
+const base = config.BASE_URL;
+const runId = randomUUID().slice(0, 8);
+
+async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}${url}`, {
+    method,
+    headers: { ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Records when each webhook arrives, by deal and event. */
+async function startReceiver() {
+  const arrivals = new Map<string, number>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString());
+      arrivals.set(`${event.id}/${event.event}`, performance.now());
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return { url, arrivals, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+async function main() {
+  const admin = { Authorization: `Bearer ${adminToken}` };
+  const marketplace = await call('POST', '/admin/marketplaces', { name: `bench ${runId}`, mode: 'sandbox' }, admin);
+  const key = { 'X-Svc-Key': marketplace.secret_key };
+  const receiver = await startReceiver();
+  await call('POST', '/api/mkt/webhook', { url: receiver.url }, key);
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  console.log(`bench/deals against ${base} (Temporal ${config.TEMPORAL_ADDRESS}), run ${runId}\n`);
+
+  console.log('1. Creating deals: the API beside a bare workflow start');
+  for (const [concurrency, total] of [[1, 200], [10, 1000], [50, 2000]] as const) {
+    const raw = await runConcurrently(total, concurrency, async () => {
+      // The same Temporal operation the API performs, with nothing around it (no worker runs this type).
+      await client.workflow.start('benchBareStart', { taskQueue: `bench-bare-${runId}`, workflowId: `bench/${runId}/${randomUUID()}`, args: [{}] });
+    });
+    const api = await runConcurrently(total, concurrency, async (index) => {
+      await call('POST', '/api/mkt/deals', { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 }, key);
+    });
+    console.log(line(`  bare workflow start, ${concurrency} concurrent`, raw));
+    console.log(line(`  POST /api/mkt/deals, ${concurrency} concurrent`, api));
+    console.log(`  API / bare = ${(api.perSecond / raw.perSecond).toFixed(2)}x\n`);
+  }
+  for await (const execution of client.workflow.list({ query: `WorkflowType = 'benchBareStart' AND ExecutionStatus = 'Running'` })) {
+    await client.workflow.getHandle(execution.workflowId).terminate('benchmark done').catch(() => {});
+  }
+
+  // One buyer for every lifecycle: sign in once through the invitation.
+  const buyerEmail = `bench-${runId}@example.com`;
+  const { items } = await call('GET', `/admin/mail?to=${encodeURIComponent(buyerEmail)}`, undefined, admin);
+  const inviteToken = items[0]?.text.match(/invite\?token=(\S+)/)?.[1];
+  if (!inviteToken) throw new Error('No invitation mail for the bench buyer; is the worker running?');
+  const buyer = { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token: inviteToken, password: 'bench password' })).token}` };
+
+  const approveToWebhook: number[] = [];
+  let missing = 0;
+  const lifecycle = async (index: number) => {
+    const deal = await call('POST', '/api/mkt/deals', { external_id: `life-${index}-${runId}`, buyer_email: buyerEmail, title: 'Bench', amount: 10 }, key);
+    await call('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' });
+    const approval = await call('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key);
+    const approvedAt = performance.now();
+    await call('POST', `/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    await call('POST', `/api/mkt/deals/${deal.id}/escrow`, {}, key);
+    await call('POST', `/cabinet/deals/${deal.id}/escrow/release`, {}, buyer);
+    const events = ['deal.approved', 'deal.escrow_hold', 'deal.paid'].map((event) => `${deal.id}/${event}`);
+    if (!(await waitFor(() => events.every((event) => receiver.arrivals.has(event)), 60_000))) missing++;
+    const arrived = receiver.arrivals.get(`${deal.id}/deal.approved`);
+    if (arrived) approveToWebhook.push(arrived - approvedAt);
+  };
+
+  console.log('2. Approval to webhook (sequential, 100 deals)');
+  await runConcurrently(100, 1, lifecycle);
+  const sequential = percentiles(approveToWebhook);
+  console.log(`  buyer approves → deal.approved arrives   p50 ${sequential.p50.toFixed(1)} ms   p99 ${sequential.p99.toFixed(1)} ms\n`);
+
+  console.log(`3. ${lifecycles} complete lifecycles, 25 concurrent`);
+  approveToWebhook.length = 0;
+  const before = receiver.arrivals.size;
+  const all = await runConcurrently(lifecycles, 25, (index) => lifecycle(100 + index));
+  const underLoad = percentiles(approveToWebhook);
+  console.log(line('  lifecycle (7 requests + 3 webhooks)', all));
+  console.log(`  webhooks received ${receiver.arrivals.size - before} of ${lifecycles * 3}; lifecycles missing a webhook: ${missing}`);
+  console.log(`  approve → deal.approved under load        p50 ${underLoad.p50.toFixed(1)} ms   p99 ${underLoad.p99.toFixed(1)} ms`);
+
+  await receiver.close();
+  await connection.close();
+  if (missing > 0) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,38 @@
+// Small helpers for the benchmarks: run N tasks at a given concurrency and summarise latencies.
+
+export interface Summary {
+  count: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+/** Runs `total` calls of `task` with `concurrency` in flight; returns each call's latency in ms. */
+export async function runConcurrently(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<Summary> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const index = next++;
+        const begun = performance.now();
+        await task(index);
+        latencies.push(performance.now() - begun);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { count: total, seconds, perSecond: total / seconds, ...percentiles(latencies) };
+}
+
+export function percentiles(values: number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+export function line(label: string, summary: Summary): string {
+  return `${label.padEnd(34)} ${summary.perSecond.toFixed(1).padStart(8)}/s   p50 ${summary.p50.toFixed(1).padStart(7)} ms   p99 ${summary.p99.toFixed(1).padStart(7)} ms   (${summary.count} in ${summary.seconds.toFixed(1)} s)`;
+}

@@ -1,0 +1,128 @@
+// What every cabinet page shares: the language choice, the headers each page carries, errors rendered as pages in
+// the reader's language (never JSON), redirects, form bodies, the signed-in check and the safe `next` rule.
+import type { Context } from 'koa';
+import type { Services } from '../services.ts';
+import type { User } from '../accounts/users.ts';
+import type { Logger } from '../log.ts';
+import { Problem } from '../http/problem.ts';
+import { readRawBody } from '../http/body.ts';
+import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
+import { layout, type SafeHtml } from './html.ts';
+import { errorBody, type View } from './page-views.ts';
+import { LANG_COOKIE, pageUser, readCookie, setCookie } from './web-session.ts';
+
+const FORM_LIMIT_BYTES = 64 * 1024;
+const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
+/** Problem codes a buyer may meet on a page, each with its own words in the dictionary. */
+const EXPLAINED = new Set<string>([
+  'approval_not_pending',
+  'invalid_payment_state',
+  'deal_closed',
+  'deal_not_approved',
+  'acquirer_refused',
+  'acquirer_unavailable',
+  'deal_engine_unavailable',
+]);
+
+export type SignedIn = { user: User; csrf: string };
+export interface Page extends View {
+  ctx: Context;
+}
+
+/**
+ * Only a path on this site: one leading '/', not '//' or '/\' (which browsers read as another host), no control
+ * characters or whitespace (browsers strip tabs and newlines, so '/\t/evil' would become '//evil'), no backslash.
+ */
+export function safeNext(value: unknown, baseUrl: string): string {
+  const fallback = '/cabinet';
+  if (typeof value !== 'string' || value.length > 2000 || !value.startsWith('/')) return fallback;
+  if (value.startsWith('//') || value.startsWith('/\\') || /[\\\s\u0000-\u001f\u007f]/.test(value)) return fallback;
+  return new URL(value, baseUrl).origin === new URL(baseUrl).origin ? value : fallback;
+}
+
+/** Wraps a page handler: language, headers every page carries, and errors as pages. */
+export function page(services: Services, handler: (p: Page) => Promise<void>) {
+  return async (ctx: Context) => {
+    const lang = chooseLang(ctx, services);
+    const p: Page = { ctx, lang, t: translator(lang) };
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Vary', 'Cookie, Accept-Language');
+    try {
+      await handler(p);
+    } catch (error) {
+      await errorPage(p, services, error);
+    }
+  };
+}
+
+export async function errorPage(p: Page, services: Services, error: unknown): Promise<void> {
+  const problem = error instanceof Problem ? error : undefined;
+  if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in a cabinet page');
+  const status = problem?.status ?? 500;
+  for (const [name, value] of Object.entries(problem?.headers ?? {})) if (name !== 'WWW-Authenticate') p.ctx.set(name, value);
+  const signed = await pageUser(p.ctx, services).catch(() => undefined);
+  const [title, text]: [MessageKey, string] =
+    status === 404
+      ? ['notFoundTitle', p.t('notFound')]
+      : status === 403
+        ? ['forbiddenTitle', p.t('csrfFailed')]
+        : ['errorTitle', problem ? problemWords(p.t, problem) : p.t('internalError')];
+  send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : '/cabinet', signed);
+}
+
+export function problemWords(t: Translate, problem: Problem): string {
+  if (EXPLAINED.has(problem.code) && isMessageKey(problem.code)) return t(problem.code);
+  return problem.status >= 500 ? t('internalError') : t('badForm');
+}
+
+export function send(p: Page, status: number, title: string, body: SafeHtml, getPath?: string, signedIn?: SignedIn): void {
+  p.ctx.status = status;
+  p.ctx.type = 'text/html; charset=utf-8';
+  p.ctx.set('Content-Language', p.lang);
+  const signed = signedIn && { email: signedIn.user.email, csrf: signedIn.csrf };
+  p.ctx.body = layout({ lang: p.lang, t: p.t, title, body, langHref: switchLangHref(p, getPath), signedIn: signed });
+}
+
+/** This page's GET address in the other language; one-shot notices are dropped. */
+function switchLangHref(p: Page, getPath?: string): string {
+  const url = new URL(getPath ?? `${p.ctx.path}?${p.ctx.querystring}`, 'http://page.invalid');
+  url.searchParams.set('lang', p.lang === 'ru' ? 'en' : 'ru');
+  for (const oneShot of ['done', 'signed_out']) url.searchParams.delete(oneShot);
+  return `${url.pathname}${url.search}`;
+}
+
+/** `?lang=` wins and is remembered in a cookie; then that cookie; then Accept-Language. */
+function chooseLang(ctx: Context, services: Services): Lang {
+  const asked = ctx.query.lang;
+  if (isLang(asked)) {
+    if (readCookie(ctx, LANG_COOKIE) !== asked) setCookie(ctx, services, LANG_COOKIE, asked, LANG_COOKIE_SECONDS);
+    return asked;
+  }
+  const remembered = readCookie(ctx, LANG_COOKIE);
+  return isLang(remembered) ? remembered : preferredLang(ctx.get('Accept-Language'));
+}
+
+export async function signedInOrRedirect(p: Page, services: Services, next = `${p.ctx.path}${p.ctx.search}`): Promise<SignedIn | undefined> {
+  const signed = await pageUser(p.ctx, services);
+  if (!signed) redirect(p.ctx, `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
+  return signed;
+}
+
+export function redirect(ctx: Context, location: string): void {
+  ctx.status = 303;
+  ctx.redirect(location);
+}
+
+/** An urlencoded form body (what browsers send); an empty body is an empty form. */
+export async function readForm(ctx: Context): Promise<URLSearchParams> {
+  const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (!hasBody) return new URLSearchParams();
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new Problem(415, 'unsupported_media_type', 'Send the form urlencoded.');
+  return new URLSearchParams((await readRawBody(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
+}
+
+export function csrfFailed(): Problem {
+  return new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+}
