@@ -25,6 +25,9 @@ const USER_COLUMNS = 'id, email, name, created_at';
  * the unique index on lower(email) decides, and the loser reads the winner's committed row.
  */
 export async function ensureUser(db: Db, input: { email: string; name?: string }): Promise<{ user: User; created: boolean }> {
+  // Most calls find a user who exists already: one query, no transaction.
+  const existing = await findUserByEmail(db, input.email);
+  if (existing) return { user: existing, created: false };
   return inTransaction(db, async (client) => {
     const inserted = await client.query<User>(
       `INSERT INTO users (email, name) VALUES ($1, $2) ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,

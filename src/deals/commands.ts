@@ -77,7 +77,8 @@ function toProblem(error: unknown): unknown {
   if ((error as Error).name !== 'WorkflowUpdateFailedError') {
     const code = (error as { code?: number }).code;
     // gRPC DEADLINE_EXCEEDED (4) or UNAVAILABLE (14): no worker answered in time.
-    if (code === 4 || code === 14 || (error as Error).name === 'ServiceError') {
+    const timedOut = (error as Error).name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
+    if (timedOut || code === 4 || code === 14 || (error as Error).name === 'ServiceError') {
       return new Problem(503, 'deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
         headers: { 'Retry-After': '5' },
       });

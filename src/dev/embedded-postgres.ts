@@ -34,7 +34,9 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: asRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
+    // synchronous_commit=off: commits survive any process crash (the WAL is in the OS already); only a power cut can
+    // lose the last fraction of a second. The same trade as the dev server's SQLite settings, for one machine.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'synchronous_commit=off'],
     onLog: (message) => {
       logs.push(String(message));
       logs.splice(0, Math.max(0, logs.length - 30));
