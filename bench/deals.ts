@@ -71,6 +71,26 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean
   return true;
 }
 
+/** Waits until the worker has caught up (no workflow or activity task waiting), so one phase does not slow the next. */
+async function drained(client: Client, taskQueue: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  let quietReadings = 0;
+  while (quietReadings < 2 && Date.now() < deadline) {
+    let backlog = 0;
+    for (const taskQueueType of [1, 2]) {
+      const { stats } = await client.workflowService.describeTaskQueue({
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: taskQueue },
+        taskQueueType,
+        reportStats: true,
+      });
+      backlog += Number(stats?.approximateBacklogCount ?? 0);
+    }
+    quietReadings = backlog === 0 ? quietReadings + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 async function main() {
   const admin = { Authorization: `Bearer ${adminToken}` };
   const marketplace = await call('POST', '/admin/marketplaces', { name: `bench ${runId}`, mode: 'sandbox' }, admin);
@@ -90,6 +110,7 @@ async function main() {
     });
     // What the API does in Temporal: start a deal workflow that the worker then runs (its first task provisions
     // the parties), without our HTTP, authentication and insert around it.
+    await drained(client, config.TEMPORAL_TASK_QUEUE);
     const raw = await runConcurrently(total, concurrency, async () => {
       const id = randomUUID();
       const deal = { id, marketplace_id: marketplace.id, external_id: `raw-${id}`, title: '', buyer_email: `raw-${runId}@example.com`, buyer_name: '', seller_email: '', amount: 100, currency: 'RUB', description: '', created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
@@ -101,6 +122,7 @@ async function main() {
         memo: { title: '' },
       });
     });
+    await drained(client, config.TEMPORAL_TASK_QUEUE);
     const api = await runConcurrently(total, concurrency, async (index) => {
       await call('POST', '/api/mkt/deals', { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 }, key);
     });

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { WORKFLOWS_PATH } from '../src/worker.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'deal-histories');
 
@@ -42,15 +42,7 @@ async function paidDeal(documents = 1) {
     expect((await fetch(api(`/deals/${deal.id}/documents?kind=act`), { method: 'POST', headers: key(), body: Buffer.from(`act ${i}`) })).status).toBe(201);
   }
   const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key()));
-  let token: string | undefined;
-  await expect
-    .poll(async () => {
-      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(buyerEmail)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
-      token = items[0]?.text.match(/invite\?token=(\S+)/)?.[1];
-      return token;
-    }, { timeout: 20_000 })
-    .toBeDefined();
-  const buyer = { Authorization: `Bearer ${(await json(await post(`${server.url}/cabinet/invite/accept`, { token, password: 'buyer password' }))).token}` };
+  const buyer = await signInFromInvitation(server, buyerEmail);
   expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
   expect((await post(api(`/deals/${deal.id}/escrow`), {}, key())).status).toBe(201);
   expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);

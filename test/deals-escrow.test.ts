@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 /** A marketplace with one deal that the buyer has approved, and the buyer's cabinet token. */
 async function approvedDeal(server: TestServer, secretKey: string, amount = 2500) {
@@ -13,16 +13,7 @@ async function approvedDeal(server: TestServer, secretKey: string, amount = 2500
   const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Sofa', amount }, key));
   await fetch(api(`/deals/${deal.id}/documents?kind=offer`), { method: 'POST', headers: key, body: Buffer.from('offer') });
   const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key));
-  let token: string | undefined;
-  await expect
-    .poll(async () => {
-      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(buyerEmail)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
-      token = items[0]?.text.match(/invite\?token=(\S+)/)?.[1];
-      return token;
-    }, { timeout: 20_000 })
-    .toBeDefined();
-  const session = await json(await post(`${server.url}/cabinet/invite/accept`, { token, password: 'buyer password' }));
-  const buyer = { Authorization: `Bearer ${session.token}` };
+  const buyer = await signInFromInvitation(server, buyerEmail);
   expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
   const getDeal = async () => json(await fetch(api(`/deals/${deal.id}`), { headers: key }));
   return { deal, buyer, getDeal, escrow: (body: unknown = {}) => post(api(`/deals/${deal.id}/escrow`), body, key) };

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 let server: TestServer;
 let receiver: Receiver;
@@ -46,21 +46,7 @@ async function getDeal(dealId: string) {
   return json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }));
 }
 
-/** The buyer follows the invitation link from the mail and sets a password: a cabinet token. */
-async function buyerSignsIn(email: string): Promise<Record<string, string>> {
-  let link: string | undefined;
-  await expect
-    .poll(async () => {
-      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
-      link = items[0]?.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=(\S+)/)?.[1];
-      return link;
-    }, { timeout: 20_000 })
-    .toBeDefined();
-  const accepted = await post(`${server.url}/cabinet/invite/accept`, { token: link, password: 'a strong password' });
-  expect(accepted.status).toBe(200);
-  const { token } = await json(accepted);
-  return { Authorization: `Bearer ${token}` };
-}
+const buyerSignsIn = (email: string) => signInFromInvitation(server, email);
 
 async function toApproval(dealId: string) {
   expect((await uploadDocument(dealId)).status).toBe(201);

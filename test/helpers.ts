@@ -1,6 +1,6 @@
 // Tests talk to the real PostgreSQL and Temporal of the global setup, over HTTP, through the servers users hit.
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { parseConfig, type Config } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { createServices, type Services } from '../src/services.ts';
@@ -71,4 +71,24 @@ export function post(url: string, body: unknown, headers: Record<string, string>
     headers: { 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** A buyer made by a deal follows the invitation link from their mail and sets a password: their cabinet headers. */
+export async function signInFromInvitation(server: TestServer, email: string): Promise<Record<string, string>> {
+  let token: string | undefined;
+  await expect
+    .poll(
+      async () => {
+        const mail = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+          headers: { Authorization: `Bearer ${server.adminToken}` },
+        });
+        token = (await json(mail)).items[0]?.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1];
+        return token;
+      },
+      { timeout: 20_000 },
+    )
+    .toBeDefined();
+  const accepted = await post(`${server.url}/cabinet/invite/accept`, { token, password: 'a strong password' });
+  expect(accepted.status).toBe(200);
+  return { Authorization: `Bearer ${(await json(accepted)).token}` };
 }

@@ -3,18 +3,7 @@
 import type { Db, DbClient } from '../db.ts';
 import type { ApprovalRecord, DealRecord, DealSnapshot, DocumentRecord, PaymentRecord } from './model.ts';
 
-export interface NewDeal {
-  id: string;
-  marketplace_id: string;
-  external_id: string;
-  title: string;
-  buyer_email: string;
-  buyer_name: string;
-  seller_email: string;
-  amount: number;
-  currency: string;
-  description: string;
-}
+export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
