@@ -4,7 +4,7 @@ import { inTransaction } from '../src/db.ts';
 import { ensureUser } from '../src/accounts/users.ts';
 import { ensureInvitation, invitationToken } from '../src/cabinet/invitations.ts';
 import { findDeal } from '../src/deals/store.ts';
-import type { ApprovalRecord, DealStatus, PaymentRecord } from '../src/deals/model.ts';
+import type { ApprovalRecord, DealRecord, DealStatus, PaymentRecord } from '../src/deals/model.ts';
 import type { NewDocument } from '../workflows/deal-messages.ts';
 import { insertWebhookEvent } from '../src/webhooks/events.ts';
 
@@ -73,27 +73,40 @@ export function createDealActivities(services: Services) {
     async provisionParties(dealId: string): Promise<void> {
       const deal = await findDeal(db, { id: dealId });
       if (!deal) return;
-      const parties = [
-        { role: 'buyer' as const, email: deal.buyer_email, name: deal.buyer_name },
-        ...(deal.seller_email ? [{ role: 'seller' as const, email: deal.seller_email, name: '' }] : []),
-      ];
-      for (const party of parties) {
-        const { user } = await ensureUser(db, { email: party.email, name: party.name });
-        await db.query(`UPDATE deals SET ${party.role}_id = $2 WHERE id = $1`, [dealId, user.id]);
-        const invitation = await ensureInvitation(db, user.id);
-        if (!invitation) continue;
-        const link = `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`;
-        await services.mailer.send({
-          key: `invitation/${invitation.id}`,
-          to: user.email,
-          subject: 'Your account for safe deals',
-          text:
-            `Hello${user.name ? ` ${user.name}` : ''},\n\n` +
-            `${party.role === 'buyer' ? 'A marketplace has opened a safe deal for you' : 'A buyer has opened a safe deal with you'}` +
-            `${deal.title ? `: "${deal.title}"` : ''}.\n` +
-            `Your account (svc ID ${user.id}) is ready. Set a password to open your cabinet:\n\n${link}\n`,
-        });
+      const { id: buyerId } = await provision(deal, 'buyer', deal.buyer_email, deal.buyer_name);
+      await db.query('UPDATE deals SET buyer_id = $2 WHERE id = $1', [dealId, buyerId]);
+      if (deal.seller_email) {
+        const { id: sellerId } = await provision(deal, 'seller', deal.seller_email, '');
+        await db.query('UPDATE deals SET seller_id = $2 WHERE id = $1', [dealId, sellerId]);
       }
     },
+
+    /** An approver other than the buyer also needs an account to decide in the cabinet. */
+    async provisionApprover(dealId: string, email: string): Promise<void> {
+      const deal = await findDeal(db, { id: dealId });
+      if (deal) await provision(deal, 'approver', email, '');
+    },
   };
+
+  async function provision(deal: DealRecord, role: 'buyer' | 'seller' | 'approver', email: string, name: string) {
+    const { user } = await ensureUser(db, { email, name });
+    const invitation = await ensureInvitation(db, user.id);
+    if (invitation) {
+      const link = `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`;
+      const opening = {
+        buyer: 'A marketplace has opened a safe deal for you',
+        seller: 'A buyer has opened a safe deal with you',
+        approver: 'You are asked to approve the terms of a safe deal',
+      }[role];
+      await services.mailer.send({
+        key: `invitation/${invitation.id}`,
+        to: user.email,
+        subject: 'Your account for safe deals',
+        text:
+          `Hello${user.name ? ` ${user.name}` : ''},\n\n${opening}${deal.title ? `: "${deal.title}"` : ''}.\n` +
+          `Your account (svc ID ${user.id}) is ready. Set a password to open your cabinet:\n\n${link}\n`,
+      });
+    }
+    return user;
+  }
 }

@@ -300,6 +300,22 @@ describe('documents and approvals', () => {
     expect(await json(plain)).toMatchObject({ name: 'invoice', content_type: 'application/octet-stream', size: 1 });
   });
 
+  it('invites an approver who is not the buyer, and only they decide', async () => {
+    const deal = await createDeal();
+    expect((await uploadDocument(deal.id)).status).toBe(201);
+    const approverEmail = uniqueEmail('cfo');
+    const started = await json(await post(api(`/deals/${deal.id}/approval`), { approver_email: approverEmail, comment: 'Please check' }, mkt()));
+    expect(started).toMatchObject({ status: 'pending', approver: approverEmail });
+    const approver = await buyerSignsIn(approverEmail);
+    const buyer = await buyerSignsIn(deal.buyer_email);
+    const approvalId = started.id;
+    expect((await post(`${server.url}/cabinet/approvals/${approvalId}/approve`, {}, buyer)).status).toBe(404);
+    const { items } = await json(await fetch(`${server.url}/cabinet/approvals`, { headers: approver }));
+    expect(items.map((item: { id: string }) => item.id)).toEqual([approvalId]);
+    expect((await post(`${server.url}/cabinet/approvals/${approvalId}/approve`, {}, approver)).status).toBe(200);
+    expect((await getDeal(deal.id)).status).toBe('approved');
+  });
+
   it('lets only the approver decide', async () => {
     const deal = await createDeal();
     const approval = await toApproval(deal.id);

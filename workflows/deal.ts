@@ -177,6 +177,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         const pending = pendingApproval();
         if (pending) return { approval: pending, created: false };
         const before = status();
+        if (approver.toLowerCase() !== state.deal.buyer_email.toLowerCase()) await records.provisionApprover(dealId, approver);
         const approval: ApprovalRecord = { id: uuid4(), status: 'pending', approver, comment, created_at: now(), decided_at: null };
         state.approvals.push(approval);
         await persist(before, { approval });
