@@ -15,6 +15,7 @@ export const EnvSchema = z.object({
   MCP_URL: url.optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_SIZE: positiveInt.default(20),
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_PORT: port.default(7233),
@@ -30,6 +31,10 @@ export const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9+/]{43}=?$/, 'must be 32 bytes in base64 (openssl rand -base64 32)')
     .optional(),
   SSO_CODE_TTL_SECONDS: positiveInt.default(300),
+  SSO_ACCESS_TOKEN_TTL_SECONDS: positiveInt.default(3600),
+  SSO_LOGIN_ACCOUNT_LIMIT: positiveInt.default(5),
+  SSO_LOGIN_ADDRESS_LIMIT: positiveInt.default(20),
+  SSO_LOGIN_WINDOW_SECONDS: positiveInt.default(900),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   DOCUMENT_STORE: z.enum(['filesystem', 's3']).default('filesystem'),
@@ -47,6 +52,14 @@ export const EnvSchema = z.object({
   DEAL_WORKFLOW_HISTORY_LIMIT: positiveInt.default(10_000),
   CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),
+  EIS_NOTICES_URL: url.optional(),
+  TED_SEARCH_URL: url.optional(),
+  OCDS_SOURCES: z
+    .string()
+    .regex(/^\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+(\s*,\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+)*\s*$/, 'must be key=url pairs separated by commas')
+    .optional(),
+  DATA_SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(60).default(3600),
+  SAMPLE_DATA: z.enum(['true', 'false']).default('true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

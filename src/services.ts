@@ -26,7 +26,7 @@ export function createServices(config: Config, logger: Logger): Services {
   if (!config.DATABASE_URL) {
     throw new ConfigError('DATABASE_URL is required when a process runs alone (npm start sets it for the embedded database).');
   }
-  const db = createDb(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   // Lazy: the servers start and answer /healthz with 503 while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
