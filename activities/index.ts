@@ -4,6 +4,7 @@ import { createMailActivities } from './mail.ts';
 import { createDealActivities } from './deals.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createEscrowActivities } from './escrow.ts';
+import { createDataSyncActivities } from './data-sync.ts';
 
 export function createActivities(services: Services) {
   return {
@@ -11,6 +12,7 @@ export function createActivities(services: Services) {
     ...createDealActivities(services),
     ...createWebhookActivities(services),
     ...createEscrowActivities(services),
+    ...createDataSyncActivities(services),
   };
 }
 

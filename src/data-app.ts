@@ -1,8 +1,11 @@
-// The data server: the read-only data API under /v1 and its MCP twin. Its OpenAPI document is /v1/openapi.json.
+// The data server: the read-only data API under /v1 and its MCP twin at /mcp/. Its OpenAPI document is /v1/openapi.json.
 import type Koa from 'koa';
 import { Api } from './http/api.ts';
 import { createApp } from './http/app.ts';
 import { healthChecks, type Services } from './services.ts';
+import { dataRoutes } from './data-api/routes.ts';
+import { resourceMetadataRoutes } from './data-api/resource-metadata.ts';
+import { mcpEndpoint } from './data-api/mcp-http.ts';
 
 export function createDataApp(services: Services): Koa {
   const api = new Api({
@@ -10,10 +13,13 @@ export function createDataApp(services: Services): Koa {
     version: '1.0.0',
     description:
       'Read-only tenders (Russia and worldwide), supervisory court practice and knowledge corpora. ' +
-      'Every request counts against the monthly quota of the key’s account.',
+      'Every request counts against the monthly quota of the key’s account (RateLimit-Policy and RateLimit headers); ' +
+      'the same key serves the MCP endpoint /mcp/, where only tools/call counts.',
     securitySchemes: { dataKey: { type: 'http', scheme: 'bearer', description: 'A svc_mcp_ key' } },
   });
-  return createApp({
+  dataRoutes(api, services);
+  resourceMetadataRoutes(api, services);
+  const app = createApp({
     name: 'data',
     baseUrl: services.config.MCP_URL,
     logger: services.logger,
@@ -21,4 +27,7 @@ export function createDataApp(services: Services): Koa {
     openapiPath: '/v1/openapi.json',
     health: healthChecks(services),
   });
+  // After the routers: /mcp matches no route, so the routers pass it on.
+  app.use(mcpEndpoint(services));
+  return app;
 }

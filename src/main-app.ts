@@ -12,6 +12,8 @@ import { dealRoutes } from './deals/routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
 import { cabinetPages } from './cabinet/pages.ts';
+import { ssoRoutes } from './sso/routes.ts';
+import { widget } from './widget/index.ts';
 
 export function createMainApp(services: Services): Koa {
   const api = new Api({
@@ -23,13 +25,18 @@ export function createMainApp(services: Services): Koa {
     securitySchemes: {
       marketplaceKey: { type: 'apiKey', in: 'header', name: 'X-Svc-Key', description: 'The secret mk_ key' },
       adminToken: { type: 'http', scheme: 'bearer', description: 'An administrator token' },
+      widgetToken: { type: 'apiKey', in: 'header', name: 'X-Svc-Widget-Token', description: 'A widget token from POST /api/mkt/widget/deals (or the wt query)' },
       cabinetToken: { type: 'http', scheme: 'bearer', description: 'A cabinet token (ct_…) from POST /cabinet/login' },
+      clientSecretBasic: { type: 'http', scheme: 'basic', description: 'SSO client_id and client_secret (or both in the form)' },
+      ssoAccessToken: { type: 'http', scheme: 'bearer', description: 'An access token from the OpenID Connect token endpoint' },
     },
   });
   marketplaceRoutes(api, services);
   dealRoutes(api, services);
+  widget(api, services);
   cabinetRoutes(api, services);
   cabinetPages(api, services);
+  ssoRoutes(api, services);
   adminDealRoutes(api, services);
   mailRoutes(api, services);
   dataKeyAdminRoutes(api, services);

@@ -18,6 +18,8 @@ import { startEmbeddedPostgres } from '../dev/embedded-postgres.ts';
 import { resolveTemporalCli } from '../dev/temporal-cli.ts';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.ts';
 import { ensureDemoCredentials, type DemoCredentials } from '../dev/demo.ts';
+import { ensureSampleData } from '../dev/sample-data-load.ts';
+import { configureDataSources } from '../data-api/sync.ts';
 
 const SHUTDOWN_LIMIT_MS = 45_000;
 
@@ -116,8 +118,10 @@ async function runAll(): Promise<void> {
     const services = createServices(runtime, logger);
     stops.push({ name: 'connections', stop: services.close });
     const demo = await ensureDemoCredentials(services.db, config.DATA_DIR);
+    if (config.SAMPLE_DATA === 'true') await ensureSampleData(services.db, say);
     const worker = await step('Temporal worker (bundling workflows)', () => startWorker(services));
     stops.push({ name: 'worker', stop: worker.stop });
+    await configureDataSources(services);
     const main = await listen(createMainApp(services), config.HOST, config.PORT);
     stops.push({ name: 'main server', stop: main.stop });
     const data = await listen(createDataApp(services), config.HOST, config.DATA_PORT);
@@ -141,6 +145,7 @@ function summary(config: Config, demo: DemoCredentials, seconds: number): string
     ['Data API docs', `${config.MCP_URL}/docs  (OpenAPI: ${config.MCP_URL}/v1/openapi.json)`],
     ['MCP endpoint', `${config.MCP_URL}/mcp/`],
     ['Temporal UI', temporal],
+    ['Buyer cabinet', `${config.BASE_URL}/cabinet  (outbox with invitations: ${config.BASE_URL}/admin/mail)`],
     ['Health', `${config.BASE_URL}/healthz  ${config.MCP_URL}/healthz`],
   ];
   const credentials: Array<[string, string]> = [

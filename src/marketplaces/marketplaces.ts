@@ -1,6 +1,7 @@
 // Marketplaces and their keys: the secret mk_ key for server calls, the public pk_ key for the widget.
 // Keys are stored only as SHA-256 hashes and found by hash, then compared in constant time.
 import type { Middleware } from 'koa';
+import type { PoolClient } from 'pg';
 import { inTransaction, type Db } from '../db.ts';
 import { unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
@@ -29,13 +30,15 @@ export interface NewMarketplace {
 
 const COLUMNS = 'id, name, mode, active, sso_redirect_uri, allowed_origins, created_at';
 
-export async function createMarketplace(
+/** `alongside` runs in the same transaction (the SSO client of `sso_redirect_uri`), so both exist or neither. */
+export async function createMarketplace<T = undefined>(
   db: Db,
   input: NewMarketplace,
-): Promise<{ marketplace: Marketplace; secretKey: string; publicKey: string }> {
+  alongside?: (client: PoolClient, marketplace: Marketplace) => Promise<T>,
+): Promise<{ marketplace: Marketplace; secretKey: string; publicKey: string; extra: T | undefined }> {
   const secretKey = newSecret(SECRET_KEY_PREFIX);
   const publicKey = newSecret(PUBLIC_KEY_PREFIX, 24);
-  const marketplace = await inTransaction(db, async (client) => {
+  const { marketplace, extra } = await inTransaction(db, async (client) => {
     const created = await client.query<Marketplace>(
       `INSERT INTO marketplaces (name, mode, sso_redirect_uri, allowed_origins) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
       [input.name, input.mode, input.sso_redirect_uri ?? null, input.allowed_origins ?? []],
@@ -45,9 +48,9 @@ export async function createMarketplace(
       `INSERT INTO marketplace_keys (key_hash, marketplace_id, kind) VALUES ($1, $3, 'secret'), ($2, $3, 'public')`,
       [hashSecret(secretKey), hashSecret(publicKey), row.id],
     );
-    return row;
+    return { marketplace: row, extra: await alongside?.(client, row) };
   });
-  return { marketplace, secretKey, publicKey };
+  return { marketplace, secretKey, publicKey, extra };
 }
 
 export async function findMarketplace(db: Db, id: string): Promise<Marketplace | undefined> {

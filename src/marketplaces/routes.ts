@@ -3,7 +3,10 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { requireAdmin } from '../accounts/admin.ts';
+import { notFound } from '../http/problem.ts';
 import { createMarketplace, requireSecretKey, type Marketplace } from './marketplaces.ts';
+import { createMarketplaceClient } from '../sso/clients.ts';
+import { ClientCard, ExactRedirectUri } from '../sso/schemas.ts';
 
 const Origin = z
   .string()
@@ -14,7 +17,7 @@ const Origin = z
 export const CreateMarketplaceBody = z.object({
   name: z.string().trim().min(1).max(200).describe('Display name'),
   mode: z.enum(['sandbox', 'live']).default('sandbox').describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
-  sso_redirect_uri: z.url({ protocol: /^https?$/ }).optional().describe('Redirect URI of the SSO client made for it'),
+  sso_redirect_uri: ExactRedirectUri.optional().describe('Redirect URI of the SSO client made for it (https; http only on loopback)'),
   allowed_origins: z.array(Origin).max(50).default([]).describe('Storefront origins allowed to call the widget API'),
 });
 
@@ -24,7 +27,7 @@ const MarketplaceCreated = z.object({
   mode: z.enum(['sandbox', 'live']),
   secret_key: z.string().describe('mk_ key for server-to-server calls; shown once'),
   public_key: z.string().describe('pk_ key for the widget on the storefront; shown once'),
-  sso_client: z.null().describe('The SSO client made for sso_redirect_uri'),
+  sso_client: ClientCard.nullable().describe('The SSO client made for sso_redirect_uri (client_id is the marketplace id), or null'),
   allowed_origins: z.array(z.string()),
   created_at: z.iso.datetime(),
 });
@@ -50,7 +53,11 @@ export function marketplaceRoutes(api: Api, services: Services): void {
     body: CreateMarketplaceBody,
     responses: { 201: { description: 'The marketplace with its keys, shown only now', schema: MarketplaceCreated } },
     handler: async (ctx, { body }) => {
-      const { marketplace, secretKey, publicKey } = await createMarketplace(services.db, body);
+      const { marketplace, secretKey, publicKey, extra: ssoClient } = await createMarketplace(services.db, body, (client, created) =>
+        created.sso_redirect_uri
+          ? createMarketplaceClient(client, services.masterKey, { ...created, sso_redirect_uri: created.sso_redirect_uri })
+          : Promise.resolve(null),
+      );
       ctx.status = 201;
       ctx.body = {
         id: marketplace.id,
@@ -58,10 +65,39 @@ export function marketplaceRoutes(api: Api, services: Services): void {
         mode: marketplace.mode,
         secret_key: secretKey,
         public_key: publicKey,
-        sso_client: null,
+        sso_client: ssoClient ?? null,
         allowed_origins: marketplace.allowed_origins,
         created_at: marketplace.created_at.toISOString(),
       };
+    },
+  });
+
+  // Storefront origins for the widget's CORS (live marketplaces; sandbox ones accept any origin).
+  api.route({
+    method: 'patch',
+    path: '/admin/marketplaces/{id}',
+    operationId: 'updateMarketplace',
+    summary: "Set a marketplace's allowed_origins (the storefronts that may call the widget API)",
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [admin],
+    params: z.object({ id: z.string() }),
+    body: z.object({ allowed_origins: z.array(Origin).max(50).describe('Replaces the whole list') }).strict(),
+    responses: {
+      200: {
+        description: 'The marketplace',
+        schema: z.object({ id: z.uuid(), name: z.string(), mode: z.enum(['sandbox', 'live']), active: z.boolean(), allowed_origins: z.array(z.string()) }),
+      },
+    },
+    handler: async (ctx, { params, body }) => {
+      const updated = z.uuid().safeParse(params.id).success
+        ? await services.db.query<Marketplace>(
+            'UPDATE marketplaces SET allowed_origins = $2, updated_at = now() WHERE id = $1 RETURNING id, name, mode, active, allowed_origins',
+            [params.id, [...new Set(body.allowed_origins)]],
+          )
+        : undefined;
+      if (!updated?.rows[0]) throw notFound('No such marketplace.');
+      ctx.body = updated.rows[0];
     },
   });
 

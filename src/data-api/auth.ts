@@ -1,0 +1,54 @@
+// Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement.
+import type { Context, Middleware } from 'koa';
+import { Problem, unauthorized } from '../http/problem.ts';
+import type { Services } from '../services.ts';
+import { DATA_KEY_PREFIX } from './keys.ts';
+import { checkAndCount, rateLimitHeaders, secondsUntilReset, type Usage } from './quota.ts';
+
+export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+/** The Bearer challenge, pointing at the RFC 9728 metadata of the resource. */
+export function bearerChallenge(mcpUrl: string, resourcePath = '/mcp'): string {
+  return `Bearer realm="svc", resource_metadata="${mcpUrl}${PROTECTED_RESOURCE_METADATA_PATH}${resourcePath}"`;
+}
+
+export function presentedKey(ctx: Context): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'));
+  return match?.[1]?.startsWith(DATA_KEY_PREFIX) ? match[1] : undefined;
+}
+
+/**
+ * Resolves the key and takes `units` requests from its account's quota: 401 without a valid key, 429 when the
+ * quota is spent. Sets the RateLimit headers either way and returns the usage.
+ */
+export async function authenticate(ctx: Context, services: Services, units: number, resourcePath: string): Promise<Usage> {
+  const key = presentedKey(ctx);
+  const usage = key ? await checkAndCount(services.db, key, units) : undefined;
+  if (!usage) {
+    throw unauthorized(
+      key ? 'The data API key is not valid or was revoked.' : 'Send a data API key: Authorization: Bearer svc_mcp_…',
+      bearerChallenge(services.config.MCP_URL, resourcePath),
+    );
+  }
+  ctx.state.dataUsage = usage;
+  const headers = rateLimitHeaders(usage);
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  if (!usage.allowed) {
+    throw new Problem(
+      429,
+      'quota_exceeded',
+      `The monthly quota of ${usage.quota} requests of this account (tariff ${usage.tariff}) is used up; ` +
+        `it renews at ${usage.resetsAt.toISOString()}. A higher tariff raises it.`,
+      { headers: { ...headers, 'Retry-After': String(secondsUntilReset(usage)) } },
+    );
+  }
+  return usage;
+}
+
+/** For /v1 routes: every request counts. */
+export function requireDataKey(services: Services): Middleware {
+  return async (ctx, next) => {
+    await authenticate(ctx, services, 1, '/v1');
+    await next();
+  };
+}

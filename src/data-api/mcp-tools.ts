@@ -1,0 +1,98 @@
+// The eight MCP tools: the same service functions and schemas as the REST routes, read-only, over our own data only.
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { Db } from '../db.ts';
+import { Problem } from '../http/problem.ts';
+import {
+  CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MAX_LIMIT,
+  MAX_QUERY_LENGTH, PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema,
+} from './schemas.ts';
+import { searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
+import { listSources } from './sources.ts';
+import { listCorpora, searchKnowledge, searchPractice } from './practice.ts';
+import type { TOOL_NAMES } from './tool-names.ts';
+
+const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, destructiveHint: false, idempotentHint: true } as const;
+
+// REST reads strings from the query; a tool takes JSON numbers, with the same bounds and descriptions.
+const SearchTendersInput = z.object({
+  q: z.string().trim().min(1).max(MAX_QUERY_LENGTH).optional()
+    .describe('Full-text query in Russian or English; word forms match («поставки» finds «поставка»). Latest tenders when absent.'),
+  country: FacetsInput.shape.country,
+  min_score: z.number().min(0).max(1).optional().describe('Only results whose relevance score (0..1) is at least this'),
+  limit: z.number().int().min(1).max(MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
+  offset: z.number().int().min(0).max(100_000).default(0).describe('Items to skip, for the next page'),
+});
+const NoInput = z.object({});
+
+/** A result as MCP wants it: structured content plus the same JSON as text. */
+function result(data: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
+}
+
+/** Failures the caller can act on become isError results; anything else stays an internal error. */
+async function run(work: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    return result(await work());
+  } catch (error) {
+    if (error instanceof Problem && error.status < 500) {
+      return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
+    }
+    throw error;
+  }
+}
+
+export function createMcpServer(db: Db): McpServer {
+  const server = new McpServer(
+    { name: 'svc-data', title: 'svc tender data', version: '1.0.0' },
+    {
+      instructions:
+        'Read-only public procurement data: tenders from Russia (44-FZ) and worldwide (TED, OCDS publishers), ' +
+        'supervisory court practice and knowledge corpora. Searches accept Russian and English.',
+    },
+  );
+  const tool = <I extends z.ZodType, O extends z.ZodType>(
+    name: (typeof TOOL_NAMES)[number],
+    title: string,
+    description: string,
+    inputSchema: I,
+    outputSchema: O,
+    handler: (args: z.output<I>) => Promise<z.output<O>>,
+  ) => {
+    server.registerTool(
+      name,
+      { title, description, inputSchema, outputSchema, annotations: { title, ...ANNOTATIONS } },
+      ((args: z.output<I>) => run(() => handler(args))) as never,
+    );
+  };
+
+  tool('search_tenders', 'Search tenders',
+    'Full-text search over tenders (Russian and English), best matches first with a relevance score 0..1; filter by country. Same as GET /v1/tenders.',
+    SearchTendersInput, TenderListSchema, (args) => searchTenders(db, args));
+  tool('get_tender', 'Get a tender card',
+    'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
+    TenderIdInput, TenderCardSchema, async ({ id }) => {
+      const card = await tenderCard(db, id);
+      if (!card) throw new Problem(404, 'not_found', `No tender ${id}. Take ids from search_tenders results.`);
+      return card;
+    });
+  tool('tender_facets', 'Tender facets',
+    'Tender counts by country, source, status, currency and frequent classification codes (CPV, OKPD2). Same as GET /v1/tenders/facets.',
+    FacetsInput, FacetsSchema, (args) => tenderFacets(db, args.country));
+  tool('tender_countries', 'Countries with tenders',
+    'Countries that have tenders, with names in English and Russian and counts. Same as GET /v1/tenders/countries.',
+    NoInput, CountriesSchema, () => tenderCountries(db));
+  tool('list_sources', 'Tender sources',
+    'Where tenders come from, with each source’s status (ok, degraded, failing, disabled), last sync and record count. Same as GET /v1/sources.',
+    NoInput, SourcesSchema, () => listSources(db));
+  tool('search_practice', 'Search supervisory practice',
+    'Court and FAS decisions on public procurement matching the query, with case number, court, date and a snippet. Same as POST /v1/practice/search.',
+    PracticeSearchInput, PracticeResultsSchema, (args) => searchPractice(db, args));
+  tool('search_knowledge', 'Search knowledge corpora',
+    'Reference documents matching the query, optionally only in some corpora (see list_corpora). Same as POST /v1/knowledge/search.',
+    KnowledgeSearchInput, KnowledgeResultsSchema, (args) => searchKnowledge(db, args));
+  tool('list_corpora', 'Knowledge corpora',
+    'The knowledge corpora search_knowledge can search, with their document counts. Same as GET /v1/corpora.',
+    NoInput, CorporaSchema, () => listCorpora(db));
+  return server;
+}

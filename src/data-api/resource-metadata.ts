@@ -1,0 +1,45 @@
+// RFC 9728 protected resource metadata, where the 401 challenge's resource_metadata points. Keys are issued by
+// administrators and in the cabinet, not by an OAuth authorization server, so none is listed.
+import { z } from 'zod';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { PROTECTED_RESOURCE_METADATA_PATH } from './auth.ts';
+
+const MetadataSchema = z.object({
+  resource: z.string(),
+  resource_name: z.string(),
+  bearer_methods_supported: z.array(z.string()),
+  resource_documentation: z.string(),
+});
+
+export function resourceMetadataRoutes(api: Api, services: Services): void {
+  const document = (resource: 'mcp' | 'v1') => ({
+    resource: `${services.config.MCP_URL}${resource === 'mcp' ? '/mcp/' : '/v1'}`,
+    resource_name: resource === 'mcp' ? 'svc tender data (MCP)' : 'svc tender data API',
+    bearer_methods_supported: ['header'],
+    resource_documentation: `${services.config.MCP_URL}/docs`,
+  });
+  api.route({
+    method: 'get',
+    path: PROTECTED_RESOURCE_METADATA_PATH,
+    operationId: 'protectedResourceMetadata',
+    summary: 'Protected resource metadata (RFC 9728) of the MCP endpoint',
+    tags: ['Discovery'],
+    responses: { 200: { description: 'The metadata', schema: MetadataSchema } },
+    handler: (ctx) => {
+      ctx.body = document('mcp');
+    },
+  });
+  api.route({
+    method: 'get',
+    path: `${PROTECTED_RESOURCE_METADATA_PATH}/{resource}`,
+    operationId: 'protectedResourceMetadataOf',
+    summary: 'Protected resource metadata (RFC 9728) of /mcp or /v1',
+    tags: ['Discovery'],
+    params: z.object({ resource: z.enum(['mcp', 'v1']) }),
+    responses: { 200: { description: 'The metadata', schema: MetadataSchema } },
+    handler: (ctx, { params }) => {
+      ctx.body = document(params.resource);
+    },
+  });
+}

@@ -1,0 +1,111 @@
+// Checking an authorization request (from the query, or carried through the login form). The client and its
+// redirect URI are checked first: until both are known good, every error is a 400 page and nothing redirects.
+// `state` is required (also a 400 page). Later errors go back to the client as RFC 6749 §4.1.2.1 error redirects.
+import type { Db } from '../db.ts';
+import { Problem } from '../http/problem.ts';
+import { findClient, type SsoClient } from './clients.ts';
+import { matchRedirectUri } from './redirect-uris.ts';
+
+/** Carried through the login form, so that the POST repeats exactly the request the page was shown for. */
+export const CARRIED = ['client_id', 'redirect_uri', 'state', 'scope', 'nonce', 'code_challenge', 'code_challenge_method', 'response_type', 'prompt'] as const;
+
+const MAX_STATE = 2048;
+const MAX_NONCE = 512;
+const MAX_SCOPE = 1000;
+const CHALLENGE = /^[A-Za-z0-9_-]{43}$/; // base64url of a SHA-256 digest
+
+export interface AuthorizeRequest {
+  client: SsoClient;
+  /** As presented: the code is bound to this string, and the exchange must repeat it exactly. */
+  redirectUri: string;
+  /** The checked URL the browser is sent to. */
+  target: URL;
+  state: string;
+  scope: string;
+  nonce?: string;
+  codeChallenge?: string;
+  prompt?: string;
+  carried: Record<string, string>;
+}
+
+export type Checked = { request: AuthorizeRequest } | { refusal: { target: URL; state: string; error: string; description: string } };
+
+/** Parameters given once; a repeated one counts as unusable (RFC 6749 §3.1). */
+export class Params {
+  private constructor(private readonly values: Map<string, string[]>) {}
+
+  static fromQuery(query: Record<string, string | string[] | undefined>): Params {
+    const values = new Map<string, string[]>();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) values.set(name, Array.isArray(value) ? value : [value]);
+    return new Params(values);
+  }
+
+  static fromForm(form: URLSearchParams): Params {
+    const values = new Map<string, string[]>();
+    for (const [name, value] of form) values.set(name, [...(values.get(name) ?? []), value]);
+    return new Params(values);
+  }
+
+  /** The value; '' counts as absent (RFC 6749 §3.1); undefined when absent, null when repeated. */
+  get(name: string): string | undefined | null {
+    const values = (this.values.get(name) ?? []).filter((value) => value !== '');
+    return values.length > 1 ? null : values[0];
+  }
+
+  /** The GET address of this authorization request (for the page's language link). */
+  authorizePath(): string {
+    const query = new URLSearchParams();
+    for (const name of CARRIED) for (const value of this.values.get(name) ?? []) query.append(name, value);
+    return `/sso/authorize?${query.toString()}`;
+  }
+}
+
+const pageProblem = (code: string, detail: string) => new Problem(400, code, detail);
+
+export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Checked> {
+  const clientId = params.get('client_id');
+  if (!clientId) throw pageProblem('unknown_client', 'client_id is missing or repeated.');
+  const client = await findClient(db, clientId);
+  if (!client) throw pageProblem('unknown_client', 'No SSO client has this client_id.');
+
+  const redirectUri = params.get('redirect_uri');
+  if (!redirectUri) throw pageProblem('redirect_uri_not_allowed', 'redirect_uri is missing or repeated.');
+  const target = matchRedirectUri(redirectUri, client.redirect_uris);
+  if (!target) throw pageProblem('redirect_uri_not_allowed', 'The redirect_uri is not one the client registered.');
+
+  const state = params.get('state');
+  if (!state) throw pageProblem('state_required', 'state is required (and once): a random value the client checks on return.');
+  if (state.length > MAX_STATE) throw pageProblem('state_required', `state is longer than ${MAX_STATE} characters.`);
+
+  const refuse = (error: string, description: string): Checked => ({ refusal: { target, state, error, description } });
+  for (const name of CARRIED) if (params.get(name) === null) return refuse('invalid_request', `${name} is repeated.`);
+  const responseType = params.get('response_type');
+  if (responseType !== undefined && responseType !== 'code') return refuse('unsupported_response_type', 'Only response_type=code is supported.');
+
+  const codeChallenge = params.get('code_challenge') ?? undefined;
+  const method = params.get('code_challenge_method') ?? undefined;
+  if (method !== undefined && codeChallenge === undefined) return refuse('invalid_request', 'code_challenge_method without code_challenge.');
+  if (codeChallenge !== undefined && method !== 'S256') return refuse('invalid_request', 'code_challenge_method must be S256 (plain is not supported).');
+  if (codeChallenge !== undefined && !CHALLENGE.test(codeChallenge)) return refuse('invalid_request', 'code_challenge must be 43 base64url characters.');
+
+  const nonce = params.get('nonce') ?? undefined;
+  if (nonce !== undefined && nonce.length > MAX_NONCE) return refuse('invalid_request', `nonce is longer than ${MAX_NONCE} characters.`);
+  const scope = params.get('scope') ?? '';
+  if (scope.length > MAX_SCOPE) return refuse('invalid_scope', `scope is longer than ${MAX_SCOPE} characters.`);
+
+  const carried: Record<string, string> = {};
+  for (const name of CARRIED) {
+    const value = params.get(name);
+    if (value) carried[name] = value;
+  }
+  return {
+    request: { client, redirectUri, target, state, scope, nonce, codeChallenge, prompt: params.get('prompt') ?? undefined, carried },
+  };
+}
+
+/** The client's redirect URI with these parameters added; its own query is kept byte for byte (RFC 6749 §3.1.2). */
+export function withParams(target: URL, values: Record<string, string>): string {
+  const href = target.href;
+  const separator = !href.includes('?') ? '?' : href.endsWith('?') || href.endsWith('&') ? '' : '&';
+  return `${href}${separator}${new URLSearchParams(values).toString()}`;
+}

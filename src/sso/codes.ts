@@ -1,0 +1,139 @@
+// Authorization codes (ac_): single use, short-lived, bound to the client, the redirect URI and the PKCE challenge,
+// stored only as hashes. Redeeming is one conditional UPDATE, so of concurrent exchanges of one code exactly one wins;
+// the same statement checks the client and records the access token it issues, so a replay always finds (and
+// revokes) it.
+import { createHash } from 'node:crypto';
+import type { Db } from '../db.ts';
+import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+import { OAuthProblem, invalidClient } from './oauth-problem.ts';
+import { authenticateClient } from './clients.ts';
+
+export const CODE_PREFIX = 'ac_';
+
+export interface CodeGrant {
+  clientId: string;
+  userId: string;
+  redirectUri: string;
+  scope: string;
+  nonce?: string;
+  codeChallenge?: string;
+  authTime?: Date;
+}
+
+/** The profile the spec's token exchange answers with, and what the code was issued for. */
+export interface Redeemed {
+  user: { svc_id: string; email: string; name: string; org: { id: string; name: string } };
+  scope: string;
+  nonce: string | null;
+  authTime: Date | null;
+}
+
+export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): Promise<string> {
+  const code = newSecret(CODE_PREFIX);
+  await db.query(
+    `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+    [hashSecret(code), grant.clientId, grant.userId, grant.redirectUri, grant.scope, grant.nonce ?? null, grant.codeChallenge ?? null, grant.authTime ?? null, ttlSeconds],
+  );
+  // Now and then, forget codes long past use (kept a day after expiry so that replays are still recognised).
+  if (Math.random() < 0.01) await db.query(`DELETE FROM sso_codes WHERE expires_at < now() - interval '1 day'`).catch(() => {});
+  return code;
+}
+
+/** base64url(SHA-256(verifier)): the S256 challenge of a PKCE verifier (RFC 7636 §4.2). */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+}
+
+export interface Redemption {
+  code: string;
+  client: { id: string; secret: string };
+  redirectUri: string;
+  codeVerifier?: string;
+  /** The access token to record with the code (the OpenID Connect endpoint), or none (the spec's endpoint). */
+  accessToken?: { token: string; ttlSeconds: number };
+  /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
+  clientChallenge?: string;
+}
+
+/**
+ * Authenticates the client and consumes its code in one statement (the hot path is one round trip), answering the
+ * user's profile; otherwise 401 invalid_client or a 400 naming exactly what is wrong with the code.
+ */
+export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeemed> {
+  const codeHash = hashSecret(redemption.code);
+  const secretHash = hashSecret(redemption.client.secret);
+  // Without a verifier only a code issued without a challenge matches; a verifier for a code without one never does.
+  const challenge = redemption.codeVerifier === undefined ? null : s256(redemption.codeVerifier);
+  const result = await db.query<{
+    code_hash: Buffer; secret_hash: Buffer; user_id: string; email: string; name: string; org_id: string; org_name: string;
+    scope: string; nonce: string | null; auth_time: Date | null;
+  }>(
+    `WITH client AS (
+       SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
+        WHERE c.client_id = $2 AND c.secret_hash = $7 AND (c.marketplace_id IS NULL OR m.active)
+     ), consumed AS (
+       UPDATE sso_codes SET consumed_at = now()
+        WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
+          AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now()
+       RETURNING code_hash, client_id, user_id, scope, nonce, auth_time
+     ), issued AS (
+       INSERT INTO sso_access_tokens (token_hash, code_hash, client_id, user_id, scope, expires_at)
+       SELECT $5, code_hash, client_id, user_id, scope, now() + make_interval(secs => $6) FROM consumed WHERE $5::bytea IS NOT NULL
+     )
+     SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time
+       FROM consumed c CROSS JOIN client k JOIN users u ON u.id = c.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
+    [
+      codeHash,
+      redemption.client.id,
+      redemption.redirectUri,
+      challenge,
+      redemption.accessToken ? hashSecret(redemption.accessToken.token) : null,
+      redemption.accessToken?.ttlSeconds ?? 0,
+      secretHash,
+    ],
+  );
+  const row = result.rows[0];
+  if (!row || !safeEqual(codeHash, row.code_hash) || !safeEqual(secretHash, row.secret_hash)) {
+    if (!(await authenticateClient(db, redemption.client.id, redemption.client.secret))) throw invalidClient(redemption.clientChallenge);
+    throw await whyNotRedeemed(db, codeHash, redemption.client.id, redemption.redirectUri, challenge);
+  }
+  return {
+    user: { svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } },
+    scope: row.scope,
+    nonce: row.nonce,
+    authTime: row.auth_time,
+  };
+}
+
+/** After a failed redemption: the reason, in the order an integrator can act on. A replay revokes the code's tokens. */
+async function whyNotRedeemed(db: Db, codeHash: Buffer, clientId: string, redirectUri: string, challenge: string | null): Promise<OAuthProblem> {
+  const found = await db.query<{ client_id: string; redirect_uri: string; code_challenge: string | null; consumed: boolean; expired: boolean }>(
+    `SELECT client_id, redirect_uri, code_challenge, consumed_at IS NOT NULL AS consumed, expires_at <= now() AS expired
+       FROM sso_codes WHERE code_hash = $1`,
+    [codeHash],
+  );
+  const code = found.rows[0];
+  const grantProblem = (status: number, problemCode: string, detail: string) => new OAuthProblem(status, problemCode, 'invalid_grant', detail);
+  const unknown = grantProblem(400, 'invalid_code', 'The authorization code is not valid for this client.');
+  if (!code) return unknown;
+  if (code.consumed) {
+    // RFC 6749 §4.1.2: a code used twice may have been stolen; whatever the first use issued stops working.
+    await db.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);
+    return code.client_id === clientId
+      ? grantProblem(400, 'code_already_used', 'The authorization code is already used; tokens issued with it are revoked. Start a new sign-in.')
+      : unknown;
+  }
+  if (code.client_id !== clientId) return unknown;
+  if (code.expired) return grantProblem(400, 'code_expired', 'The authorization code has expired. Start a new sign-in.');
+  if (code.redirect_uri !== redirectUri) {
+    return grantProblem(400, 'redirect_uri_mismatch', 'The redirect_uri differs from the one given at the authorize step.');
+  }
+  if (code.code_challenge === null && challenge !== null) {
+    return grantProblem(400, 'invalid_code_verifier', 'A code_verifier was sent, but the authorize step had no code_challenge.');
+  }
+  if (code.code_challenge !== challenge) {
+    return grantProblem(400, 'invalid_code_verifier', challenge === null ? 'The code_verifier is required: the authorize step had a code_challenge.' : 'The code_verifier does not match the code_challenge.');
+  }
+  return unknown; // consumed or expired between the two statements
+}

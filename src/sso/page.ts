@@ -1,0 +1,92 @@
+// What every SSO page shares: the language, the headers (never framed, no referrer, a CSP whose form-action lets
+// the login form's answer reach the client), errors as pages in the reader's language (problem+json for callers
+// that ask for JSON), the login form, and its CSRF token.
+import type { Context } from 'koa';
+import type { Services } from '../services.ts';
+import type { Logger } from '../log.ts';
+import { Problem } from '../http/problem.ts';
+import { keyedDigest, newSecret } from '../secrets.ts';
+import { translator } from '../cabinet/i18n.ts';
+import { readForm, send, type Page } from '../cabinet/page-kit.ts';
+import { readCookie, sameToken } from '../cabinet/web-session.ts';
+import { Params, type AuthorizeRequest } from './authorize-request.ts';
+import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.ts';
+import { errorBody, loginBody } from './views.ts';
+
+const CSRF_COOKIE = 'svc_sso_pre';
+const CSRF_COOKIE_SECONDS = 3600;
+
+interface SsoPage extends Page {
+  st: SsoTranslate;
+}
+
+/** Wraps a page handler: language, the headers every SSO page carries, parameters, and errors as pages. */
+export function ssoPage(services: Services, handler: (p: SsoPage, params: Params, form?: URLSearchParams) => Promise<void>) {
+  return async (ctx: Context) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Content-Security-Policy', contentSecurityPolicy());
+    ctx.set('Vary', 'Accept, Accept-Language');
+    let p = pageFor(ctx, ssoLang(undefined, undefined, ctx.get('Accept-Language')));
+    let params: Params | undefined;
+    try {
+      const form = ctx.method === 'POST' ? await readForm(ctx) : undefined;
+      params = form ? Params.fromForm(form) : Params.fromQuery(ctx.query);
+      p = pageFor(ctx, ssoLang(params.get('lang') ?? undefined, params.get('ui_locales') ?? undefined, ctx.get('Accept-Language')));
+      await handler(p, params, form);
+    } catch (error) {
+      errorPage(p, services, error, params?.authorizePath());
+    }
+  };
+}
+
+function pageFor(ctx: Context, lang: SsoPage['lang']): SsoPage {
+  return { ctx, lang, t: translator(lang), st: ssoTranslator(lang) };
+}
+
+/** No scripts, styles and images from this origin only, never framed; the form may post here and lead to the client. */
+function contentSecurityPolicy(formTarget?: URL): string {
+  const formAction = formTarget ? `'self' ${formTarget.origin}` : `'self'`;
+  return `default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action ${formAction}`;
+}
+
+function errorPage(p: SsoPage, services: Services, error: unknown, getPath?: string): void {
+  const problem = error instanceof Problem ? error : undefined;
+  // Programs that ask for JSON get the usual problem details from the error middleware.
+  if (p.ctx.accepts('html', 'json') === 'json') throw error;
+  if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in an SSO page');
+  for (const [name, value] of Object.entries(problem?.headers ?? {})) p.ctx.set(name, value);
+  const words = !problem ? p.st('internal') : isSsoMessage(problem.code) ? p.st(problem.code) : p.st('generic');
+  send(p, problem?.status ?? 500, p.st('errorTitle'), errorBody(p, words, problem?.code ?? 'internal_error'), getPath ?? '/sso/authorize');
+}
+
+export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequest, status: number, email: string, error?: string): void {
+  p.ctx.set('Content-Security-Policy', contentSecurityPolicy(request.target));
+  const body = loginBody(p, {
+    clientName: request.client.name,
+    targetHost: request.target.host,
+    carried: request.carried,
+    lang: p.lang,
+    csrf: csrfToken(p.ctx, services),
+    email,
+    error,
+  });
+  send(p, status, p.st('signInTitle'), body, `/sso/authorize?${new URLSearchParams(request.carried).toString()}`);
+}
+
+/** The login form's token: a keyed digest of a random cookie scoped to /sso (the cabinet's cookies stay in /cabinet). */
+function csrfToken(ctx: Context, services: Services): string {
+  let nonce = readCookie(ctx, CSRF_COOKIE);
+  if (!nonce || !/^pre_[A-Za-z0-9_-]{43}$/.test(nonce)) {
+    nonce = newSecret('pre_');
+    const secure = services.config.BASE_URL.startsWith('https:') ? '; Secure' : '';
+    ctx.append('Set-Cookie', `${CSRF_COOKIE}=${nonce}; Path=/sso; Max-Age=${CSRF_COOKIE_SECONDS}; HttpOnly; SameSite=Lax${secure}`);
+  }
+  return keyedDigest(services.masterKey, 'sso-csrf', nonce);
+}
+
+export function validCsrf(ctx: Context, services: Services, presented: string | undefined): boolean {
+  const nonce = readCookie(ctx, CSRF_COOKIE);
+  return !!nonce && sameToken(keyedDigest(services.masterKey, 'sso-csrf', nonce), presented);
+}

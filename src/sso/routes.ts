@@ -1,0 +1,142 @@
+// Single sign-on: the spec's token exchange (JSON in, profile out), client registration and the administrative card,
+// plus the authorize page and the standard OpenID Connect endpoints beside them.
+import { z } from 'zod';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { notFound } from '../http/problem.ts';
+import { requireAdmin } from '../accounts/admin.ts';
+import { clientCard, createClient, listClients, rotateSecret } from './clients.ts';
+import { redeemCode } from './codes.ts';
+import { parseRedirectUris } from './redirect-uris.ts';
+import { rotateSigningKey } from './signing-keys.ts';
+import { authorizeRoutes } from './authorize.ts';
+import { oidcRoutes } from './oidc.ts';
+import { ClientCard, Profile, RedirectUris } from './schemas.ts';
+
+const ClientId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/, 'must be 1–128 letters, digits and . _ ~ - (starting with a letter or digit)');
+
+export function ssoRoutes(api: Api, services: Services): void {
+  const admin = { tags: ['SSO administration'], security: ['adminToken'], use: [requireAdmin(services.db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)] };
+  const ClientParams = z.object({ client_id: z.string().max(128) });
+
+  authorizeRoutes(api, services);
+
+  api.route({
+    method: 'post',
+    path: '/sso/token',
+    operationId: 'ssoToken',
+    summary: "Exchange a code for the user's profile",
+    description:
+      'The client server exchanges the code once, within SSO_CODE_TTL_SECONDS, with the redirect_uri given at the authorize ' +
+      'step. 400 `code_already_used` (also revokes what the code issued), `code_expired`, `redirect_uri_mismatch`, ' +
+      '`invalid_code`, `invalid_code_verifier`; 401 `invalid_client`.',
+    tags: ['SSO'],
+    body: z.object({
+      client_id: z.string().max(128),
+      client_secret: z.string().max(200),
+      code: z.string().max(200),
+      redirect_uri: z.string().max(2000),
+      code_verifier: z.string().min(43).max(128).optional().describe('PKCE, when the authorize step had a code_challenge'),
+    }),
+    responses: { 200: { description: 'The profile', schema: Profile } },
+    handler: async (ctx, { body }) => {
+      const redeemed = await redeemCode(services.db, {
+        code: body.code,
+        client: { id: body.client_id, secret: body.client_secret },
+        redirectUri: body.redirect_uri,
+        codeVerifier: body.code_verifier,
+      });
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = redeemed.user;
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'post',
+    path: '/admin/sso/clients',
+    operationId: 'createSsoClient',
+    summary: 'Register an SSO client',
+    description: '409 `client_id_taken` when the client_id is registered already.',
+    body: z.object({ client_id: ClientId, name: z.string().trim().min(1).max(200), redirect_uris: RedirectUris }),
+    responses: { 201: { description: 'The client with its secret', schema: ClientCard } },
+    handler: async (ctx, { body }) => {
+      const parsed = parseRedirectUris(body.redirect_uris) as { uris: string[] };
+      ctx.status = 201;
+      ctx.body = await createClient(services.db, services.masterKey, { ...body, redirect_uris: parsed.uris });
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'get',
+    path: '/admin/sso/clients',
+    operationId: 'listSsoClients',
+    summary: 'The SSO clients, newest first (without secrets)',
+    responses: { 200: { description: 'The clients', schema: z.object({ items: z.array(ClientCard.omit({ client_secret: true })) }) } },
+    handler: async (ctx) => {
+      const clients = await listClients(services.db);
+      ctx.body = {
+        items: clients.map((client) => ({
+          ...client,
+          redirect_uris: client.redirect_uris.join(' '),
+          created_at: client.created_at.toISOString(),
+          secret_rotated_at: client.secret_rotated_at?.toISOString() ?? null,
+        })),
+      };
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'get',
+    path: '/admin/sso/clients/{client_id}',
+    operationId: 'ssoClientCard',
+    summary: 'The client card, with its secret',
+    params: ClientParams,
+    responses: { 200: { description: 'The card', schema: ClientCard } },
+    handler: async (ctx, { params }) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = (await clientCard(services.db, services.masterKey, params.client_id)) ?? throwNotFound();
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'post',
+    path: '/admin/sso/clients/{client_id}/rotate-secret',
+    operationId: 'rotateSsoClientSecret',
+    summary: 'Replace the client secret; the old one stops working at once',
+    params: ClientParams,
+    responses: { 200: { description: 'The card with the new secret', schema: ClientCard } },
+    handler: async (ctx, { params }) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = (await rotateSecret(services.db, services.masterKey, params.client_id)) ?? throwNotFound();
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'post',
+    path: '/admin/sso/signing-keys/rotate',
+    operationId: 'rotateSsoSigningKey',
+    summary: 'Add a new ID token signing key',
+    description:
+      'The new key is in the JWKS at once and signs from `not_before` (default in 10 minutes, so that clients caching ' +
+      'the JWKS see it first); the key it replaces stays in the JWKS for a day.',
+    body: z.object({ activate_after_seconds: z.number().int().min(0).max(7 * 24 * 3600).default(600) }),
+    responses: { 201: { description: 'The new key', schema: z.object({ kid: z.string(), not_before: z.iso.datetime() }) } },
+    handler: async (ctx, { body }) => {
+      ctx.status = 201;
+      ctx.body = await rotateSigningKey(services.db, services.masterKey, body.activate_after_seconds);
+    },
+  });
+
+  oidcRoutes(api, services);
+}
+
+function throwNotFound(): never {
+  throw notFound('No SSO client has this client_id.');
+}

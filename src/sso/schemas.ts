@@ -1,0 +1,39 @@
+// Shapes of the SSO API: the spec's profile (what a client learns about the user) and the client card.
+import { z } from 'zod';
+import { parseRedirectUris, redirectUriProblem } from './redirect-uris.ts';
+
+export const Profile = z.object({
+  svc_id: z.uuid().describe('The svc ID'),
+  email: z.string(),
+  name: z.string(),
+  org: z.object({ id: z.uuid(), name: z.string() }).describe('The personal organization'),
+});
+
+export const ClientCard = z.object({
+  client_id: z.string(),
+  name: z.string(),
+  redirect_uris: z.string().describe('Space-separated, as registered'),
+  client_secret: z.string().describe('cs_…'),
+  marketplace_id: z.uuid().nullable().describe('The marketplace this client was made for, if any'),
+  created_at: z.iso.datetime(),
+  secret_rotated_at: z.iso.datetime().nullable(),
+});
+
+/** The rules of CONTRACT's SSO section, so that a bad URI is a 400 naming the field. */
+export const RedirectUris = z
+  .string()
+  .max(20 * 2001)
+  .superRefine((value, ctx) => {
+    const parsed = parseRedirectUris(value);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+  })
+  .describe('Space-separated. Exact https URIs (http only on loopback), or https://*.<host>/<path> for any subdomain of host');
+
+/** One exact redirect URI: what a marketplace gives for the SSO client made with it. */
+export const ExactRedirectUri = z
+  .string()
+  .max(2000)
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value, { wildcard: false });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });

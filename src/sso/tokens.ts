@@ -1,0 +1,47 @@
+// What the OpenID Connect token endpoint issues: an opaque access token for userinfo (stored as a hash, revocable)
+// and an ID token signed with the current signing key.
+import { SignJWT } from 'jose';
+import type { Db } from '../db.ts';
+import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+import { SIGNING_ALG, currentSigningKey } from './signing-keys.ts';
+import type { Redeemed } from './codes.ts';
+
+export const ACCESS_TOKEN_PREFIX = 'at_';
+
+export const newAccessToken = () => newSecret(ACCESS_TOKEN_PREFIX);
+
+export async function signIdToken(
+  db: Db,
+  masterKey: Buffer,
+  claims: { issuer: string; clientId: string; redeemed: Redeemed; ttlSeconds: number },
+): Promise<string> {
+  const key = await currentSigningKey(db, masterKey);
+  const { user, nonce, authTime } = claims.redeemed;
+  return new SignJWT({
+    ...(nonce ? { nonce } : {}),
+    ...(authTime ? { auth_time: Math.floor(authTime.getTime() / 1000) } : {}),
+    email: user.email,
+    name: user.name,
+  })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
+    .setIssuer(claims.issuer)
+    .setSubject(user.svc_id)
+    .setAudience(claims.clientId)
+    .setIssuedAt()
+    .setExpirationTime(`${claims.ttlSeconds}s`)
+    .sign(key.privateKey);
+}
+
+/** The user behind a live access token, as userinfo claims; undefined when unknown, expired or revoked. */
+export async function userInfo(db: Db, token: string) {
+  const presented = hashSecret(token);
+  const result = await db.query<{ token_hash: Buffer; user_id: string; email: string; name: string; org_id: string; org_name: string }>(
+    `SELECT t.token_hash, u.id AS user_id, u.email, u.name, o.id AS org_id, o.name AS org_name
+       FROM sso_access_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal
+      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()`,
+    [presented],
+  );
+  const row = result.rows[0];
+  if (!row || !safeEqual(presented, row.token_hash)) return undefined;
+  return { sub: row.user_id, svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } };
+}

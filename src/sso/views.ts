@@ -1,0 +1,36 @@
+// The SSO pages: the login form and the error page, in the cabinet's layout and stylesheet (same origin, nothing
+// from other origins). Each names where the user is going, so a look at the page tells them whom they sign in to.
+import { csrfField, html, message, type SafeHtml } from '../cabinet/html.ts';
+import type { Translate } from '../cabinet/i18n.ts';
+import type { SsoTranslate } from './i18n.ts';
+
+export interface SsoView {
+  t: Translate;
+  st: SsoTranslate;
+}
+
+export function loginBody(
+  { t, st }: SsoView,
+  form: { clientName: string; targetHost: string; carried: Record<string, string>; lang: string; csrf: string; email: string; error?: string },
+): SafeHtml {
+  return html`<h1>${st('signInTitle')}</h1>
+<p>${st('continueTo', { client: form.clientName })}</p>
+${message('error', form.error)}
+<form method="post" action="/sso/authorize">
+${csrfField(form.csrf)}<input type="hidden" name="lang" value="${form.lang}">
+${Object.entries(form.carried).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}
+<label for="email">${t('email')}</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${form.email}">
+<label for="password">${t('password')}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div><button type="submit">${t('signInButton')}</button></div>
+</form>
+<p class="hint">${st('returnTo', { host: form.targetHost })}</p>`;
+}
+
+export function errorBody({ st }: SsoView, text: string, code: string): SafeHtml {
+  // The code is there for support and for programs reading the page; people read the sentence.
+  return html`<h1>${st('errorTitle')}</h1>
+<p>${text}</p>
+<p class="hint" data-code="${code}">${code}</p>`;
+}

@@ -1,0 +1,182 @@
+// The widget API (`/api/mkt/widget`): the buyer's side of a deal, driven from the storefront by the widget script.
+// It reuses the marketplace operations (createDeal, addDocument, startEscrow) so both follow the same rules.
+import type { Context, Middleware } from 'koa';
+import { z } from 'zod';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { Problem } from '../http/problem.ts';
+import { addDocument, createDeal, startEscrow } from '../deals/routes.ts';
+import { updateDeal } from '../deals/commands.ts';
+import { DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
+import { dealStatus, isFinal, type DealSnapshot } from '../deals/model.ts';
+import { loadSnapshot } from '../deals/store.ts';
+import { startApprovalUpdate } from '../../workflows/deal-messages.ts';
+import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
+import { preflight, widgetCors } from './cors.ts';
+import { rateLimited, SlidingWindow } from './limits.ts';
+import { issueWidgetToken } from './token.ts';
+import { contractDocx, contractFileName, DOCX_TYPE, type ContractLocale } from './contract.ts';
+import { WidgetDeal, WidgetDealCreated, widgetDeal } from './view.ts';
+import { RESULT_PATH } from './pages.ts';
+
+const BASE = '/api/mkt/widget/deals';
+const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
+const Locale = z.enum(['ru', 'en']).default('ru').describe("The widget's language; the generated contract is written in it");
+
+export function widgetRoutes(api: Api, services: Services): void {
+  const { config } = services;
+  const perKey = new SlidingWindow(config.WIDGET_CREATE_LIMIT_PER_KEY, config.WIDGET_CREATE_WINDOW_SECONDS * 1000);
+  const perAddress = new SlidingWindow(config.WIDGET_CREATE_LIMIT_PER_ADDRESS, config.WIDGET_CREATE_WINDOW_SECONDS * 1000);
+  // Every attempt counts against the address, valid or not, so guessing keys or flooding costs the same.
+  const addressLimit: Middleware = async (ctx, next) => {
+    const wait = perAddress.hit(ctx.ip);
+    if (wait > 0) throw rateLimited(wait, 'from this address');
+    await next();
+  };
+  const token = requireWidgetToken(services);
+  const common = { tags: ['Widget'], security: ['widgetToken'], use: [widgetCors, token] };
+  const widget = (ctx: Context) => ctx.state.widget as WidgetState;
+
+  for (const path of [BASE, `${BASE}/:deal_id`, `${BASE}/:deal_id/start`, `${BASE}/:deal_id/escrow`]) api.router.options(path, preflight);
+
+  api.route({
+    method: 'post',
+    path: BASE,
+    operationId: 'widgetCreateDeal',
+    summary: 'Create (or find) the deal from the storefront and get a widget token',
+    description:
+      'Takes the public pk_ key, never the secret one. Idempotent on external_id; a repeat by the same buyer returns the ' +
+      'same deal with a fresh token. Limited per public key and per client address (429 with Retry-After).',
+    tags: ['Widget'],
+    use: [widgetCors, addressLimit],
+    body: DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') }),
+    responses: {
+      201: { description: 'A new deal and its widget token', schema: WidgetDealCreated },
+      200: { description: 'The deal this external_id names, with a fresh widget token', schema: WidgetDealCreated },
+    },
+    handler: async (ctx, { body }) => {
+      const { public_key: publicKey, ...fields } = body;
+      const marketplace = await marketplaceForPublicKey(services, ctx, publicKey);
+      const wait = perKey.hit(marketplace.id);
+      if (wait > 0) throw rateLimited(wait, 'for this public key');
+      const { snapshot, created } = await createDeal(services, marketplace, fields);
+      // The public key and an external_id are guessable; a repeat must also name the deal's buyer to get a token.
+      if (!created && snapshot.deal.buyer_email.toLowerCase() !== fields.buyer_email.toLowerCase()) {
+        throw new Problem(409, 'deal_conflict', 'This external_id already names a deal of another buyer.');
+      }
+      const issued = await issueWidgetToken(services.masterKey, { dealId: snapshot.deal.id, marketplaceId: marketplace.id }, config.WIDGET_TOKEN_TTL_SECONDS);
+      ctx.status = created ? 201 : 200;
+      ctx.body = {
+        id: snapshot.deal.id,
+        external_id: snapshot.deal.external_id,
+        status: dealStatus(snapshot),
+        widget_token: issued.token,
+        expires_at: issued.expiresAt.toISOString(),
+      };
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'get',
+    path: `${BASE}/{deal_id}`,
+    operationId: 'widgetGetDeal',
+    summary: 'The deal as the buyer sees it, with the cabinet link',
+    params: DealParams,
+    responses: { 200: { description: 'The deal', schema: WidgetDeal } },
+    handler: (ctx) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = widgetDeal(widget(ctx).snapshot, config.BASE_URL);
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: `${BASE}/{deal_id}/start`,
+    operationId: 'widgetStart',
+    summary: 'Continue: the contract (when the deal has no document) and the approval (when none is pending or approved)',
+    description: 'Repeating it changes nothing. The contract is a DOCX in the buyer\'s cloud, a `contract` document.',
+    params: DealParams,
+    body: z.object({ locale: Locale }),
+    responses: { 200: { description: 'The deal after the step', schema: WidgetDeal } },
+    handler: async (ctx, { body }) => {
+      const { marketplace, snapshot } = widget(ctx);
+      const after = await oneAtATime(snapshot.deal.id, () => continueDeal(services, snapshot.deal.id, marketplace.name, body.locale));
+      ctx.body = widgetDeal(after, config.BASE_URL);
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: `${BASE}/{deal_id}/escrow`,
+    operationId: 'widgetEscrow',
+    summary: 'Pay safely: hold the full amount in escrow (the deal must be approved)',
+    description:
+      'As the marketplace escrow for the full amount. With `Accept: text/html` (a top-level navigation, token in `wt`) ' +
+      "it answers 303 to the acquirer's payment_url (live) or to a result page (sandbox, and on refusals).",
+    params: DealParams,
+    query: z.object({
+      wt: z.string().optional().describe('The widget token, for top-level navigations that cannot send headers'),
+      locale: Locale,
+    }),
+    responses: {
+      201: { description: 'A new payment', schema: EscrowResponse },
+      200: { description: 'The live payment still pending', schema: EscrowResponse },
+      303: { description: 'Accept: text/html — to payment_url or the result page' },
+    },
+    handler: async (ctx, { query }) => {
+      const { marketplace, snapshot } = widget(ctx);
+      const html = ctx.accepts('json', 'html') === 'html';
+      const result = (params: Record<string, string>) =>
+        `${config.BASE_URL}${RESULT_PATH}?${new URLSearchParams({ deal_id: snapshot.deal.id, locale: query.locale, ...params })}`;
+      try {
+        const { payment, created } = await startEscrow(services, snapshot, marketplace.mode, 0, '');
+        if (html) return seeOther(ctx, payment.payment_url ?? result({ status: payment.status }));
+        ctx.status = created ? 201 : 200;
+        ctx.body = escrowResponse(payment);
+      } catch (error) {
+        if (!html || !(error instanceof Problem)) throw error;
+        seeOther(ctx, result({ error: error.code }));
+      }
+    },
+  });
+}
+
+function seeOther(ctx: Context, location: string): void {
+  ctx.redirect(location);
+  ctx.status = 303;
+}
+
+/** The Continue step; safe to repeat: each part runs only when its result is missing. */
+async function continueDeal(services: Services, dealId: string, marketplaceName: string, locale: ContractLocale): Promise<DealSnapshot> {
+  let snapshot = (await loadSnapshot(services.db, dealId))!;
+  if (isFinal(dealStatus(snapshot))) return snapshot;
+  if (snapshot.documents.length === 0) {
+    const bytes = await contractDocx(snapshot.deal, marketplaceName, locale);
+    await addDocument(services, snapshot, { kind: 'contract', name: contractFileName(locale), contentType: DOCX_TYPE, bytes });
+    snapshot = (await loadSnapshot(services.db, dealId))!;
+  }
+  const latest = snapshot.approvals.at(-1)?.status;
+  if (latest === undefined || latest === 'rejected') {
+    await updateDeal(services, snapshot, startApprovalUpdate, { approver: snapshot.deal.buyer_email, comment: '' });
+    snapshot = (await loadSnapshot(services.db, dealId))!;
+  }
+  return snapshot;
+}
+
+// Concurrent Continues of one deal (a double click) run one after the other, so the second finds the contract the
+// first made. In-process: across several main servers a simultaneous double click could still make two contracts.
+const running = new Map<string, Promise<unknown>>();
+
+async function oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = running.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => {}).then(work);
+  running.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (running.get(key) === mine) running.delete(key);
+  }
+}

@@ -1,0 +1,81 @@
+// A real browser (Debian's Chromium, driven by playwright-core): a user without a token follows a client's sign-in
+// link, signs in on the form, and lands on the client's redirect URI with code and state; the client's server then
+// exchanges the code for the profile. Checks that the page's CSP lets the form's 303 reach the client.
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, startTestServer, type TestServer } from './helpers.ts';
+import { PASSWORD, authorizeUrl, createUser, exchange, registerClient, type Client } from './sso-helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+let server: TestServer;
+let callbacks: http.Server;
+let redirectUri: string;
+let client: Client;
+let browser: BrowserContext;
+let profileDir: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  // The client site: its callback page just says it got there.
+  callbacks = http.createServer((_request, response) => response.end('<!doctype html><title>Client</title><p>signed in</p>'));
+  await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
+  redirectUri = `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`;
+  client = await registerClient(server, { name: 'Browser shop', redirect_uris: redirectUri });
+  profileDir = mkdtempSync(path.join(os.tmpdir(), 'sso-chromium-'));
+  browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(async () => {
+  await browser?.close();
+  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  await new Promise((resolve) => callbacks?.close(resolve));
+  await server?.stop();
+});
+
+describe('signing in through the form in a browser', () => {
+  it('lands on the client redirect URI with code and state, and the code buys the profile', async () => {
+    const user = await createUser(server, 'Vera');
+    const page = await browser.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused/i.test(message.text())) violations.push(message.text());
+    });
+
+    await page.goto(authorizeUrl(server, { client_id: client.client_id, redirect_uri: redirectUri, state: 'browser-state', scope: 'openid' }));
+    expect(await page.title()).toContain('Sign in');
+    await page.fill('#email', user.email);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[type=submit]')]);
+
+    const landed = new URL(page.url());
+    expect(`${landed.origin}${landed.pathname}`).toBe(redirectUri);
+    expect(landed.searchParams.get('state')).toBe('browser-state');
+    expect(landed.searchParams.get('iss')).toBe(server.url);
+    const code = landed.searchParams.get('code');
+    expect(code).toMatch(/^ac_/);
+    expect(await page.textContent('p')).toBe('signed in');
+    expect(violations).toEqual([]);
+
+    const profile = await exchange(server, { client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: redirectUri });
+    expect(await json(profile)).toMatchObject({ svc_id: user.id, email: user.email, name: 'Vera' });
+    await page.close();
+  });
+
+  it('cannot be framed by another site', async () => {
+    const page = await browser.newPage();
+    const framing = `data:text/html,<iframe src="${authorizeUrl(server, { client_id: client.client_id, redirect_uri: redirectUri, state: 's' })}"></iframe>`;
+    await page.goto(framing);
+    await page.waitForTimeout(500);
+    const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
+    // Blocked frames stay empty (Chromium shows its error page, never ours).
+    const content = frame ? await frame.content().catch(() => '') : '';
+    expect(content).not.toContain('name="password"');
+    await page.close();
+  });
+});
