@@ -6,6 +6,7 @@
 // Usage: npm run bench:deals [-- --lifecycles 1000]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL and TEMPORAL_ADDRESS as
 // for the service.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../src/config.ts';
 import { line, percentiles, runConcurrently } from './stats.ts';
 import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
+import { freePort } from '../src/dev/ports.ts';
 
 const config = parseConfig();
 const lifecyclesFlag = process.argv.indexOf('--lifecycles');
@@ -27,9 +29,9 @@ const runId = randomUUID().slice(0, 8);
 let retried = 0;
 
 /** One API call; a 503 (the deal engine is saturated) is retried after its Retry-After, as a good client does. */
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}, server = base): Promise<any> {
   for (let attempt = 1; ; attempt++) {
-    const response = await fetch(`${base}${url}`, {
+    const response = await fetch(`${server}${url}`, {
       method,
       headers: { ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
@@ -91,6 +93,35 @@ async function drained(client: Client, taskQueue: string): Promise<void> {
   }
 }
 
+/**
+ * A second main server on the same database and Temporal, with a task queue no worker polls: its creations cost
+ * exactly the API's own work (HTTP, key check, insert, workflow start), without the first workflow task that the
+ * worker would run beside it on these two cores.
+ */
+async function startApiWithoutWorker() {
+  const password = readFileSync(path.join(config.DATA_DIR, 'postgres.password'), 'utf8').trim();
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/api.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.DATABASE_URL ?? `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${config.POSTGRES_PORT}/svc`,
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      TEMPORAL_TASK_QUEUE: `bench-api-alone-${runId}`,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    const ok = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    if (ok) break;
+    if (tries > 200) throw new Error('the second main server did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { url, stop: () => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }) };
+}
+
 async function main() {
   const admin = { Authorization: `Bearer ${adminToken}` };
   const marketplace = await call('POST', '/admin/marketplaces', { name: `bench ${runId}`, mode: 'sandbox' }, admin);
@@ -103,6 +134,7 @@ async function main() {
 
   console.log('1. Creating deals: the API beside the same Temporal operation from a plain client');
   const settings = { holdPolicy: 'refund', holdMarginSeconds: 43_200, historyLimit: 10_000 };
+  const alone = await startApiWithoutWorker();
   for (const [concurrency, total] of [[1, 100], [10, 500], [50, 1000]] as const) {
     // The engine's floor: a start that no worker ever runs.
     const bare = await runConcurrently(total, concurrency, async () => {
@@ -122,18 +154,24 @@ async function main() {
         memo: { title: '' },
       });
     });
+    const apiAlone = await runConcurrently(total, concurrency, async (index) => {
+      await call('POST', '/api/mkt/deals', { external_id: `alone${concurrency}-${index}-${runId}`, buyer_email: `alone-${runId}@example.com`, amount: 100 }, key, alone.url);
+    });
     await drained(client, config.TEMPORAL_TASK_QUEUE);
     const api = await runConcurrently(total, concurrency, async (index) => {
       await call('POST', '/api/mkt/deals', { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 }, key);
     });
     console.log(line(`  bare start (no worker), ${concurrency} conc.`, bare));
+    console.log(line(`  POST …/deals, no worker, ${concurrency} conc.`, apiAlone));
     console.log(line(`  deal workflow start, ${concurrency} conc.`, raw));
     console.log(line(`  POST /api/mkt/deals, ${concurrency} conc.`, api));
-    console.log(`  API / deal workflow start = ${(api.perSecond / raw.perSecond).toFixed(2)}x   API / bare start = ${(api.perSecond / bare.perSecond).toFixed(2)}x\n`);
+    console.log(`  API alone / bare start = ${(apiAlone.perSecond / bare.perSecond).toFixed(2)}x   API / deal workflow start = ${(api.perSecond / raw.perSecond).toFixed(2)}x\n`);
   }
+  await alone.stop();
   // The measured starts that nothing will ever finish: terminate them.
   for await (const execution of client.workflow.list({ query: `ExecutionStatus = 'Running'` })) {
-    if (execution.workflowId.startsWith(`bench/${runId}/`) || execution.workflowId.startsWith(`bench-raw/${runId}/`)) {
+    const measured = [`bench/${runId}/`, `bench-raw/${runId}/`, `deal/${marketplace.id}/alone`];
+    if (measured.some((prefix) => execution.workflowId.startsWith(prefix))) {
       await client.workflow.getHandle(execution.workflowId).terminate('benchmark done').catch(() => {});
     }
   }

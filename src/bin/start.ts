@@ -146,6 +146,7 @@ function summary(config: Config, demo: DemoCredentials, seconds: number): string
     ['MCP endpoint', `${config.MCP_URL}/mcp/`],
     ['Temporal UI', temporal],
     ['Buyer cabinet', `${config.BASE_URL}/cabinet  (outbox with invitations: ${config.BASE_URL}/admin/mail)`],
+    ['Widget demo', `${config.BASE_URL}/widget/demo  (a storefront with the widget of the demo marketplace)`],
     ['Health', `${config.BASE_URL}/healthz  ${config.MCP_URL}/healthz`],
   ];
   const credentials: Array<[string, string]> = [
@@ -167,6 +168,7 @@ function summary(config: Config, demo: DemoCredentials, seconds: number): string
     '',
     'Try:',
     `  curl -H 'X-Svc-Key: ${demo.marketplace.secret_key}' ${config.BASE_URL}/api/mkt/ping`,
+    `  curl -H 'Authorization: Bearer ${demo.data_key.key}' '${config.MCP_URL}/v1/tenders?q=${encodeURIComponent('поставка')}&limit=3'`,
     '',
     'Press Ctrl-C to stop.',
     '',
