@@ -19,13 +19,18 @@ export function signInBody({ t }: View, form: { email: string; next: string; csr
 ${message('notice', form.notice)}${message('error', form.error)}
 <form method="post" action="/cabinet/sign-in">
 ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
-<label for="email">${t('email')}</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${form.email}">
-<label for="password">${t('password')}</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<div><button type="submit">${t('signInButton')}</button></div>
+${credentialFields(t, form.email)}
 </form>
 <p class="hint">${t('signInHint')}</p>`;
+}
+
+/** E-mail, password and the sign-in button: the cabinet's form and the SSO login form share them. */
+export function credentialFields(t: Translate, email: string): SafeHtml {
+  return html`<label for="email">${t('email')}</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${email}">
+<label for="password">${t('password')}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div><button type="submit">${t('signInButton')}</button></div>`;
 }
 
 export function inviteBody({ t }: View, form: { token: string; csrf: string; error?: string }): SafeHtml {

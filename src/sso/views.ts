@@ -2,6 +2,7 @@
 // from other origins). Each names where the user is going, so a look at the page tells them whom they sign in to.
 import { csrfField, html, message, type SafeHtml } from '../cabinet/html.ts';
 import type { Translate } from '../cabinet/i18n.ts';
+import { credentialFields } from '../cabinet/page-views.ts';
 import type { SsoTranslate } from './i18n.ts';
 
 export interface SsoView {
@@ -19,11 +20,7 @@ ${message('error', form.error)}
 <form method="post" action="/sso/authorize">
 ${csrfField(form.csrf)}<input type="hidden" name="lang" value="${form.lang}">
 ${Object.entries(form.carried).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}
-<label for="email">${t('email')}</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${form.email}">
-<label for="password">${t('password')}</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<div><button type="submit">${t('signInButton')}</button></div>
+${credentialFields(t, form.email)}
 </form>
 <p class="hint">${st('returnTo', { host: form.targetHost })}</p>`;
 }
