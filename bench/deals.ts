@@ -14,15 +14,13 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../src/config.ts';
-import { line, percentiles, runConcurrently } from './stats.ts';
+import { line, percentiles, runConcurrently, benchAdminToken, numberFlag } from './stats.ts';
 import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
 import { freePort } from '../src/dev/ports.ts';
 
 const config = parseConfig();
-const lifecyclesFlag = process.argv.indexOf('--lifecycles');
-const lifecycles = lifecyclesFlag > 0 ? Number(process.argv[lifecyclesFlag + 1]) : 1000;
-const adminToken =
-  process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(config.DATA_DIR, 'demo-credentials.json'), 'utf8')).admin_token;
+const lifecycles = numberFlag('lifecycles', 1000);
+const adminToken = benchAdminToken(config.DATA_DIR);
 const base = config.BASE_URL;
 const runId = randomUUID().slice(0, 8);
 

@@ -5,16 +5,12 @@
 // Usage: npm run bench:sso [-- --codes 2000]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL as for the service.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseConfig } from '../src/config.ts';
-import { line, runConcurrently } from './stats.ts';
+import { line, runConcurrently, benchAdminToken, numberFlag } from './stats.ts';
 
 const config = parseConfig();
-const codesFlag = process.argv.indexOf('--codes');
-const perPhase = codesFlag > 0 ? Number(process.argv[codesFlag + 1]) : 2000;
-const adminToken =
-  process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(config.DATA_DIR, 'demo-credentials.json'), 'utf8')).admin_token;
+const perPhase = numberFlag('codes', 2000);
+const adminToken = benchAdminToken(config.DATA_DIR);
 const base = config.BASE_URL;
 const runId = randomUUID().slice(0, 8);
 const redirectUri = 'https://bench-client.example.com/callback';

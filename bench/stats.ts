@@ -1,4 +1,6 @@
 // Small helpers for the benchmarks: run N tasks at a given concurrency and summarise latencies.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 export interface Summary {
   count: number;
@@ -35,4 +37,15 @@ export function percentiles(values: number[]): { p50: number; p99: number } {
 
 export function line(label: string, summary: Summary): string {
   return `${label.padEnd(34)} ${summary.perSecond.toFixed(1).padStart(8)}/s   p50 ${summary.p50.toFixed(1).padStart(7)} ms   p99 ${summary.p99.toFixed(1).padStart(7)} ms   (${summary.count} in ${summary.seconds.toFixed(1)} s)`;
+}
+
+/** `--name N` on the command line, or the default. */
+export function numberFlag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+/** The administrator token: SVC_ADMIN_TOKEN, or the demo one `npm start` keeps in DATA_DIR. */
+export function benchAdminToken(dataDir: string): string {
+  return process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).admin_token;
 }
