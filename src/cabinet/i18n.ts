@@ -16,6 +16,7 @@ const en = {
   password: 'Password',
   signInButton: 'Sign in',
   wrongCredentials: 'The e-mail or the password is wrong. Check them and try again.',
+  tooManyAttempts: 'Too many wrong passwords. Wait {minutes} min and try again.',
   signInHint: 'First time here? Open the link in your invitation e-mail to set a password.',
   signedOut: 'You have signed out.',
   // Invitation
@@ -131,6 +132,7 @@ const ru: Record<MessageKey, string> = {
   password: 'Пароль',
   signInButton: 'Войти',
   wrongCredentials: 'Неверная электронная почта или пароль. Проверьте их и попробуйте ещё раз.',
+  tooManyAttempts: 'Слишком много неверных паролей. Подождите {minutes} мин. и попробуйте снова.',
   signInHint: 'Впервые здесь? Откройте ссылку из письма-приглашения, чтобы задать пароль.',
   signedOut: 'Вы вышли из кабинета.',
   inviteTitle: 'Задайте пароль',

@@ -3,7 +3,8 @@
 // the escrow.
 import { z } from 'zod';
 import type { Services } from '../services.ts';
-import { badRequest, notFound, unauthorized } from '../http/problem.ts';
+import { badRequest, notFound, Problem, unauthorized } from '../http/problem.ts';
+import { countLoginAttempt, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from '../accounts/users.ts';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from '../accounts/passwords.ts';
 import { loadSnapshot } from '../deals/store.ts';
@@ -30,6 +31,25 @@ export async function signIn(services: Services, email: string, password: string
   const valid = await verifyPassword(login?.password_hash ?? null, password);
   if (!login || !valid) throw unauthorized('The e-mail or the password is wrong.', 'Bearer realm="cabinet"');
   return createSession(services.db, login.id, services.config.CABINET_TOKEN_TTL_SECONDS);
+}
+
+/**
+ * signIn behind the wrong-password limits (per account and per address, the same windows as the SSO login form):
+ * 429 too_many_attempts with Retry-After once either is spent; the password is not even checked then.
+ */
+export async function signInLimited(services: Services, email: string, password: string, ip: string): Promise<Session> {
+  const { db, config } = services;
+  const subjects = loginSubjects(email, ip);
+  const limits = { perAccount: config.SSO_LOGIN_ACCOUNT_LIMIT, perAddress: config.SSO_LOGIN_ADDRESS_LIMIT, windowSeconds: config.SSO_LOGIN_WINDOW_SECONDS };
+  const { retryAfter } = await countLoginAttempt(db, subjects, limits);
+  if (retryAfter) {
+    throw new Problem(429, 'too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+  const session = await signIn(services, email, password);
+  await loginSucceeded(db, subjects);
+  return session;
 }
 
 /** Sets the password of the invited user (the caller validated it) and signs them in; 400 invalid_invitation. */

@@ -18,7 +18,7 @@ import {
   buyerEscrowActions,
   decideApproval,
   moveEscrow,
-  signIn,
+  signInLimited,
   userApprovals,
   userDeal,
   userDeals,
@@ -62,11 +62,15 @@ export function cabinetPages(api: Api, services: Services): void {
       let session: Session;
       try {
         if (password.length > 200) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
-        session = await signIn(services, email, password);
+        session = await signInLimited(services, email, password, p.ctx.ip);
       } catch (error) {
-        if (!(error instanceof Problem) || error.status !== 401) throw error;
-        const body = signInBody(p, { email, next, csrf: preSessionCsrf(p.ctx, services), error: p.t('wrongCredentials') });
-        return send(p, 401, p.t('signInTitle'), body, '/cabinet/sign-in');
+        if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
+        const limited = error.status === 429;
+        if (limited) p.ctx.set('Retry-After', error.headers['Retry-After']!);
+        const minutes = Math.ceil(Number(error.headers['Retry-After']) / 60);
+        const message = limited ? p.t('tooManyAttempts', { minutes }) : p.t('wrongCredentials');
+        const body = signInBody(p, { email, next, csrf: preSessionCsrf(p.ctx, services), error: message });
+        return send(p, error.status, p.t('signInTitle'), body, '/cabinet/sign-in');
       }
       await startPageSession(p.ctx, services, session);
       redirect(p.ctx, next);

@@ -12,7 +12,7 @@ import {
   decideApproval,
   moveEscrow,
   profile,
-  signIn,
+  signInLimited,
   userApprovals,
   userDeal,
   userDeals,
@@ -35,9 +35,10 @@ export function cabinetRoutes(api: Api, services: Services): void {
     summary: 'Sign in with e-mail and password',
     tags: ['Cabinet'],
     body: z.object({ email: EmailSchema, password: z.string().min(1).max(200) }),
+    description: 'Wrong passwords are limited per account and per address (429 too_many_attempts with Retry-After).',
     responses: { 200: { description: 'The cabinet token', schema: Session } },
     handler: async (ctx, { body }) => {
-      ctx.body = await signIn(services, body.email, body.password);
+      ctx.body = await signInLimited(services, body.email, body.password, ctx.ip);
     },
   });
 

@@ -13,7 +13,7 @@ import { revokeSession, userForToken } from '../cabinet/sessions.ts';
 import { signIn, type Session } from '../cabinet/operations.ts';
 import { checkAuthorizeRequest, withParams, type AuthorizeRequest } from './authorize-request.ts';
 import { issueCode } from './codes.ts';
-import { countLoginAttempt, loginSubjects, loginSucceeded } from './throttle.ts';
+import { countLoginAttempt, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage, validCsrf } from './page.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);

@@ -1,4 +1,4 @@
-// Limits password guessing on the SSO login form, per account and per client address, in fixed windows kept in
+// Limits password guessing (cabinet sign-in and the SSO login form), per account and per client address, in fixed windows kept in
 // PostgreSQL (so every server instance counts together). An attempt is counted before the password is checked, so
 // concurrent guesses cannot slip past the limit; a correct password takes its attempt back.
 import { isIPv6 } from 'node:net';
