@@ -18,7 +18,8 @@ export const DOCUMENT_KINDS = ['offer', 'contract', 'invoice', 'act', 'waybill']
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
-export type PaymentStatus = 'pending' | 'hold' | 'released' | 'refunded' | 'disputed';
+export const PAYMENT_STATUSES = ['pending', 'hold', 'released', 'refunded', 'disputed'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 export type EscrowProviderName = 'sandbox' | 'yookassa';
 
 export interface DealRecord {

@@ -1,7 +1,7 @@
 // The deal as the API shows it, and the schemas that document it. One shape for marketplaces, cabinet and widget.
 import { z } from 'zod';
 import { EmailSchema } from '../accounts/users.ts';
-import { DEAL_STATUSES, DOCUMENT_KINDS, dealStatus, type DealSnapshot, type PaymentRecord } from './model.ts';
+import { DEAL_STATUSES, DOCUMENT_KINDS, PAYMENT_STATUSES, dealStatus, type DealSnapshot, type PaymentRecord } from './model.ts';
 
 const money = z
   .number()
@@ -52,7 +52,7 @@ export const PaymentView = z.object({
   amount: z.number(),
   currency: z.string(),
   provider: z.string(),
-  status: z.enum(['pending', 'hold', 'released', 'refunded', 'disputed']),
+  status: z.enum(PAYMENT_STATUSES),
   payment_url: z.string().nullable(),
   hold_expires_at: z.iso.datetime().nullable().describe("When the acquirer's hold lapses"),
   created_at: z.iso.datetime(),
@@ -82,7 +82,7 @@ export const EscrowResponse = z.object({
   payment_id: z.uuid(),
   amount: z.number(),
   provider: z.string(),
-  status: z.enum(['pending', 'hold', 'released', 'refunded', 'disputed']),
+  status: z.enum(PAYMENT_STATUSES),
   payment_url: z.string().optional().describe('The acquirer payment page (live mode)'),
 });
 

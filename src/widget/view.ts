@@ -1,7 +1,7 @@
 // The deal as the widget shows it to the buyer: no storage details, no approver addresses, no internal ids of the
 // acquirer; plus where the buyer's cabinet is.
 import { z } from 'zod';
-import { DEAL_STATUSES, DOCUMENT_KINDS, dealStatus, type DealSnapshot } from '../deals/model.ts';
+import { DEAL_STATUSES, DOCUMENT_KINDS, PAYMENT_STATUSES, dealStatus, type DealSnapshot } from '../deals/model.ts';
 import { DealCreated } from '../deals/views.ts';
 
 export const WidgetDealCreated = DealCreated.extend({
@@ -25,7 +25,7 @@ export const WidgetDeal = z.object({
       id: z.uuid(),
       amount: z.number(),
       currency: z.string(),
-      status: z.enum(['pending', 'hold', 'released', 'refunded', 'disputed']),
+      status: z.enum(PAYMENT_STATUSES),
       payment_url: z.string().nullable(),
     }),
   ),
