@@ -1,7 +1,8 @@
 // bench/data: against a running stack (`npm start` in another terminal), measures the data API at a million tenders:
 //   1. loads the generated tenders into the `bench` source once (the sample generator; progress printed; later runs
 //      reuse them), then refreshes the facet counts and statistics;
-//   2. p50/p95 of selective searches, of broad searches (the most common words), of facets and of a card;
+//   2. p50/p95 of selective searches, of broad searches (the most common words, also within a country, and pairs of
+//      common words that never meet), of facets and of a card;
 //   3. requests per second of /v1/tenders/countries;
 //   4. the quota's added latency: the atomic count statement alone, sequential and concurrent.
 // Usage: npm run bench:data [-- --tenders 1000000]
@@ -32,6 +33,8 @@ const SELECTIVE = [
   'лицензий на программное обеспечение Самара', 'passenger cars Gdańsk',
 ];
 const BROAD = ['поставка', 'tenders', 'контракта'];
+// Each common, never in one tender: the planner multiplies their shares and expects many matches (the worst case).
+const NEVER_TOGETHER = ['поставка tenders', 'контракта supply'];
 
 async function loadTenders(): Promise<void> {
   await ensureGeneratedSource(db, SOURCE, 'Benchmark tenders (generated)');
@@ -100,6 +103,7 @@ async function main() {
   await timed('selective search', SELECTIVE.map(search), key, 300);
   await timed('broad search (common words)', BROAD.map(search), key, 150);
   await timed('broad search, country=RU', BROAD.map((q) => `${search(q)}&country=RU`), key, 60);
+  await timed('common words never together', NEVER_TOGETHER.map(search), key, 60);
   await timed('facets', ['/v1/tenders/facets', '/v1/tenders/facets?country=RU'], key, 200);
   await timed('card', ids.map((id) => `/v1/tenders/${encodeURIComponent(id)}`), key, 200);
   await timed('latest (no q), offset 1000', ['/v1/tenders?offset=1000'], key, 100);

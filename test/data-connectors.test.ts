@@ -63,6 +63,13 @@ describe('EIS 44-FZ', () => {
       classification: [{ scheme: 'OKPD2', id: '42.11.20.000', description: expect.any(String) }],
     });
   });
+
+  it('reads the XML documents of a ZIP archive, as the export publishes them, and skips other entries', async () => {
+    const plain = await eisConnector({ key: 'e', kind: 'eis', url: `${double.url}/eis/notices.xml`, country: 'RU' }, undefined);
+    const zipped = await eisConnector({ key: 'e', kind: 'eis', url: `${double.url}/eis/notices.xml.zip`, country: 'RU' }, undefined);
+    expect(zipped.records).toEqual(plain.records);
+    expect(zipped.records.map((r) => r.sourceId)).toEqual(['0373100043224000012', '0158300047921000123']);
+  });
 });
 
 describe('TED v3 search', () => {

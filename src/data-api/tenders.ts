@@ -1,6 +1,6 @@
 // Tender reads shared by REST and MCP: search, card, facets, countries.
-// Search is built for a million rows: the GIN index finds at most RANK_CANDIDATES matches and only those are ranked,
-// so a common word («поставка») costs the same as a rare one; `total` then says "at least" (total_relation gte).
+// Full-text search is built for a million rows: it ranks a bounded set of candidates, never every match, and it
+// picks how to find them from the planner's estimate of how common the query is (see fullTextSearch).
 import type { z } from 'zod';
 import type { Db } from '../db.ts';
 import { countryNames } from './countries.ts';
@@ -10,8 +10,16 @@ export type Tender = z.output<typeof TenderSchema>;
 export type TenderCard = z.output<typeof TenderCardSchema>;
 export type TenderList = z.output<typeof TenderListSchema>;
 
-/** How many matches of a full-text query are ranked at most. */
-export const RANK_CANDIDATES = 2000;
+/**
+ * How full-text search bounds its work. At most `candidates` matches are ranked. A query the planner expects in at
+ * least `broadShare` of all tenders (a common word) takes its candidates from the newest tenders, walking at most
+ * candidates / broadShare of them; any other query takes them from the GIN index.
+ */
+export interface SearchBounds {
+  candidates: number;
+  broadShare: number;
+}
+export const SEARCH_BOUNDS: SearchBounds = { candidates: 2000, broadShare: 0.2 };
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
@@ -57,8 +65,8 @@ export function toTender(row: TenderRow): Tender {
   };
 }
 
-export async function searchTenders(db: Db, input: TenderSearchInput): Promise<TenderList> {
-  return input.q ? fullTextSearch(db, input, input.q) : latestTenders(db, input);
+export async function searchTenders(db: Db, input: TenderSearchInput, bounds = SEARCH_BOUNDS): Promise<TenderList> {
+  return input.q ? fullTextSearch(db, input, input.q, bounds) : latestTenders(db, input);
 }
 
 async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderList> {
@@ -82,22 +90,58 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
   };
 }
 
-async function fullTextSearch(db: Db, input: TenderSearchInput, q: string): Promise<TenderList> {
-  const params: unknown[] = [q, input.min_score ?? 0];
-  // The country is a lexeme of the search vector: the index intersects it with the words (see the migration).
-  const match = input.country
-    ? `t.search @@ (query.q && $${params.push(`'@${input.country.toLowerCase()}'`)}::tsquery)`
-    : 't.search @@ query.q';
-  // Candidates are the first RANK_CANDIDATES index matches; ts_rank's normalisation 32 maps rank to rank/(rank+1),
-  // a score in 0..1 that min_score compares.
+/**
+ * Ranks the candidates by ts_rank (normalisation 32 maps it to rank/(rank+1), a 0..1 score that min_score compares),
+ * then by date. Where the candidates come from depends on how common the query is:
+ * - a common word («поставка» is in a quarter of all tenders): reading its GIN posting list alone would cost more
+ *   than the whole search may, so the candidates are the newest matches, found by walking the date index and
+ *   testing each row, a few thousand rows that stay in memory;
+ * - if that walk ends without enough matches (words that are common apart but rare together: the estimate
+ *   multiplies their shares), or the query is not common, the GIN index finds the candidates.
+ * Fewer than `candidates` matches are all ranked and counted exactly; otherwise `total` says "at least" (gte).
+ */
+async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
+  const params: unknown[] = input.country ? [q, input.min_score ?? 0, input.country] : [q, input.min_score ?? 0];
+  // The country is a lexeme of the search vector, so the index intersects it with the words (see the migration).
+  const matchWith = (countryParam: string) =>
+    input.country
+      ? `(websearch_to_tsquery('russian', $1) && ('''@' || lower(${countryParam}) || '''')::tsquery)`
+      : `websearch_to_tsquery('russian', $1)`;
+  const estimate = await db.query<{ words: number; share: number; walked: number }>(
+    `SELECT numnode(websearch_to_tsquery('russian', $1)) AS words, tender_search_share(${matchWith('$2')}) AS share,
+       ${input.country ? `tender_search_share(('''@' || lower($2) || '''')::tsquery)` : '1'}::float8 AS walked`,
+    input.country ? [q, input.country] : [q],
+  );
+  const match = matchWith('$3');
+  const { words, share, walked } = estimate.rows[0]!;
+  if (words === 0) return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset };
+
+  // The share among the tenders the walk reads: all of them, or the country's.
+  if (share / Math.max(walked, 1e-9) >= bounds.broadShare) {
+    const newest = await rankCandidates(db, input, params, match, `SELECT s.id, s.search, s.published_at FROM (
+        SELECT id, search, published_at FROM tender_search ${input.country ? 'WHERE country = $3::char(2)' : ''}
+        ORDER BY published_at DESC NULLS LAST, id LIMIT ${Math.ceil(bounds.candidates / bounds.broadShare)}) AS s, query
+      WHERE s.search @@ query.m LIMIT ${bounds.candidates}`);
+    if (newest.matched >= bounds.candidates) return toList(input, newest, bounds);
+  }
+  const fromIndex = `SELECT s.id, s.search, s.published_at FROM tender_search s, query WHERE s.search @@ query.m LIMIT ${bounds.candidates}`;
+  return toList(input, await rankCandidates(db, input, params, match, fromIndex), bounds);
+}
+
+interface Ranked {
+  rows: TenderRow[];
+  matched: number;
+  total: number;
+}
+
+/** One page of the ranked candidates, with how many there were and how many pass min_score. */
+async function rankCandidates(db: Db, input: TenderSearchInput, params: unknown[], match: string, candidates: string): Promise<Ranked> {
+  const query = `query AS (SELECT websearch_to_tsquery('russian', $1) AS q, ${match} AS m),
+    candidates AS MATERIALIZED (${candidates}),
+    ranked AS (SELECT c.id, c.published_at, ts_rank(c.search, query.q, 32)::float8 AS score FROM candidates c, query),
+    passing AS (SELECT * FROM ranked WHERE score >= $2)`;
   const result = await db.query<TenderRow & { matched: number; total: number }>(
-    `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q),
-     candidates AS MATERIALIZED (
-       SELECT t.id, t.search, t.published_at FROM tenders t, query
-       WHERE numnode(query.q) > 0 AND ${match} LIMIT ${RANK_CANDIDATES}),
-     ranked AS (
-       SELECT c.id, c.published_at, ts_rank(c.search, query.q, 32)::float8 AS score FROM candidates c, query),
-     passing AS (SELECT * FROM ranked WHERE score >= $2),
+    `WITH ${query},
      page AS (
        SELECT id, score, published_at FROM passing
        ORDER BY score DESC, published_at DESC NULLS LAST, id LIMIT ${input.limit} OFFSET ${input.offset})
@@ -106,24 +150,21 @@ async function fullTextSearch(db: Db, input: TenderSearchInput, q: string): Prom
      ORDER BY p.score DESC, p.published_at DESC NULLS LAST, p.id`,
     params,
   );
-  let matched = result.rows[0]?.matched;
-  let total = result.rows[0]?.total;
-  if (matched === undefined) {
-    // An empty page (no match, or past the end) still reports the count.
-    const counts = await db.query<{ matched: number; total: number }>(
-      `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q),
-       candidates AS MATERIALIZED (SELECT t.search FROM tenders t, query WHERE numnode(query.q) > 0 AND ${match} LIMIT ${RANK_CANDIDATES})
-       SELECT count(*)::int AS matched, (count(*) FILTER (WHERE ts_rank(c.search, query.q, 32)::float8 >= $2))::int AS total
-       FROM candidates c, query`,
-      params,
-    );
-    matched = counts.rows[0]!.matched;
-    total = counts.rows[0]!.total;
-  }
+  const first = result.rows[0];
+  if (first) return { rows: result.rows, matched: first.matched, total: first.total };
+  // An empty page (no match, or past the end) still reports the counts.
+  const counts = await db.query<{ matched: number; total: number }>(
+    `WITH ${query} SELECT (SELECT count(*) FROM candidates)::int AS matched, (SELECT count(*) FROM passing)::int AS total`,
+    params,
+  );
+  return { rows: [], ...counts.rows[0]! };
+}
+
+function toList(input: TenderSearchInput, ranked: Ranked, bounds: SearchBounds): TenderList {
   return {
-    items: result.rows.map(toTender),
-    total: total ?? 0,
-    total_relation: matched >= RANK_CANDIDATES ? 'gte' : 'eq',
+    items: ranked.rows.map(toTender),
+    total: ranked.total,
+    total_relation: ranked.matched >= bounds.candidates ? 'gte' : 'eq',
     limit: input.limit,
     offset: input.offset,
   };
@@ -179,7 +220,11 @@ export async function tenderCountries(db: Db): Promise<z.output<typeof Countries
   };
 }
 
-/** Facet and country counts are a materialized view; call after tenders change. */
+/**
+ * Call after tenders change: facet and country counts are a materialized view, and the search picks its plan from
+ * the statistics of tender_search (ANALYZE samples a fixed number of rows, so it stays cheap at any size).
+ */
 export async function refreshTenderFacets(db: Db): Promise<void> {
   await db.query('REFRESH MATERIALIZED VIEW CONCURRENTLY tender_facet_counts');
+  await db.query('ANALYZE tender_search');
 }

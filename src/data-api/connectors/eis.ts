@@ -2,7 +2,9 @@
 // epNotificationEF2020 (current) or fcsNotificationEF (before 2022). Namespace prefixes are dropped and fields are
 // found by their element names, which both generations share: purchaseNumber (the registry number),
 // purchaseObjectInfo (the object), maxPrice and currency code (initial maximum price), the customer's INN,
-// OKPD2 codes, and endDT / endDate (application deadline).
+// OKPD2 codes, and endDT / endDate (application deadline). The export publishes ZIP archives of such XML files (one
+// notice each); the URL may name an archive or a single XML document.
+import { unzipSync } from 'fflate';
 import { XMLParser } from 'fast-xml-parser';
 import type { TenderRecord } from '../ingest.ts';
 import { fetchOk, type Connector } from './types.ts';
@@ -12,9 +14,17 @@ type Node = Record<string, unknown>;
 const parser = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, parseTagValue: false, trimValues: true });
 
 export const eisConnector: Connector = async (source, cursor, fetcher = fetch) => {
-  const xml = await (await fetchOk(fetcher, cursor ?? source.url)).text();
-  return { records: recordsFromEisXml(xml) };
+  const body = new Uint8Array(await (await fetchOk(fetcher, cursor ?? source.url)).arrayBuffer());
+  return { records: xmlDocuments(body).flatMap(recordsFromEisXml) };
 };
+
+/** The XML documents of a response: every .xml entry of a ZIP archive (it starts with "PK"), or the body itself. */
+function xmlDocuments(body: Uint8Array): string[] {
+  const decoder = new TextDecoder();
+  if (body[0] !== 0x50 || body[1] !== 0x4b) return [decoder.decode(body)];
+  const entries = unzipSync(body, { filter: (entry) => entry.name.toLowerCase().endsWith('.xml') });
+  return Object.keys(entries).sort().map((name) => decoder.decode(entries[name]));
+}
 
 export function recordsFromEisXml(xml: string): TenderRecord[] {
   const document = parser.parse(xml) as Node;
