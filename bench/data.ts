@@ -15,6 +15,7 @@ import { issueDataKey } from '../src/data-api/keys.ts';
 import { checkAndCount } from '../src/data-api/quota.ts';
 import { refreshTenderFacets } from '../src/data-api/tenders.ts';
 import { ensureGeneratedSource, loadGeneratedTenders, recordGeneratedRun } from '../src/dev/sample-data-load.ts';
+import { referenceDay } from '../src/dev/sample-data.ts';
 import { line, runConcurrently } from './stats.ts';
 
 const config = parseConfig();
@@ -47,6 +48,7 @@ async function loadTenders(): Promise<void> {
   const started = performance.now();
   const workers = 4;
   const chunk = Math.ceil((target - present) / workers);
+  const reference = referenceDay();
   let done = 0;
   let shown = 0;
   await Promise.all(
@@ -54,7 +56,7 @@ async function loadTenders(): Promise<void> {
       const from = present + w * chunk;
       const to = Math.min(target, from + chunk);
       let last = 0;
-      return loadGeneratedTenders(db, SOURCE, { from, to, batch: 2000 }, (count) => {
+      return loadGeneratedTenders(db, SOURCE, { from, to, batch: 2000, reference }, (count) => {
         done += count - last;
         last = count;
         if (done - shown >= 50_000) {

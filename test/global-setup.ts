@@ -26,13 +26,7 @@ export default async function setup(project: TestProject) {
     startEmbeddedPostgres({ dataDir: dir, port: await freePort() }),
     resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.log(message) }),
   ]);
-  const temporal = await startTemporalDevServer({
-    cli: temporalCli,
-    host: '127.0.0.1',
-    port: await freePort(),
-    uiPort: await freePort(),
-    namespace: 'default',
-  });
+  const temporal = await startTemporal(temporalCli);
   await migrate(postgres.url, createLogger('silent'));
   project.provide('databaseUrl', postgres.url);
   project.provide('temporalAddress', temporal.address);
@@ -43,4 +37,19 @@ export default async function setup(project: TestProject) {
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   };
+}
+
+/**
+ * The dev server picks more ports than the two we give it (its services' internal ones), and another process can take
+ * a port between our check and its bind; once in a long while it then exits at start. A second try on new ports
+ * keeps such a clash from failing the whole run; a real fault fails twice and says why.
+ */
+async function startTemporal(cli: string) {
+  const start = async () => startTemporalDevServer({ cli, host: '127.0.0.1', port: await freePort(), uiPort: await freePort(), namespace: 'default' });
+  try {
+    return await start();
+  } catch (error) {
+    console.warn(`${(error as Error).message}\nTrying once more on other ports.`);
+    return start();
+  }
 }

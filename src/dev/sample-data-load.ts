@@ -3,7 +3,7 @@
 import type { Db } from '../db.ts';
 import { upsertTenders } from '../data-api/ingest.ts';
 import { refreshTenderFacets } from '../data-api/tenders.ts';
-import { sampleTender } from './sample-data.ts';
+import { referenceDay, sampleTender } from './sample-data.ts';
 import { SAMPLE_CORPORA, samplePracticeDecisions } from './sample-data-texts.ts';
 
 export const SAMPLE_SOURCE = 'sample';
@@ -18,18 +18,19 @@ export async function ensureGeneratedSource(db: Db, key: string, name: string): 
   );
 }
 
-/** Writes generated tenders [from, to) into a source, in batches; reports progress after each. */
+/** Writes generated tenders [from, to) into a source, in batches, dated relative to today; reports progress after each. */
 export async function loadGeneratedTenders(
   db: Db,
   source: string,
-  range: { from: number; to: number; batch?: number; seed?: number },
+  range: { from: number; to: number; batch?: number; seed?: number; reference?: number },
   progress?: (done: number) => void,
 ): Promise<number> {
   let written = 0;
   const batch = range.batch ?? BATCH;
+  const reference = range.reference ?? referenceDay();
   for (let start = range.from; start < range.to; start += batch) {
     const end = Math.min(range.to, start + batch);
-    const records = Array.from({ length: end - start }, (_, i) => sampleTender(start + i, range.seed));
+    const records = Array.from({ length: end - start }, (_, i) => sampleTender(start + i, reference, range.seed));
     written += await upsertTenders(db, source, records);
     progress?.(end - range.from);
   }

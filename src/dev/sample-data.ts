@@ -1,12 +1,16 @@
 // A deterministic generator of realistic sample tenders (Russian and English, ten countries, CPV and OKPD2 codes,
-// buyers, values, deadlines). Tender i is a pure function of (seed, i): `npm start` takes a few thousand, the
-// benchmark a million, and both get the same data every time. Everything it makes is marked as sample data.
+// buyers, values, deadlines). Tender i is a pure function of (i, reference day, seed): `npm start` takes a few
+// thousand, the benchmark a million. Dates lie in the 700 days before the reference day, which the loader sets to
+// the day it loads, so a newcomer sees current tenders. Everything it makes is marked as sample data.
 import type { TenderRecord } from '../data-api/ingest.ts';
 
 export const SAMPLE_SEED = 44;
-/** Dates are relative to this fixed moment, so the data never changes between runs. */
-const REFERENCE = Date.UTC(2025, 10, 15);
 const DAY = 86_400_000;
+
+/** Midnight (UTC) of the day `now` falls on: the reference day of data loaded now. */
+export function referenceDay(now = Date.now()): number {
+  return Math.floor(now / DAY) * DAY;
+}
 
 /** mulberry32: a small, fast, seedable PRNG. */
 function random(seed: number): () => number {
@@ -132,8 +136,8 @@ function pickCountry(rand: () => number): Country {
 const money = (amount: number, lang: 'ru' | 'en') =>
   amount.toLocaleString(lang === 'ru' ? 'ru-RU' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
-/** Tender number `index` of the sample set made with `seed`. */
-export function sampleTender(index: number, seed = SAMPLE_SEED): TenderRecord {
+/** Tender number `index` of the sample set made with `seed`, dated relative to the `reference` day. */
+export function sampleTender(index: number, reference: number, seed = SAMPLE_SEED): TenderRecord {
   const rand = random(seed * 1_000_003 + index);
   const country = pickCountry(rand);
   const product = pick(rand, PRODUCTS);
@@ -143,9 +147,9 @@ export function sampleTender(index: number, seed = SAMPLE_SEED): TenderRecord {
   const buyerName = ru ? pick(rand, RU_BUYERS)(city, number) : pick(rand, EN_BUYERS)(city, number);
   const [low, high] = product.value;
   const amount = Math.round((low + rand() * (high - low)) * 1000 * country.rate * 100) / 100;
-  const published = REFERENCE - Math.floor(rand() * 700 * DAY) + Math.floor(rand() * DAY);
+  const published = reference - Math.floor(rand() * 700 * DAY) + Math.floor(rand() * DAY);
   const deadline = published + (7 + Math.floor(rand() * 24)) * DAY;
-  const status = rand() < 0.03 ? 'cancelled' : deadline < REFERENCE - 30 * DAY ? 'complete' : 'active';
+  const status = rand() < 0.03 ? 'cancelled' : deadline < reference - 30 * DAY ? 'complete' : 'active';
   const months = 1 + Math.floor(rand() * 12);
   const sourceId = `${country.code}-${String(index).padStart(7, '0')}`;
   const title = ru ? `${RU_VERB[product.kind]} ${product.ru}, заказчик: ${buyerName}` : `${EN_VERB[product.kind]} ${product.en} for ${buyerName}`;
@@ -177,7 +181,7 @@ export function sampleTender(index: number, seed = SAMPLE_SEED): TenderRecord {
     deadlineAt: new Date(deadline).toISOString(),
     url: `https://sample.invalid/tenders/${sourceId}`,
     classification,
-    raw: { sample: true, generator: 'svc sample data v1', seed, index },
+    raw: { sample: true, generator: 'svc sample data v2', seed, index, reference_day: new Date(reference).toISOString().slice(0, 10) },
     sample: true,
   };
 }
