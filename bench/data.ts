@@ -69,7 +69,7 @@ async function loadTenders(): Promise<void> {
   );
   console.log(`  loaded in ${((performance.now() - started) / 1000).toFixed(0)} s; refreshing facets and statistics…`);
   await refreshTenderFacets(db);
-  await db.query('VACUUM ANALYZE tenders');
+  await db.query('VACUUM ANALYZE tenders, tender_search');
   await recordGeneratedRun(db, SOURCE, target - present);
 }
 

@@ -6,7 +6,7 @@ import { startTestServer, uniqueId, type TestServer } from './helpers.ts';
 import { seedTenders, withSampleData } from './doubles/data-setup.ts';
 import { searchTenders, type SearchBounds } from '../src/data-api/tenders.ts';
 
-const BOUNDS: SearchBounds = { candidates: 40, broadShare: 0.05 }; // the walk reads at most 800 tenders
+const BOUNDS: SearchBounds = { candidates: 40, broadShare: 0.05, timeoutMs: 10_000 }; // the walk reads at most 800 tenders
 const COMMON = 500; // tenders per seeded word: about 9% of the ~5,300 the database holds
 const recentWord = `zr${uniqueId('').replace(/\W/g, '')}`; // only in tenders newer than any other
 const oldWord = `zo${uniqueId('').replace(/\W/g, '')}`; // only in tenders older than any other
@@ -74,6 +74,16 @@ describe('full-text search bounds', () => {
     const strong = await search(recentWord, { country: 'KZ', min_score: threshold });
     expect(strong.items.length).toBeLessThan(kz.items.length);
     for (const item of strong.items) expect(item.score).toBeGreaterThanOrEqual(threshold);
+  });
+
+  it('stops a search past its time budget with 503 search_timeout, and the next search works', async () => {
+    const hurried = { ...BOUNDS, candidates: 2000, timeoutMs: 1 }; // ranking 2000 tenders takes longer than 1 ms
+    await expect(searchTenders(server.services.db, { q: 'поставка', limit: 20, offset: 0 }, hurried)).rejects.toMatchObject({
+      status: 503,
+      code: 'search_timeout',
+      message: expect.stringContaining('add a rarer word or a country'),
+    });
+    expect((await search(rareWord)).total).toBe(5);
   });
 
   it('answers an empty result for a query of stop words only', async () => {

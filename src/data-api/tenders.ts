@@ -2,7 +2,8 @@
 // Full-text search is built for a million rows: it ranks a bounded set of candidates, never every match, and it
 // picks how to find them from the planner's estimate of how common the query is (see fullTextSearch).
 import type { z } from 'zod';
-import type { Db } from '../db.ts';
+import { inTransaction, type Db, type DbClient } from '../db.ts';
+import { Problem } from '../http/problem.ts';
 import { countryNames } from './countries.ts';
 import type { CountriesSchema, FacetsSchema, TenderCardSchema, TenderListSchema, TenderSchema, TenderSearchInput } from './schemas.ts';
 
@@ -13,13 +14,15 @@ export type TenderList = z.output<typeof TenderListSchema>;
 /**
  * How full-text search bounds its work. At most `candidates` matches are ranked. A query the planner expects in at
  * least `broadShare` of all tenders (a common word) takes its candidates from the newest tenders, walking at most
- * candidates / broadShare of them; any other query takes them from the GIN index.
+ * candidates / broadShare of them; any other query takes them from the GIN index. A search still running after
+ * `timeoutMs` is stopped (a quoted phrase of very common words that never stand together has to read most tenders).
  */
 export interface SearchBounds {
   candidates: number;
   broadShare: number;
+  timeoutMs: number;
 }
-export const SEARCH_BOUNDS: SearchBounds = { candidates: 2000, broadShare: 0.2 };
+export const SEARCH_BOUNDS: SearchBounds = { candidates: 2000, broadShare: 0.2, timeoutMs: 3000 };
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
@@ -101,6 +104,23 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
  * Fewer than `candidates` matches are all ranked and counted exactly; otherwise `total` says "at least" (gte).
  */
 async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
+  try {
+    return await inTransaction(db, async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${Math.ceil(bounds.timeoutMs)}`);
+      return await boundedSearch(client, input, q, bounds);
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
+    throw new Problem(503, 'search_timeout',
+      `The search did not finish within ${bounds.timeoutMs / 1000} s: it has to read most tenders (a quoted phrase or a ` +
+        'negation of very common words does). Remove the quotes, add a rarer word or a country, and try again.');
+  }
+}
+
+/** PostgreSQL's query_canceled: statement_timeout ran out. */
+const QUERY_CANCELED = '57014';
+
+async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
   const params: unknown[] = input.country ? [q, input.min_score ?? 0, input.country] : [q, input.min_score ?? 0];
   // The country is a lexeme of the search vector, so the index intersects it with the words (see the migration).
   const matchWith = (countryParam: string) =>
@@ -134,30 +154,26 @@ interface Ranked {
   total: number;
 }
 
-/** One page of the ranked candidates, with how many there were and how many pass min_score. */
-async function rankCandidates(db: Db, input: TenderSearchInput, params: unknown[], match: string, candidates: string): Promise<Ranked> {
-  const query = `query AS (SELECT websearch_to_tsquery('russian', $1) AS q, ${match} AS m),
-    candidates AS MATERIALIZED (${candidates}),
-    ranked AS (SELECT c.id, c.published_at, ts_rank(c.search, query.q, 32)::float8 AS score FROM candidates c, query),
-    passing AS (SELECT * FROM ranked WHERE score >= $2)`;
-  const result = await db.query<TenderRow & { matched: number; total: number }>(
-    `WITH ${query},
+/** One page of the ranked candidates, with how many there were and how many pass min_score, in one statement. */
+async function rankCandidates(db: DbClient, input: TenderSearchInput, params: unknown[], match: string, candidates: string): Promise<Ranked> {
+  // The counts row is joined to the page, so an empty page (no match, or past the end) still brings the counts.
+  const result = await db.query<Partial<TenderRow> & { matched: number; total: number }>(
+    `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q, ${match} AS m),
+     candidates AS MATERIALIZED (${candidates}),
+     ranked AS (SELECT c.id, c.published_at, ts_rank(c.search, query.q, 32)::float8 AS score FROM candidates c, query),
+     passing AS MATERIALIZED (SELECT * FROM ranked WHERE score >= $2),
      page AS (
        SELECT id, score, published_at FROM passing
-       ORDER BY score DESC, published_at DESC NULLS LAST, id LIMIT ${input.limit} OFFSET ${input.offset})
-     SELECT ${COLUMNS}, p.score, (SELECT count(*) FROM candidates)::int AS matched, (SELECT count(*) FROM passing)::int AS total
-     FROM page p JOIN tenders t ON t.id = p.id
-     ORDER BY p.score DESC, p.published_at DESC NULLS LAST, p.id`,
+       ORDER BY score DESC, published_at DESC NULLS LAST, id LIMIT ${input.limit} OFFSET ${input.offset}),
+     counts AS (SELECT (SELECT count(*) FROM candidates)::int AS matched, (SELECT count(*) FROM passing)::int AS total)
+     SELECT counts.matched, counts.total, items.* FROM counts
+     LEFT JOIN LATERAL (SELECT ${COLUMNS}, p.score FROM page p JOIN tenders t ON t.id = p.id) AS items ON true
+     ORDER BY items.score DESC, items.published_at DESC NULLS LAST, items.id`,
     params,
   );
-  const first = result.rows[0];
-  if (first) return { rows: result.rows, matched: first.matched, total: first.total };
-  // An empty page (no match, or past the end) still reports the counts.
-  const counts = await db.query<{ matched: number; total: number }>(
-    `WITH ${query} SELECT (SELECT count(*) FROM candidates)::int AS matched, (SELECT count(*) FROM passing)::int AS total`,
-    params,
-  );
-  return { rows: [], ...counts.rows[0]! };
+  const { matched, total } = result.rows[0]!;
+  const rows = result.rows.filter((row): row is TenderRow & { matched: number; total: number } => row.id != null);
+  return { rows, matched, total };
 }
 
 function toList(input: TenderSearchInput, ranked: Ranked, bounds: SearchBounds): TenderList {
