@@ -1,6 +1,7 @@
 // Webhook delivery: one HTTP attempt per activity attempt. Temporal keeps the schedule (workflows/webhook-options.ts);
 // this activity picks each next delay itself (exponential with jitter from WEBHOOK_RETRY_BASE_SECONDS, or the
 // receiver's Retry-After) and logs every attempt for the administrators' webhook log.
+import type { LookupFunction } from 'node:net';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { Services } from '../src/services.ts';
@@ -12,7 +13,12 @@ import { AddressNotAllowed, resolvePublicAddress, type CheckedAddress } from '..
 // Constants only (the failure types the retry policy stops on); nothing of the workflow runtime runs here.
 import { WEBHOOK_DELIVERY_NOT_FOUND, WEBHOOK_GONE } from '../workflows/webhook-options.ts';
 
-export function createWebhookActivities(services: Services) {
+export interface WebhookActivityOptions {
+  /** Resolves host names for the live SSRF check; node's dns.lookup unless a test plays the DNS server. */
+  lookup?: LookupFunction;
+}
+
+export function createWebhookActivities(services: Services, options: WebhookActivityOptions = {}) {
   const { db, logger } = services;
   return {
     /** Sends the delivery's stored bytes once; throws a retryable failure with the next delay unless 2xx or 410. */
@@ -31,7 +37,7 @@ export function createWebhookActivities(services: Services) {
       let result: AttemptResult;
       try {
         // Live: check the address now (DNS may have changed since registration) and connect to exactly that one.
-        const pinned: CheckedAddress | undefined = delivery.mode === 'live' ? await resolvePublicAddress(url.hostname) : undefined;
+        const pinned: CheckedAddress | undefined = delivery.mode === 'live' ? await resolvePublicAddress(url.hostname, options.lookup) : undefined;
         const headers = webhookHeaders({
           body: delivery.body,
           secret: decryptSecret(services.masterKey, delivery.secret_encrypted),
@@ -40,7 +46,7 @@ export function createWebhookActivities(services: Services) {
           deliveryId,
           timestamp: Math.floor(Date.now() / 1000),
         });
-        result = await postWebhook(url, headers, delivery.body, { pinned });
+        result = await postWebhook(url, headers, delivery.body, { pinned, timeoutMs: services.config.WEBHOOK_TIMEOUT_SECONDS * 1000 });
       } catch (error) {
         if (!(error instanceof AddressNotAllowed)) throw error;
         result = { httpStatus: null, retryAfter: null, error: `address not allowed: ${error.message}`, durationMs: 0 };

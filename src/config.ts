@@ -11,6 +11,8 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(3000),
   DATA_PORT: port.default(3100),
+  // Reverse proxies in front of both servers; the client address is taken that many hops from the right of X-Forwarded-For.
+  TRUST_PROXY: z.string().trim().regex(/^\d{1,2}$/, 'must be the number of reverse proxies in front of the servers: 0 (none), 1, 2, …').transform(Number).default(0),
   BASE_URL: url.optional(),
   MCP_URL: url.optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -36,6 +38,8 @@ export const EnvSchema = z.object({
   SSO_LOGIN_ADDRESS_LIMIT: positiveInt.default(20),
   SSO_LOGIN_WINDOW_SECONDS: positiveInt.default(900),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
+  // One webhook attempt runs in an activity of at most 30 s (workflows/webhook-options.ts), bookkeeping included.
+  WEBHOOK_TIMEOUT_SECONDS: positiveInt.max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)').default(15),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   DOCUMENT_STORE: z.enum(['filesystem', 's3']).default('filesystem'),
   S3_BUCKET: optionalText,

@@ -26,6 +26,7 @@ export function createDataApp(services: Services): Koa {
     api,
     openapiPath: '/v1/openapi.json',
     health: healthChecks(services),
+    proxyHops: services.config.TRUST_PROXY,
   });
   // After the routers: /mcp matches no route, so the routers pass it on.
   app.use(mcpEndpoint(services));

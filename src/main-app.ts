@@ -49,5 +49,6 @@ export function createMainApp(services: Services): Koa {
     api,
     openapiPath: '/api/openapi.json',
     health: healthChecks(services),
+    proxyHops: services.config.TRUST_PROXY,
   });
 }

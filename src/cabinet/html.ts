@@ -1,27 +1,6 @@
-// HTML made safe by construction: html`…` escapes every interpolated value unless it is already SafeHtml, so user
-// text (titles, names, comments) can never become markup. Plus the one page layout all cabinet pages share.
+// The one page layout all cabinet pages share, and the form pieces they and the SSO pages use.
+import { html, type SafeHtml } from '../http/html.ts';
 import type { Lang, Translate } from './i18n.ts';
-
-export class SafeHtml {
-  constructor(readonly value: string) {}
-}
-
-type Part = SafeHtml | string | number | null | undefined | false | readonly Part[];
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function render(part: Part): string {
-  if (part === null || part === undefined || part === false) return '';
-  if (part instanceof SafeHtml) return part.value;
-  if (Array.isArray(part)) return part.map(render).join('');
-  return escapeHtml(String(part));
-}
-
-export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
-  return new SafeHtml(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]!) : ''), ''));
-}
 
 export const STYLESHEET_PATH = '/cabinet/assets/cabinet.css';
 

@@ -7,7 +7,8 @@ import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
-import { layout, type SafeHtml } from './html.ts';
+import type { SafeHtml } from '../http/html.ts';
+import { layout } from './html.ts';
 import { errorBody, type View } from './page-views.ts';
 import { LANG_COOKIE, pageUser, readCookie, setCookie } from './web-session.ts';
 

@@ -4,7 +4,8 @@ import type { ApprovalRecord, DealSnapshot, DocumentRecord, PaymentRecord } from
 import { dealStatus } from '../deals/model.ts';
 import type { PaymentAction } from '../../workflows/deal-messages.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
-import { csrfField, html, message, type SafeHtml } from './html.ts';
+import { html, type SafeHtml } from '../http/html.ts';
+import { csrfField, message } from './html.ts';
 import { formatDate, formatMoney, kindWords, paymentWords, statusWords, type Lang, type Translate } from './i18n.ts';
 
 export interface View {

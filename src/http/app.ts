@@ -1,5 +1,6 @@
 // What both Koa servers share: request ids, access logs, problem responses for every error (404 and 405 included),
-// security headers, /healthz, /metrics, the OpenAPI document and its /docs page.
+// security headers, /healthz, /metrics, the OpenAPI document and its /docs page, the /problems/{code} pages, and
+// which client address a request has (TRUST_PROXY).
 import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Middleware } from 'koa';
 import Router from '@koa/router';
@@ -8,6 +9,7 @@ import type { Logger } from '../log.ts';
 import type { Api } from './api.ts';
 import { Problem } from './problem.ts';
 import { docsRouter } from './docs.ts';
+import { problemPagesRouter } from './problem-pages.ts';
 import { HttpMetrics } from './metrics.ts';
 
 export interface HealthCheck {
@@ -24,13 +26,20 @@ export interface AppOptions {
   /** Where the OpenAPI document is served, e.g. `/api/openapi.json`. */
   openapiPath: string;
   health: HealthCheck[];
+  /**
+   * Reverse proxies in front of the server (TRUST_PROXY). 0 trusts no X-Forwarded-* header; N takes the client
+   * address N entries from the right of X-Forwarded-For, so entries a client sends itself are ignored. Nothing reads
+   * X-Forwarded-Proto or -Host: links, Secure cookies and HSTS follow BASE_URL.
+   */
+  proxyHops: number;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const HEALTH_TIMEOUT_MS = 2_000;
 
 export function createApp(options: AppOptions): Koa {
-  const app = new Koa({ proxy: false });
+  // Koa's ctx.ip is the first of the last `maxIpsCount` X-Forwarded-For entries: the address the outermost trusted proxy saw.
+  const app = new Koa({ proxy: options.proxyHops > 0, maxIpsCount: options.proxyHops });
   const metrics = new HttpMetrics(options.name);
 
   app.use(requestIdAndAccessLog(options.logger, metrics));
@@ -57,7 +66,7 @@ export function createApp(options: AppOptions): Koa {
   });
 
   const docs = docsRouter(options.openapiPath, options.api.info.title);
-  for (const router of [infra, docs, options.api.router]) {
+  for (const router of [infra, docs, problemPagesRouter(options.baseUrl), options.api.router]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import Router from '@koa/router';
+import { escapeHtml } from './html.ts';
 
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const ASSETS: Record<string, string> = {
@@ -48,6 +49,3 @@ export function docsRouter(openapiPath: string, title: string): Router {
   return router;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}

@@ -6,6 +6,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { CheckedAddress } from './ssrf.ts';
 
+/** The default of WEBHOOK_TIMEOUT_SECONDS: how long one attempt waits for the answer's status line. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 export const MAX_RETRY_DELAY_MS = 12 * 3600 * 1000;
 

@@ -1,5 +1,6 @@
 // A marketplace's one webhook endpoint. The secret is made once, on the first registration, and kept when the URL
 // changes; it is stored encrypted with the master key because the marketplace may read it again.
+import type { LookupFunction } from 'node:net';
 import type { Db } from '../db.ts';
 import { Problem } from '../http/problem.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
@@ -14,8 +15,11 @@ export interface WebhookEndpoint {
   updated_at: Date;
 }
 
-/** Refuses URLs a marketplace of this mode may not use: 400 validation_failed or webhook_url_not_allowed. */
-export async function checkWebhookUrl(marketplace: Pick<Marketplace, 'mode'>, raw: string): Promise<void> {
+/**
+ * Refuses URLs a marketplace of this mode may not use: 400 validation_failed or webhook_url_not_allowed. `lookup`
+ * (node's dns.lookup by default) lets tests play the DNS server.
+ */
+export async function checkWebhookUrl(marketplace: Pick<Marketplace, 'mode'>, raw: string, lookup?: LookupFunction): Promise<void> {
   const url = new URL(raw); // the route's schema already made sure it parses
   if (marketplace.mode !== 'live') return; // sandbox receivers are often on the integrator's own machine
   if (url.protocol !== 'https:') {
@@ -24,7 +28,7 @@ export async function checkWebhookUrl(marketplace: Pick<Marketplace, 'mode'>, ra
     });
   }
   try {
-    await resolvePublicAddress(url.hostname);
+    await resolvePublicAddress(url.hostname, lookup);
   } catch (error) {
     if (!(error instanceof AddressNotAllowed)) throw error;
     throw new Problem(

@@ -1,8 +1,8 @@
 // SSRF guard for live marketplaces: a webhook may only reach public unicast addresses. The same check runs at
 // registration and again at every delivery (DNS can change between them), and the delivery connects to the very
 // address that passed, so a rebinding DNS server cannot swap in 127.0.0.1 after the check.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 
 export class AddressNotAllowed extends Error {}
 
@@ -66,14 +66,19 @@ export function isPublicAddress(ip: string): boolean {
 
 /**
  * Resolves the host and returns the address to connect to; throws AddressNotAllowed when any resolved address is
- * not public (one private answer is enough to refuse: the client could be steered to it).
+ * not public (one private answer is enough to refuse: the client could be steered to it). `lookup` is node's
+ * dns.lookup unless a test plays the DNS server.
  */
-export async function resolvePublicAddress(hostname: string): Promise<CheckedAddress> {
+export async function resolvePublicAddress(
+  hostname: string,
+  lookup: LookupFunction = dnsLookup,
+  deadlineMs = DNS_DEADLINE_MS,
+): Promise<CheckedAddress> {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) throw new AddressNotAllowed(`${host} is a loopback name`);
   let answers: { address: string; family: number }[];
   try {
-    answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true });
+    answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookupAll(lookup, host, deadlineMs);
   } catch {
     throw new AddressNotAllowed(`${host} does not resolve`);
   }
@@ -82,6 +87,24 @@ export async function resolvePublicAddress(hostname: string): Promise<CheckedAdd
   if (refused) throw new AddressNotAllowed(`${host} resolves to ${refused.address}, which is not a public address`);
   const first = answers[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/**
+ * A DNS server that never answers must not outlast a delivery attempt (30 s in all, the HTTP timeout included): past
+ * this the name counts as not resolving, so the attempt is logged and retried like any other failure.
+ */
+const DNS_DEADLINE_MS = 4_000;
+
+/** Every answer for the name, through a resolver with node's dns.lookup signature (tests pass their own). */
+function lookupAll(lookup: LookupFunction, host: string, deadlineMs: number): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no DNS answer within ${deadlineMs} ms`)), deadlineMs);
+    lookup(host, { all: true, verbatim: true }, (error, address, family) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(Array.isArray(address) ? address : [{ address, family: family ?? isIP(address) }]);
+    });
+  });
 }
 
 function inPrefix(address: number[], network: number[], bits: number): boolean {

@@ -1,0 +1,343 @@
+// Every problem `code` the service can answer, documented once: GET /problems/{code} serves these entries, and
+// test/problem-catalog.test.ts fails when the code base emits a code that has no entry here.
+
+export interface ProblemType {
+  title: string;
+  /** The HTTP statuses this code comes with. */
+  statuses: number[];
+  meaning: string;
+  action: string;
+}
+
+const RETRY_LATER = 'Retry after the Retry-After header’s seconds (or a few seconds); the request is safe to repeat.';
+
+const CATALOG: Record<string, ProblemType> = {
+  // Any endpoint
+  bad_request: {
+    title: 'Bad request',
+    statuses: [400],
+    meaning: 'The request could not be read as sent, for example its body does not match its Content-Length.',
+    action: 'Check the request’s headers and body against the API documentation (/docs) and send it again.',
+  },
+  validation_failed: {
+    title: 'The request is invalid',
+    statuses: [400],
+    meaning:
+      'A field of the body, the query or the path is missing or has a wrong value. The `errors` member lists each ' +
+      'invalid field as {path, message}.',
+    action: 'Correct the fields named in `errors` (the OpenAPI document at /docs shows every schema) and send it again.',
+  },
+  invalid_json: {
+    title: 'The body is not valid JSON',
+    statuses: [400],
+    meaning: 'The body was sent as JSON but does not parse.',
+    action: 'Send well-formed JSON (UTF-8) with Content-Type: application/json.',
+  },
+  request_aborted: {
+    title: 'The request was cut short',
+    statuses: [400],
+    meaning: 'The client closed the connection before the whole body arrived.',
+    action: 'Send the request again and keep the connection open until the answer arrives.',
+  },
+  unauthorized: {
+    title: 'Missing or wrong credentials',
+    statuses: [401],
+    meaning:
+      'The request carries no credential, or one that is not valid (an unknown, revoked or expired key or token, or a ' +
+      'wrong password). The WWW-Authenticate header names the expected scheme where it is a bearer token.',
+    action: 'Send the credential this endpoint expects (see `detail` and /docs); sign in again if a token has expired.',
+  },
+  forbidden: {
+    title: 'Not allowed here',
+    statuses: [403],
+    meaning: 'The credential is valid but may not act on this resource, for example a widget token used on another deal.',
+    action: 'Use a credential issued for this resource (a widget token comes with each widget deal creation).',
+  },
+  not_found: {
+    title: 'No such resource',
+    statuses: [404],
+    meaning:
+      'The path or the resource does not exist, or it belongs to another marketplace or account (the service never ' +
+      'tells which).',
+    action: 'Check the identifier and the credential you use; list the resources you own to find the right one.',
+  },
+  method_not_allowed: {
+    title: 'Method not allowed',
+    statuses: [405],
+    meaning: 'The path exists but does not take this HTTP method. The Allow header lists the methods it takes.',
+    action: 'Use one of the methods in the Allow header.',
+  },
+  payload_too_large: {
+    title: 'The body is too large',
+    statuses: [413],
+    meaning: 'The body is larger than this endpoint accepts: 1 MiB for JSON, 64 KiB for a form, 25 MiB for a deal document.',
+    action: 'Send a smaller body.',
+  },
+  unsupported_media_type: {
+    title: 'Unsupported content type',
+    statuses: [415],
+    meaning: 'The body has a Content-Type this endpoint does not read.',
+    action: 'Send JSON with Content-Type: application/json (forms: application/x-www-form-urlencoded).',
+  },
+  internal_error: {
+    title: 'Internal error',
+    statuses: [500],
+    meaning: 'Something failed on the service’s side. The answer carries no internals; the server log has the details.',
+    action: 'Retry later; if it persists, contact support and quote the X-Request-Id header of the answer.',
+  },
+  not_implemented: {
+    title: 'Method not supported',
+    statuses: [501],
+    meaning: 'The service does not support this HTTP method at all.',
+    action: 'Use GET, POST, PUT, PATCH, DELETE or OPTIONS as the API documentation (/docs) shows.',
+  },
+  not_ready: {
+    title: 'Not ready',
+    statuses: [503],
+    meaning: 'GET /healthz: the server runs, but PostgreSQL or Temporal does not answer yet.',
+    action: 'Wait and ask again; a load balancer should route no traffic here until it answers 200.',
+  },
+
+  // Marketplace deals and escrow
+  no_documents: {
+    title: 'The deal has no documents',
+    statuses: [400],
+    meaning: 'An approval was requested for a deal that has no document yet.',
+    action: 'Upload a document (POST /api/mkt/deals/{id}/documents), then start the approval.',
+  },
+  empty_document: {
+    title: 'The document is empty',
+    statuses: [400],
+    meaning: 'A document upload had an empty body.',
+    action: 'Send the file itself as the request body, with its Content-Type.',
+  },
+  approval_not_allowed: {
+    title: 'An approval cannot start now',
+    statuses: [400],
+    meaning: 'An approval starts only while the deal has documents and is not yet approved (or was rejected); later it cannot.',
+    action: 'Read the deal (GET /api/mkt/deals?external_id=…) and act on its current status.',
+  },
+  approval_not_pending: {
+    title: 'The approval is already decided',
+    statuses: [400],
+    meaning: 'The approval was already approved or rejected; a decision is taken once.',
+    action: 'Reload the deal to see the decision. After a rejection the marketplace may start a new approval.',
+  },
+  deal_not_approved: {
+    title: 'The deal is not approved',
+    statuses: [400],
+    meaning: 'Escrow starts only for a deal whose status is `approved`.',
+    action: 'Wait for the buyer to approve (the deal.approved webhook tells you), then start escrow.',
+  },
+  amount_exceeds_deal: {
+    title: 'The amount is more than the deal amount',
+    statuses: [400],
+    meaning: 'An escrow amount larger than the deal’s amount was asked for.',
+    action: 'Send an amount up to the deal amount, or 0 (or none) for the full amount.',
+  },
+  invalid_payment_state: {
+    title: 'The payment cannot move that way',
+    statuses: [400],
+    meaning:
+      'The payment’s current status does not allow this move (allowed: pending → hold or refunded; hold → released, ' +
+      'refunded or disputed; disputed → released or refunded by the arbiter).',
+    action: 'Reload the deal and choose a move its latest payment allows.',
+  },
+  deal_closed: {
+    title: 'The deal is closed',
+    statuses: [400],
+    meaning: 'The deal is paid or refunded and takes no more changes.',
+    action: 'Create a new deal for new business.',
+  },
+  deal_conflict: {
+    title: 'The external_id belongs to another buyer',
+    statuses: [409],
+    meaning: 'A widget deal creation named an external_id that already names a deal of a different buyer.',
+    action: 'Use a fresh external_id for this buyer’s order.',
+  },
+  acquirer_refused: {
+    title: 'The payment provider refused',
+    statuses: [502],
+    meaning: 'The acquirer answered the payment operation with a refusal; `detail` gives its reason.',
+    action: 'Fix what the reason names (amount, account settings) before repeating; the same request will be refused again.',
+  },
+  acquirer_unavailable: {
+    title: 'The payment provider did not answer',
+    statuses: [503],
+    meaning: 'The acquirer could not be reached; nothing was changed.',
+    action: RETRY_LATER,
+  },
+  acquirer_not_configured: {
+    title: 'Live escrow is not configured',
+    statuses: [503],
+    meaning: 'The service has no acquirer account for live marketplaces (YOOKASSA_SHOP_ID and YOOKASSA_SECRET_KEY).',
+    action: 'Ask the operator to configure the acquirer; sandbox marketplaces work without it.',
+  },
+  deal_engine_unavailable: {
+    title: 'The deal engine is busy',
+    statuses: [503],
+    meaning: 'The deal’s workflow did not answer in time, so the change could not be confirmed.',
+    action: RETRY_LATER,
+  },
+  temporarily_unavailable: {
+    title: 'Temporarily unavailable',
+    statuses: [503],
+    meaning: 'An acquirer notification could not be processed now (the payment could not be re-read or the deal reached).',
+    action: 'The acquirer resends its notification; nothing else is needed. Senders of your own: retry later.',
+  },
+
+  // Webhooks
+  webhook_url_not_allowed: {
+    title: 'The webhook URL is not public',
+    statuses: [400],
+    meaning: 'A live marketplace’s webhook URL resolves to a private, loopback or otherwise non-public address.',
+    action: 'Register a publicly reachable https URL.',
+  },
+  temporal_unavailable: {
+    title: 'The replay could not be started',
+    statuses: [503],
+    meaning: 'An administrator’s webhook replay could not be handed to the workflow engine.',
+    action: RETRY_LATER,
+  },
+
+  // Widget
+  origin_not_allowed: {
+    title: 'This origin may not use the widget',
+    statuses: [403],
+    meaning: 'The page’s origin is not among the live marketplace’s allowed_origins.',
+    action: 'An administrator adds the storefront origin (PATCH /admin/marketplaces/{id} with allowed_origins).',
+  },
+  widget_token_expired: {
+    title: 'The widget token has expired',
+    statuses: [401],
+    meaning: 'Widget tokens are short-lived (WIDGET_TOKEN_TTL_SECONDS).',
+    action: 'Repeat the widget deal creation with the same external_id and buyer for a fresh token.',
+  },
+  rate_limited: {
+    title: 'Too many widget deal creations',
+    statuses: [429],
+    meaning: 'Widget deal creations are limited per public key and per client address in a sliding window.',
+    action: 'Wait the Retry-After header’s seconds, then try again.',
+  },
+
+  // Cabinet and sign-in
+  too_many_attempts: {
+    title: 'Too many wrong passwords',
+    statuses: [429],
+    meaning: 'Sign-in is limited per account and per client address in a window, against password guessing.',
+    action: 'Wait the Retry-After header’s seconds, then sign in with the right password.',
+  },
+  invalid_invitation: {
+    title: 'The invitation is not valid',
+    statuses: [400],
+    meaning: 'The invitation link is unknown, already used or expired.',
+    action: 'Sign in if you already set a password, or ask for a new invitation.',
+  },
+  csrf_failed: {
+    title: 'The form token is wrong',
+    statuses: [403],
+    meaning: 'A form was sent without its form token or with a stale one, for example from an old tab.',
+    action: 'Reload the page and send the form again.',
+  },
+
+  // Single sign-on
+  unknown_client: {
+    title: 'Unknown SSO client',
+    statuses: [400],
+    meaning: 'The authorize request has no client_id, a repeated one, or one that is not registered.',
+    action: 'Use the client_id an administrator registered (POST /admin/sso/clients).',
+  },
+  redirect_uri_not_allowed: {
+    title: 'The redirect_uri is not registered',
+    statuses: [400],
+    meaning: 'The authorize request’s redirect_uri is missing, repeated, or not one the client registered. The service never redirects to it.',
+    action: 'Send one of the client’s registered redirect URIs exactly (wildcards match subdomains only).',
+  },
+  state_required: {
+    title: 'state is required',
+    statuses: [400],
+    meaning: 'The authorize request has no state, a repeated one, or one that is too long.',
+    action: 'Send one random state value per sign-in and compare it when the browser comes back.',
+  },
+  client_id_taken: {
+    title: 'The client_id is taken',
+    statuses: [409],
+    meaning: 'An SSO client with this client_id is already registered.',
+    action: 'Choose another client_id, or read the existing client (GET /admin/sso/clients/{client_id}).',
+  },
+  invalid_client: {
+    title: 'Wrong client credentials',
+    statuses: [401],
+    meaning: 'The client_id and client_secret do not match a registered SSO client (OAuth error invalid_client).',
+    action: 'Send the client’s current secret (rotated secrets stop working at once), by HTTP Basic or in the form.',
+  },
+  invalid_code: {
+    title: 'The authorization code is not valid',
+    statuses: [400],
+    meaning: 'The code is unknown or was issued to another client (OAuth error invalid_grant).',
+    action: 'Start a new sign-in and exchange the code it returns.',
+  },
+  code_already_used: {
+    title: 'The authorization code is already used',
+    statuses: [400],
+    meaning: 'A code is single-use. A second use also revokes the tokens the first exchange issued (OAuth error invalid_grant).',
+    action: 'Exchange each code once; start a new sign-in to get a new one.',
+  },
+  code_expired: {
+    title: 'The authorization code has expired',
+    statuses: [400],
+    meaning: 'Codes live SSO_CODE_TTL_SECONDS, 5 minutes by default (OAuth error invalid_grant).',
+    action: 'Exchange the code as soon as the browser returns; start a new sign-in now.',
+  },
+  redirect_uri_mismatch: {
+    title: 'The redirect_uri differs',
+    statuses: [400],
+    meaning: 'The token exchange’s redirect_uri is not the one given at the authorize step (OAuth error invalid_grant).',
+    action: 'Send exactly the redirect_uri of the authorize request.',
+  },
+  invalid_code_verifier: {
+    title: 'The PKCE code_verifier does not fit',
+    statuses: [400],
+    meaning:
+      'The code_verifier is missing although the authorize step had a code_challenge, was sent without a challenge, ' +
+      'or does not match it (OAuth error invalid_grant).',
+    action: 'Send the verifier whose S256 challenge went to the authorize step, and none when no challenge was sent.',
+  },
+  unsupported_grant_type: {
+    title: 'Unsupported grant type',
+    statuses: [400],
+    meaning: 'The token endpoint takes grant_type=authorization_code only.',
+    action: 'Send grant_type=authorization_code.',
+  },
+
+  // Data API
+  unknown_corpus: {
+    title: 'Unknown corpus',
+    statuses: [400],
+    meaning: 'corpus_keys names a corpus the service does not have.',
+    action: 'Use keys from GET /v1/corpora.',
+  },
+  search_timeout: {
+    title: 'The search took too long',
+    statuses: [503],
+    meaning:
+      'A full-text search was stopped because it had to read most tenders, as a quoted phrase or a negation of very ' +
+      'common words does.',
+    action: 'Remove the quotes, add a rarer word or a country filter, and search again.',
+  },
+  quota_exceeded: {
+    title: 'The monthly quota is used up',
+    statuses: [429],
+    meaning: 'The data API key’s account has spent its requests for this calendar month (UTC). RateLimit headers show the usage.',
+    action: 'Wait until the quota renews (Retry-After, and resets_at in GET /v1/me), or move to a higher tariff.',
+  },
+};
+
+/** The entry for a code, or undefined; inherited names such as `constructor` are not codes. */
+export function problemType(code: string): ProblemType | undefined {
+  return Object.hasOwn(CATALOG, code) ? CATALOG[code] : undefined;
+}
+
+export function problemCodes(): string[] {
+  return Object.keys(CATALOG);
+}

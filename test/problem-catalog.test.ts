@@ -1,0 +1,144 @@
+// Every problem code the code base emits has a /problems/{code} page, and the pages answer on both servers.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { problemCodes, problemType } from '../src/http/problem-catalog.ts';
+import { json, startTestServer, type TestServer } from './helpers.ts';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+/**
+ * Places where a problem's code is a variable, and how the scan still sees every code: a helper whose call sites pass
+ * the code as a literal (and the status it gives them when they pass none), or a table read separately.
+ */
+const FORWARDING: Record<string, { helper?: string; status?: number }> = {
+  'http/problem.ts: code': { helper: 'badRequest', status: 400 },
+  'sso/authorize-request.ts: code': { helper: 'pageProblem', status: 400 },
+  'sso/codes.ts: problemCode': { helper: 'grantProblem' },
+  'deals/commands.ts: type': {}, // workflow failure types, mapped to statuses by FAILURE_STATUS
+};
+/** Subclasses of Problem: their constructors forward the code, so `new` of them is scanned like `new Problem`. */
+const PROBLEM_CLASSES = ['OAuthProblem'];
+
+interface Emission {
+  code: string;
+  status?: number;
+  where: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+const sources = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file).split(path.sep).join('/'), text: readFileSync(file, 'utf8') }));
+const helpers = Object.values(FORWARDING).flatMap((site) => (site.helper ? [site] : []));
+const status = (argument: string | undefined) => (argument && /^\d{3}$/.test(argument.trim()) ? Number(argument) : undefined);
+
+/** Codes as the code emits them: literals given to `new …Problem(` or a forwarding helper, and FAILURE_STATUS. */
+function emittedCodes(): Emission[] {
+  const callee = ['new\\s+\\w*Problem', ...helpers.map((site) => `\\b${site.helper}`)].join('|');
+  const literalCall = new RegExp(`(${callee})\\(\\s*(?:([^,()'"\`]+),\\s*)?'([a-z][a-z0-9_]*)'`, 'g');
+  const emissions: Emission[] = [];
+  for (const { file, text } of sources) {
+    for (const [, called, first, code] of text.matchAll(literalCall)) {
+      const helperStatus = helpers.find((site) => site.helper === called)?.status;
+      emissions.push({ code: code!, status: status(first) ?? helperStatus, where: file });
+    }
+    const table = /const FAILURE_STATUS[^{]*\{([^}]*)\}/.exec(text)?.[1];
+    for (const [, code, mapped] of table?.matchAll(/(\w+):\s*(\d{3})/g) ?? []) {
+      emissions.push({ code: code!, status: Number(mapped), where: `${file} FAILURE_STATUS` });
+    }
+  }
+  return emissions;
+}
+
+describe('the problem catalog', () => {
+  const emissions = emittedCodes();
+
+  it('finds the codes the contract requires, so the scan itself works', () => {
+    const codes = emissions.map((e) => e.code);
+    for (const code of ['code_already_used', 'code_expired', 'redirect_uri_mismatch', 'invalid_code', 'invalid_client', 'deal_not_approved', 'quota_exceeded', 'validation_failed', 'unauthorized', 'not_found']) {
+      expect(codes, code).toContain(code);
+    }
+  });
+
+  it('has an entry, with that status, for every code the source emits', () => {
+    const undocumented = emissions.filter((e) => !problemType(e.code)).map((e) => `${e.code} (${e.where})`);
+    expect(undocumented, 'add these codes to src/http/problem-catalog.ts').toEqual([]);
+    const wrongStatus = emissions
+      .filter((e) => e.status !== undefined && !problemType(e.code)!.statuses.includes(e.status))
+      .map((e) => `${e.code} ${e.status} (${e.where})`);
+    expect(wrongStatus, 'add the status to the entry').toEqual([]);
+  });
+
+  it('documents no code that nothing emits any more', () => {
+    const emitted = new Set(emissions.map((e) => e.code));
+    expect(problemCodes().filter((code) => !emitted.has(code))).toEqual([]);
+  });
+
+  it('knows every place a code is a variable, so no code escapes the scan', () => {
+    const variableCodes = sources.flatMap(({ file, text }) =>
+      [...text.matchAll(/new\s+\w*Problem\(\s*[^,()]+,\s*([A-Za-z_$][\w$]*)/g)].map((m) => `${file}: ${m[1]}`),
+    );
+    expect(variableCodes.sort()).toEqual(Object.keys(FORWARDING).sort());
+    for (const { helper } of helpers) {
+      const calls = sources.flatMap(({ file, text }) => [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`));
+      const withLiteral = calls.filter((call) => /\(\s*(?:[^,()'"`]+,\s*)?'[a-z][a-z0-9_]*'/.test(call));
+      expect(withLiteral, `${helper} must be called with a literal code`).toEqual(calls);
+    }
+    const subclasses = sources.flatMap(({ text }) => [...text.matchAll(/class\s+(\w+)\s+extends\s+Problem\b/g)].map((m) => m[1]));
+    expect(subclasses).toEqual(PROBLEM_CLASSES);
+  });
+});
+
+describe('GET /problems/{code}', () => {
+  let main: TestServer;
+  let data: TestServer;
+  beforeAll(async () => {
+    [main, data] = await Promise.all([startTestServer(), startTestServer({ kind: 'data' })]);
+  });
+  afterAll(() => Promise.all([main?.stop(), data?.stop()]));
+
+  it('serves an accessible HTML page without scripts', async () => {
+    const response = await fetch(`${main.url}/problems/quota_exceeded`, { headers: { Accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await response.text();
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<title>The monthly quota is used up (quota_exceeded)</title>');
+    expect(html).toContain('<h1>The monthly quota is used up</h1>');
+    expect(html).toContain('429 Too Many Requests');
+    expect(html).toContain('What to do next');
+    expect(html).not.toMatch(/<script|\son\w+=/i);
+  });
+
+  it.each([
+    ['main', () => main],
+    ['data', () => data],
+  ])('answers JSON on the %s server, with the type URI errors carry', async (_name, server) => {
+    const response = await fetch(`${server().url}/problems/validation_failed`, { headers: { Accept: 'application/json' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(response.headers.get('vary')).toContain('Accept');
+    const body = await json(response);
+    expect(body).toMatchObject({ code: 'validation_failed', statuses: [400], title: expect.any(String), meaning: expect.any(String), action: expect.any(String) });
+
+    // The `type` of a real error is this very page.
+    const error = await fetch(`${server().url}/no/such/path`);
+    const problem = await json(error);
+    expect(body.type).toBe(problem.type.replace(/\/not_found$/, '/validation_failed'));
+  });
+
+  it.each(['no_such_code', 'constructor'])('answers an unknown code (%s) with a 404 problem', async (code) => {
+    const response = await fetch(`${main.url}/problems/${code}`, { headers: { Accept: 'text/html' } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(await json(response)).toMatchObject({ status: 404, code: 'not_found', detail: `There is no problem type "${code}".` });
+  });
+});
