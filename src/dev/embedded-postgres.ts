@@ -36,7 +36,12 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     createPostgresUser: asRoot,
     // synchronous_commit=off: commits survive any process crash (the WAL is in the OS already); only a power cut can
     // lose the last fraction of a second. The same trade as the dev server's SQLite settings, for one machine.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'synchronous_commit=off'],
+    // shared_buffers: PostgreSQL's default of 128 MB cannot keep the search index and the newest tenders in memory once
+    // a source brings a million; the memory is only taken as it is used.
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'synchronous_commit=off',
+      '-c', 'shared_buffers=512MB',
+    ],
     onLog: (message) => {
       logs.push(String(message));
       logs.splice(0, Math.max(0, logs.length - 30));
