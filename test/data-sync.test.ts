@@ -34,10 +34,15 @@ async function runOnce(source: SourceDefinition) {
   const runs = async () =>
     Number((await server.services.db.query('SELECT count(*) AS n FROM data_source_runs WHERE source_key = $1 AND finished_at IS NOT NULL', [source.key])).rows[0].n);
   const before = await runs();
-  await server.services.temporal.schedule.getHandle(scheduleId(source.key)).trigger();
-  const deadline = Date.now() + 30_000;
+  const schedule = server.services.temporal.schedule.getHandle(scheduleId(source.key));
+  await schedule.trigger();
+  // Generous: the whole suite shares two cores, and a busy machine delays the schedule and the worker alike.
+  const deadline = Date.now() + 60_000;
   while ((await runs()) === before) {
-    if (Date.now() > deadline) throw new Error(`no sync run of ${source.key} finished`);
+    if (Date.now() > deadline) {
+      const { info } = await schedule.describe();
+      throw new Error(`no sync run of ${source.key} finished in 60 s; schedule: ${JSON.stringify({ recent: info.recentActions, running: info.runningActions })}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const sources = await json(await fetch(`${server.url}/v1/sources`, { headers: bearer(key) }));
