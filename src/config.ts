@@ -38,6 +38,8 @@ export const EnvSchema = z.object({
   SSO_LOGIN_ADDRESS_LIMIT: positiveInt.default(20),
   SSO_LOGIN_WINDOW_SECONDS: positiveInt.default(900),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
+  // A tender search statement still running after this is stopped (503 search_timeout).
+  SEARCH_TIMEOUT_MS: positiveInt.default(3000),
   // One webhook attempt runs in an activity of at most 30 s (workflows/webhook-options.ts), bookkeeping included.
   WEBHOOK_TIMEOUT_SECONDS: positiveInt.max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)').default(15),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),

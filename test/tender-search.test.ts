@@ -2,8 +2,10 @@
 // word "common": the newest-first walk for common words, its fallback to the GIN index when the walk finds too few,
 // and the GIN path for everything else. The planner's estimate that picks the path is real (ANALYZE after seeding).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, uniqueId, type TestServer } from './helpers.ts';
-import { seedTenders, withSampleData } from './doubles/data-setup.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { json, startTestServer, uniqueId, type TestServer } from './helpers.ts';
+import { bearer, dataKey, seedTenders, withSampleData } from './doubles/data-setup.ts';
 import { searchTenders, type SearchBounds } from '../src/data-api/tenders.ts';
 
 const BOUNDS: SearchBounds = { candidates: 40, broadShare: 0.05, timeoutMs: 10_000 }; // the walk reads at most 800 tenders
@@ -84,6 +86,26 @@ describe('full-text search bounds', () => {
       message: expect.stringContaining('add a rarer word or a country'),
     });
     expect((await search(rareWord)).total).toBe(5);
+  });
+
+  it('says so over REST (503 problem) and MCP (an isError result) when SEARCH_TIMEOUT_MS runs out', async () => {
+    const hurried = await startTestServer({ kind: 'data', env: { SEARCH_TIMEOUT_MS: '1' } });
+    try {
+      const { key } = await dataKey(hurried.services.db, 'pro');
+      const response = await fetch(`${hurried.url}/v1/tenders?q=${encodeURIComponent('поставка')}`, { headers: bearer(key) });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      expect(await json(response)).toMatchObject({ code: 'search_timeout', status: 503, detail: expect.stringContaining('Remove the quotes') });
+
+      const client = new Client({ name: 'test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${hurried.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
+      const result = await client.callTool({ name: 'search_tenders', arguments: { q: 'поставка' } });
+      expect(result.isError).toBe(true);
+      expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^search_timeout: /);
+      await client.close();
+    } finally {
+      await hurried.stop();
+    }
   });
 
   it('answers an empty result for a query of stop words only', async () => {

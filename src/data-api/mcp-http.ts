@@ -8,12 +8,14 @@ import { readRawBody } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { authenticate, presentedKey } from './auth.ts';
 import { createMcpServer } from './mcp-tools.ts';
+import { searchBounds } from './tenders.ts';
 
 const MCP_PATHS = new Set(['/mcp', '/mcp/']);
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export function mcpEndpoint(services: Services): Middleware {
-  const handler = createMcpHandler(() => createMcpServer(services.db), {
+  const bounds = searchBounds(services.config.SEARCH_TIMEOUT_MS);
+  const handler = createMcpHandler(() => createMcpServer(services.db, bounds), {
     legacy: 'stateless',
     maxRequestBodySize: BODY_LIMIT_BYTES,
     onerror: (error) => services.logger.warn({ err: error }, 'MCP request failed'),

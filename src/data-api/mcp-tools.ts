@@ -7,7 +7,7 @@ import {
   CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MAX_LIMIT,
   MAX_QUERY_LENGTH, PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema,
 } from './schemas.ts';
-import { searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
+import { searchTenders, tenderCard, tenderCountries, tenderFacets, type SearchBounds } from './tenders.ts';
 import { listSources } from './sources.ts';
 import { listCorpora, searchKnowledge, searchPractice } from './practice.ts';
 import type { TOOL_NAMES } from './tool-names.ts';
@@ -30,19 +30,22 @@ function result(data: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
 }
 
-/** Failures the caller can act on become isError results; anything else stays an internal error. */
+/**
+ * Failures the caller can act on become isError results: every Problem (an unknown tender, a search past its time
+ * budget; their messages are written for the caller); anything else stays an internal error.
+ */
 async function run(work: () => Promise<unknown>): Promise<CallToolResult> {
   try {
     return result(await work());
   } catch (error) {
-    if (error instanceof Problem && error.status < 500) {
+    if (error instanceof Problem) {
       return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
     }
     throw error;
   }
 }
 
-export function createMcpServer(db: Db): McpServer {
+export function createMcpServer(db: Db, bounds: SearchBounds): McpServer {
   const server = new McpServer(
     { name: 'svc-data', title: 'svc tender data', version: '1.0.0' },
     {
@@ -68,7 +71,7 @@ export function createMcpServer(db: Db): McpServer {
 
   tool('search_tenders', 'Search tenders',
     'Full-text search over tenders (Russian and English), best matches first with a relevance score 0..1; filter by country. Same as GET /v1/tenders.',
-    SearchTendersInput, TenderListSchema, (args) => searchTenders(db, args));
+    SearchTendersInput, TenderListSchema, (args) => searchTenders(db, args, bounds));
   tool('get_tender', 'Get a tender card',
     'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
     TenderIdInput, TenderCardSchema, async ({ id }) => {

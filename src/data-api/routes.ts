@@ -9,13 +9,14 @@ import {
   CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MeSchema,
   PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema, TenderSearchInput,
 } from './schemas.ts';
-import { searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
+import { searchBounds, searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
 import { listSources } from './sources.ts';
 import { listCorpora, searchKnowledge, searchPractice } from './practice.ts';
 import { TOOL_NAMES } from './tool-names.ts';
 
 export function dataRoutes(api: Api, services: Services): void {
   const { db } = services;
+  const bounds = searchBounds(services.config.SEARCH_TIMEOUT_MS);
   const common = { security: ['dataKey'], use: [requireDataKey(services)] };
   const errors = {
     401: { description: 'No valid key (WWW-Authenticate: Bearer)' },
@@ -30,12 +31,16 @@ export function dataRoutes(api: Api, services: Services): void {
     summary: 'Search tenders',
     description:
       'Full-text search (Russian and English word forms) with a relevance score 0..1, or the latest tenders without q. ' +
-      'A very common word ranks its first matches only; total is then a lower bound (total_relation gte).',
+      'At most 2000 matches are ranked (the newest ones for a very common word); total is then a lower bound (total_relation gte).',
     tags: ['Tenders'],
     query: TenderSearchInput,
-    responses: { 200: { description: 'A page of tenders', schema: TenderListSchema }, ...errors },
+    responses: {
+      200: { description: 'A page of tenders', schema: TenderListSchema },
+      503: { description: 'The search ran past its time budget (search_timeout): a quoted phrase or negation of very common words' },
+      ...errors,
+    },
     handler: async (ctx, { query }) => {
-      ctx.body = await searchTenders(db, query);
+      ctx.body = await searchTenders(db, query, bounds);
     },
   });
 

@@ -23,6 +23,9 @@ export interface SearchBounds {
   timeoutMs: number;
 }
 export const SEARCH_BOUNDS: SearchBounds = { candidates: 2000, broadShare: 0.2, timeoutMs: 3000 };
+
+/** The bounds with the operator's time budget (SEARCH_TIMEOUT_MS). */
+export const searchBounds = (timeoutMs: number): SearchBounds => ({ ...SEARCH_BOUNDS, timeoutMs });
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
