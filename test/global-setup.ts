@@ -22,21 +22,31 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   chmodSync(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
-  const [postgres, temporalCli] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: dir, port: await freePort() }),
-    resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.log(message) }),
-  ]);
-  const temporal = await startTemporal(temporalCli);
-  await migrate(postgres.url, createLogger('silent'));
-  project.provide('databaseUrl', postgres.url);
-  project.provide('temporalAddress', temporal.address);
-  project.provide('temporalCli', temporalCli);
-  project.provide('dataDir', dir);
-  return async () => {
-    await temporal.stop();
-    await postgres.stop();
-    rmSync(dir, { recursive: true, force: true });
+  // Whatever started is stopped again, also when a later step fails: no PostgreSQL outlives a failed run.
+  const stops: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  const teardown = async () => {
+    for (const stop of stops.reverse()) await stop();
   };
+  try {
+    const [postgres, temporalCli] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: dir, port: await freePort() }).then((started) => {
+        stops.push(() => started.stop());
+        return started;
+      }),
+      resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.log(message) }),
+    ]);
+    const temporal = await startTemporal(temporalCli);
+    stops.push(() => temporal.stop());
+    await migrate(postgres.url, createLogger('silent'));
+    project.provide('databaseUrl', postgres.url);
+    project.provide('temporalAddress', temporal.address);
+    project.provide('temporalCli', temporalCli);
+    project.provide('dataDir', dir);
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+  return teardown;
 }
 
 /**
