@@ -3,9 +3,7 @@ import type { z } from 'zod';
 import type { Db } from '../db.ts';
 import { badRequest } from '../http/problem.ts';
 import type { CorporaSchema, KnowledgeResultsSchema, PracticeResultsSchema } from './schemas.ts';
-import { SEARCH_BOUNDS } from './tenders.ts';
-
-const RANK_CANDIDATES = SEARCH_BOUNDS.candidates;
+import { RANK_CANDIDATES } from './tenders.ts';
 
 // Markdown bold marks the matched words: readable for people and for language models alike.
 const HEADLINE = `'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**'`;

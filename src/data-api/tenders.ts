@@ -22,10 +22,11 @@ export interface SearchBounds {
   broadShare: number;
   timeoutMs: number;
 }
-export const SEARCH_BOUNDS: SearchBounds = { candidates: 2000, broadShare: 0.2, timeoutMs: 3000 };
+/** How many matches of a full-text query are ranked at most (tenders, practice, knowledge). */
+export const RANK_CANDIDATES = 2000;
 
-/** The bounds with the operator's time budget (SEARCH_TIMEOUT_MS). */
-export const searchBounds = (timeoutMs: number): SearchBounds => ({ ...SEARCH_BOUNDS, timeoutMs });
+/** The service's bounds, with the operator's time budget (SEARCH_TIMEOUT_MS). */
+export const searchBounds = (timeoutMs: number): SearchBounds => ({ candidates: RANK_CANDIDATES, broadShare: 0.2, timeoutMs });
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
@@ -71,7 +72,7 @@ export function toTender(row: TenderRow): Tender {
   };
 }
 
-export async function searchTenders(db: Db, input: TenderSearchInput, bounds = SEARCH_BOUNDS): Promise<TenderList> {
+export async function searchTenders(db: Db, input: TenderSearchInput, bounds: SearchBounds): Promise<TenderList> {
   return input.q ? fullTextSearch(db, input, input.q, bounds) : latestTenders(db, input);
 }
 

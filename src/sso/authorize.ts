@@ -104,7 +104,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       const { retryAfter } = await countLoginAttempt(services.db, subjects, limits);
       if (retryAfter) {
         p.ctx.set('Retry-After', String(retryAfter));
-        return loginPage(p, services, request, 429, email, p.st('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }));
+        return loginPage(p, services, request, 429, email, p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }));
       }
       const session = await signInOrNothing(services, email, password);
       if (!session) return loginPage(p, services, request, 401, email, p.t('wrongCredentials'));

@@ -1,12 +1,10 @@
 // The SSO pages' own words, English and Russian (typed against each other like the cabinet's); the shared ones
-// (e-mail, password, the layout) come from the cabinet's dictionary.
+// (the sign-in title, e-mail, password, the wrong-password limit, the layout) come from the cabinet's dictionary.
 import { isLang, preferredLang, type Lang } from '../cabinet/i18n.ts';
 
 const en = {
-  signInTitle: 'Sign in',
   continueTo: 'to continue to {client}',
   returnTo: 'After signing in you return to {host}.',
-  tooManyAttempts: 'Too many wrong passwords. Wait {minutes} min and try again.',
   errorTitle: 'This sign-in link does not work',
   unknown_client: 'The site that sent you here is not registered with us, so you cannot sign in to it this way.',
   redirect_uri_not_allowed:
@@ -21,10 +19,8 @@ const en = {
 export type SsoMessage = keyof typeof en;
 
 const ru: Record<SsoMessage, string> = {
-  signInTitle: 'Вход',
   continueTo: 'чтобы продолжить на {client}',
   returnTo: 'После входа вы вернётесь на {host}.',
-  tooManyAttempts: 'Слишком много неверных паролей. Подождите {minutes} мин. и попробуйте снова.',
   errorTitle: 'Эта ссылка для входа не работает',
   unknown_client: 'Сайт, который направил вас сюда, у нас не зарегистрирован, поэтому войти на него так нельзя.',
   redirect_uri_not_allowed:

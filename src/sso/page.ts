@@ -72,7 +72,7 @@ export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequ
     email,
     error,
   });
-  send(p, status, p.st('signInTitle'), body, `/sso/authorize?${new URLSearchParams(request.carried).toString()}`);
+  send(p, status, p.t('signInTitle'), body, `/sso/authorize?${new URLSearchParams(request.carried).toString()}`);
 }
 
 /** The login form's token: a keyed digest of a random cookie scoped to /sso (the cabinet's cookies stay in /cabinet). */

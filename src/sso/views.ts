@@ -15,7 +15,7 @@ export function loginBody(
   { t, st }: SsoView,
   form: { clientName: string; targetHost: string; carried: Record<string, string>; lang: string; csrf: string; email: string; error?: string },
 ): SafeHtml {
-  return html`<h1>${st('signInTitle')}</h1>
+  return html`<h1>${t('signInTitle')}</h1>
 <p>${st('continueTo', { client: form.clientName })}</p>
 ${message('error', form.error)}
 <form method="post" action="/sso/authorize">
