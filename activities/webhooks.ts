@@ -9,12 +9,12 @@ import { decryptSecret } from '../src/secrets.ts';
 import { loadDelivery, markDeliveryFailed, recordAttempt, setDeliveryStatus } from '../src/webhooks/deliveries.ts';
 import { postWebhook, retryDelayMs, type AttemptResult } from '../src/webhooks/delivery.ts';
 import { webhookHeaders } from '../src/webhooks/signing.ts';
-import { AddressNotAllowed, resolvePublicAddress, type CheckedAddress } from '../src/webhooks/ssrf.ts';
+import { AddressNotAllowed, resolveWebhookAddresses } from '../src/webhooks/ssrf.ts';
 // Constants only (the failure types the retry policy stops on); nothing of the workflow runtime runs here.
 import { WEBHOOK_DELIVERY_NOT_FOUND, WEBHOOK_GONE } from '../workflows/webhook-options.ts';
 
 export interface WebhookActivityOptions {
-  /** Resolves host names for the live SSRF check; node's dns.lookup unless a test plays the DNS server. */
+  /** Resolves host names for the SSRF check; node's dns.lookup unless a test plays the DNS server. */
   lookup?: LookupFunction;
 }
 
@@ -36,8 +36,8 @@ export function createWebhookActivities(services: Services, options: WebhookActi
       const url = new URL(delivery.url);
       let result: AttemptResult;
       try {
-        // Live: check the address now (DNS may have changed since registration) and connect to exactly that one.
-        const pinned: CheckedAddress | undefined = delivery.mode === 'live' ? await resolvePublicAddress(url.hostname, options.lookup) : undefined;
+        // Check the address now (DNS may have changed since registration) and connect to exactly what passed.
+        const pinned = await resolveWebhookAddresses(url.hostname, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK, lookup: options.lookup });
         const headers = webhookHeaders({
           body: delivery.body,
           secret: decryptSecret(services.masterKey, delivery.secret_encrypted),

@@ -34,10 +34,15 @@ export const EnvSchema = z.object({
     .optional(),
   SSO_CODE_TTL_SECONDS: positiveInt.default(300),
   SSO_ACCESS_TOKEN_TTL_SECONDS: positiveInt.default(3600),
-  SSO_LOGIN_ACCOUNT_LIMIT: positiveInt.default(5),
+  // Wrong passwords in a window: per (account, address), per address, and per account only a high ceiling, so that
+  // strangers cannot lock the owner out (src/accounts/login-limits.ts).
+  SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: positiveInt.default(5),
   SSO_LOGIN_ADDRESS_LIMIT: positiveInt.default(20),
+  SSO_LOGIN_ACCOUNT_LIMIT: positiveInt.default(100),
   SSO_LOGIN_WINDOW_SECONDS: positiveInt.default(900),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
+  // Webhooks may target the loopback (a receiver on a developer's machine); every other special-use address stays refused.
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   // A tender search statement still running after this is stopped (503 search_timeout).
   SEARCH_TIMEOUT_MS: positiveInt.default(3000),
   // One webhook attempt runs in an activity of at most 30 s (workflows/webhook-options.ts), bookkeeping included.
@@ -56,6 +61,10 @@ export const EnvSchema = z.object({
   ESCROW_HOLD_POLICY: z.enum(['refund', 'release']).default('refund'),
   ESCROW_HOLD_MARGIN_SECONDS: z.coerce.number().int().min(0).default(12 * 3600),
   DEAL_WORKFLOW_HISTORY_LIMIT: positiveInt.default(10_000),
+  // From this attempt on, a failing activity is an error log line and a count (src/activity-alerts.ts); the worker
+  // serves its Prometheus metrics at WORKER_METRICS_ADDRESS when set.
+  ACTIVITY_ALERT_ATTEMPTS: positiveInt.default(10),
+  WORKER_METRICS_ADDRESS: z.string().trim().regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port').optional(),
   CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   WIDGET_TOKEN_TTL_SECONDS: positiveInt.default(1800),
   WIDGET_CREATE_LIMIT_PER_KEY: positiveInt.default(600),
@@ -71,6 +80,8 @@ export const EnvSchema = z.object({
     .optional(),
   DATA_SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(60).default(3600),
   SAMPLE_DATA: z.enum(['true', 'false']).default('true'),
+  // `npm start`'s orderly stop gets this long; then it stops PostgreSQL and Temporal anyway and exits.
+  SHUTDOWN_LIMIT_SECONDS: positiveInt.default(45),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

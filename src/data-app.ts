@@ -13,8 +13,9 @@ export function createDataApp(services: Services): Koa {
     version: '1.0.0',
     description:
       'Read-only tenders (Russia and worldwide), supervisory court practice and knowledge corpora. ' +
-      'Every request counts against the monthly quota of the key’s account (RateLimit-Policy and RateLimit headers); ' +
-      'the same key serves the MCP endpoint /mcp/, where only tools/call counts.',
+      'Every request counts against the monthly quota of the key’s account (RateLimit-Policy and RateLimit headers), ' +
+      'except one refused by validation (400 validation_failed) or failing on our side (5xx); the same key serves the ' +
+      'MCP endpoint /mcp/, where only tools/call the protocol layer accepts counts.',
     securitySchemes: { dataKey: { type: 'http', scheme: 'bearer', description: 'A svc_mcp_ key' } },
   });
   dataRoutes(api, services);

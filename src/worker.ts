@@ -1,10 +1,15 @@
 // The Temporal worker: bundles workflows/, registers activities/, polls the configured task queue, drains on stop.
+// Activities that keep failing are logged and counted (activity-alerts.ts); its metrics are served at
+// WORKER_METRICS_ADDRESS. On start it asks the open deals to re-assert their records (after a crash PostgreSQL may
+// lack writes their workflows acted on).
 import { createRequire } from 'node:module';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { LogLevel, LogMetadata } from '@temporalio/common';
 import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
 import { createActivities } from '../activities/index.ts';
+import { reassertSignal } from '../workflows/deal-messages.ts';
+import { activityAlerts } from './activity-alerts.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 
@@ -21,7 +26,7 @@ export async function startWorker(
   options: Pick<WorkerOptions, 'workflowBundle'> = {},
 ): Promise<RunningWorker> {
   const { config, logger } = services;
-  installSdkLogger(logger);
+  installRuntime(logger, config.WORKER_METRICS_ADDRESS);
   await registerSearchAttributes(services);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
@@ -30,19 +35,49 @@ export async function startWorker(
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(services),
+    interceptors: { activity: [activityAlerts(logger, config.ACTIVITY_ALERT_ATTEMPTS)] },
     shutdownGraceTime: '20s',
   });
   const running = worker.run();
   running.catch((error: unknown) => logger.error({ err: error }, 'worker stopped with an error'));
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
+  const sweep = { stopped: false };
+  const reasserting = reassertOpenDeals(services, sweep);
   return {
     worker,
     async stop() {
+      sweep.stopped = true;
+      await reasserting;
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => {});
       await connection.close();
     },
   };
+}
+
+/**
+ * Signals every open deal workflow of our task queue to write its deal to PostgreSQL once more (idempotent upserts):
+ * a machine that crashed may have lost the last writes they acted on. Never fails the start; it only logs. A stop of
+ * the worker ends it after the signal in flight.
+ */
+async function reassertOpenDeals(services: Services, sweep: { stopped: boolean }): Promise<void> {
+  const { temporal, config, logger } = services;
+  const queue = config.TEMPORAL_TASK_QUEUE.replace(/['\\]/g, '\\$&');
+  const query = `WorkflowType = 'dealWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`;
+  let signalled = 0;
+  try {
+    for await (const execution of temporal.workflow.list({ query })) {
+      if (sweep.stopped) break;
+      // One that ended meanwhile has nothing to re-assert.
+      await temporal.workflow.getHandle(execution.workflowId, execution.runId).signal(reassertSignal).then(
+        () => signalled++,
+        () => {},
+      );
+    }
+    if (signalled > 0) logger.info({ deals: signalled }, 'open deals asked to re-assert their records');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not ask the open deals to re-assert their records');
+  }
 }
 
 /** Clusters other than our dev server may lack the deal search attributes; Temporal Cloud manages them itself. */
@@ -55,8 +90,11 @@ async function registerSearchAttributes(services: Services): Promise<void> {
   }
 }
 
-/** The SDK's own logs (bundling, state changes) go through pino; its chatty INFO becomes our debug. */
-function installSdkLogger(logger: Logger): void {
+/**
+ * The SDK's own logs (bundling, state changes) go through pino; its chatty INFO becomes our debug. With a metrics
+ * address, the SDK's Prometheus exporter serves the worker's metrics (Temporal's own and activity-alerts.ts's).
+ */
+function installRuntime(logger: Logger, metricsAddress: string | undefined): void {
   const sdk = logger.child({ component: 'temporal-sdk' });
   const levels = { TRACE: 'trace', DEBUG: 'debug', INFO: 'debug', WARN: 'warn', ERROR: 'error' } as const;
   const log = (level: LogLevel, message: string, meta?: LogMetadata) => sdk[levels[level]](meta ?? {}, message);
@@ -70,8 +108,9 @@ function installSdkLogger(logger: Logger): void {
         warn: (message, meta) => log('WARN', message, meta),
         error: (message, meta) => log('ERROR', message, meta),
       },
+      ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
     });
   } catch {
-    // Already installed in this process (a second worker, as in tests): the first logger stays.
+    // Already installed in this process (a second worker, as in tests): the first logger and exporter stay.
   }
 }

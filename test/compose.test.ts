@@ -20,8 +20,10 @@ function interpolate(value: unknown): string {
 }
 
 describe('docker-compose.yml', () => {
-  it('has PostgreSQL, Temporal on PostgreSQL, the Temporal UI and our three processes', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'data', 'postgresql', 'temporal', 'temporal-ui', 'worker']);
+  it('has PostgreSQL, Temporal on PostgreSQL with its setup jobs, the Temporal UI, our three processes and the proxy', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      ['api', 'data', 'postgresql', 'proxy', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker'],
+    );
     expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
     expect(services['temporal-ui'].environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
     const dynamicConfig = services.temporal.volumes[0].split(':')[0];
@@ -49,9 +51,36 @@ describe('docker-compose.yml', () => {
     expect(config.embeddedPostgres || config.embeddedTemporal).toBe(false);
   });
 
-  it('publishes the main server on PORT and the data server on DATA_PORT', () => {
-    expect(services.api.ports).toContain(`${services.api.environment.PORT}:3000`);
-    expect(services.data.ports).toContain(`${services.data.environment.DATA_PORT}:3100`);
+  it('runs the current Temporal images: the server, and admin-tools for the schema before it and the namespace after', () => {
+    const images = Object.values(services).map((service) => service.image).filter(Boolean);
+    expect(images.some((image: string) => image.startsWith('temporalio/auto-setup'))).toBe(false);
+    expect(services.temporal.image).toMatch(/^temporalio\/server:1\.29\.\d+$/);
+    for (const [name, job] of [['temporal-schema', 'schema'], ['temporal-namespace', 'namespace']]) {
+      const service = services[name];
+      expect(service.image, name).toBe(services.temporal.image.replace('temporalio/server', 'temporalio/admin-tools'));
+      expect(service.command, name).toEqual([job]);
+      const script = service.volumes[0].split(':')[0];
+      expect(service.entrypoint, name).toEqual(['/bin/sh', service.volumes[0].split(':')[1]]);
+      expect(readFileSync(script, 'utf8'), name).toContain(`  ${job})`);
+    }
+    expect(services.temporal.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
+    expect(services['temporal-namespace'].depends_on.temporal.condition).toBe('service_healthy');
+    for (const name of ours) expect(services[name].depends_on['temporal-namespace'].condition, name).toBe('service_completed_successfully');
+  });
+
+  it('runs two main servers behind the proxy and two workers, as npm run start:cluster does', () => {
+    expect(services.api.deploy.replicas).toBe(2);
+    expect(services.worker.deploy.replicas).toBe(2);
+    expect(services.api.ports).toBeUndefined(); // reached only through the proxy
+    expect(services.proxy.command.at(-1)).toBe('src/bin/proxy.ts');
+    expect(existsSync(services.proxy.command.at(-1))).toBe(true);
+    expect(services.proxy.environment.PROXY_UPSTREAMS).toBe(`http://api:${services.api.environment.PORT}`);
+    expect(services.proxy.depends_on.api.condition).toBe('service_healthy');
+  });
+
+  it('publishes the proxy on PORT and the data server on DATA_PORT', () => {
+    expect(interpolate(services.proxy.ports[0])).toBe(`3000:${services.proxy.environment.PORT}`);
+    expect(interpolate(services.data.ports[0])).toBe(`3100:${services.data.environment.DATA_PORT}`);
   });
 
   it('has a Dockerfile that installs from the lockfile and copies the code the entry points need', () => {

@@ -18,6 +18,7 @@ describe('configuration', () => {
       TEMPORAL_UI_PORT: 8233,
       SSO_CODE_TTL_SECONDS: 300,
       WEBHOOK_RETRY_BASE_SECONDS: 30,
+      WEBHOOK_ALLOW_LOOPBACK: false,
       embeddedPostgres: true,
       embeddedTemporal: true,
     });
@@ -38,6 +39,11 @@ describe('configuration', () => {
     expect(config.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
+  it('reads WEBHOOK_ALLOW_LOOPBACK as a boolean', () => {
+    expect(parseConfig({ WEBHOOK_ALLOW_LOOPBACK: 'true' }).WEBHOOK_ALLOW_LOOPBACK).toBe(true);
+    expect(parseConfig({ WEBHOOK_ALLOW_LOOPBACK: 'false' }).WEBHOOK_ALLOW_LOOPBACK).toBe(false);
+  });
+
   it('treats blank values as unset', () => {
     const config = parseConfig({ PORT: '', SMTP_URL: '' });
     expect(config.PORT).toBe(3000);
@@ -52,6 +58,7 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x/y'],
     ['SSO_CODE_TTL_SECONDS', '0'],
     ['WEBHOOK_RETRY_BASE_SECONDS', 'soon'],
+    ['WEBHOOK_ALLOW_LOOPBACK', 'yes'],
     ['SMTP_URL', 'http://mail'],
     ['SVC_MASTER_KEY', 'short'],
     ['SVC_BOOTSTRAP_ADMIN_TOKEN', 'short'],

@@ -1,60 +1,91 @@
 // The deal workflow's durability: events of one deal arrive in order even when the receiver fails first, long
-// histories continue as new without losing anything, and recorded histories still replay on today's code.
+// histories continue as new without losing anything, PostgreSQL commits before anyone acts on a write, record rows
+// PostgreSQL lost come back from the workflow, and recorded histories still replay on today's code.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { dealWorkflowId } from '../src/deals/model.ts';
-import { WORKFLOWS_PATH } from '../src/worker.ts';
+import { startWorker, WORKFLOWS_PATH } from '../src/worker.ts';
+import { reassertSignal } from '../workflows/deal-messages.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 const HISTORIES = path.join(import.meta.dirname, 'fixtures', 'deal-histories');
 
+interface Shop {
+  id: string;
+  key: string;
+  receiver: Receiver;
+}
+
 let server: TestServer;
-let receiver: Receiver;
-let secretKey: string;
-let marketplaceId: string;
+let shop: Shop;
+/** A second marketplace with a receiver of its own, whose script no other test's deliveries consume. */
+let quietShop: Shop;
+const shops: Shop[] = [];
+
+async function openShop(name: string): Promise<Shop> {
+  const receiver = await startReceiver();
+  const created = await json(await post(`${server.url}/admin/marketplaces`, { name }, { Authorization: `Bearer ${server.adminToken}` }));
+  await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': created.secret_key });
+  const opened = { id: created.id, key: created.secret_key, receiver };
+  shops.push(opened);
+  return opened;
+}
 
 beforeAll(async () => {
-  receiver = await startReceiver();
   // Fast retries, and continue-as-new after a short history, so both show within a test.
   server = await startTestServer({ worker: true, env: { WEBHOOK_RETRY_BASE_SECONDS: '1', DEAL_WORKFLOW_HISTORY_LIMIT: '40' } });
-  const created = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Durable shop' }, { Authorization: `Bearer ${server.adminToken}` }));
-  secretKey = created.secret_key;
-  marketplaceId = created.id;
-  await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': secretKey });
+  shop = await openShop('Durable shop');
+  quietShop = await openShop('Quiet shop');
 });
 afterAll(async () => {
   await server?.stop();
-  await receiver?.stop();
+  for (const opened of shops) await opened.receiver.stop();
 });
 
-const key = () => ({ 'X-Svc-Key': secretKey });
+const key = (of = shop) => ({ 'X-Svc-Key': of.key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
+const handleOf = (deal: { external_id: string }, of = shop) => server.services.temporal.workflow.getHandle(dealWorkflowId(of.id, deal.external_id));
+
+async function addDocument(dealId: string, i: number, of = shop) {
+  expect((await fetch(api(`/deals/${dealId}/documents?kind=act`), { method: 'POST', headers: key(of), body: Buffer.from(`act ${i}`) })).status).toBe(201);
+}
+
+/** An approved deal: documents, then the buyer approves in the cabinet. Returns the deal and the buyer's headers. */
+async function approvedDeal(documents = 1, of = shop) {
+  const buyerEmail = uniqueEmail('buyer');
+  const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 99 }, key(of)));
+  for (let i = 0; i < documents; i++) await addDocument(deal.id, i, of);
+  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key(of)));
+  const buyer = await signInFromInvitation(server, buyerEmail);
+  expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
+  return { deal: deal as { id: string; external_id: string }, buyer };
+}
+
+/** A deal with the money held in escrow. */
+async function heldDeal(of = shop) {
+  const { deal, buyer } = await approvedDeal(1, of);
+  expect((await post(api(`/deals/${deal.id}/escrow`), {}, key(of))).status).toBe(201);
+  return { deal, buyer };
+}
 
 /** A paid deal: approve in the cabinet, hold, release. Returns the deal id and external id. */
 async function paidDeal(documents = 1) {
-  const buyerEmail = uniqueEmail('buyer');
-  const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 99 }, key()));
-  for (let i = 0; i < documents; i++) {
-    expect((await fetch(api(`/deals/${deal.id}/documents?kind=act`), { method: 'POST', headers: key(), body: Buffer.from(`act ${i}`) })).status).toBe(201);
-  }
-  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key()));
-  const buyer = await signInFromInvitation(server, buyerEmail);
-  expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
+  const { deal, buyer } = await approvedDeal(documents);
   expect((await post(api(`/deals/${deal.id}/escrow`), {}, key())).status).toBe(201);
   expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
-  return deal as { id: string; external_id: string };
+  return deal;
 }
 
-const arrivals = (dealId: string) =>
-  receiver.received.map((request) => ({ event: JSON.parse(request.body.toString()), headers: request.headers })).filter(({ event }) => event.id === dealId);
+const arrivals = (dealId: string, of = shop) =>
+  of.receiver.received.map((request) => ({ event: JSON.parse(request.body.toString()), headers: request.headers })).filter(({ event }) => event.id === dealId);
 
 describe('webhook delivery of one deal', () => {
   it('retries a failing receiver with the same bytes and keeps the events in order', async () => {
-    receiver.script.push({ status: 500 }, { status: 503, headers: { 'Retry-After': '1' } });
+    shop.receiver.script.push({ status: 500 }, { status: 503, headers: { 'Retry-After': '1' } });
     const deal = await paidDeal();
     await expect.poll(() => arrivals(deal.id).length, { timeout: 30_000 }).toBe(5);
     const received = arrivals(deal.id);
@@ -64,7 +95,7 @@ describe('webhook delivery of one deal', () => {
     expect(third!.headers['x-svc-signature']).toBe(first!.headers['x-svc-signature']);
     expect(third!.headers['x-svc-delivery']).toBe(first!.headers['x-svc-delivery']);
 
-    const log = await json(await fetch(`${server.url}/admin/marketplaces/${marketplaceId}/webhook-deliveries`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
+    const log = await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
     const approved = log.filter((item: { deal_id: string; event: string }) => item.deal_id === deal.id && item.event === 'deal.approved');
     expect(approved.map((item: { attempt: number; status: string; http_status: number }) => [item.attempt, item.status, item.http_status]).sort()).toEqual([
       [1, 'retrying', 500],
@@ -77,7 +108,7 @@ describe('webhook delivery of one deal', () => {
 describe('long histories', () => {
   it('continue as new and keep working on the same deal', async () => {
     const deal = await paidDeal(12);
-    const workflowId = dealWorkflowId(marketplaceId, deal.external_id);
+    const workflowId = dealWorkflowId(shop.id, deal.external_id);
     const runs = [];
     for await (const execution of server.services.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.status.name);
     expect(runs).toContain('CONTINUED_AS_NEW');
@@ -89,10 +120,103 @@ describe('long histories', () => {
   });
 });
 
+describe('what PostgreSQL commits', () => {
+  it('is on disk before it answers: the embedded server commits synchronously', async () => {
+    const setting = async (name: string) => (await server.services.db.query(`SHOW ${name}`)).rows[0][name];
+    expect([await setting('fsync'), await setting('synchronous_commit'), await setting('full_page_writes')]).toEqual(['on', 'on', 'on']);
+  });
+});
+
+describe('record rows PostgreSQL lost', () => {
+  /** Every column of the deal's record rows, and its status. */
+  async function recordRows(dealId: string) {
+    const { db } = server.services;
+    const rows = (table: string) => db.query(`SELECT * FROM ${table} WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]).then((result) => result.rows);
+    const [deal, documents, approvals, payments] = await Promise.all([
+      db.query('SELECT status FROM deals WHERE id = $1', [dealId]),
+      rows('deal_documents'),
+      rows('deal_approvals'),
+      rows('deal_payments'),
+    ]);
+    return { status: deal.rows[0].status, documents, approvals, payments };
+  }
+
+  /** What a crash could do behind the workflow's back: document and payment gone, decision and status rolled back. */
+  async function loseWrites(dealId: string) {
+    const { db } = server.services;
+    await db.query('DELETE FROM deal_documents WHERE deal_id = $1', [dealId]);
+    await db.query('DELETE FROM deal_payments WHERE deal_id = $1', [dealId]);
+    await db.query(`UPDATE deal_approvals SET status = 'pending', comment = 'not what the buyer said', decided_at = NULL WHERE deal_id = $1`, [dealId]);
+    await db.query(`UPDATE deals SET status = 'approval' WHERE id = $1`, [dealId]);
+  }
+
+  it('come back exactly when a worker starts and asks the open deals to re-assert', async () => {
+    const { deal } = await heldDeal();
+    const intact = await recordRows(deal.id);
+    expect(intact).toMatchObject({ status: 'escrow_hold', documents: [expect.anything()], payments: [expect.objectContaining({ status: 'hold' })] });
+    await loseWrites(deal.id);
+    expect(await recordRows(deal.id)).not.toEqual(intact);
+
+    const restarted = await startWorker(server.services);
+    try {
+      await expect.poll(() => recordRows(deal.id), { timeout: 20_000 }).toEqual(intact);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it('come back exactly when the deal is asked to re-assert them', async () => {
+    const { deal } = await heldDeal();
+    const intact = await recordRows(deal.id);
+    await loseWrites(deal.id);
+    await handleOf(deal).signal(reassertSignal);
+    await expect.poll(() => recordRows(deal.id), { timeout: 10_000 }).toEqual(intact);
+  });
+
+  it('come back with the next change of the deal', async () => {
+    const { deal, buyer } = await heldDeal();
+    const intact = await recordRows(deal.id);
+    await loseWrites(deal.id);
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    const after = await recordRows(deal.id);
+    expect(after).toEqual({
+      ...intact,
+      status: 'paid',
+      payments: [{ ...intact.payments[0], status: 'released', updated_at: expect.any(Date) }],
+    });
+  });
+
+  it('come back before the workflow ends', async () => {
+    const { deal, buyer } = await heldDeal(quietShop);
+    await expect.poll(() => arrivals(deal.id, quietShop).length, { timeout: 20_000 }).toBe(2);
+    // deal.paid fails for a few seconds: the workflow is still delivering it when the rows go.
+    quietShop.receiver.script.push({ status: 500 }, { status: 500 }, { status: 500 });
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    const intact = await recordRows(deal.id);
+    await loseWrites(deal.id);
+    await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
+    expect(arrivals(deal.id, quietShop).map(({ event }) => event.event).at(-1)).toBe('deal.paid');
+    expect(await recordRows(deal.id)).toEqual(intact);
+  });
+
+  it('come back when a long history continues as new', async () => {
+    // deal.approved (this deal's first event) fails for several seconds, so the run cannot continue as new until then.
+    quietShop.receiver.script.push({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
+    const { deal } = await approvedDeal(1, quietShop);
+    const handle = handleOf(deal, quietShop);
+    const { runId } = await handle.describe();
+    for (let i = 1; (await handle.describe()).historyLength <= 40; i++) await addDocument(deal.id, i, quietShop);
+    const intact = await recordRows(deal.id);
+    await loseWrites(deal.id);
+    await expect.poll(async () => (await handle.describe()).runId, { timeout: 40_000 }).not.toBe(runId);
+    await expect.poll(() => recordRows(deal.id), { timeout: 10_000 }).toEqual(intact);
+  });
+});
+
 describe('determinism', () => {
   it('replays recorded histories of every lifecycle on the current workflow code', async () => {
     const deal = await paidDeal();
-    const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(marketplaceId, deal.external_id));
+    const handle = handleOf(deal);
     await expect.poll(async () => (await handle.describe()).status.name, { timeout: 20_000 }).toBe('COMPLETED');
     const fresh = await handle.fetchHistory();
     if (process.env.RECORD_HISTORIES === '1') {

@@ -1,9 +1,12 @@
 // The deal lifecycle end to end over HTTP, against the real PostgreSQL, the Temporal dev server and our worker:
 // each ending (paid; dispute then refund; rejected), with the buyer in the cabinet and webhooks at the marketplace.
 import { createHmac } from 'node:crypto';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { dealWorkflowId } from '../src/deals/model.ts';
+import type { FilesystemDocumentStore } from '../src/documents/index.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -105,6 +108,13 @@ describe('a deal that is paid', () => {
     expect(await json(approved)).toMatchObject({ id: approval.id, status: 'approved', comment: 'Fine' });
     expect((await getDeal(deal.id)).status).toBe('approved');
 
+    // The escrow amount is money like the deal's: at most two decimals, at most 10^13.
+    for (const amount of [1.005, 0.1 + 0.2, 1e13 + 0.01]) {
+      const refused = await post(api(`/deals/${deal.id}/escrow`), { amount }, mkt());
+      expect(refused.status, String(amount)).toBe(400);
+      expect(await json(refused)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'amount' }] });
+    }
+    expect((await getDeal(deal.id)).payments).toEqual([]);
     const tooMuch = await post(api(`/deals/${deal.id}/escrow`), { amount: 5000 }, mkt());
     expect(tooMuch.status).toBe(400);
     const escrow = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
@@ -122,6 +132,16 @@ describe('a deal that is paid', () => {
     expect(final.documents).toHaveLength(1);
     expect(final.approvals).toEqual([expect.objectContaining({ id: approval.id, status: 'approved', decided_at: expect.any(String) })]);
     expect(final.payments).toEqual([expect.objectContaining({ id: payment.payment_id, status: 'released', provider: 'sandbox' })]);
+
+    // A paid deal takes no more documents, and the refused file is not left in the buyer's cloud.
+    const late = await uploadDocument(deal.id, 'act', Buffer.from('%PDF-1.4 too late'));
+    expect(late.status).toBe(400);
+    expect((await json(late)).code).toBe('deal_closed');
+    const { rows } = await server.services.db.query('SELECT storage_key FROM deal_documents WHERE deal_id = $1', [deal.id]);
+    expect(rows).toHaveLength(1);
+    const file = path.join((server.services.documents as FilesystemDocumentStore).root, rows[0].storage_key);
+    expect(await readdir(path.dirname(file))).toEqual([path.basename(file)]);
+    expect((await stat(file)).mode & 0o777).toBe(0o600); // the service user's alone
 
     await waitForEvents(deal.id, ['deal.approved', 'deal.escrow_hold', 'deal.paid']);
     const paid = eventsFor(deal.id).at(-1);
@@ -222,12 +242,50 @@ describe('creation', () => {
     expect(runs).toHaveLength(1);
   });
 
-  it('returns the stored deal unchanged on a repeat', async () => {
-    const deal = await createDeal({ title: 'Original', amount: 5 });
-    const repeat = await post(api('/deals'), { external_id: deal.external_id, buyer_email: uniqueEmail(), title: 'Changed', amount: 9 }, mkt());
-    expect(repeat.status).toBe(200);
-    expect(await json(repeat)).toEqual({ id: deal.id, external_id: deal.external_id, status: 'created' });
-    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5 });
+  it('answers a repeat with the same given fields 200 and the stored deal unchanged, fields left out or not', async () => {
+    const deal = await createDeal({ title: 'Original', amount: 5, currency: 'usd', buyer_name: 'Ivan' });
+    const same = { external_id: deal.external_id, buyer_email: deal.buyer_email.toUpperCase(), title: 'Original', amount: 5.0, currency: 'USD' };
+    for (const body of [same, { external_id: deal.external_id, buyer_email: deal.buyer_email }]) {
+      const repeat = await post(api('/deals'), body, mkt());
+      expect(repeat.status).toBe(200);
+      expect(await json(repeat)).toEqual({ id: deal.id, external_id: deal.external_id, status: 'created' });
+    }
+    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5, currency: 'USD', buyer_name: 'Ivan', description: '' });
+  });
+
+  it('refuses a repeat that gives other values with 409 deal_conflict naming exactly those fields', async () => {
+    const deal = await createDeal({ title: 'Original', amount: 5, description: 'Blue' });
+    const repeat = await post(
+      api('/deals'),
+      // title and currency left out (a default would differ from 'Original' but is not given), seller the same.
+      { external_id: deal.external_id, buyer_email: uniqueEmail(), amount: 9, description: 'Blue', seller_email: (await getDeal(deal.id)).seller_email },
+      mkt(),
+    );
+    expect(repeat.status).toBe(409);
+    expect(repeat.headers.get('content-type')).toContain('application/problem+json');
+    expect(await json(repeat)).toMatchObject({
+      status: 409,
+      code: 'deal_conflict',
+      fields: ['buyer_email', 'amount'],
+      detail: expect.stringContaining('other values of: buyer_email, amount'),
+    });
+    // A given default is a value like any other: the stored description is 'Blue', not ''.
+    const emptied = await post(api('/deals'), { external_id: deal.external_id, buyer_email: deal.buyer_email, description: '' }, mkt());
+    expect(await json(emptied)).toMatchObject({ code: 'deal_conflict', fields: ['description'] });
+    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5, description: 'Blue', buyer_email: deal.buyer_email });
+  });
+
+  it('makes one deal of concurrent creations that disagree: the first wins, the others are 409 or 200', async () => {
+    const base = { external_id: uniqueId('race'), buyer_email: uniqueEmail('racer') };
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => post(api('/deals'), { ...base, amount: i % 2 === 0 ? 10 : 20 }, mkt())));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    const winner = (await getDeal((await json(responses[statuses.indexOf(201)]!)).id)).amount;
+    for (const [i, status] of statuses.entries()) {
+      if (status !== 201) expect(status, `amount ${i % 2 === 0 ? 10 : 20}`).toBe((i % 2 === 0 ? 10 : 20) === winner ? 200 : 409);
+    }
+    const rows = await server.services.db.query('SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2', [marketplace.id, base.external_id]);
+    expect(rows.rows[0].count).toBe(1);
   });
 
   it('gives the buyer and the seller a svc ID, a personal organization and an invitation', async () => {
@@ -268,6 +326,10 @@ describe('creation', () => {
     [{ external_id: 'ok', buyer_email: 'not-mail' }, 'buyer_email'],
     [{ external_id: 'ok', buyer_email: 'a@b.example', amount: -1 }, 'amount'],
     [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 1.005 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 0.30000000000000004 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 9999999999999.123 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 10000000000000.01 }, 'amount'],
+    [{ external_id: 'ok', buyer_email: 'a@b.example', amount: 1e14 }, 'amount'],
     [{ external_id: 'ok', buyer_email: 'a@b.example', currency: 'RUBLES' }, 'currency'],
   ])('refuses %j (400 on %s) and makes nothing', async (body, field) => {
     const before = (await server.services.db.query('SELECT count(*) FROM deals')).rows[0].count;
@@ -275,6 +337,21 @@ describe('creation', () => {
     expect(response.status).toBe(400);
     expect((await json(response)).errors.map((error: { path: string }) => error.path)).toContain(field);
     expect((await server.services.db.query('SELECT count(*) FROM deals')).rows[0].count).toBe(before);
+  });
+
+  it.each([0, 0.07, 0.29, 19.99, 1234567.89, 9999999999999.99, 1e13])('keeps the amount %s to the cent', async (amount) => {
+    const deal = await createDeal({ amount });
+    expect((await getDeal(deal.id)).amount).toBe(amount);
+  });
+
+  it('documents amounts as multiples of 0.01 up to 10^13 in the OpenAPI document', async () => {
+    const document = await json(await fetch(`${server.url}/api/openapi.json`));
+    const bodyOf = (path: string) => document.paths[path].post.requestBody.content['application/json'].schema;
+    for (const path of ['/api/mkt/deals', '/api/mkt/deals/{deal_id}/escrow', '/api/mkt/widget/deals']) {
+      expect(bodyOf(path).properties.amount, path).toMatchObject({ type: 'number', minimum: 0, maximum: 1e13, multipleOf: 0.01 });
+    }
+    expect(bodyOf('/api/mkt/deals').properties).toMatchObject({ title: { default: '' }, currency: { default: 'RUB' }, amount: { default: 0 } });
+    expect(document.paths['/api/mkt/deals'].post.responses['409'].content['application/problem+json'].schema.properties.fields).toMatchObject({ type: 'array' });
   });
 
   it('upper-cases the currency', async () => {

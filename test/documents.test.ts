@@ -2,7 +2,7 @@
 // bytes under the same keys, verify integrity, and refuse ids that could escape their place.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../src/config.ts';
@@ -108,6 +108,17 @@ describe.each([
     const key = `org/${randomUUID()}/${randomUUID()}`;
     await expect(store.get(key)).rejects.toThrow(DocumentNotFoundError);
   });
+
+  it('removes a document, harmlessly when it is not there, and only keys of its scheme', async () => {
+    const store = await make();
+    const stored = await store.put(sampleDocument());
+    const other = await store.put(sampleDocument());
+    await store.remove(stored.key);
+    await expect(store.get(stored.key)).rejects.toThrow(DocumentNotFoundError);
+    await store.remove(stored.key);
+    expect((await store.get(other.key)).length).toBeGreaterThan(0);
+    await expect(store.remove(`org/${randomUUID()}/../${randomUUID()}`)).rejects.toThrow(InvalidDocumentKeyError);
+  });
 });
 
 describe('filesystem store', () => {
@@ -120,6 +131,16 @@ describe('filesystem store', () => {
     const names = await readdir(directory);
     expect(names).toHaveLength(2);
     expect(names).toContain(document.documentId);
+  });
+
+  it('keeps documents readable by the service user alone: files 0600, directories 0700', async () => {
+    const store = filesystemStore();
+    const document = sampleDocument();
+    await store.put(document);
+    const file = path.join(store.root, 'org', document.organizationId, document.documentId);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
+    expect((await stat(path.join(store.root, 'org'))).mode & 0o777).toBe(0o700);
   });
 
   it('leaves neither a document nor a temporary file when the write fails', async () => {

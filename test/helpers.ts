@@ -1,5 +1,5 @@
 // Tests talk to the real PostgreSQL and Temporal of the global setup, over HTTP, through the servers users hit.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect, inject } from 'vitest';
 import { parseConfig, type Config } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
@@ -14,6 +14,15 @@ export function uniqueId(prefix = 't'): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
 
+/**
+ * A loopback address of this test's own (all of 127.0.0.0/8 reaches this machine): limits per client address are
+ * counted in the one database every test shares, so a test of them must be a client no other test is.
+ */
+export function uniqueLoopback(): string {
+  const [a = 0, b = 0, c = 0] = randomBytes(3);
+  return `127.${1 + (a % 254)}.${b}.${1 + (c % 254)}`;
+}
+
 export function uniqueEmail(prefix = 'user'): string {
   return `${uniqueId(prefix)}@example.com`;
 }
@@ -25,6 +34,12 @@ export function testConfig(env: Record<string, string> = {}): Config {
     TEMPORAL_TASK_QUEUE: uniqueId('queue'),
     DATA_DIR: inject('dataDir'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Tests' webhook receivers listen on 127.0.0.1, as a developer's do. A test of the real default passes
+    // WEBHOOK_ALLOW_LOOPBACK: '' (blank counts as unset).
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    // Every test's client is 127.0.0.1, and the widget creation limits count in the shared database: tests of that
+    // limit set their own and come from a uniqueLoopback() address.
+    WIDGET_CREATE_LIMIT_PER_ADDRESS: '1000000',
     ...env,
   });
 }

@@ -1,5 +1,6 @@
 // The MCP endpoint over real HTTP with real clients: the v1 SDK client (2025-11-25, as today's agents connect) and
-// the v2 client pinned to the 2026-07-28 revision. Tools give what their REST twins give; only tools/call counts.
+// the v2 client pinned to the 2026-07-28 revision. Tools give what their REST twins give; only tools/call the
+// protocol layer accepts counts. (Hostile text and failures on our side: data-input.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -32,6 +33,18 @@ async function connectV2() {
   const client = new ClientV2({ name: 'test-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new TransportV2(new URL(`${server.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
   return client;
+}
+
+/** A tools/call (or any message) over plain HTTP, as a 2025-11-25 client sends it. */
+const send = (body: unknown, headers: Record<string, string> = {}) =>
+  post(`${server.url}/mcp/`, body, { ...bearer(key), Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25', ...headers });
+const toolCall = (name: string, args: unknown, id = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+/** The JSON-RPC answer, whether it came as JSON or as the one event of an SSE stream. */
+async function answer(response: Response): Promise<any> {
+  const text = await response.text();
+  if (!response.headers.get('content-type')?.includes('text/event-stream')) return JSON.parse(text);
+  return JSON.parse(text.split('\n').find((line) => line.startsWith('data: '))!.slice('data: '.length));
 }
 
 const TOOLS = ['get_tender', 'list_corpora', 'list_sources', 'search_knowledge', 'search_practice', 'search_tenders', 'tender_countries', 'tender_facets'];
@@ -75,8 +88,9 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     await client.close();
   });
 
-  it('reports failures as isError results: an unknown tender, an unknown corpus, invalid arguments', async () => {
+  it('reports failures as isError results: an unknown tender, an unknown corpus (both count), invalid arguments (free)', async () => {
     const { client } = await connectV1();
+    const before = await used();
     const missing = await client.callTool({ name: 'get_tender', arguments: { id: 'nothing:here' } });
     expect(missing.isError).toBe(true);
     expect((missing.content as Array<{ text: string }>)[0]!.text).toContain('not_found');
@@ -85,6 +99,21 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     expect((corpus.content as Array<{ text: string }>)[0]!.text).toContain('unknown_corpus');
     const invalid = await client.callTool({ name: 'search_tenders', arguments: { limit: 1000 } });
     expect(invalid.isError).toBe(true);
+    expect(await used()).toBe(before + 2);
+    await client.close();
+  });
+
+  it('declares strict input schemas: a misspelt argument is refused, named, and costs nothing', async () => {
+    const { client } = await connectV1();
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+    const before = await used();
+    // `query` is what search_practice calls its text; search_tenders calls it `q`. Ignored, it listed the newest tenders.
+    const misspelt = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставки', limit: 1 } });
+    expect(misspelt.isError).toBe(true);
+    expect(misspelt.structuredContent).toBeUndefined();
+    expect((misspelt.content as Array<{ text: string }>)[0]!.text).toContain('"query"');
+    expect(await used()).toBe(before);
     await client.close();
   });
 });
@@ -132,5 +161,33 @@ describe('MCP authentication and quota', () => {
     expect(call.status).toBe(429);
     expect(call.headers.get('retry-after')).toMatch(/^\d+$/);
     expect((await json(call)).code).toBe('quota_exceeded');
+  });
+});
+
+describe('MCP quota: only tools/call the protocol layer accepts counts', () => {
+  it('an unknown tool, a wrong Accept, a batch, invalid arguments and unknown methods cost nothing; an accepted call counts', async () => {
+    const before = await used();
+    const unknown = await send(toolCall('no_such_tool', {}));
+    expect(unknown.status).toBe(200);
+    expect((await answer(unknown)).error).toMatchObject({ code: -32602, message: expect.stringContaining('no_such_tool') });
+
+    const notAcceptable = await send(toolCall('list_corpora', {}), { Accept: 'application/json' });
+    expect(notAcceptable.status).toBe(406);
+
+    // The 2025-11-25 and 2026-07-28 revisions have no batches; the SDK alone would run every call in one.
+    const batch = await send([toolCall('list_corpora', {}, 1), toolCall('list_corpora', {}, 2)]);
+    expect(batch.status).toBe(400);
+    expect(await json(batch)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('batches') } });
+
+    const invalid = await answer(await send(toolCall('search_practice', { query: 'неустойка', top_k: 500 })));
+    expect(invalid.result).toMatchObject({ isError: true });
+
+    const notATool = await send({ jsonrpc: '2.0', id: 1, method: 'no/such_method' });
+    expect((await answer(notATool)).error).toMatchObject({ code: -32601 });
+    expect(await used()).toBe(before);
+
+    const accepted = await answer(await send(toolCall('list_corpora', {})));
+    expect(accepted.result.isError).toBeFalsy();
+    expect(await used()).toBe(before + 1);
   });
 });

@@ -17,6 +17,7 @@ const FORWARDING: Record<string, { helper?: string; status?: number }> = {
   'sso/authorize-request.ts: code': { helper: 'pageProblem', status: 400 },
   'sso/codes.ts: problemCode': { helper: 'grantProblem' },
   'deals/commands.ts: type': {}, // workflow failure types, mapped to statuses by FAILURE_STATUS
+  'sso/oauth-problem.ts: problem': {}, // asOAuthProblem keeps the code of a problem made elsewhere
 };
 /** Subclasses of Problem: their constructors forward the code, so `new` of them is scanned like `new Problem`. */
 const PROBLEM_CLASSES = ['OAuthProblem'];

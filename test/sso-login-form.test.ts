@@ -1,16 +1,16 @@
 // The SSO login form as a browser without JavaScript meets it, over real HTTP: the page and its headers, nothing
 // from other origins, CSRF, wrong passwords, 303 to the client with code, state and iss, Russian, and the limits on
-// wrong passwords per account and per address.
+// wrong passwords per account and address, per address, and the per-account ceiling.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
+import { json, startTestServer, uniqueEmail, uniqueLoopback, type TestServer } from './helpers.ts';
 import { PASSWORD, REDIRECT_URI, authorizeUrl, createUser, exchange, registerClient, type Client } from './sso-helpers.ts';
 
 let server: TestServer;
 let client: Client;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { SSO_LOGIN_ACCOUNT_LIMIT: '3', SSO_LOGIN_ADDRESS_LIMIT: '6' } });
+  server = await startTestServer({ env: { SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: '3', SSO_LOGIN_ADDRESS_LIMIT: '6', SSO_LOGIN_ACCOUNT_LIMIT: '5' } });
   client = await registerClient(server, { name: 'Bike Shop <b>' });
 });
 afterAll(async () => {
@@ -150,17 +150,30 @@ describe('the login form', () => {
 });
 
 describe('limits on wrong passwords', () => {
-  it('locks an account after SSO_LOGIN_ACCOUNT_LIMIT wrong passwords: 429 with Retry-After, even for the right one', async () => {
+  it('stops an address after SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT wrong passwords for the account: 429 with Retry-After, even for the right one', async () => {
     const user = await createUser(server);
     for (let i = 0; i < 3; i++) expect((await signInOnForm(user.email, `wrong ${i}`, { from: '127.0.0.11' })).status).toBe(401);
-    const locked = await signInOnForm(user.email, PASSWORD, { from: '127.0.0.12' });
+    const locked = await signInOnForm(user.email, PASSWORD, { from: '127.0.0.11' });
     expect(locked.status).toBe(429);
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
     expect(locked.text).toContain('Too many wrong passwords');
     expect(locked.headers.location).toBeUndefined();
   });
 
-  it('a correct password resets the account count', async () => {
+  it("never locks the owner out for a stranger's guesses from another address", async () => {
+    const user = await createUser(server);
+    const stranger = uniqueLoopback();
+    for (let i = 0; i < 5; i++) expect((await signInOnForm(user.email, `guess ${i}`, { from: stranger })).status).toBe(i < 3 ? 401 : 429);
+    expect((await signInOnForm(user.email, PASSWORD, { from: uniqueLoopback() })).status).toBe(303);
+  });
+
+  it('holds an account guessed from many addresses at its ceiling (SSO_LOGIN_ACCOUNT_LIMIT)', async () => {
+    const user = await createUser(server);
+    for (let i = 0; i < 5; i++) expect((await signInOnForm(user.email, `guess ${i}`, { from: uniqueLoopback() })).status).toBe(401);
+    expect((await signInOnForm(user.email, PASSWORD, { from: uniqueLoopback() })).status).toBe(429);
+  });
+
+  it('a correct password starts its address afresh', async () => {
     const user = await createUser(server);
     for (let i = 0; i < 2; i++) expect((await signInOnForm(user.email, `wrong ${i}`, { from: '127.0.0.13' })).status).toBe(401);
     expect((await signInOnForm(user.email, PASSWORD, { from: '127.0.0.13' })).status).toBe(303);

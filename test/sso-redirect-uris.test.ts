@@ -81,6 +81,15 @@ const MATCHES: [string, string, boolean][] = [
   [WILDCARD, 'https://*.example.com/cb', false],
   [WILDCARD, 'https://-shop.example.com/cb', false],
   [WILDCARD, 'https://shop.example.com/x/../cb', false],
+  // A host matches only within the registered base's registrable domain, private public suffixes included: below
+  // *.amazonaws.com, s3.amazonaws.com and eu-west-1.compute.amazonaws.com are suffixes whose subdomains others own.
+  ['https://*.amazonaws.com/cb', 'https://console.amazonaws.com/cb', true],
+  ['https://*.amazonaws.com/cb', 'https://a.b.amazonaws.com/cb', true],
+  ['https://*.amazonaws.com/cb', 'https://attacker-bucket.s3.amazonaws.com/cb', false],
+  ['https://*.amazonaws.com/cb', 'https://bucket.s3.eu-west-1.amazonaws.com/cb', false],
+  ['https://*.amazonaws.com/cb', 'https://x.eu-west-1.compute.amazonaws.com/cb', false],
+  ['https://*.myapp.herokuapp.com/cb', 'https://eu.myapp.herokuapp.com/cb', true],
+  ['https://*.user.github.io/cb', 'https://docs.user.github.io/cb', true],
   // Loopback: an IP literal registered without a port accepts any port (RFC 8252 §7.3); names match exactly.
   [LOOPBACK_IP, 'http://127.0.0.1:53012/cb', true],
   [LOOPBACK_IP, 'http://127.0.0.1/cb', true],
@@ -130,6 +139,14 @@ const REGISTRATIONS: [string, boolean][] = [
   ['https://*.com/cb', true],
   ['https://*.co.uk/cb', true],
   ['https://*.github.io/cb', true],
+  // Private suffixes of the public suffix list count like .com: their subdomains belong to different customers.
+  ['https://*.s3.amazonaws.com/cb', true],
+  ['https://*.herokuapp.com/cb', true],
+  ['https://*.blogspot.com/cb', true],
+  ['https://*.eu-west-1.compute.amazonaws.com/cb', true],
+  ['https://*.amazonaws.com/cb', false],
+  ['https://*.myapp.herokuapp.com/cb', false],
+  ['https://*.user.github.io/cb', false],
   ['https://*.ru/cb', true],
   ['https://a.*.example.com/cb', true],
   ['https://*example.com/cb', true],

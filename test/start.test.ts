@@ -1,12 +1,16 @@
 // `npm start` as a newcomer runs it: everything comes up, the printed demo credentials work, Ctrl-C stops every
-// process, and a second start keeps the data of the first.
+// process, and a second start keeps the data of the first. No process is left behind: a start after a crash that
+// orphaned PostgreSQL and Temporal stops them and comes up, a start after the whole process group was SIGKILLed comes
+// back by itself, and a stop that runs past its limit still stops PostgreSQL and Temporal.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
 import { freePort, isPortFree } from '../src/dev/ports.ts';
+import { commandLine } from '../src/dev/processes.ts';
 import { hashSecret } from '../src/secrets.ts';
 import { json } from './helpers.ts';
 
@@ -30,10 +34,11 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-async function npmStart(): Promise<Started> {
+async function npmStart(extraEnv: Record<string, string> = {}): Promise<Started> {
   // A newcomer's environment: nothing of ours set but the data folder and free ports (vitest sets BASE_URL itself).
   const env: Record<string, string> = { PATH: process.env.PATH!, HOME: os.homedir(), DATA_DIR: dataDir, TEMPORAL_CLI: inject('temporalCli') };
   for (const [name, value] of Object.entries(ports)) env[name] = String(value);
+  Object.assign(env, extraEnv);
   // Its own process group, so the test can signal the whole group as a terminal's Ctrl-C does.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/start.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -85,6 +90,14 @@ describe('npm start', () => {
 
       const ping = await fetch(`${base}/api/mkt/ping`, { headers: { 'X-Svc-Key': demo.marketplace.secret_key } });
       expect(await json(ping)).toEqual({ ok: true, marketplace_id: demo.marketplace.id, name: 'Demo marketplace', mode: 'sandbox' });
+      // A developer's receiver on this machine is welcome under npm start, and the summary says so.
+      expect(started.output()).toContain('Webhooks         may reach this machine (WEBHOOK_ALLOW_LOOPBACK=true');
+      const hook = await fetch(`${base}/api/mkt/webhook`, {
+        method: 'POST',
+        headers: { 'X-Svc-Key': demo.marketplace.secret_key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url: 'http://127.0.0.1:4000/hooks' }),
+      });
+      expect(hook.status).toBe(200);
       const mail = await fetch(`${base}/admin/mail`, { headers: { Authorization: `Bearer ${demo.admin_token}` } });
       expect(mail.status).toBe(200);
 
@@ -122,4 +135,84 @@ describe('npm start', () => {
     }
     expect(leftoverProcesses()).toEqual([]);
   });
+
+  it('after a crash that orphaned PostgreSQL and Temporal, the next start stops them and comes up', { timeout: 300_000 }, async () => {
+    const first = await npmStart();
+    const service = pidIn('start.pid');
+    const postgres = pidIn('postgres/postmaster.pid');
+    const temporal = pidIn('temporal.pid');
+    // The service process dies at once, as under the OOM killer; the supervisor follows it.
+    process.kill(service, 'SIGKILL');
+    await first.exited;
+    expect(commandLine(postgres), 'PostgreSQL was orphaned').toContain(dataDir);
+    expect(commandLine(temporal), 'Temporal was orphaned').toContain(dataDir);
+
+    const second = await npmStart();
+    try {
+      expect(second.output()).toContain(`stopped the PostgreSQL a previous start left running on this DATA_DIR (pid ${postgres})`);
+      expect(second.output()).toContain(`stopped the Temporal dev server a previous start left running on this DATA_DIR (pid ${temporal})`);
+      expect(commandLine(postgres)).toBeUndefined();
+      expect(commandLine(temporal)).toBeUndefined();
+      expect((await fetch(`${base}/api/mkt/ping`, { headers: { 'X-Svc-Key': demoKey() } })).status).toBe(200);
+    } finally {
+      expect(await stopped(second, () => process.kill(-second.child.pid!, 'SIGINT'))).toBe(0);
+    }
+    expect(leftoverProcesses()).toEqual([]);
+  });
+
+  it('comes back by itself after the whole of it was SIGKILLed', { timeout: 300_000 }, async () => {
+    const first = await npmStart();
+    const created = await fetch(`${base}/api/mkt/deals`, {
+      method: 'POST',
+      headers: { 'X-Svc-Key': demoKey(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ external_id: `crash-${Date.now()}`, buyer_email: 'crash@example.com', amount: 10 }),
+    });
+    expect(created.status).toBe(201);
+    const deal = await json(created);
+    // Every process of both groups at once (the supervisor's and the service's, which holds PostgreSQL and Temporal),
+    // as a crash of the machine's session would: nothing gets to clean up.
+    const service = pidIn('start.pid');
+    process.kill(-first.child.pid!, 'SIGKILL');
+    process.kill(-service, 'SIGKILL');
+    await first.exited;
+    await expect.poll(leftoverProcesses, { timeout: 10_000 }).toEqual([]);
+
+    const second = await npmStart();
+    try {
+      const found = await fetch(`${base}/api/mkt/deals?external_id=${deal.external_id}`, { headers: { 'X-Svc-Key': demoKey() } });
+      expect(found.status).toBe(200);
+      expect((await json(found)).id).toBe(deal.id);
+    } finally {
+      expect(await stopped(second, () => process.kill(-second.child.pid!, 'SIGINT'))).toBe(0);
+    }
+    expect(leftoverProcesses()).toEqual([]);
+  });
+
+  it('stops PostgreSQL and Temporal when the orderly stop runs past its limit', { timeout: 300_000 }, async () => {
+    const started = await npmStart({ SHUTDOWN_LIMIT_SECONDS: '2' });
+    // A request whose body never comes holds the main server's stop for its 10 s drain, past the 2 s limit.
+    // The server answers `Expect: 100-continue` once it has taken the request in, so we know the stop will wait for it.
+    const held = http.request(`${base}/api/mkt/deals`, {
+      method: 'POST',
+      headers: { 'X-Svc-Key': demoKey(), 'Content-Type': 'application/json', 'Content-Length': '1000', Expect: '100-continue' },
+    });
+    held.on('error', () => {}); // the server drops it in the end
+    await new Promise<void>((resolve) => held.once('continue', resolve));
+    held.write('{"external_id":');
+
+    const code = await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'));
+    expect(code).toBe(1);
+    expect(started.output()).toContain('Did not stop within 2 s; stopping PostgreSQL and Temporal, then exiting anyway.');
+    expect(started.output()).not.toContain('Stopped.');
+    expect(leftoverProcesses()).toEqual([]);
+    for (const [name, port] of Object.entries(ports)) expect(await isPortFree('127.0.0.1', port), name).toBe(true);
+  });
 });
+
+function pidIn(file: string): number {
+  return Number(readFileSync(path.join(dataDir, file), 'utf8').split('\n')[0]);
+}
+
+function demoKey(): string {
+  return JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).marketplace.secret_key;
+}

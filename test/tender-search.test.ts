@@ -88,10 +88,12 @@ describe('full-text search bounds', () => {
     expect((await search(rareWord)).total).toBe(5);
   });
 
-  it('says so over REST (503 problem) and MCP (an isError result) when SEARCH_TIMEOUT_MS runs out', async () => {
+  it('says so over REST (503 problem) and MCP (an isError result) when SEARCH_TIMEOUT_MS runs out, and charges neither', async () => {
     const hurried = await startTestServer({ kind: 'data', env: { SEARCH_TIMEOUT_MS: '1' } });
     try {
       const { key } = await dataKey(hurried.services.db, 'pro');
+      const used = async () => (await json(await fetch(`${hurried.url}/v1/me`, { headers: bearer(key) }))).used as number;
+      const before = await used();
       const response = await fetch(`${hurried.url}/v1/tenders?q=${encodeURIComponent('поставка')}`, { headers: bearer(key) });
       expect(response.status).toBe(503);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
@@ -103,6 +105,7 @@ describe('full-text search bounds', () => {
       expect(result.isError).toBe(true);
       expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^search_timeout: /);
       await client.close();
+      expect(await used()).toBe(before + 1); // the /v1/me that reads it
     } finally {
       await hurried.stop();
     }

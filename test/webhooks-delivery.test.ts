@@ -1,7 +1,8 @@
 // The delivery-time protections of webhooks, through the real activity, workflow, PostgreSQL and Temporal dev server:
-// the per-attempt timeout (WEBHOOK_TIMEOUT_SECONDS=1 here instead of 15) and, for live marketplaces, the SSRF check
-// repeated at delivery against DNS rebinding, with the connection pinned to the address that passed it. A fake
+// the per-attempt timeout (WEBHOOK_TIMEOUT_SECONDS=1 here instead of 15) and, for every marketplace, the SSRF check
+// repeated at delivery against DNS rebinding, with the connection pinned to the addresses that passed it. A fake
 // resolver (the `lookup` seam) plays the DNS server for names under .test, which never resolve for real (RFC 2606).
+// The production worker runs with the tests' WEBHOOK_ALLOW_LOOPBACK=true; the DNS worker with the real default, false.
 import { randomUUID } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
@@ -15,7 +16,7 @@ import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../src/worker.t
 import { postWebhook } from '../src/webhooks/delivery.ts';
 import { checkWebhookUrl, saveWebhookEndpoint } from '../src/webhooks/endpoints.ts';
 import { insertWebhookEvent } from '../src/webhooks/events.ts';
-import { AddressNotAllowed, resolvePublicAddress } from '../src/webhooks/ssrf.ts';
+import { AddressNotAllowed, resolveWebhookAddresses } from '../src/webhooks/ssrf.ts';
 import { createWebhookActivities } from '../activities/webhooks.ts';
 import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -88,14 +89,14 @@ beforeAll(async () => {
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   // The worker as production wires it (createActivities over the configuration): the timeout tests.
   worker = await startWorker(services, { workflowBundle });
-  // The same webhook activities with the fake resolver, on their own queue: the DNS tests.
+  // The same webhook activities with the fake resolver and the loopback refused (the default), on their own queue.
   dnsConnection = await NativeConnection.connect(temporalConnectionOptions(services.config));
   dnsWorker = await Worker.create({
     connection: dnsConnection,
     namespace: services.config.TEMPORAL_NAMESPACE,
     taskQueue: dnsQueue,
     workflowBundle,
-    activities: createWebhookActivities(services, { lookup: fakeLookup }),
+    activities: createWebhookActivities({ ...services, config: { ...services.config, WEBHOOK_ALLOW_LOOPBACK: false } }, { lookup: fakeLookup }),
   });
   dnsWorkerRunning = dnsWorker.run();
   diagnostics.subscribe('net.client.socket', onClientSocket);
@@ -219,18 +220,49 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
 
 // ---- SSRF at delivery: the resolver and the pinned connection ------------------------------------------------------
 
-describe('resolvePublicAddress with a resolver', () => {
-  it('pins the first answer and refuses a name when any answer is not public or it does not resolve', async () => {
+describe('resolveWebhookAddresses with a resolver', () => {
+  const resolve = (name: string, options: { allowLoopback?: boolean; deadlineMs?: number; lookup?: LookupFunction } = {}) =>
+    resolveWebhookAddresses(name, { lookup: fakeLookup, ...options });
+
+  it('keeps every answer in order and refuses a name when any answer is not public or it does not resolve', async () => {
     zone.set('dual.rebind.test', [['2606:4700:4700::1111', '8.8.8.8']]);
-    expect(await resolvePublicAddress('dual.rebind.test', fakeLookup)).toEqual({ address: '2606:4700:4700::1111', family: 6 });
+    expect(await resolve('dual.rebind.test')).toEqual([
+      { address: '2606:4700:4700::1111', family: 6 },
+      { address: '8.8.8.8', family: 4 },
+    ]);
     zone.set('mixed.rebind.test', [['8.8.8.8', '10.0.0.7']]);
-    await expect(resolvePublicAddress('mixed.rebind.test', fakeLookup)).rejects.toThrow(/resolves to 10\.0\.0\.7/);
-    await expect(resolvePublicAddress('nowhere.rebind.test', fakeLookup)).rejects.toBeInstanceOf(AddressNotAllowed);
+    await expect(resolve('mixed.rebind.test')).rejects.toThrow(/resolves to 10\.0\.0\.7/);
+    await expect(resolve('nowhere.rebind.test')).rejects.toBeInstanceOf(AddressNotAllowed);
     // A DNS server that never answers: refused once the deadline passes, so the attempt ends and is logged.
     const silent: LookupFunction = () => {};
     const began = Date.now();
-    await expect(resolvePublicAddress('silent.rebind.test', silent, 200)).rejects.toThrow(/does not resolve/);
+    await expect(resolve('silent.rebind.test', { lookup: silent, deadlineMs: 200 })).rejects.toThrow(/does not resolve/);
     expect(Date.now() - began).toBeLessThan(2_000);
+  });
+
+  it('refuses the loopback by default and allows it, and only it, with allowLoopback', async () => {
+    zone.set('self.rebind.test', [['::1', '127.0.0.1']]);
+    zone.set('metadata.rebind.test', [['169.254.169.254']]);
+    zone.set('nat64.rebind.test', [['64:ff9b::7f00:1']]);
+    zone.set('half.rebind.test', [['127.0.0.1', '10.0.0.7']]);
+    for (const name of ['self.rebind.test', '127.0.0.1', '::1', 'localhost', 'api.localhost']) {
+      await expect(resolve(name), name).rejects.toBeInstanceOf(AddressNotAllowed);
+    }
+    expect(await resolve('self.rebind.test', { allowLoopback: true })).toEqual([
+      { address: '::1', family: 6 },
+      { address: '127.0.0.1', family: 4 },
+    ]);
+    expect(await resolve('[::1]', { allowLoopback: true })).toEqual([{ address: '::1', family: 6 }]);
+    for (const name of ['metadata.rebind.test', 'nat64.rebind.test', 'half.rebind.test', '169.254.169.254', '10.0.0.1', 'fd00::1']) {
+      await expect(resolve(name, { allowLoopback: true }), name).rejects.toThrow(/is not a public or loopback address/);
+    }
+  });
+
+  it('takes localhost names only as the loopback, whatever the resolver says (RFC 6761)', async () => {
+    const resolver = (answer: string): LookupFunction => (_name, options, callback) =>
+      options.all ? callback(null, [{ address: answer, family: isIP(answer) }]) : callback(null, answer, isIP(answer));
+    expect(await resolve('localhost', { allowLoopback: true, lookup: resolver('127.0.0.1') })).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    await expect(resolve('shop.localhost', { allowLoopback: true, lookup: resolver('8.8.8.8') })).rejects.toThrow(/8\.8\.8\.8/);
   });
 });
 
@@ -250,7 +282,7 @@ describe('postWebhook with a pinned address', () => {
       const port = (receiver.address() as AddressInfo).port;
       // The name does not resolve at all: only the pinned address can get the request to the receiver.
       const url = new URL(`http://only-pinned.example.test:${port}/hooks`);
-      const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: { address: '127.0.0.1', family: 4 }, timeoutMs: 2000 });
+      const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 });
       expect(result).toMatchObject({ httpStatus: 200, error: null });
       expect(hosts).toEqual([`only-pinned.example.test:${port}`]); // the URL's name still goes in the Host header
     } finally {
@@ -263,10 +295,48 @@ describe('postWebhook with a pinned address', () => {
   it('pins https too, with the URL name sent for TLS (SNI) so the certificate is checked against it', async () => {
     const service = await loopbackService();
     const url = new URL(`https://only-pinned.example.test:${service.port}/hooks`);
-    const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: { address: '127.0.0.1', family: 4 }, timeoutMs: 2000 });
+    const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 });
     expect(result.httpStatus).toBeNull(); // the fake service closes after the TLS ClientHello
     expect(service.connections).toHaveLength(1);
     expect(service.connections[0]!.includes('only-pinned.example.test')).toBe(true);
+  });
+
+  it('tries the next pinned address when the first refuses, as localhost (::1 first) needs for a 127.0.0.1 receiver', async () => {
+    const receiver = http.createServer((request, response) => {
+      request.resume();
+      response.end('ok');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(`http://only-pinned.example.test:${(receiver.address() as AddressInfo).port}/hooks`);
+      const pinned = [{ address: '::1', family: 6 as const }, { address: '127.0.0.1', family: 4 as const }];
+      expect(await postWebhook(url, {}, Buffer.from('{}'), { pinned, timeoutMs: 2000 })).toMatchObject({ httpStatus: 200, error: null });
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  });
+});
+
+describe('delivery to addresses that are not public', () => {
+  it('checks sandbox marketplaces too: a stored loopback URL is refused at every attempt and never connected to', async () => {
+    const service = await loopbackService();
+    const shop = await endpoint('sandbox', `http://127.0.0.1:${service.port}/svc`);
+    const deliveryId = await makeEvent(shop);
+    const handle = await startDelivery(deliveryId, dnsQueue);
+
+    await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+    await handle.terminate('test done');
+    const [first, second] = await attempts(shop);
+    for (const [index, attempt] of [first, second].entries()) {
+      expect(attempt).toMatchObject({
+        attempt: index + 1,
+        status: 'retrying',
+        http_status: null,
+        error: 'address not allowed: 127.0.0.1 is not a public address',
+      });
+    }
+    expect(service.connections).toHaveLength(0);
   });
 });
 
@@ -276,7 +346,7 @@ describe('live delivery against DNS rebinding', () => {
     const url = `https://hooks.rebind.test:${service.port}/svc`;
     zone.set('hooks.rebind.test', [['8.8.8.8']]);
     const { marketplace } = await createMarketplace(server.services.db, { name: uniqueId('shop'), mode: 'live' });
-    await checkWebhookUrl(marketplace, url, fakeLookup); // registration: a public address, accepted
+    await checkWebhookUrl(marketplace, url, { allowLoopback: false, lookup: fakeLookup }); // registration: a public address, accepted
     await saveWebhookEndpoint(server.services.db, server.services.masterKey, marketplace.id, url);
     zone.set('hooks.rebind.test', [['127.0.0.1']]); // the owner of the name rebinds it
     const deliveryId = await makeEvent(marketplace.id);

@@ -1,9 +1,9 @@
-// The pure rules under webhook delivery: which addresses are public, how long to wait before a retry, and that our
-// Standard Webhooks signature is the one the reference library computes.
+// The pure rules under webhook delivery: which addresses are public or the loopback, how long to wait before a retry,
+// and that our Standard Webhooks signature is the one the reference library computes.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { isPublicAddress } from '../src/webhooks/ssrf.ts';
+import { isLoopbackAddress, isPublicAddress } from '../src/webhooks/ssrf.ts';
 import { MAX_RETRY_DELAY_MS, parseRetryAfter, retryDelayMs } from '../src/webhooks/delivery.ts';
 import { newWebhookSecret, webhookHeaders } from '../src/webhooks/signing.ts';
 
@@ -13,15 +13,36 @@ describe('isPublicAddress', () => {
     '100.64.0.1', '100.127.255.255', '0.0.0.0', '0.1.2.3', '224.0.0.251', '239.1.1.1', '255.255.255.255', '192.0.2.1',
     '::', '::1', '[::1]', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', 'ff02::1',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:192.168.1.1', '64:ff9b::a00:1', '2002:c0a8:101::1',
+    // NAT64, well-known and local-use, even towards a public IPv4 address: the translator picks the destination.
+    '64:ff9b::808:808', '64:ff9b::8.8.8.8', '64:ff9b:1::808:808', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff',
+    // Teredo and the rest of the IETF protocol assignments, the newer documentation prefix, segment routing SIDs.
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1', '3fff::1', '5f00::1',
     'not-an-ip', '',
   ])('refuses %s', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '100.128.0.1', '172.32.0.1', '11.0.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1'])(
+  it.each([
+    '8.8.8.8', '1.1.1.1', '100.128.0.1', '172.32.0.1', '11.0.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1',
+    '2001:4860:4860::8888', '64:ff9c::1',
+  ])(
     'allows %s',
     (ip) => {
       expect(isPublicAddress(ip)).toBe(true);
+    },
+  );
+});
+
+describe('isLoopbackAddress', () => {
+  it.each(['127.0.0.1', '127.255.255.254', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::ffff:7f00:1'])('%s is the loopback', (ip) => {
+    expect(isLoopbackAddress(ip)).toBe(true);
+  });
+
+  // What WEBHOOK_ALLOW_LOOPBACK must not open: the rest of the special-use space, and NAT64 towards 127.0.0.1.
+  it.each(['128.0.0.1', '0.0.0.0', '10.0.0.1', '169.254.169.254', '::', '::2', 'fe80::1', 'fd00::1', '64:ff9b::7f00:1', '::127.0.0.1', 'localhost', ''])(
+    '%s is not',
+    (ip) => {
+      expect(isLoopbackAddress(ip)).toBe(false);
     },
   );
 });

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createAdminToken } from '../src/accounts/admin.ts';
+import { parseConfig } from '../src/config.ts';
 import { listen, type RunningServer } from '../src/http/server.ts';
 import { createLogger } from '../src/log.ts';
 import { createMainApp } from '../src/main-app.ts';
@@ -190,31 +191,74 @@ describe('POST and GET /api/mkt/webhook', () => {
   });
 
   it.each([
-    'https://127.0.0.1/x',
     'https://10.0.0.1/x',
     'https://192.168.1.10/x',
     'https://169.254.169.254/latest/meta-data',
     'https://100.64.0.1/x',
     'https://0.0.0.0/x',
     'https://224.0.0.1/x',
-    'https://[::1]/x',
     'https://[::]/x',
     'https://[fd00::1]/x',
     'https://[fe80::1]/x',
-    'https://[::ffff:127.0.0.1]/x',
     'https://[::ffff:10.0.0.1]/x',
-    'https://localhost/x',
-    'https://api.localhost/x',
-    'https://2130706433/x', // 127.0.0.1 as one number
-  ])('refuses live %s as webhook_url_not_allowed (SSRF) and changes nothing', async (url) => {
-    const shop = await marketplace('live');
-    await registered(shop.key, 'https://8.8.8.8/kept'); // a public address: accepted
-    const response = await register(shop.key, url);
-    expect(response.status).toBe(400);
-    expect(await json(response)).toMatchObject({ code: 'webhook_url_not_allowed', detail: expect.stringContaining('public') });
-    const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
-    expect(read.url).toBe('https://8.8.8.8/kept');
+    'https://[64:ff9b::808:808]/x', // NAT64, well-known prefix
+    'https://[64:ff9b:1::808:808]/x', // NAT64, local-use prefix
+    'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x', // Teredo
+  ])('refuses %s for sandbox and live marketplaces as webhook_url_not_allowed (SSRF) and changes nothing', async (url) => {
+    // The tests allow the loopback (WEBHOOK_ALLOW_LOOPBACK=true): every other special-use address stays refused.
+    for (const mode of ['sandbox', 'live'] as const) {
+      const shop = await marketplace(mode);
+      await registered(shop.key, 'https://8.8.8.8/kept'); // a public address: accepted
+      const response = await register(shop.key, url);
+      expect(response.status, mode).toBe(400);
+      expect(await json(response)).toMatchObject({ code: 'webhook_url_not_allowed', detail: expect.stringContaining('must reach a public or loopback address:') });
+      const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+      expect(read.url).toBe('https://8.8.8.8/kept');
+    }
   });
+});
+
+describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
+  let strictServices: Services;
+  let strictServer: RunningServer;
+  beforeAll(async () => {
+    expect(parseConfig({}).WEBHOOK_ALLOW_LOOPBACK).toBe(false);
+    // '' is unset, so the service's own default applies rather than the tests' 'true'.
+    strictServices = createServices(testConfig({ WEBHOOK_ALLOW_LOOPBACK: '' }), createLogger('silent'));
+    strictServer = await listen(createMainApp(strictServices), '127.0.0.1', 0);
+  });
+  afterAll(async () => {
+    await strictServer?.stop();
+    await strictServices?.close();
+  });
+
+  it.each([
+    'http://127.0.0.1:9/hook',
+    'http://127.1.2.3/hook',
+    'http://[::1]:9/hook',
+    'http://[::ffff:127.0.0.1]/hook',
+    'http://localhost:9/hook',
+    'http://api.localhost/hook',
+  ])('refuses the loopback %s for every marketplace, sandbox included', async (url) => {
+    for (const mode of ['sandbox', 'live'] as const) {
+      const created = await json(await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode }, admin()));
+      const target = mode === 'live' ? url.replace('http:', 'https:') : url;
+      const response = await post(`${strictServer.url}/api/mkt/webhook`, { url: target }, { 'X-Svc-Key': created.secret_key });
+      expect(response.status, mode).toBe(400);
+      expect(await json(response)).toMatchObject({ code: 'webhook_url_not_allowed', detail: expect.stringContaining('must reach a public address:') });
+      expect((await fetch(`${strictServer.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': created.secret_key } })).status).toBe(404);
+    }
+  });
+
+  it.each(['http://2130706433/hook', 'http://0x7f.1/hook', 'http://LOCALHOST/hook'])(
+    'refuses %s, a host not written as the document says (lower-case name or dotted IPv4), before any lookup',
+    async (url) => {
+      const created = await json(await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode: 'sandbox' }, admin()));
+      const response = await post(`${strictServer.url}/api/mkt/webhook`, { url }, { 'X-Svc-Key': created.secret_key });
+      expect(response.status).toBe(400);
+      expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'url' }] });
+    },
+  );
 });
 
 describe('insertWebhookEvent', () => {
@@ -366,19 +410,22 @@ describe('delivery', () => {
     expect(await log(shop.id)).toMatchObject([{ attempt: 1, status: 'failed', http_status: 503 }]);
   });
 
-  it('checks the address again at delivery for live marketplaces and never connects to a private one', async () => {
-    const shop = await marketplace('live');
-    const hook = await receiver();
+  it('checks the address again at delivery, for sandbox marketplaces too, and never connects to a private one', async () => {
+    const shop = await marketplace('sandbox');
     await registered(shop.key, 'https://8.8.8.8/hook');
-    // As if the name now resolved to a private address (DNS rebinding): the stored URL points at the loopback.
-    await services.db.query('UPDATE webhook_endpoints SET url = $2 WHERE marketplace_id = $1', [shop.id, hook.url]);
+    // As if the name now resolved to the cloud metadata service (DNS rebinding): the stored URL points at it.
+    await services.db.query('UPDATE webhook_endpoints SET url = $2 WHERE marketplace_id = $1', [shop.id, 'http://169.254.169.254/latest/meta-data/']);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     await handle.terminate('test done');
     const [attempt] = (await log(shop.id)).reverse();
-    expect(attempt).toMatchObject({ attempt: 1, status: 'retrying', http_status: null, error: expect.stringContaining('not allowed') });
-    expect(hook.received).toHaveLength(0);
+    expect(attempt).toMatchObject({
+      attempt: 1,
+      status: 'retrying',
+      http_status: null,
+      error: 'address not allowed: 169.254.169.254 is not a public or loopback address',
+    });
   });
 });
 

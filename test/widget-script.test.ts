@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { json, post, startTestServer, uniqueEmail, uniqueId, uniqueLoopback, type TestServer } from './helpers.ts';
 
 const admin = (server: TestServer) => ({ Authorization: `Bearer ${server.adminToken}` });
 
@@ -24,33 +24,54 @@ function postFrom(localAddress: string, url: string, body: unknown): Promise<{ s
 }
 
 describe('abuse limits on widget creation', () => {
-  let server: TestServer;
+  // Two main server instances over the same database, as behind a load balancer: the limits count together.
+  let one: TestServer;
+  let two: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ env: { WIDGET_CREATE_LIMIT_PER_KEY: '3', WIDGET_CREATE_LIMIT_PER_ADDRESS: '6', WIDGET_CREATE_WINDOW_SECONDS: '600' } });
+    const env = { WIDGET_CREATE_LIMIT_PER_KEY: '3', WIDGET_CREATE_LIMIT_PER_ADDRESS: '6', WIDGET_CREATE_WINDOW_SECONDS: '600' };
+    [one, two] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
   });
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([one?.stop(), two?.stop()]);
   });
 
-  it('limits creations per public key and per client address, with Retry-After', async () => {
-    const shop = async (name: string) => json(await post(`${server.url}/admin/marketplaces`, { name }, admin(server)));
+  it('limits creations per public key and per client address across instances, with Retry-After', async () => {
+    const shop = async (name: string) => json(await post(`${one.url}/admin/marketplaces`, { name }, admin(one)));
     const [a, b] = await Promise.all([shop('Limited A'), shop('Limited B')]);
-    const url = `${server.url}/api/mkt/widget/deals`;
+    const url = (server: TestServer) => `${server.url}/api/mkt/widget/deals`;
     const deal = (publicKey: string) => ({ public_key: publicKey, external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer') });
+    const client = uniqueLoopback();
 
-    for (let i = 0; i < 3; i++) expect((await postFrom('127.0.0.1', url, deal(a.public_key))).status).toBe(201);
-    const keyLimited = await postFrom('127.0.0.1', url, deal(a.public_key));
+    expect((await postFrom(client, url(one), deal(a.public_key))).status).toBe(201);
+    expect((await postFrom(client, url(two), deal(a.public_key))).status).toBe(201);
+    expect((await postFrom(client, url(one), deal(a.public_key))).status).toBe(201);
+    const keyLimited = await postFrom(client, url(two), deal(a.public_key));
     expect(keyLimited.status).toBe(429);
     expect(Number(keyLimited.headers['retry-after'])).toBeGreaterThan(500);
 
     // Another key from the same address goes on until the address has made 6 attempts (the refused one counts).
-    expect((await postFrom('127.0.0.1', url, deal(b.public_key))).status).toBe(201);
-    expect((await postFrom('127.0.0.1', url, deal(b.public_key))).status).toBe(201);
-    const addressLimited = await postFrom('127.0.0.1', url, deal(b.public_key));
+    expect((await postFrom(client, url(two), deal(b.public_key))).status).toBe(201);
+    expect((await postFrom(client, url(one), deal(b.public_key))).status).toBe(201);
+    const addressLimited = await postFrom(client, url(two), deal(b.public_key));
     expect(addressLimited.status).toBe(429);
     expect(addressLimited.headers['retry-after']).toBeDefined();
     // Another client address is not held back by this one.
-    expect((await postFrom('127.0.0.2', url, deal(b.public_key))).status).toBe(201);
+    expect((await postFrom(uniqueLoopback(), url(one), deal(b.public_key))).status).toBe(201);
+  });
+
+  it('lets exactly the limit through when a burst of creations lands on both instances at once', async () => {
+    const marketplace = await json(await post(`${one.url}/admin/marketplaces`, { name: 'Burst' }, admin(one)));
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        postFrom(uniqueLoopback(), `${(i % 2 ? one : two).url}/api/mkt/widget/deals`, {
+          public_key: marketplace.public_key,
+          external_id: uniqueId('order'),
+          buyer_email: uniqueEmail('buyer'),
+        }).then((response) => response.status),
+      ),
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(7);
   });
 });
 

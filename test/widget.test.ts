@@ -80,11 +80,17 @@ describe('widget deal creation', () => {
     }
   });
 
-  it('gives no token for an existing external_id to another buyer (409)', async () => {
+  it('gives no token for an existing external_id to another buyer, or with other deal values (409 naming them)', async () => {
     const first = await created();
     const other = await post(widgetUrl(''), { ...first.body, buyer_email: uniqueEmail('intruder') });
     expect(other.status).toBe(409);
-    expect((await json(other)).code).toBe('deal_conflict');
+    expect(await json(other)).toMatchObject({ code: 'deal_conflict', fields: ['buyer_email'] });
+    const changed = await post(widgetUrl(''), { ...first.body, amount: 99, title: 'Another bicycle' });
+    expect(changed.status).toBe(409);
+    expect(await json(changed)).toMatchObject({ code: 'deal_conflict', fields: ['title', 'amount'] });
+    // The buyer's own repeat that leaves the other fields out still gets a token.
+    const { public_key, external_id, buyer_email } = first.body;
+    expect((await post(widgetUrl(''), { public_key, external_id, buyer_email: String(buyer_email).toUpperCase() })).status).toBe(200);
   });
 
   it('refuses an unknown public key, the secret key in its place, and a missing one', async () => {

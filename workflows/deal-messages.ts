@@ -1,5 +1,6 @@
 // The messages a deal workflow answers. Updates where the caller needs an answer or a refusal; signals where it does
-// not. Failures carry an ApplicationFailure whose `type` is the API's problem `code` (see src/deals/workflow-errors.ts).
+// not. Failures carry an ApplicationFailure whose `type` is the API's problem `code` (FAILURE_STATUS in
+// src/deals/commands.ts).
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalRecord, DealSnapshot, DocumentRecord, EscrowProviderName, PaymentRecord } from '../src/deals/model.ts';
 
@@ -69,4 +70,6 @@ export const decideUpdate = defineUpdate<ApprovalRecord, [DecideInput]>('decide'
 export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created: boolean }, [StartEscrowInput]>('startEscrow');
 export const movePaymentUpdate = defineUpdate<PaymentRecord, [MovePaymentInput]>('movePayment');
 export const acquirerNotificationSignal = defineSignal<[AcquirerNotification]>('acquirerNotification');
+/** Write the deal as the workflow holds it to PostgreSQL once more, healing a write PostgreSQL lost. */
+export const reassertSignal = defineSignal('reassert');
 export const snapshotQuery = defineQuery<DealSnapshot>('snapshot');

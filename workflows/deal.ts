@@ -1,14 +1,19 @@
 // One workflow per deal: the only writer of the deal after creation (DESIGN rule 1). Updates validate and answer,
-// signals carry acquirer news; every change is persisted by an idempotent activity, and webhook events go out one
-// after another, in the order they happened. Deterministic code only.
+// signals carry acquirer news; every change is persisted by an idempotent activity before it becomes the workflow's
+// state, so a change the records refuse leaves the deal as it was. Webhook events go out one after another, in the
+// order they happened. Deterministic code only.
 //
-// Changing this code: old histories must still replay (test/deal-replay.test.ts). Guard a changed step with
-// `patched('<change-id>')` and keep the old branch until no open workflow can take it.
+// Changing this code: old histories must still replay (the determinism test in test/deal-workflow.test.ts replays
+// test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no
+// open workflow can take it.
 import {
   ApplicationFailure,
+  TemporalFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
+  log,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -18,7 +23,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createDealActivities, DealChange } from '../activities/deals.ts';
+import type { createDealActivities, DealRecords, HeldDocument } from '../activities/deals.ts';
 import type { createEscrowActivities } from '../activities/escrow.ts';
 import {
   dealStatus,
@@ -27,6 +32,7 @@ import {
   STATUS_EVENTS,
   type ApprovalRecord,
   type DealSnapshot,
+  type DocumentRecord,
   type PaymentRecord,
   type PaymentStatus,
 } from '../src/deals/model.ts';
@@ -36,15 +42,19 @@ import {
   addDocumentUpdate,
   decideUpdate,
   movePaymentUpdate,
+  reassertSignal,
   snapshotQuery,
   startApprovalUpdate,
   startEscrowUpdate,
   type DealWorkflowInput,
   type MovePaymentInput,
+  type NewDocument,
   type PaymentAction,
 } from './deal-messages.ts';
 import { deliverWebhookOrMarkFailed } from './webhook-options.ts';
 
+// Retried for as long as it takes (PostgreSQL may be restarting); a write refused for its data is not retried at all:
+// the activity fails it as non-retryable `invalid_record`, and the change is refused.
 const RECORDS_OPTIONS = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '1m' } } as const;
 // Our own database writes are short: local activities run them in the worker without a round trip through the
 // Temporal server per write (patch 'local-records'; the server-side activities remain for histories made before it).
@@ -58,10 +68,25 @@ const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
 
 const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'released', refund: 'refunded', dispute: 'disputed' };
 
+/** The list with the record of that id replaced, or the record added at the end. */
+function withRecord<T extends { id: string }>(list: T[], record: T): T[] {
+  return list.some((candidate) => candidate.id === record.id)
+    ? list.map((candidate) => (candidate.id === record.id ? record : candidate))
+    : [...list, record];
+}
+
+/** The document as callers see it: where its file lives stays inside. */
+function documentRecord(document: HeldDocument): DocumentRecord {
+  const { organization_id: _organization, storage_key: _key, ...record } = document;
+  return record;
+}
+
 export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   const localRecordsPatch = patched('local-records');
   const records = localRecordsPatch ? localRecords : serverRecords;
-  const state: DealSnapshot = input.snapshot;
+  // Re-asserting the records when a run starts from a previous one and before the workflow ends came later.
+  const reassertPatch = patched('reassert-records');
+  const state: Pick<DealSnapshot, 'deal'> & DealRecords = input.snapshot;
   const dealId = state.deal.id;
   const deliveries: string[] = [...(input.pendingDeliveries ?? [])];
   let busy = false;
@@ -82,15 +107,40 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     }
   }
 
-  /** Persists a change that is already applied to `state`, with the webhook event its new status calls for. */
-  async function persist(before: string, change: Omit<DealChange, 'dealId' | 'status' | 'event'>): Promise<void> {
-    const after = status();
+  /**
+   * Persists a change, with the webhook event its new status calls for, and only then makes it the workflow's state:
+   * when the records refuse it (the activity fails), the deal stays exactly as it was, here and in PostgreSQL.
+   * The write carries all the deal's records, so it also puts back anything an earlier write lost.
+   */
+  async function commit(change: { document?: NewDocument; approval?: ApprovalRecord; payment?: PaymentRecord }): Promise<void> {
+    const before = status();
+    const next: DealRecords = {
+      documents: change.document ? [...state.documents, change.document] : state.documents,
+      approvals: change.approval ? withRecord(state.approvals, change.approval) : state.approvals,
+      payments: change.payment ? withRecord(state.payments, change.payment) : state.payments,
+    };
+    const after = dealStatus(next);
     const type = after !== before ? STATUS_EVENTS[after] : undefined;
     const event = type ? { id: uuid4(), deliveryId: uuid4(), type, occurredAt: now() } : undefined;
-    const { deliveryId } = await records.recordDealChange({ dealId, status: after, event, ...change });
+    const { deliveryId } = await records.recordDealChange({ dealId, status: after, event, records: next });
+    Object.assign(state, next);
     if (deliveryId) deliveries.push(deliveryId);
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
     changes++;
+  }
+
+  /**
+   * Writes the records as this workflow holds them once more (idempotent upserts), for when PostgreSQL may have lost
+   * a write the workflow already acted on. A refusal is logged, never fatal: the deal goes on as PostgreSQL has it.
+   */
+  async function reassert(): Promise<void> {
+    try {
+      const { documents, approvals, payments } = state;
+      await records.recordDealChange({ dealId, status: status(), records: { documents, approvals, payments } });
+    } catch (error) {
+      if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
+      log.error('The deal records could not be re-asserted', { dealId, error: error.message });
+    }
   }
 
   const pendingApproval = () => state.approvals.find((approval) => approval.status === 'pending');
@@ -132,17 +182,15 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   }
 
   async function movePayment(payment: PaymentRecord, action: PaymentAction): Promise<PaymentRecord> {
-    const before = status();
     const key = `${payment.id}/${action}`;
     if (action === 'release') {
       await acquirer.captureEscrowPayment(payment.provider, payment.provider_payment_id!, payment.amount, payment.currency, key);
     } else if (action === 'refund') {
       await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, key);
     }
-    payment.status = ACTION_TARGET[action];
-    payment.updated_at = now();
-    await persist(before, { payment });
-    return payment;
+    const moved: PaymentRecord = { ...payment, status: ACTION_TARGET[action], updated_at: now() };
+    await commit({ payment: moved });
+    return moved;
   }
 
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
@@ -155,12 +203,9 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     (document) =>
       exclusive(async () => {
         const existing = state.documents.find((candidate) => candidate.id === document.id);
-        if (existing) return existing;
-        const before = status();
-        const { organization_id: _org, storage_key: _key, ...record } = document;
-        state.documents.push(record);
-        await persist(before, { document });
-        return record;
+        if (existing) return documentRecord(existing);
+        await commit({ document });
+        return documentRecord(document);
       }),
     {
       validator: (_document) => {
@@ -176,11 +221,9 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         checkStartApproval();
         const pending = pendingApproval();
         if (pending) return { approval: pending, created: false };
-        const before = status();
         if (approver.toLowerCase() !== state.deal.buyer_email.toLowerCase()) await records.provisionApprover(dealId, approver);
         const approval: ApprovalRecord = { id: uuid4(), status: 'pending', approver, comment, created_at: now(), decided_at: null };
-        state.approvals.push(approval);
-        await persist(before, { approval });
+        await commit({ approval });
         return { approval, created: true };
       }),
     { validator: (_approval) => checkStartApproval() },
@@ -191,12 +234,14 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     ({ approval_id, decision, comment, actor }) =>
       exclusive(async () => {
         const approval = findApprovalToDecide(approval_id, actor);
-        const before = status();
-        approval.status = decision === 'approve' ? 'approved' : 'rejected';
-        approval.comment = comment || approval.comment;
-        approval.decided_at = now();
-        await persist(before, { approval });
-        return approval;
+        const decided: ApprovalRecord = {
+          ...approval,
+          status: decision === 'approve' ? 'approved' : 'rejected',
+          comment: comment || approval.comment,
+          decided_at: now(),
+        };
+        await commit({ approval: decided });
+        return decided;
       }),
     { validator: ({ approval_id, actor }) => void findApprovalToDecide(approval_id, actor) },
   );
@@ -209,7 +254,6 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         checkStartEscrow(amount);
         const pending = pendingLivePayment();
         if (pending) return { payment: pending, created: false };
-        const before = status();
         const paymentId = uuid4();
         const created = await acquirer.createEscrowPayment(escrow.provider, {
           paymentId,
@@ -232,9 +276,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
           created_at: at,
           updated_at: at,
         };
+        await commit({ payment });
         holdLimits.set(paymentId, escrow.hold_limit_seconds);
-        state.payments.push(payment);
-        await persist(before, { payment });
         return { payment, created: true };
       }),
     { validator: (escrow) => checkStartEscrow(escrow.amount || state.deal.amount) },
@@ -256,22 +299,25 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         return;
       }
       if (payment.status !== 'pending' || !PAYMENT_MOVES.pending.includes(reported)) return;
-      const before = status();
-      payment.status = reported;
-      payment.updated_at = now();
+      const moved: PaymentRecord = { ...payment, status: reported, updated_at: now() };
       if (reported === 'hold') {
         const limit = holdLimits.get(paymentId) ?? 7 * 24 * 3600;
-        payment.hold_expires_at = new Date(Date.now() + limit * 1000).toISOString();
+        moved.hold_expires_at = new Date(Date.now() + limit * 1000).toISOString();
       }
-      await persist(before, { payment });
+      await commit({ payment: moved });
     }),
   );
+
+  // Sent when PostgreSQL may have lost writes (a worker starting sends it to every open deal: src/worker.ts).
+  setHandler(reassertSignal, () => exclusive(reassert));
 
   if (!localRecordsPatch) {
     // Before the patch runs repeated what the start request (and continue-as-new) already sets.
     upsertSearchAttributes(dealSearchAttributes(state.deal, status()));
     upsertMemo({ title: state.deal.title });
   }
+  // A run that continues an earlier one starts from that run's memory: PostgreSQL gets it once more.
+  if (reassertPatch && workflowInfo().continuedFromExecutionRunId) await exclusive(reassert);
   if (!input.provisioned) await records.provisionParties(dealId);
 
   /** The held payment whose lapse comes first, and when to act on it. */
@@ -282,6 +328,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     return { payment: first, at: Date.parse(first.hold_expires_at!) - input.settings.holdMarginSeconds * 1000 };
   };
 
+  let reassertedAtEnd = false;
   for (;;) {
     const seen = changes;
     const hold = nextHoldAction();
@@ -303,12 +350,19 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     if (!woke && hold) {
       // The acquirer's hold lapses soon: act by policy before the money is released back on its own.
       await exclusive(async () => {
-        if (nextHoldAction()?.payment.id === hold.payment.id) await movePayment(hold.payment, input.settings.holdPolicy);
+        const current = nextHoldAction()?.payment;
+        if (current?.id === hold.payment.id) await movePayment(current, input.settings.holdPolicy);
       });
       continue;
     }
     if (changes !== seen) continue;
-    if (isFinal(status()) && !busy && allHandlersFinished()) return;
+    if (isFinal(status()) && !busy && allHandlersFinished()) {
+      if (!reassertPatch || reassertedAtEnd) return;
+      // After the end nothing could heal a lost write any more: the final state goes to PostgreSQL once more.
+      await exclusive(reassert);
+      reassertedAtEnd = true;
+      continue;
+    }
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > input.settings.historyLimit) {
       await condition(() => !busy && allHandlersFinished());
       if (deliveries.length > 0) continue;

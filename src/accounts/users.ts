@@ -3,7 +3,15 @@ import { z } from 'zod';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { hashPassword } from './passwords.ts';
 
-export const EmailSchema = z.string().trim().max(320).pipe(z.email({ message: 'must be an e-mail address' }));
+// Not trimmed: JSON Schema's `format: email` refuses padding, so the server does too (the document and it agree).
+// RFC 5321's limits, which `format: email` validators apply: a local part of 64 octets, labels of 63.
+export const EmailSchema = z
+  .email({ message: 'must be an e-mail address' })
+  .max(254)
+  .refine((email) => {
+    const [local = '', domain = ''] = email.split('@');
+    return local.length <= 64 && domain.split('.').every((label) => label.length <= 63);
+  }, 'must be an e-mail address (at most 64 characters before the @ and 63 in each part of the domain)');
 
 export interface User {
   id: string;

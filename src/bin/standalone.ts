@@ -19,8 +19,14 @@ export async function runStandalone(name: string, start: (services: Services) =>
     await migrate(config.DATABASE_URL, logger);
     const services = createServices(config, logger);
     const running = await start(services);
+    const limitSeconds = config.SHUTDOWN_LIMIT_SECONDS;
     const stop = async (signal: string) => {
       logger.info({ signal }, 'stopping');
+      // A stop that hangs (a drain waiting on a PostgreSQL that is gone) must not leave the process behind.
+      setTimeout(() => {
+        logger.error(`did not stop within ${limitSeconds} s; exiting anyway`);
+        process.exit(1);
+      }, limitSeconds * 1000).unref();
       await running.stop();
       await services.close();
       logger.info('stopped');
@@ -28,6 +34,8 @@ export async function runStandalone(name: string, start: (services: Services) =>
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    // Started by `npm run start:cluster` (with an IPC channel): when it is gone, killed however, do not outlive it.
+    if (process.send) process.once('disconnect', () => void stop('parent exited'));
   } catch (error) {
     logger.fatal({ err: error }, `${name} failed to start`);
     process.exit(1);

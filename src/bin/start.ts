@@ -1,6 +1,8 @@
 // `npm start`: the whole service on one machine. Embedded PostgreSQL and the Temporal dev server (unless
 // DATABASE_URL / TEMPORAL_ADDRESS point elsewhere), migrations, demo credentials, the worker and both servers.
 // Ctrl-C stops them in order: servers stop accepting, the worker drains, then Temporal and PostgreSQL stop.
+// No process is left behind: a stop that runs out of time still stops PostgreSQL and Temporal, and a start that finds
+// them still running on the same DATA_DIR (the previous start was killed) stops them before it starts its own.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,11 +19,10 @@ import { createDataApp } from '../data-app.ts';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres.ts';
 import { resolveTemporalCli } from '../dev/temporal-cli.ts';
 import { startTemporalDevServer } from '../dev/temporal-dev-server.ts';
+import { PidFile, stopPostmaster } from '../dev/processes.ts';
 import { ensureDemoCredentials, type DemoCredentials } from '../dev/demo.ts';
 import { ensureSampleData } from '../dev/sample-data-load.ts';
 import { configureDataSources } from '../data-api/sync.ts';
-
-const SHUTDOWN_LIMIT_MS = 45_000;
 
 if (process.env.SVC_SUPERVISED === '1') {
   await runAll();
@@ -49,7 +50,8 @@ async function runAll(): Promise<void> {
   const started = Date.now();
   let config: Config;
   try {
-    config = parseConfig();
+    // A developer's own machine: webhooks may reach a receiver on it unless WEBHOOK_ALLOW_LOOPBACK=false says otherwise.
+    config = parseConfig({ WEBHOOK_ALLOW_LOOPBACK: 'true', ...process.env });
   } catch (error) {
     console.error((error as ConfigError).message);
     process.exit(1);
@@ -57,6 +59,19 @@ async function runAll(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, process.stdout.isTTY ? pretty({ colorize: true, sync: true }) : undefined);
   const say = (message: string) => process.stdout.write(`${message}\n`);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const postgresDir = path.join(config.DATA_DIR, 'postgres');
+  const temporalDb = path.join(config.DATA_DIR, 'temporal.sqlite');
+  const temporalPid = new PidFile(path.join(config.DATA_DIR, 'temporal.pid'), temporalDb);
+  // The servers of a DATA_DIR are stale only when the start that ran them is gone; a running one keeps them.
+  const owner = new PidFile(path.join(config.DATA_DIR, 'start.pid'), 'src/bin/start.ts');
+  // Ours on this DATA_DIR only: the pid files say which processes those are.
+  const stopServersOfDataDir = async () => {
+    const [postgres, temporal] = await Promise.all([
+      config.embeddedPostgres ? stopPostmaster(postgresDir) : undefined,
+      config.embeddedTemporal ? temporalPid.stop() : undefined,
+    ]);
+    return { postgres, temporal };
+  };
 
   let stopping = false;
   const shutdown = async (reason: string, exitCode: number) => {
@@ -64,13 +79,15 @@ async function runAll(): Promise<void> {
     stopping = true;
     say(`\nStopping (${reason})…`);
     setTimeout(() => {
-      say(`Did not stop within ${SHUTDOWN_LIMIT_MS / 1000} s; exiting anyway.`);
-      process.exit(1);
-    }, SHUTDOWN_LIMIT_MS).unref();
+      say(`Did not stop within ${config.SHUTDOWN_LIMIT_SECONDS} s; stopping PostgreSQL and Temporal, then exiting anyway.`);
+      // Exiting alone would orphan them, holding their ports and DATA_DIR against the next start.
+      void stopServersOfDataDir().finally(() => process.exit(1));
+    }, config.SHUTDOWN_LIMIT_SECONDS * 1000).unref();
     for (const { name, stop } of stops.reverse()) {
       await stop().catch((error: Error) => say(`  ${name}: ${error.message}`));
       say(`  ✓ ${name} stopped`);
     }
+    if (owner.running() === process.pid) owner.remove();
     say('Stopped.');
     process.exit(exitCode);
   };
@@ -90,6 +107,14 @@ async function runAll(): Promise<void> {
 
   try {
     mkdirSync(config.DATA_DIR, { recursive: true });
+    const other = owner.running();
+    if (other !== undefined && other !== process.pid) {
+      throw new ConfigError(`Another npm start (pid ${other}) runs on ${config.DATA_DIR}. Stop it first, or set DATA_DIR to another folder.`);
+    }
+    owner.write(process.pid);
+    const stale = await stopServersOfDataDir();
+    if (stale.postgres) say(`  ✓ stopped the PostgreSQL a previous start left running on this DATA_DIR (pid ${stale.postgres})`);
+    if (stale.temporal) say(`  ✓ stopped the Temporal dev server a previous start left running on this DATA_DIR (pid ${stale.temporal})`);
     const [databaseUrl] = await Promise.all([
       config.embeddedPostgres
         ? step(`PostgreSQL (embedded, data in ${path.relative(process.cwd(), config.DATA_DIR) || '.'}/postgres)`, async () => {
@@ -103,7 +128,8 @@ async function runAll(): Promise<void> {
             const cli = await resolveTemporalCli({ explicit: config.TEMPORAL_CLI, say });
             const server = await startTemporalDevServer({
               cli,
-              dbFile: path.join(config.DATA_DIR, 'temporal.sqlite'),
+              dbFile: temporalDb,
+              pidFile: temporalPid,
               host: config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST,
               port: config.TEMPORAL_PORT,
               uiPort: config.TEMPORAL_UI_PORT,
@@ -148,6 +174,12 @@ function summary(config: Config, demo: DemoCredentials, seconds: number): string
     ['Buyer cabinet', `${config.BASE_URL}/cabinet  (outbox with invitations: ${config.BASE_URL}/admin/mail)`],
     ['Widget demo', `${config.BASE_URL}/widget/demo  (a storefront with the widget of the demo marketplace)`],
     ['Health', `${config.BASE_URL}/healthz  ${config.MCP_URL}/healthz`],
+    [
+      'Webhooks',
+      config.WEBHOOK_ALLOW_LOOPBACK
+        ? 'may reach this machine (WEBHOOK_ALLOW_LOOPBACK=true: loopback receivers such as http://127.0.0.1:4000/hooks)'
+        : 'public addresses only (WEBHOOK_ALLOW_LOOPBACK=false)',
+    ],
   ];
   const credentials: Array<[string, string]> = [
     ['Admin token', demo.admin_token],

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Services } from '../services.ts';
 import { badRequest, notFound, Problem, unauthorized } from '../http/problem.ts';
-import { countLoginAttempt, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
+import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from '../accounts/users.ts';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from '../accounts/passwords.ts';
 import { loadSnapshot } from '../deals/store.ts';
@@ -26,7 +26,8 @@ const isUuid = (value: string) => z.uuid().safeParse(value).success;
 
 /** A new cabinet session for the e-mail and password, or 401. */
 export async function signIn(services: Services, email: string, password: string): Promise<Session> {
-  const parsed = EmailSchema.safeParse(email);
+  // Forms send what was typed; a stray space around the address is not a wrong address.
+  const parsed = EmailSchema.safeParse(email.trim());
   const login = parsed.success ? await findLogin(services.db, parsed.data) : undefined;
   const valid = await verifyPassword(login?.password_hash ?? null, password);
   if (!login || !valid) throw unauthorized('The e-mail or the password is wrong.', 'Bearer realm="cabinet"');
@@ -34,14 +35,14 @@ export async function signIn(services: Services, email: string, password: string
 }
 
 /**
- * signIn behind the wrong-password limits (per account and per address, the same windows as the SSO login form):
- * 429 too_many_attempts with Retry-After once either is spent; the password is not even checked then.
+ * signIn behind the wrong-password limits (per account and address, per address, and the per-account ceiling; the
+ * same windows as the SSO login form): 429 too_many_attempts with Retry-After once one is spent; the password is not
+ * even checked then.
  */
 export async function signInLimited(services: Services, email: string, password: string, ip: string): Promise<Session> {
-  const { db, config } = services;
+  const { db } = services;
   const subjects = loginSubjects(email, ip);
-  const limits = { perAccount: config.SSO_LOGIN_ACCOUNT_LIMIT, perAddress: config.SSO_LOGIN_ADDRESS_LIMIT, windowSeconds: config.SSO_LOGIN_WINDOW_SECONDS };
-  const { retryAfter } = await countLoginAttempt(db, subjects, limits);
+  const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
   if (retryAfter) {
     throw new Problem(429, 'too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
       headers: { 'Retry-After': String(retryAfter) },

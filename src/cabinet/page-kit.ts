@@ -6,6 +6,7 @@ import type { User } from '../accounts/users.ts';
 import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
+import { assertText } from '../http/text.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
 import type { SafeHtml } from '../http/html.ts';
 import { layout } from './html.ts';
@@ -121,7 +122,10 @@ export async function readForm(ctx: Context): Promise<URLSearchParams> {
   const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody) return new URLSearchParams();
   if (!ctx.is('application/x-www-form-urlencoded')) throw new Problem(415, 'unsupported_media_type', 'Send the form urlencoded.');
-  return new URLSearchParams((await readRawBody(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
+  const form = new URLSearchParams((await readRawBody(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
+  // Named by the field alone when it comes once (a repeated field by its position too: tags.1).
+  assertText(Object.fromEntries([...form.keys()].map((key) => [key, form.getAll(key).length === 1 ? form.get(key) : form.getAll(key)])), 'form');
+  return form;
 }
 
 export function csrfFailed(): Problem {

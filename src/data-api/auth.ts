@@ -1,9 +1,10 @@
 // Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement.
 import type { Context, Middleware } from 'koa';
+import type { Logger } from '../log.ts';
 import { Problem, unauthorized } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { DATA_KEY_PREFIX } from './keys.ts';
-import { checkAndCount, rateLimitHeaders, secondsUntilReset, type Usage } from './quota.ts';
+import { checkAndCount, costsNothing, giveBack, rateLimitHeaders, secondsUntilReset, type Usage } from './quota.ts';
 
 export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
@@ -31,8 +32,7 @@ export async function authenticate(ctx: Context, services: Services, units: numb
     );
   }
   ctx.state.dataUsage = usage;
-  const headers = rateLimitHeaders(usage);
-  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  const headers = setRateLimitHeaders(ctx, usage);
   if (!usage.allowed) {
     throw new Problem(
       429,
@@ -45,10 +45,45 @@ export async function authenticate(ctx: Context, services: Services, units: numb
   return usage;
 }
 
-/** For /v1 routes: every request counts. */
+function setRateLimitHeaders(ctx: Context, usage: Usage): Record<string, string> {
+  const headers = rateLimitHeaders(usage);
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  return headers;
+}
+
+/**
+ * For /v1 routes: the request's unit is taken before the route runs (so the quota is exact under concurrency) and
+ * given back when the request ends refused by validation or failed on our side.
+ */
 export function requireDataKey(services: Services): Middleware {
   return async (ctx, next) => {
-    await authenticate(ctx, services, 1, '/v1');
-    await next();
+    const usage = await authenticate(ctx, services, 1, '/v1');
+    try {
+      await next();
+    } catch (error) {
+      const { status, code } = outcomeOf(error);
+      if (costsNothing(status, code)) await refund(ctx, services, usage);
+      throw error;
+    }
+    if (costsNothing(ctx.status)) await refund(ctx, services, usage);
   };
+}
+
+/** The status and code a thrown error is answered with, as the app's error middleware renders it. */
+function outcomeOf(error: unknown): { status: number; code?: string } {
+  if (error instanceof Problem) return { status: error.status, code: error.code };
+  const { status, expose } = error as { status?: unknown; expose?: unknown };
+  return { status: typeof status === 'number' && status >= 400 && status < 500 && expose === true ? status : 500 };
+}
+
+/**
+ * Gives the unit back and corrects the RateLimit headers. Never throws: the failure being answered may be the
+ * database's, and the answer must not change because the refund failed too.
+ */
+async function refund(ctx: Context, services: Services, usage: Usage): Promise<void> {
+  try {
+    setRateLimitHeaders(ctx, await giveBack(services.db, usage));
+  } catch (error) {
+    ((ctx.state.log as Logger | undefined) ?? services.logger).warn({ err: error, account_id: usage.accountId }, 'quota refund failed');
+  }
 }

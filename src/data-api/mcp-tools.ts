@@ -1,7 +1,9 @@
 // The eight MCP tools: the same service functions and schemas as the REST routes, read-only, over our own data only.
 import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { nonBlank } from '../http/text.ts';
 import type { Db } from '../db.ts';
+import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import {
   CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MAX_LIMIT,
@@ -10,13 +12,14 @@ import {
 import { searchTenders, tenderCard, tenderCountries, tenderFacets, type SearchBounds } from './tenders.ts';
 import { listSources } from './sources.ts';
 import { listCorpora, searchKnowledge, searchPractice } from './practice.ts';
+import { costsNothing, type ReservedUnit } from './quota.ts';
 import type { TOOL_NAMES } from './tool-names.ts';
 
 const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, destructiveHint: false, idempotentHint: true } as const;
 
 // REST reads strings from the query; a tool takes JSON numbers, with the same bounds and descriptions.
 const SearchTendersInput = z.object({
-  q: z.string().trim().min(1).max(MAX_QUERY_LENGTH).optional()
+  q: nonBlank(MAX_QUERY_LENGTH).optional()
     .describe('Full-text query in Russian or English; word forms match («поставки» finds «поставка»). Latest tenders when absent.'),
   country: FacetsInput.shape.country,
   min_score: z.number().min(0).max(1).optional().describe('Only results whose relevance score (0..1) is at least this'),
@@ -25,27 +28,47 @@ const SearchTendersInput = z.object({
 });
 const NoInput = z.object({});
 
+/** What one HTTP request to the MCP endpoint gives its tools. */
+export interface ToolCallScope {
+  /** The quota unit a tools/call reserved; absent on any other request (no tool runs there). */
+  unit?: ReservedUnit;
+  /** The request's X-Request-Id, which a caller quotes to support. */
+  requestId: string;
+  log: Logger;
+}
+
 /** A result as MCP wants it: structured content plus the same JSON as text. */
 function result(data: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
 }
 
+const failure = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
 /**
- * Failures the caller can act on become isError results: every Problem (an unknown tender, a search past its time
- * budget; their messages are written for the caller); anything else stays an internal error.
+ * Runs a tool the protocol layer accepted (it exists, its arguments fit the schema) and spends the request's unit.
+ * Failures become isError results: a Problem keeps its text (an unknown tender, a search past its time budget; written
+ * for the caller); anything else is ours and is answered with a generic text and the request id, the details going
+ * to the log only. Refused by validation or failed on our side, the call costs nothing.
  */
-async function run(work: () => Promise<unknown>): Promise<CallToolResult> {
+async function run(scope: ToolCallScope, tool: string, work: () => Promise<unknown>): Promise<CallToolResult> {
+  if (!scope.unit?.spend()) return failure('request_aborted: the request ended before the tool ran; nothing was counted.');
   try {
     return result(await work());
   } catch (error) {
     if (error instanceof Problem) {
-      return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
+      if (costsNothing(error.status, error.code)) await scope.unit.giveBack();
+      return failure(`${error.code}: ${error.message}`);
     }
-    throw error;
+    scope.log.error({ err: error, tool }, 'MCP tool failed');
+    await scope.unit.giveBack();
+    return failure(
+      `internal_error: Something went wrong on our side; the call was not counted. Retry later; if it persists, ` +
+        `contact support with the request id ${scope.requestId}.`,
+    );
   }
 }
 
-export function createMcpServer(db: Db, bounds: SearchBounds): McpServer {
+export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallScope): McpServer {
   const server = new McpServer(
     { name: 'svc-data', title: 'svc tender data', version: '1.0.0' },
     {
@@ -54,7 +77,8 @@ export function createMcpServer(db: Db, bounds: SearchBounds): McpServer {
         'supervisory court practice and knowledge corpora. Searches accept Russian and English.',
     },
   );
-  const tool = <I extends z.ZodType, O extends z.ZodType>(
+  // Input schemas are strict (additionalProperties: false): a misspelt argument is refused, never silently ignored.
+  const tool = <I extends z.ZodObject, O extends z.ZodType>(
     name: (typeof TOOL_NAMES)[number],
     title: string,
     description: string,
@@ -64,8 +88,8 @@ export function createMcpServer(db: Db, bounds: SearchBounds): McpServer {
   ) => {
     server.registerTool(
       name,
-      { title, description, inputSchema, outputSchema, annotations: { title, ...ANNOTATIONS } },
-      ((args: z.output<I>) => run(() => handler(args))) as never,
+      { title, description, inputSchema: inputSchema.strict(), outputSchema, annotations: { title, ...ANNOTATIONS } },
+      ((args: z.output<I>) => run(scope, name, () => handler(args))) as never,
     );
   };
 

@@ -1,7 +1,9 @@
 // The monthly quota: one atomic statement finds the key's account and counts the request, so with N requests left
 // exactly N concurrent requests pass. The upsert's WHERE is re-checked on the row it locks (READ COMMITTED), so two
-// racing requests can never both take the last unit.
+// racing requests can never both take the last unit. A request that turns out to cost nothing (refused by validation,
+// failed on our side) gives its unit back to the same row once it has ended: taken before the work, never counted twice.
 import type { Db } from '../db.ts';
+import type { Logger } from '../log.ts';
 import { hashSecret } from '../secrets.ts';
 import { TARIFF_QUOTAS, type Tariff } from './keys.ts';
 
@@ -14,6 +16,8 @@ export interface Usage {
   used: number;
   /** False when the request was refused for the quota. */
   allowed: boolean;
+  /** The calendar month (UTC) counted in, as its first day (YYYY-MM-DD): a unit goes back to the month it came from. */
+  month: string;
   /** Start of the next calendar month (UTC). */
   resetsAt: Date;
   /** Length of this calendar month, the window of the policy. */
@@ -44,22 +48,84 @@ const CHECK_AND_COUNT = `
 export async function checkAndCount(db: Db, key: string, units: number, now = new Date()): Promise<Usage | undefined> {
   const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  const monthDay = month.toISOString().slice(0, 10);
   const result = await db.query<{ id: string; tariff: Tariff; quota: number | null; counted: number | null; before: number | null }>(
     CHECK_AND_COUNT,
-    [hashSecret(key), month.toISOString().slice(0, 10), units],
+    [hashSecret(key), monthDay, units],
   );
   const row = result.rows[0];
   if (!row) return undefined;
   const allowed = units === 0 || row.counted !== null;
+  // `before` is read in the statement's snapshot, which a request that waited on the row's lock sees stale; a refusal
+  // itself proves at least quota - units + 1 were used, so what it reports never shows units left that were not.
+  const before = row.before ?? 0;
+  const used = row.counted ?? (allowed || row.quota === null ? before : Math.max(before, row.quota - units + 1));
   return {
     accountId: row.id,
     tariff: row.tariff,
     quota: row.quota,
-    used: row.counted ?? row.before ?? 0,
+    used,
     allowed,
+    month: monthDay,
     resetsAt,
     windowSeconds: (resetsAt.getTime() - month.getTime()) / 1000,
   };
+}
+
+/**
+ * The quota rule for a request that has ended: refused by validation (400 validation_failed) or failed on our side
+ * (5xx) costs nothing; everything else counts.
+ */
+export function costsNothing(status: number, code?: string): boolean {
+  return status >= 500 || (status === 400 && code === 'validation_failed');
+}
+
+/** Gives back units a request took; the usage as it is afterwards. */
+export async function giveBack(db: Db, usage: Usage, units = 1): Promise<Usage> {
+  const result = await db.query<{ used: number }>(
+    'UPDATE data_usage SET used = used - $3 WHERE account_id = $1 AND month = $2::date AND used >= $3 RETURNING used',
+    [usage.accountId, usage.month, units],
+  );
+  return { ...usage, used: result.rows[0]?.used ?? usage.used };
+}
+
+/**
+ * The unit an MCP tools/call reserves before the protocol layer sees it (so the quota stays exact under concurrency).
+ * The tool spends it when it runs; a call the protocol layer refuses (an unknown tool, invalid arguments, a wrong
+ * Accept) never runs and its unit goes back when the request ends, as does the unit of a call that ran but costs
+ * nothing. Given back at most once; never throws, since it runs while a failure is being answered.
+ */
+export class ReservedUnit {
+  #state: 'reserved' | 'spent' | 'returned' = 'reserved';
+
+  constructor(
+    private readonly db: Db,
+    private readonly usage: Usage,
+    private readonly log: Logger,
+  ) {}
+
+  /** The tool is about to run. False when the unit went back already (the request ended before the tool ran). */
+  spend(): boolean {
+    if (this.#state !== 'reserved') return false;
+    this.#state = 'spent';
+    return true;
+  }
+
+  /** The call costs nothing after all. */
+  async giveBack(): Promise<void> {
+    if (this.#state === 'returned') return;
+    this.#state = 'returned';
+    try {
+      await giveBack(this.db, this.usage);
+    } catch (error) {
+      this.log.warn({ err: error, account_id: this.usage.accountId }, 'quota refund failed');
+    }
+  }
+
+  /** The request has ended: a unit no tool spent goes back. */
+  async releaseUnspent(): Promise<void> {
+    if (this.#state === 'reserved') await this.giveBack();
+  }
 }
 
 /**

@@ -32,14 +32,14 @@ export function resourceMetadataRoutes(api: Api, services: Services): void {
   });
   api.route({
     method: 'get',
-    path: `${PROTECTED_RESOURCE_METADATA_PATH}/{resource}`,
+    path: `${PROTECTED_RESOURCE_METADATA_PATH}/{resource_path}`,
     operationId: 'protectedResourceMetadataOf',
     summary: 'Protected resource metadata (RFC 9728) of /mcp or /v1',
     tags: ['Discovery'],
-    params: z.object({ resource: z.enum(['mcp', 'v1']) }),
+    params: z.object({ resource_path: z.enum(['mcp', 'v1']).describe('The path of the resource: mcp or v1') }),
     responses: { 200: { description: 'The metadata', schema: MetadataSchema } },
     handler: (ctx, { params }) => {
-      ctx.body = document(params.resource);
+      ctx.body = document(params.resource_path);
     },
   });
 }

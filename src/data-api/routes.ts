@@ -1,4 +1,5 @@
-// The data API under /v1. Every request counts against the key's monthly quota; MCP tools call the same functions.
+// The data API under /v1. Every request counts against the key's monthly quota (unless refused by validation or failed
+// on our side: auth.ts); MCP tools call the same functions.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import { notFound } from '../http/problem.ts';

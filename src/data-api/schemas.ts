@@ -1,6 +1,8 @@
 // One zod schema per shape of the data API: REST validates and documents with them, MCP tools declare them as their
 // input and output schemas, so both faces give the same data.
 import { z } from 'zod';
+import { nonBlank } from '../http/text.ts';
+import { queryInt, queryNumber } from '../http/query-values.ts';
 
 export const MAX_LIMIT = 100;
 export const MAX_TOP_K = 50;
@@ -12,13 +14,13 @@ const countryCode = z
   .transform((value) => value.toUpperCase());
 
 export const TenderSearchInput = z.object({
-  q: z.string().trim().min(1).max(MAX_QUERY_LENGTH).optional()
+  q: nonBlank(MAX_QUERY_LENGTH).optional()
     .describe('Full-text query in Russian or English (web-search syntax: "exact phrase", -exclude, or). Word forms match: «поставки» finds «поставка».'),
   country: countryCode.optional().describe('ISO 3166-1 alpha-2 country code, any case'),
-  min_score: z.coerce.number().min(0).max(1).optional()
+  min_score: queryNumber(0, 1).optional()
     .describe('Only results whose relevance score (0..1) is at least this; needs q'),
-  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
-  offset: z.coerce.number().int().min(0).max(100_000).default(0).describe('Items to skip'),
+  limit: queryInt(1, MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
+  offset: queryInt(0, 100_000).default(0).describe('Items to skip'),
 });
 export type TenderSearchInput = z.output<typeof TenderSearchInput>;
 
@@ -101,7 +103,7 @@ export const SourcesSchema = z.object({
 });
 
 export const PracticeSearchInput = z.object({
-  query: z.string().trim().min(1).max(MAX_QUERY_LENGTH).describe('What to look for in court and FAS decisions (Russian or English)'),
+  query: nonBlank(MAX_QUERY_LENGTH).describe('What to look for in court and FAS decisions (Russian or English)'),
   top_k: z.number().int().min(1).max(MAX_TOP_K).default(10).describe(`How many results, 1..${MAX_TOP_K}`),
 });
 
@@ -121,7 +123,7 @@ export const PracticeResultsSchema = z.object({
 });
 
 export const KnowledgeSearchInput = z.object({
-  query: z.string().trim().min(1).max(MAX_QUERY_LENGTH).describe('What to look for (Russian or English)'),
+  query: nonBlank(MAX_QUERY_LENGTH).describe('What to look for (Russian or English)'),
   top_k: z.number().int().min(1).max(MAX_TOP_K).default(10).describe(`How many results, 1..${MAX_TOP_K}`),
   corpus_keys: z.array(z.string().min(1).max(64)).max(20).optional()
     .describe('Search only these corpora (see /v1/corpora); all when absent'),

@@ -22,6 +22,7 @@ const FAILURE_STATUS: Record<string, number> = {
   amount_exceeds_deal: 400,
   invalid_payment_state: 400,
   deal_closed: 400,
+  invalid_record: 400,
   acquirer_refused: 502,
 };
 

@@ -13,15 +13,43 @@ import { addDocumentUpdate, startApprovalUpdate, startEscrowUpdate } from '../..
 import { dealStatus, DOCUMENT_KINDS, isFinal, type DealSnapshot, type DocumentKind } from './model.ts';
 import { findDeal, insertDeal, loadSnapshot } from './store.ts';
 import { startDealWorkflow, updateDeal } from './commands.ts';
-import { ApprovalView, DealCreated, DealFields, DealView, DocumentView, EscrowResponse, dealView, escrowResponse } from './views.ts';
+import {
+  ApprovalView,
+  DealConflictProblem,
+  DealCreated,
+  DealFields,
+  DealView,
+  DocumentView,
+  EscrowResponse,
+  Money,
+  dealConflicts,
+  dealView,
+  escrowResponse,
+  withDealDefaults,
+  type DealInput,
+} from './views.ts';
 
 export const DOCUMENT_LIMIT_BYTES = 25 * 1024 * 1024;
 
 const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
 
-/** Creates the deal (idempotent on external_id) and starts its workflow; shared with the widget. */
-export async function createDeal(services: Services, marketplace: Marketplace, fields: z.output<typeof DealFields>) {
-  const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...fields });
+/**
+ * Creates the deal (idempotent on external_id) and starts its workflow; shared with the widget. A repeat that gives a
+ * field with another value than the stored deal has is 409 deal_conflict naming those fields: the request meant
+ * another deal, and answering with the stored one would hide that.
+ */
+export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
+  const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...withDealDefaults(input) });
+  const conflicts = created ? [] : dealConflicts(deal, input);
+  if (conflicts.length > 0) {
+    throw new Problem(
+      409,
+      'deal_conflict',
+      `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
+        'Repeat the creation with the stored values, or use a new external_id for a new deal.',
+      { extensions: { fields: conflicts } },
+    );
+  }
   // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
   const snapshot = created ? { deal, documents: [], approvals: [], payments: [] } : (await loadSnapshot(services.db, deal.id))!;
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
@@ -37,7 +65,10 @@ export async function marketplaceDeal(services: Services, ctx: Context, dealId: 
   return snapshot;
 }
 
-/** Stores the file in the buyer's cloud first; the workflow records only the reference. */
+/**
+ * Stores the file in the buyer's cloud first; the workflow records only the reference. When the deal refuses the
+ * document (closed, or the update failed as a whole), the file goes again: a refused upload leaves nothing behind.
+ */
 export async function addDocument(
   services: Services,
   snapshot: DealSnapshot,
@@ -52,17 +83,27 @@ export async function addDocument(
     bytes: input.bytes,
     contentType: input.contentType,
   });
-  return updateDeal(services, snapshot, addDocumentUpdate, {
-    id: documentId,
-    kind: input.kind,
-    name: input.name,
-    content_type: input.contentType,
-    size: stored.size,
-    sha256: stored.sha256,
-    created_at: new Date().toISOString(),
-    organization_id: organization.id,
-    storage_key: stored.key,
-  });
+  try {
+    return await updateDeal(services, snapshot, addDocumentUpdate, {
+      id: documentId,
+      kind: input.kind,
+      name: input.name,
+      content_type: input.contentType,
+      size: stored.size,
+      sha256: stored.sha256,
+      created_at: new Date().toISOString(),
+      organization_id: organization.id,
+      storage_key: stored.key,
+    });
+  } catch (error) {
+    // Only a certain refusal (4xx) removes the file: after a timeout (503) the update may still be recorded.
+    if (error instanceof Problem && error.status < 500) {
+      await services.documents.remove(stored.key).catch((removal: unknown) => {
+        services.logger.error({ err: removal, storage_key: stored.key }, 'could not remove a refused document');
+      });
+    }
+    throw error;
+  }
 }
 
 /** Starts escrow through the marketplace's acquirer; 201 for a new payment, 200 for the pending one. */
@@ -99,7 +140,12 @@ export function dealRoutes(api: Api, services: Services): void {
     body: DealFields,
     responses: {
       201: { description: 'A new deal', schema: DealCreated },
-      200: { description: 'The deal this external_id already names, unchanged', schema: DealCreated },
+      200: { description: 'The deal this external_id already names, unchanged: the request gave no field another value', schema: DealCreated },
+      409: {
+        description: 'deal_conflict: this external_id names a deal with other values of the fields in `fields`',
+        contentType: 'application/problem+json',
+        schema: DealConflictProblem,
+      },
     },
     handler: async (ctx, { body }) => {
       const { snapshot, created } = await createDeal(services, ctx.state.marketplace, body);
@@ -198,7 +244,7 @@ export function dealRoutes(api: Api, services: Services): void {
     summary: 'Hold the money in escrow (the deal must be approved)',
     params: DealParams,
     body: z.object({
-      amount: z.number().finite().min(0).default(0).describe('0 or absent: the deal amount'),
+      amount: Money.describe('0 or absent: the deal amount').default(0),
       description: z.string().max(128).default(''),
     }),
     responses: {

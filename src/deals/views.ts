@@ -1,30 +1,83 @@
 // The deal as the API shows it, and the schemas that document it. One shape for marketplaces, cabinet and widget.
 import { z } from 'zod';
 import { EmailSchema } from '../accounts/users.ts';
-import { DEAL_STATUSES, DOCUMENT_KINDS, PAYMENT_STATUSES, dealStatus, type DealSnapshot, type PaymentRecord } from './model.ts';
+import { ProblemSchema } from '../http/api.ts';
+import { DEAL_STATUSES, DOCUMENT_KINDS, PAYMENT_STATUSES, dealStatus, type DealRecord, type DealSnapshot, type PaymentRecord } from './model.ts';
 
-const money = z
+/** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
+export const MAX_AMOUNT = 1e13;
+
+/**
+ * An amount of money: 0 to MAX_AMOUNT with at most two decimals. The cents are checked on the number's shortest
+ * decimal form (what JSON.stringify writes), which is exact; zod's own multipleOf(0.01) divides in floating point and
+ * near MAX_AMOUNT lets 9999999999999.123 through. The OpenAPI document still says multipleOf 0.01.
+ */
+export const Money = z
   .number()
-  .finite()
   .min(0)
-  .max(1e15)
-  .refine((value) => Math.abs(Math.round(value * 100) - value * 100) < 1e-6, { message: 'must have at most two decimals' });
+  .max(MAX_AMOUNT, { message: `must be at most ${MAX_AMOUNT} (10^13)` })
+  .refine((value) => /^\d+(\.\d{1,2})?$/.test(String(value)), { message: 'must have at most two decimals' })
+  .meta({ multipleOf: 0.01 });
 
-/** The deal request fields of SPEC, with their defaults. */
+/** What a new deal takes for a field its request leaves out. */
+export const DEAL_DEFAULTS = { title: '', buyer_name: '', seller_email: '', amount: 0, currency: 'RUB', description: '' } as const;
+
+/**
+ * The deal request fields of SPEC. A field left out stays undefined here, so that a repeat of a creation is compared
+ * on the fields it gives (dealConflicts); withDealDefaults fills in the rest for a new deal. The OpenAPI document
+ * shows each default (on the inner schema, which is what the document is made from).
+ */
 export const DealFields = z.object({
   external_id: z.string().min(1).max(128).describe("The marketplace's own deal id; creation is idempotent on it"),
-  title: z.string().max(500).default(''),
+  title: z.string().max(500).meta({ default: DEAL_DEFAULTS.title }).optional(),
   buyer_email: EmailSchema.describe("Drives the automatic creation of the buyer's account"),
-  buyer_name: z.string().max(200).default(''),
-  seller_email: z.union([EmailSchema, z.literal('')]).default(''),
-  amount: money.default(0),
+  buyer_name: z.string().max(200).meta({ default: DEAL_DEFAULTS.buyer_name }).optional(),
+  seller_email: z.union([EmailSchema, z.literal('')]).meta({ default: DEAL_DEFAULTS.seller_email }).optional(),
+  amount: Money.meta({ default: DEAL_DEFAULTS.amount }).optional(),
   currency: z
     .string()
     .regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code such as RUB')
+    .meta({ default: DEAL_DEFAULTS.currency })
     .transform((code) => code.toUpperCase())
-    .default('RUB'),
-  description: z.string().max(5000).default(''),
+    .optional(),
+  description: z.string().max(5000).meta({ default: DEAL_DEFAULTS.description }).optional(),
 });
+
+export type DealInput = z.output<typeof DealFields>;
+
+/** The request's fields with the defaults filled in: the deal as it is created. */
+export function withDealDefaults(input: DealInput) {
+  return {
+    external_id: input.external_id,
+    title: input.title ?? DEAL_DEFAULTS.title,
+    buyer_email: input.buyer_email,
+    buyer_name: input.buyer_name ?? DEAL_DEFAULTS.buyer_name,
+    seller_email: input.seller_email ?? DEAL_DEFAULTS.seller_email,
+    amount: input.amount ?? DEAL_DEFAULTS.amount,
+    currency: input.currency ?? DEAL_DEFAULTS.currency,
+    description: input.description ?? DEAL_DEFAULTS.description,
+  };
+}
+
+const EMAIL_FIELDS = new Set(['buyer_email', 'seller_email']);
+
+/**
+ * The fields a repeat of a creation gives with other values than the stored deal has, in the schema's order. Fields
+ * it leaves out are not compared; e-mail addresses are compared in any case, as accounts are found.
+ */
+export function dealConflicts(stored: DealRecord, input: DealInput): string[] {
+  return (Object.keys(DealFields.shape) as (keyof DealInput)[]).filter((field) => {
+    const given = input[field];
+    if (given === undefined) return false;
+    const kept = stored[field];
+    return EMAIL_FIELDS.has(field) ? String(given).toLowerCase() !== String(kept).toLowerCase() : given !== kept;
+  });
+}
+
+/** 409 deal_conflict of a creation: the problem details plus the names of the fields that differ. */
+export const DealConflictProblem = ProblemSchema.extend({
+  fields: z.array(z.string()).describe('The request fields whose values differ from the stored deal'),
+}).meta({ title: 'DealConflictProblem' });
 
 export const DealCreated = z.object({ id: z.uuid(), external_id: z.string(), status: z.enum(DEAL_STATUSES) });
 

@@ -34,12 +34,15 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: asRoot,
-    // synchronous_commit=off: commits survive any process crash (the WAL is in the OS already); only a power cut can
-    // lose the last fraction of a second. The same trade as the dev server's SQLite settings, for one machine.
+    // A commit is on disk before PostgreSQL answers it (fsync, synchronous_commit, full_page_writes: PostgreSQL's own
+    // defaults, stated so no configuration file can turn them off): the workflows act on a write (a webhook, an answer)
+    // as soon as it commits, so a commit that a crash could still take back would leave records that disagree with what
+    // a marketplace was told. The price is a disk flush per commit (README: the embedded database).
     // shared_buffers: PostgreSQL's default of 128 MB cannot keep the search index and the newest tenders in memory once
     // a source brings a million; the memory is only taken as it is used.
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'synchronous_commit=off',
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'full_page_writes=on',
       '-c', 'shared_buffers=512MB',
     ],
     onLog: (message) => {

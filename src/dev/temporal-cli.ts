@@ -42,18 +42,30 @@ export async function resolveTemporalCli(
       ].join('\n'),
     );
   }
-  await buildWithGo(go, temporalCliCacheDir(env), options.say, env);
+  await buildWithGo({ go, modules: [MODULE], cacheDir: temporalCliCacheDir(env), what: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`, hint: 'or install the CLI yourself and set TEMPORAL_CLI', say: options.say, env });
   return cached;
 }
 
-async function buildWithGo(go: string, cacheDir: string, say: (message: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
+/** `go install` of `modules` into `cacheDir`, printing progress every 15 s (the Temporal CLI, the Temporal server). */
+export async function buildWithGo(options: {
+  go: string;
+  modules: string[];
+  cacheDir: string;
+  /** What is built, for the messages: "the Temporal CLI v1.5.1". */
+  what: string;
+  /** The way around a failed build, for the message. */
+  hint: string;
+  say: (message: string) => void;
+  env: NodeJS.ProcessEnv;
+}): Promise<void> {
+  const { go, cacheDir, what, say, env } = options;
   mkdirSync(cacheDir, { recursive: true });
-  say(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${cacheDir}.`);
+  say(`Building ${what} with Go into ${cacheDir}.`);
   say('This happens once per machine and takes a few minutes; later starts reuse the build.');
   const started = Date.now();
   let packages = 0;
   let lastLines: string[] = [];
-  const child = spawn(go, ['install', '-v', MODULE], {
+  const child = spawn(go, ['install', '-v', ...options.modules], {
     env: { ...env, GOBIN: cacheDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,7 +79,7 @@ async function buildWithGo(go: string, cacheDir: string, say: (message: string) 
   child.stderr.on('data', onOutput);
   const ticker = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
-    say(`  still building the Temporal CLI: ${packages} packages compiled, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
+    say(`  still building ${what}: ${packages} packages compiled, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
   }, 15_000);
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
@@ -75,14 +87,14 @@ async function buildWithGo(go: string, cacheDir: string, say: (message: string) 
   }).finally(() => clearInterval(ticker));
   if (code !== 0) {
     throw new Error(
-      `Building the Temporal CLI failed (go install exited with ${code}). Its last output:\n${lastLines.join('\n')}\n` +
-        'Check that the Go module proxy is reachable, or install the CLI yourself and set TEMPORAL_CLI.',
+      `Building ${what} failed (go install exited with ${code}). Its last output:\n${lastLines.join('\n')}\n` +
+        `Check that the Go module proxy is reachable, ${options.hint}.`,
     );
   }
-  say(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s.`);
+  say(`Built ${what} in ${Math.round((Date.now() - started) / 1000)} s.`);
 }
 
-function findOnPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
+export function findOnPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, command);
@@ -91,7 +103,7 @@ function findOnPath(command: string, env: NodeJS.ProcessEnv): string | undefined
   return undefined;
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return statSync(file).isFile();

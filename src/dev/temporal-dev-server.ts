@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes.ts';
 import { assertPortFree } from './ports.ts';
+import type { PidFile } from './processes.ts';
 
 const DYNAMIC_CONFIG = {
   'frontend.enableUpdateWorkflowExecution': true,
@@ -26,6 +27,8 @@ export async function startTemporalDevServer(options: {
   uiPort: number;
   namespace: string;
   startTimeoutMs?: number;
+  /** Where its pid is kept while it runs, so that a later start can stop it if we die without stopping it. */
+  pidFile?: PidFile;
 }): Promise<TemporalDevServer> {
   await assertPortFree(options.host, options.port, 'TEMPORAL_PORT');
   await assertPortFree(options.host, options.uiPort, 'TEMPORAL_UI_PORT');
@@ -50,13 +53,19 @@ export async function startTemporalDevServer(options: {
     ...Object.entries(DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
   ];
   const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid !== undefined) options.pidFile?.write(child.pid);
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      options.pidFile?.remove();
+      resolve(code);
+    }),
+  );
 
   const address = `${options.host}:${options.port}`;
   try {

@@ -1,5 +1,6 @@
 // Documents as files under DATA_DIR/documents. A document is written to a temporary file in the same directory and
-// renamed into place, so a crash leaves at most a stray temporary file, never a half document under its key.
+// renamed into place, so a crash leaves at most a stray temporary file, never a half document under its key. Files
+// are the service user's alone (0600, directories 0700): other accounts on the machine have no business reading them.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,12 +14,12 @@ export class FilesystemDocumentStore implements DocumentStore {
     const key = documentKey(input.organizationId, input.documentId);
     const target = path.join(this.root, key);
     const directory = path.dirname(target);
-    await mkdir(directory, { recursive: true });
+    await mkdir(directory, { recursive: true, mode: 0o700 });
     // Unique per call: concurrent puts of one document never share a temporary file; the last rename wins whole.
     const temporary = path.join(directory, `.${path.basename(target)}.${randomUUID()}.tmp`);
     const hash = createHash('sha256');
     try {
-      const file = await open(temporary, 'wx');
+      const file = await open(temporary, 'wx', 0o600);
       try {
         await file.writeFile(input.bytes);
         hash.update(input.bytes);
@@ -43,6 +44,11 @@ export class FilesystemDocumentStore implements DocumentStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new DocumentNotFoundError(key);
       throw error;
     }
+  }
+
+  async remove(key: string): Promise<void> {
+    parseDocumentKey(key);
+    await rm(path.join(this.root, key), { force: true });
   }
 }
 

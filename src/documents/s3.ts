@@ -1,7 +1,7 @@
 // Documents in an S3-compatible bucket, under the same keys as on the filesystem. Each upload carries its SHA-256,
 // so S3 refuses bytes damaged on the way; reads ask for the stored checksum, so the SDK verifies them too.
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { DocumentStore, StoredObject } from './store.ts';
 import { DocumentNotFoundError, documentKey, parseDocumentKey } from './keys.ts';
 
@@ -57,6 +57,11 @@ export class S3DocumentStore implements DocumentStore {
       if (error instanceof NoSuchKey) throw new DocumentNotFoundError(key);
       throw error;
     }
+  }
+
+  async remove(key: string): Promise<void> {
+    parseDocumentKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })); // S3 answers 204 for a missing key too
   }
 
   /** Closes the client's connections. */

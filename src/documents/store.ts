@@ -12,4 +12,6 @@ export interface DocumentStore {
   /** Stores the bytes under organization/document; storing the same document again is harmless. */
   put(input: { organizationId: string; documentId: string; bytes: Buffer; contentType: string }): Promise<StoredObject>;
   get(key: string): Promise<Buffer>;
+  /** Deletes the document (one the deal refused); a document that is not there is no error. */
+  remove(key: string): Promise<void>;
 }

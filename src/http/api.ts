@@ -1,10 +1,11 @@
 // Routes declared once with zod schemas: the same declaration validates requests and writes the OpenAPI 3.1 document,
 // so the document cannot drift from the code.
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { readJsonBody } from './body.ts';
-import { validationFailed } from './problem.ts';
+import { Problem, validationFailed } from './problem.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -27,7 +28,7 @@ export interface RouteDefinition<
   summary: string;
   description?: string;
   tags: string[];
-  /** Security scheme names, for the document; enforcement is the `use` middleware. */
+  /** Security scheme names, for the document (`anonymous`: may also come without); enforcement is the `use` middleware. */
   security?: string[];
   /** Runs before validation, e.g. authentication, so a bad credential is 401 before a bad body is 400. */
   use?: Middleware[];
@@ -38,6 +39,8 @@ export interface RouteDefinition<
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
+  /** Reshapes the problems of this route's own validation (SSO endpoints add RFC 6749's `error`). */
+  mapProblem?: (problem: Problem) => Problem;
   handler: (
     ctx: Context,
     input: { body: z.output<B>; query: z.output<Q>; params: z.output<P> },
@@ -55,6 +58,7 @@ export const ProblemSchema = z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
       .describe('Each invalid field, on validation_failed'),
+    fields: z.array(z.string()).optional().describe('The fields that differ from the stored resource, on deal_conflict'),
   })
   .meta({ title: 'Problem', description: 'RFC 9457 problem details' });
 
@@ -65,8 +69,52 @@ export interface ApiInfo {
   securitySchemes: Record<string, Record<string, unknown>>;
 }
 
+/**
+ * A router that knows every method Node parses, so a path that exists answers 405 with `Allow` for TRACE, QUERY or
+ * CONNECT as for PUT: Koa's router otherwise answers 501 to methods outside its short default list.
+ */
+export function createRouter(): Router {
+  return new Router({ methods: METHODS });
+}
+
+/**
+ * Unknown fields are refused, not ignored (a misspelt field would otherwise do nothing, silently): every object of a
+ * request schema, nested ones included, becomes strict unless it says what extra keys it takes. The OpenAPI document
+ * then says `additionalProperties: false`, from the same schema.
+ */
+export function strict<T extends z.ZodType>(schema: T): T {
+  const def = (schema as z.ZodType)._zod.def as unknown as Record<string, unknown> & { type: string };
+  const again = (changes: Record<string, unknown>) => {
+    const copy = (schema as z.ZodType).clone({ ...def, ...changes } as never);
+    // Descriptions and titles live in zod's registry under the original instance; the copy keeps them.
+    const meta = z.globalRegistry.get(schema as z.ZodType);
+    if (meta) z.globalRegistry.add(copy, meta);
+    return copy as unknown as T;
+  };
+  switch (def.type) {
+    case 'object': {
+      const shape = Object.fromEntries(Object.entries((schema as unknown as z.ZodObject).shape).map(([key, field]) => [key, strict(field as z.ZodType)]));
+      return again({ shape, ...(def.catchall ? {} : { catchall: z.never() }) });
+    }
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+      return again({ innerType: strict(def.innerType as z.ZodType) });
+    case 'array':
+      return again({ element: strict(def.element as z.ZodType) });
+    case 'pipe':
+      return again({ in: strict(def.in as z.ZodType) });
+    case 'union':
+      return again({ options: (def.options as z.ZodType[]).map((option) => strict(option)) });
+    default:
+      return schema;
+  }
+}
+
 export class Api {
-  readonly router = new Router();
+  readonly router = createRouter();
   private readonly routes: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>[] = [];
 
   constructor(readonly info: ApiInfo) {}
@@ -74,13 +122,28 @@ export class Api {
   route<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
     definition: RouteDefinition<B, Q, P>,
   ): void {
+    definition = {
+      ...definition,
+      ...(definition.body ? { body: strict(definition.body) } : {}),
+      // A route that declares no query takes none: `?foo=1` is refused like an unknown body field.
+      query: strict(definition.query ?? (z.object({}) as unknown as Q)),
+    };
     this.routes.push(definition as unknown as RouteDefinition<z.ZodType, z.ZodType, z.ZodType>);
     const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
-    const validateAndHandle: Middleware = async (ctx) => {
+    const { mapProblem } = definition;
+    const validate = async (ctx: Context) => {
       const params = parse(definition.params, ctx.params, 'path');
       const query = parse(definition.query, ctx.query, 'query');
       const body = definition.body ? parse(definition.body, await readJsonBody(ctx), 'body') : undefined;
-      await definition.handler(ctx, { body, query, params } as never);
+      return { body, query, params };
+    };
+    const validateAndHandle: Middleware = async (ctx) => {
+      const input = mapProblem
+        ? await validate(ctx).catch((error: unknown) => {
+            throw error instanceof Problem ? mapProblem(error) : error;
+          })
+        : await validate(ctx);
+      await definition.handler(ctx, input as never);
     };
     this.router.register(koaPath, [definition.method.toUpperCase()], [...(definition.use ?? []), validateAndHandle], {
       name: definition.operationId,
@@ -100,7 +163,7 @@ export class Api {
       paths,
       components: {
         securitySchemes: this.info.securitySchemes,
-        schemas: { Problem: jsonSchema(ProblemSchema, 'output') },
+        schemas: { Problem: jsonSchema(ProblemSchema, 'output'), Json: JSON_VALUE },
         responses: {
           Problem: {
             description: 'An error, as RFC 9457 problem details',
@@ -133,11 +196,21 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
         : {}),
     };
   }
+  for (const [status, spec] of Object.entries(route.responses)) {
+    // A page's error can come from the boundary before the page runs (text rule, body limits): problem+json then.
+    if (Number(status) >= 400 && spec.contentType === 'text/html' && !spec.schema) {
+      (responses[status] as { content: Record<string, unknown> }).content['application/problem+json'] = {
+        schema: { $ref: '#/components/schemas/Problem' },
+      };
+    }
+  }
   responses.default = { $ref: '#/components/responses/Problem' };
 
   let requestBody: Record<string, unknown> | undefined;
   if (route.body) {
-    requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } };
+    // A body whose every field is optional may be left out (readJsonBody reads no body as {}).
+    const required = !route.body.safeParse({}).success;
+    requestBody = { required, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } };
   } else if (route.rawBody) {
     requestBody = {
       required: true,
@@ -151,7 +224,8 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: route.tags,
-    ...(route.security ? { security: route.security.map((name) => ({ [name]: [] })) } : {}),
+    // 'anonymous' marks a credential as optional (OpenAPI's empty security requirement).
+    ...(route.security ? { security: route.security.map((name) => (name === 'anonymous' ? {} : { [name]: [] })) } : {}),
     parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
     ...(requestBody ? { requestBody } : {}),
     responses,
@@ -178,5 +252,48 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
     io,
     unrepresentable: 'any',
   }) as Record<string, unknown>;
+  if (io === 'input') documentTextRule(rest);
   return rest;
+}
+
+/** Free text as JSON Schema says it: no C0 control but tab, line feed and carriage return (the rule of text.ts). */
+const TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$';
+/** The same, with at least one character that is not white space: what `.trim().min(1)` fields accept. */
+const NON_BLANK_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$';
+
+/** Any JSON value whose text (strings and field names, at any depth) follows the rule: what a loose object takes. */
+const JSON_VALUE = {
+  description: 'Any JSON value; its strings and field names follow the text rule at any depth',
+  anyOf: [
+    { type: 'string', pattern: TEXT_PATTERN },
+    { type: ['number', 'boolean', 'null'] },
+    { type: 'array', items: { $ref: '#/components/schemas/Json' } },
+    { type: 'object', propertyNames: { pattern: TEXT_PATTERN }, additionalProperties: { $ref: '#/components/schemas/Json' } },
+  ],
+};
+
+/**
+ * The boundary refuses control characters in every string (text.ts), before any schema runs; each request string
+ * schema says so with a pattern, so a client that follows the document is never refused. Enumerations, formats and
+ * our own patterns admit no control character already. A `\S` pattern (NonBlank) becomes the non-blank text pattern.
+ */
+function documentTextRule(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(documentTextRule);
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  const isString = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+  if (isString && schema.enum === undefined && schema.const === undefined && schema.format === undefined) {
+    if (schema.pattern === undefined) schema.pattern = TEXT_PATTERN;
+    else if (schema.pattern === '\\S') schema.pattern = NON_BLANK_PATTERN;
+  }
+  // Field names are text too: an object that takes keys beyond its properties says which, and what values.
+  const isObject = schema.type === 'object' || schema.properties !== undefined;
+  if (isObject && schema.additionalProperties !== false && schema.propertyNames === undefined) {
+    schema.propertyNames = { pattern: TEXT_PATTERN };
+    const extra = schema.additionalProperties;
+    if (extra === undefined || extra === true || (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0)) {
+      schema.additionalProperties = { $ref: '#/components/schemas/Json' };
+    }
+  }
+  for (const value of Object.values(schema)) if (typeof value === 'object') documentTextRule(value);
 }

@@ -3,14 +3,14 @@
 // which client address a request has (TRUST_PROXY).
 import { randomUUID } from 'node:crypto';
 import Koa, { type Context, type Middleware } from 'koa';
-import Router from '@koa/router';
 import helmet from 'koa-helmet';
 import type { Logger } from '../log.ts';
-import type { Api } from './api.ts';
+import { createRouter, type Api } from './api.ts';
 import { Problem } from './problem.ts';
 import { docsRouter } from './docs.ts';
 import { problemPagesRouter } from './problem-pages.ts';
 import { HttpMetrics } from './metrics.ts';
+import { requestText } from './text.ts';
 
 export interface HealthCheck {
   name: string;
@@ -45,8 +45,9 @@ export function createApp(options: AppOptions): Koa {
   app.use(requestIdAndAccessLog(options.logger, metrics));
   app.use(problems(options.baseUrl, options.logger));
   app.use(securityHeaders(options.baseUrl));
+  app.use(requestText());
 
-  const infra = new Router();
+  const infra = createRouter();
   infra.get('/healthz', async (ctx) => {
     const failing = await failingChecks(options.health);
     ctx.set('Cache-Control', 'no-store');
@@ -118,9 +119,6 @@ function problems(baseUrl: string, logger: Logger): Middleware {
       if (ctx.body == null && ctx.status === 405) {
         problem = new Problem(405, 'method_not_allowed', `${ctx.method} is not allowed here; use ${ctx.response.get('Allow')}.`);
       }
-      if (ctx.body == null && ctx.status === 501) {
-        problem = new Problem(501, 'not_implemented', `The method ${ctx.method} is not supported.`);
-      }
     } catch (error) {
       problem = toProblem(error);
       if (problem.status >= 500 && !(error instanceof Problem)) {
@@ -142,7 +140,39 @@ function toProblem(error: unknown): Problem {
   if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
     return new Problem(status, 'bad_request', (error as Error).message);
   }
+  if (temporalUnavailable(error)) {
+    return new Problem(503, 'temporal_unavailable', 'The workflow engine does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+  }
+  if (databaseUnavailable(error)) {
+    return new Problem(503, 'database_unavailable', 'The database does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+  }
   return new Problem(500, 'internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.');
+}
+
+/**
+ * Temporal down or restarting, wherever a route calls it (a deal's creation starts its workflow): gRPC UNAVAILABLE or
+ * DEADLINE_EXCEEDED, or our namespace "not found" (as a gRPC NOT_FOUND or the client's NamespaceNotFoundError), which
+ * it always is while the server cannot read its own database. The client wraps the gRPC error as the cause of its own.
+ */
+function temporalUnavailable(error: unknown): boolean {
+  for (let cause = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 4; cause = cause.cause as typeof cause, depth++) {
+    if (cause.code === 14 || cause.code === 4 || cause.name === 'NamespaceNotFoundError') return true;
+    if (cause.code === 5 && typeof cause.message === 'string' && /Namespace .+ is not found/.test(cause.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * PostgreSQL down, restarting or out of connections: nothing is wrong with the request, and the pool reconnects by
+ * itself once the database is back, so the caller is told to retry (a 503), not that we failed (a 500).
+ */
+function databaseUnavailable(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // SQLSTATE class 08 (connection exception), 57P01–57P03 (shut down, crashed, starting up), 53300 (too many connections).
+  if (typeof code === 'string' && (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300')) return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  // pg's own words when a connection drops mid-query or none can be had in time.
+  return typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(message);
 }
 
 async function failingChecks(checks: HealthCheck[]): Promise<string[]> {

@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { Problem } from './problem.ts';
+import { assertText } from './text.ts';
 
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
@@ -27,11 +28,14 @@ export async function readJsonBody(ctx: Context, limitBytes = JSON_LIMIT_BYTES):
   }
   const raw = await readRawBody(ctx, limitBytes);
   if (raw.length === 0) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(raw.toString('utf8'));
   } catch (error) {
     throw new Problem(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
   }
+  assertText(parsed, 'body');
+  return parsed;
 }
 
 function tooLarge(limitBytes: number): Problem {

@@ -1,8 +1,9 @@
 // /docs: the OpenAPI document rendered by Swagger UI, served from our own origin (no CDN), with no inline script.
+import type Router from '@koa/router';
+import { createRouter } from './api.ts';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import Router from '@koa/router';
 import { escapeHtml } from './html.ts';
 
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -13,7 +14,7 @@ const ASSETS: Record<string, string> = {
 };
 
 export function docsRouter(openapiPath: string, title: string): Router {
-  const router = new Router();
+  const router = createRouter();
   const page = `<!doctype html>
 <html lang="en">
 <head>

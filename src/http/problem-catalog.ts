@@ -85,11 +85,11 @@ const CATALOG: Record<string, ProblemType> = {
     meaning: 'Something failed on the service’s side. The answer carries no internals; the server log has the details.',
     action: 'Retry later; if it persists, contact support and quote the X-Request-Id header of the answer.',
   },
-  not_implemented: {
-    title: 'Method not supported',
-    statuses: [501],
-    meaning: 'The service does not support this HTTP method at all.',
-    action: 'Use GET, POST, PUT, PATCH, DELETE or OPTIONS as the API documentation (/docs) shows.',
+  database_unavailable: {
+    title: 'The database is unavailable',
+    statuses: [503],
+    meaning: 'PostgreSQL does not answer right now (it is restarting, or out of connections); nothing was changed that the answer would confirm.',
+    action: RETRY_LATER,
   },
   not_ready: {
     title: 'Not ready',
@@ -149,11 +149,21 @@ const CATALOG: Record<string, ProblemType> = {
     meaning: 'The deal is paid or refunded and takes no more changes.',
     action: 'Create a new deal for new business.',
   },
+  invalid_record: {
+    title: 'The change cannot be stored',
+    statuses: [400],
+    meaning:
+      'A value of the change cannot be stored in the deal’s records (such as a NUL character or a value too large). ' +
+      'Nothing was changed: the deal is exactly as before and takes the next change at once.',
+    action: 'Send the change again without control characters or overlong values in its text.',
+  },
   deal_conflict: {
-    title: 'The external_id belongs to another buyer',
+    title: 'The external_id names a different deal',
     statuses: [409],
-    meaning: 'A widget deal creation named an external_id that already names a deal of a different buyer.',
-    action: 'Use a fresh external_id for this buyer’s order.',
+    meaning:
+      'A deal creation (marketplace API or widget) repeated an external_id whose deal has other values of some of the ' +
+      'fields the request gave; the `fields` member names them. Fields a repeat leaves out are not compared.',
+    action: 'Repeat the creation with the stored values (GET /api/mkt/deals?external_id=…), or use a new external_id for a new deal.',
   },
   acquirer_refused: {
     title: 'The payment provider refused',
@@ -190,13 +200,16 @@ const CATALOG: Record<string, ProblemType> = {
   webhook_url_not_allowed: {
     title: 'The webhook URL is not public',
     statuses: [400],
-    meaning: 'A live marketplace’s webhook URL resolves to a private, loopback or otherwise non-public address.',
-    action: 'Register a publicly reachable https URL.',
+    meaning:
+      'The webhook URL resolves to a private, loopback, link-local, NAT64 or other special-use address (for every ' +
+      'marketplace, sandbox included). Loopback receivers are allowed only where the service runs with ' +
+      'WEBHOOK_ALLOW_LOOPBACK=true, as `npm start` does on a developer’s machine.',
+    action: 'Register a publicly reachable URL (https for live marketplaces).',
   },
   temporal_unavailable: {
-    title: 'The replay could not be started',
+    title: 'The workflow engine is unavailable',
     statuses: [503],
-    meaning: 'An administrator’s webhook replay could not be handed to the workflow engine.',
+    meaning: 'Temporal could not be reached (it is restarting, say): a deal could not be created or changed, or an administrator’s webhook replay could not be handed to it. Repeating the request is safe: a repeated creation finishes what this one began.',
     action: RETRY_LATER,
   },
 
@@ -224,7 +237,10 @@ const CATALOG: Record<string, ProblemType> = {
   too_many_attempts: {
     title: 'Too many wrong passwords',
     statuses: [429],
-    meaning: 'Sign-in is limited per account and per client address in a window, against password guessing.',
+    meaning:
+      'Wrong passwords are limited in a window per account and client address, per client address, and by a high ' +
+      'ceiling per account, against password guessing; the owner signing in from another address is not held up by ' +
+      'a stranger’s attempts.',
     action: 'Wait the Retry-After header’s seconds, then sign in with the right password.',
   },
   invalid_invitation: {

@@ -1,13 +1,14 @@
 // GET /problems/{code}: the page each problem's `type` URI points at. HTML for people (no script, so the app's CSP
 // holds), the same entry as JSON for `Accept: application/json`; an unknown code is a 404 problem.
+import type Router from '@koa/router';
+import { createRouter } from './api.ts';
 import { STATUS_CODES } from 'node:http';
-import Router from '@koa/router';
 import { Problem } from './problem.ts';
 import { problemType, type ProblemType } from './problem-catalog.ts';
 import { escapeHtml } from './html.ts';
 
 export function problemPagesRouter(baseUrl: string): Router {
-  const router = new Router();
+  const router = createRouter();
   router.get('/problems/:code', (ctx) => {
     const code = ctx.params.code!;
     const entry = problemType(code);

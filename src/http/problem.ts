@@ -7,23 +7,28 @@ export interface FieldError {
   message: string;
 }
 
+/** RFC 9457 §3.2 extension members of one problem type (deal_conflict's `fields`); never a standard member's name. */
+export type ProblemExtensions = Record<string, unknown> & { [K in 'type' | 'title' | 'status' | 'detail' | 'code' | 'errors']?: never };
+
 export class Problem extends Error {
   readonly status: number;
   readonly code: string;
   readonly headers: Record<string, string>;
   readonly errors?: FieldError[];
+  readonly extensions: ProblemExtensions;
 
   constructor(
     status: number,
     code: string,
     detail: string,
-    options: { headers?: Record<string, string>; errors?: FieldError[] } = {},
+    options: { headers?: Record<string, string>; errors?: FieldError[]; extensions?: ProblemExtensions } = {},
   ) {
     super(detail);
     this.status = status;
     this.code = code;
     this.headers = options.headers ?? {};
     this.errors = options.errors;
+    this.extensions = options.extensions ?? {};
   }
 
   body(baseUrl: string): ProblemBody {
@@ -34,6 +39,7 @@ export class Problem extends Error {
       detail: this.message,
       code: this.code,
       ...(this.errors ? { errors: this.errors } : {}),
+      ...this.extensions,
     };
   }
 }
@@ -45,6 +51,8 @@ export interface ProblemBody {
   detail: string;
   code: string;
   errors?: FieldError[];
+  /** Extension members, see ProblemExtensions. */
+  [member: string]: unknown;
 }
 
 export const badRequest = (code: string, detail: string) => new Problem(400, code, detail);
@@ -56,10 +64,14 @@ export function unauthorized(detail: string, challenge?: string): Problem {
 }
 
 export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'path'): Problem {
-  const errors = error.issues.map((issue) => ({
-    path: issue.path.length > 0 ? issue.path.join('.') : where,
-    message: issue.message,
-  }));
+  const errors = error.issues.flatMap((issue) => {
+    const at = (path: PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : where);
+    // One entry per unknown field, named by its own path, so a client can find the misspelling.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: at([...issue.path, key]), message: `is not a field of this ${where}; remove it or check its spelling` }));
+    }
+    return [{ path: at(issue.path), message: issue.message }];
+  });
   const summary = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
   return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}`, { errors });
 }

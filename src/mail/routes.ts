@@ -1,5 +1,6 @@
 // GET /admin/mail: the outbox, newest first. In development (no SMTP_URL) this is where invitations land.
 import { z } from 'zod';
+import { queryInt } from '../http/query-values.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { requireAdmin } from '../accounts/admin.ts';
@@ -28,7 +29,7 @@ export function mailRoutes(api: Api, services: Services): void {
     use: [requireAdmin(services.db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)],
     query: z.object({
       to: EmailSchema.optional().describe('Only mail to this address'),
-      limit: z.coerce.number().int().min(1).max(200).default(50),
+      limit: queryInt(1, 200).default(50),
     }),
     responses: { 200: { description: 'The outbox', schema: z.object({ items: z.array(MailItem) }) } },
     handler: async (ctx, { query }) => {

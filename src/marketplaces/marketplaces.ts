@@ -58,28 +58,13 @@ export async function findMarketplace(db: Db, id: string): Promise<Marketplace |
   return result.rows[0];
 }
 
-// Every marketplace call authenticates: remember a valid key briefly instead of asking PostgreSQL each time.
-// A revoked key or deactivated marketplace stops working within KEY_CACHE_MS.
-const KEY_CACHE_MS = 10_000;
-const keyCache = new Map<string, { marketplace: Marketplace; until: number }>();
-
-/** The active marketplace that owns this key of this kind, or undefined. */
+/**
+ * The active marketplace that owns this key of this kind, or undefined. Asked of PostgreSQL on every call, never
+ * cached in the process: a revoked key or a deactivated marketplace must be refused by every instance at once, and
+ * the lookup is one primary-key probe joined to one row.
+ */
 export async function marketplaceByKey(db: Db, key: string, kind: 'secret' | 'public'): Promise<Marketplace | undefined> {
   const presented = hashSecret(key);
-  const cacheKey = `${kind}:${presented.toString('base64')}`;
-  const cached = keyCache.get(cacheKey);
-  if (cached && cached.until > Date.now()) return cached.marketplace;
-  const marketplace = await lookUpKey(db, presented, kind);
-  if (marketplace) {
-    if (keyCache.size > 10_000) keyCache.clear();
-    keyCache.set(cacheKey, { marketplace, until: Date.now() + KEY_CACHE_MS });
-  } else {
-    keyCache.delete(cacheKey);
-  }
-  return marketplace;
-}
-
-async function lookUpKey(db: Db, presented: Buffer, kind: 'secret' | 'public'): Promise<Marketplace | undefined> {
   const result = await db.query<Marketplace & { key_hash: Buffer }>(
     `SELECT k.key_hash, ${COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')}
        FROM marketplace_keys k JOIN marketplaces m ON m.id = k.marketplace_id

@@ -1,5 +1,7 @@
 // Marketplace activation (administrators) and the key check marketplaces start with (GET /api/mkt/ping).
 import { z } from 'zod';
+import { nonBlank } from '../http/text.ts';
+import { OriginSchema } from '../http/web-addresses.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { requireAdmin } from '../accounts/admin.ts';
@@ -8,17 +10,12 @@ import { createMarketplace, requireSecretKey, type Marketplace } from './marketp
 import { createMarketplaceClient } from '../sso/clients.ts';
 import { ClientCard, ExactRedirectUri } from '../sso/schemas.ts';
 
-const Origin = z
-  .string()
-  .refine((value) => URL.canParse(value) && new URL(value).origin === value && /^https?:$/.test(new URL(value).protocol), {
-    message: 'must be an origin such as https://shop.example (scheme, host and port only)',
-  });
 
 export const CreateMarketplaceBody = z.object({
-  name: z.string().trim().min(1).max(200).describe('Display name'),
+  name: nonBlank(200).describe('Display name'),
   mode: z.enum(['sandbox', 'live']).default('sandbox').describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
   sso_redirect_uri: ExactRedirectUri.optional().describe('Redirect URI of the SSO client made for it (https; http only on loopback)'),
-  allowed_origins: z.array(Origin).max(50).default([]).describe('Storefront origins allowed to call the widget API'),
+  allowed_origins: z.array(OriginSchema).max(50).default([]).describe('Storefront origins allowed to call the widget API'),
 });
 
 const MarketplaceCreated = z.object({
@@ -82,7 +79,7 @@ export function marketplaceRoutes(api: Api, services: Services): void {
     security: ['adminToken'],
     use: [admin],
     params: z.object({ id: z.string() }),
-    body: z.object({ allowed_origins: z.array(Origin).max(50).describe('Replaces the whole list') }).strict(),
+    body: z.object({ allowed_origins: z.array(OriginSchema).max(50).describe('Replaces the whole list') }).strict(),
     responses: {
       200: {
         description: 'The marketplace',

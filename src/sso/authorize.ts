@@ -13,7 +13,7 @@ import { revokeSession, userForToken } from '../cabinet/sessions.ts';
 import { signIn, type Session } from '../cabinet/operations.ts';
 import { checkAuthorizeRequest, withParams, type AuthorizeRequest } from './authorize-request.ts';
 import { issueCode } from './codes.ts';
-import { countLoginAttempt, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
+import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage, validCsrf } from './page.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
@@ -46,7 +46,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       'With `Authorization: Bearer <cabinet token>`: 302 to `redirect_uri` with `code`, `state` and `iss` (RFC 9207). ' +
       'A browser without a token gets the login form. Also the OpenID Connect authorization endpoint (PKCE S256).',
     tags: ['SSO'],
-    security: ['cabinetToken'],
+    security: ['cabinetToken', 'anonymous'],
     query: AuthorizeQuery,
     responses: pageResponses({
       302: { description: 'To the client with code, state and iss (or an OAuth error)' },
@@ -99,9 +99,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       const email = (form?.get('email') ?? '').slice(0, 320);
       const password = form?.get('password') ?? '';
       const subjects = loginSubjects(email, p.ctx.ip);
-      const { config } = services;
-      const limits = { perAccount: config.SSO_LOGIN_ACCOUNT_LIMIT, perAddress: config.SSO_LOGIN_ADDRESS_LIMIT, windowSeconds: config.SSO_LOGIN_WINDOW_SECONDS };
-      const { retryAfter } = await countLoginAttempt(services.db, subjects, limits);
+      const { retryAfter } = await countLoginAttempt(services.db, subjects, loginLimits(services.config));
       if (retryAfter) {
         p.ctx.set('Retry-After', String(retryAfter));
         return loginPage(p, services, request, 429, email, p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }));

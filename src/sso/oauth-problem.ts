@@ -1,6 +1,8 @@
 // SSO errors are problem details like every other error, with RFC 6749's `error` and `error_description` added as
 // extension members, so stock OAuth and OpenID Connect libraries read them too.
-import { Problem } from '../http/problem.ts';
+import { z } from 'zod';
+import { ProblemSchema } from '../http/api.ts';
+import { Problem, type FieldError } from '../http/problem.ts';
 
 export type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
 
@@ -11,8 +13,9 @@ export class OAuthProblem extends Problem {
     readonly error: OAuthError,
     detail: string,
     headers: Record<string, string> = {},
+    errors?: FieldError[],
   ) {
-    super(status, code, detail, { headers: { 'Cache-Control': 'no-store', ...headers } });
+    super(status, code, detail, { headers: { 'Cache-Control': 'no-store', ...headers }, errors });
   }
 
   override body(baseUrl: string) {
@@ -26,3 +29,21 @@ export const invalidClient = (challenge?: string) =>
   });
 
 export const invalidRequest = (detail: string) => new OAuthProblem(400, 'validation_failed', 'invalid_request', detail);
+
+/** What the SSO and OpenID Connect endpoints answer on 400 and 401: a problem with RFC 6749's members. */
+export const OAuthProblemSchema = ProblemSchema.extend({
+  error: z.enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_token']).describe('RFC 6749 error code'),
+  error_description: z.string().describe('The same text as detail'),
+}).meta({ title: 'OAuthProblem', description: 'RFC 9457 problem details with the RFC 6749 error members' });
+
+/** The documented 400 and 401 answers of an SSO endpoint. */
+export const oauthProblemResponses = {
+  400: { description: 'A bad request (`invalid_request`) or a code that cannot be used (`invalid_grant`)', schema: OAuthProblemSchema, contentType: 'application/problem+json' },
+  401: { description: 'Wrong client credentials (`invalid_client`) or access token (`invalid_token`)', schema: OAuthProblemSchema, contentType: 'application/problem+json' },
+};
+
+/** The route's own validation failures as `invalid_request`, so OAuth libraries read them too. */
+export function asOAuthProblem(problem: Problem): Problem {
+  if (problem instanceof OAuthProblem || problem.status !== 400) return problem;
+  return new OAuthProblem(400, problem.code, 'invalid_request', problem.message, problem.headers, problem.errors);
+}

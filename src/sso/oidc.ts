@@ -10,7 +10,8 @@ import { bearerToken } from '../accounts/admin.ts';
 import { readForm } from '../cabinet/page-kit.ts';
 import { authenticateClient } from './clients.ts';
 import { redeemCode } from './codes.ts';
-import { OAuthProblem, invalidClient, invalidRequest } from './oauth-problem.ts';
+import { OAuthProblem, asOAuthProblem, invalidClient, invalidRequest, oauthProblemResponses } from './oauth-problem.ts';
+import { Problem } from '../http/problem.ts';
 import { SIGNING_ALG, publishedKeys } from './signing-keys.ts';
 import { newAccessToken, signIdToken, userInfo } from './tokens.ts';
 import { Profile } from './schemas.ts';
@@ -86,9 +87,11 @@ export function oidcRoutes(api: Api, services: Services): void {
       '(client_secret_post). Errors carry RFC 6749 `error` beside the problem `code`.',
     security: ['clientSecretBasic'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The token request' },
-    responses: { 200: { description: 'The tokens', schema: TokenResponse } },
+    responses: { 200: { description: 'The tokens', schema: TokenResponse }, ...oauthProblemResponses },
     handler: async (ctx) => {
-      const form = await readForm(ctx);
+      const form = await readForm(ctx).catch((error: unknown) => {
+        throw error instanceof Problem ? asOAuthProblem(error) : error;
+      });
       const field = (name: string) => {
         const values = form.getAll(name).filter((value) => value !== '');
         if (values.length > 1) throw invalidRequest(`${name} is repeated.`);
@@ -133,7 +136,7 @@ export function oidcRoutes(api: Api, services: Services): void {
       operationId: method === 'get' ? 'oidcUserinfo' : 'oidcUserinfoPost',
       summary: 'The signed-in user, for the access token',
       security: ['ssoAccessToken'],
-      responses: { 200: { description: 'The claims', schema: Profile.extend({ sub: z.uuid() }) } },
+      responses: { 200: { description: 'The claims', schema: Profile.extend({ sub: z.uuid() }) }, 401: oauthProblemResponses[401] },
       handler: async (ctx) => {
         const token = bearerToken(ctx.get('Authorization'));
         const claims = token ? await userInfo(services.db, token) : undefined;

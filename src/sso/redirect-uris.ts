@@ -8,10 +8,13 @@ import { parse as parseDomain } from 'tldts';
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_REDIRECT_URI_LENGTH = 2000;
 
-/** A registered redirect URI: exact, or `https://*.<host>/<path>` for any subdomain of host with exactly that path. */
+/**
+ * A registered redirect URI: exact, or `https://*.<host>/<path>` for any subdomain of host with exactly that path
+ * whose registrable domain (public suffix list, private suffixes included) is the host's own, `domain`.
+ */
 export type RedirectRule =
   | { kind: 'exact'; registered: string; url: URL }
-  | { kind: 'wildcard'; registered: string; host: string; pathname: string };
+  | { kind: 'wildcard'; registered: string; host: string; pathname: string; domain: string };
 
 type Checked = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -73,7 +76,7 @@ export function parseRule(raw: string, allowWildcard = true): RedirectRule | { r
   if (!domain.domain || domain.publicSuffix === url.hostname) {
     return { reason: `a wildcard over a public suffix (*.${url.hostname}) would match sites of other owners` };
   }
-  return { kind: 'wildcard', registered: raw, host: url.hostname, pathname: url.pathname };
+  return { kind: 'wildcard', registered: raw, host: url.hostname, pathname: url.pathname, domain: domain.domain };
 }
 
 /** Splits the space-separated registration string and checks each URI; the first problem names its URI. */
@@ -118,11 +121,14 @@ function matchesExact(url: URL, raw: string, registered: URL): boolean {
   );
 }
 
-function matchesWildcard(url: URL, raw: string, rule: { host: string; pathname: string }): boolean {
+function matchesWildcard(url: URL, raw: string, rule: { host: string; pathname: string; domain: string }): boolean {
   if (url.protocol !== 'https:' || url.port !== '' || raw.includes('?') || url.pathname !== rule.pathname) return false;
   if (!url.hostname.endsWith(`.${rule.host}`)) return false;
   const subdomain = url.hostname.slice(0, -(rule.host.length + 1));
-  return subdomain.split('.').every((label) => LABEL.test(label));
+  if (!subdomain.split('.').every((label) => LABEL.test(label))) return false;
+  // A public suffix between the base and the host (s3.amazonaws.com under *.amazonaws.com) hands the host to another
+  // owner: attacker-bucket.s3.amazonaws.com is a customer's site, not Amazon's. Same registrable domain, same owner.
+  return parseDomain(url.hostname, { allowPrivateDomains: true }).domain === rule.domain;
 }
 
 /** A DNS name of letter-digit-hyphen labels, or an IP literal as the URL parser wrote it. */

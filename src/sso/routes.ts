@@ -1,6 +1,7 @@
 // Single sign-on: the spec's token exchange (JSON in, profile out), client registration and the administrative card,
 // plus the authorize page and the standard OpenID Connect endpoints beside them.
 import { z } from 'zod';
+import { nonBlank } from '../http/text.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../http/problem.ts';
@@ -12,6 +13,7 @@ import { rotateSigningKey } from './signing-keys.ts';
 import { authorizeRoutes } from './authorize.ts';
 import { oidcRoutes } from './oidc.ts';
 import { ClientCard, Profile, RedirectUris } from './schemas.ts';
+import { asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
 
 const ClientId = z
   .string()
@@ -40,7 +42,8 @@ export function ssoRoutes(api: Api, services: Services): void {
       redirect_uri: z.string().max(2000),
       code_verifier: z.string().min(43).max(128).optional().describe('PKCE, when the authorize step had a code_challenge'),
     }),
-    responses: { 200: { description: 'The profile', schema: Profile } },
+    responses: { 200: { description: 'The profile', schema: Profile }, ...oauthProblemResponses },
+    mapProblem: asOAuthProblem,
     handler: async (ctx, { body }) => {
       const redeemed = await redeemCode(services.db, {
         code: body.code,
@@ -60,7 +63,7 @@ export function ssoRoutes(api: Api, services: Services): void {
     operationId: 'createSsoClient',
     summary: 'Register an SSO client',
     description: '409 `client_id_taken` when the client_id is registered already.',
-    body: z.object({ client_id: ClientId, name: z.string().trim().min(1).max(200), redirect_uris: RedirectUris }),
+    body: z.object({ client_id: ClientId, name: nonBlank(200), redirect_uris: RedirectUris }),
     responses: { 201: { description: 'The client with its secret', schema: ClientCard } },
     handler: async (ctx, { body }) => {
       const parsed = parseRedirectUris(body.redirect_uris) as { uris: string[] };

@@ -1,6 +1,7 @@
 // Shapes of the SSO API: the spec's profile (what a client learns about the user) and the client card.
 import { z } from 'zod';
 import { parseRedirectUris, redirectUriProblem } from './redirect-uris.ts';
+import { EXACT_REDIRECT_URI, WILDCARD_REDIRECT_URI } from '../http/web-addresses.ts';
 
 export const Profile = z.object({
   svc_id: z.uuid().describe('The svc ID'),
@@ -20,9 +21,12 @@ export const ClientCard = z.object({
 });
 
 /** The rules of CONTRACT's SSO section, so that a bad URI is a 400 naming the field. */
+const ONE_REDIRECT_URI = `(?:${EXACT_REDIRECT_URI}|${WILDCARD_REDIRECT_URI})`;
+
 export const RedirectUris = z
   .string()
   .max(20 * 2001)
+  .regex(new RegExp(`^ *${ONE_REDIRECT_URI}(?: +${ONE_REDIRECT_URI}){0,19} *$`), 'must be 1 to 20 redirect URIs separated by spaces')
   .superRefine((value, ctx) => {
     const parsed = parseRedirectUris(value);
     if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
@@ -33,6 +37,8 @@ export const RedirectUris = z
 export const ExactRedirectUri = z
   .string()
   .max(2000)
+  .regex(new RegExp(`^${EXACT_REDIRECT_URI}$`), 'must be an https URI (http only on a loopback host) without a fragment')
+  .meta({ format: 'uri' })
   .superRefine((value, ctx) => {
     const problem = redirectUriProblem(value, { wildcard: false });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });

@@ -10,7 +10,6 @@ export interface DeliveryToSend {
   event_id: string;
   event: string;
   body: Buffer;
-  mode: 'sandbox' | 'live';
   /** The endpoint as it is now (null when none): a changed URL gets the retries. */
   url: string | null;
   secret_encrypted: string | null;
@@ -18,10 +17,9 @@ export interface DeliveryToSend {
 
 export async function loadDelivery(db: Db, deliveryId: string): Promise<DeliveryToSend | undefined> {
   const result = await db.query<DeliveryToSend>(
-    `SELECT d.id, d.status, e.id AS event_id, e.event, e.body, m.mode, w.url, w.secret_encrypted
+    `SELECT d.id, d.status, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted
        FROM webhook_deliveries d
        JOIN webhook_events e ON e.id = d.event_id
-       JOIN marketplaces m ON m.id = e.marketplace_id
        LEFT JOIN webhook_endpoints w ON w.marketplace_id = e.marketplace_id
       WHERE d.id = $1`,
     [deliveryId],

@@ -1,5 +1,5 @@
 // One HTTP attempt of a webhook, and when to try again. No redirects are followed (3xx is a failure), the answer's
-// body is never read into memory or logged, and a pinned address makes the connection go to the IP that passed the
+// body is never read into memory or logged, and pinned addresses make the connection go to the IPs that passed the
 // SSRF check while TLS still verifies the URL's host name.
 import http from 'node:http';
 import https from 'node:https';
@@ -23,7 +23,7 @@ export function postWebhook(
   url: URL,
   headers: Record<string, string>,
   body: Buffer,
-  options: { pinned?: CheckedAddress; timeoutMs?: number } = {},
+  options: { pinned: CheckedAddress[]; timeoutMs?: number },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
@@ -37,8 +37,8 @@ export function postWebhook(
     const request = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
       headers: { ...headers, 'Content-Length': String(body.length) },
-      agent: false, // no pooled socket may carry us to an address other than the pinned one
-      ...(options.pinned ? { lookup: pinnedLookup(options.pinned) } : {}),
+      agent: false, // no pooled socket may carry us to an address other than the pinned ones
+      lookup: pinnedLookup(options.pinned),
     });
     const timer = setTimeout(() => request.destroy(new TimeoutError()), timeoutMs);
     request.on('response', (response) => {
@@ -85,9 +85,10 @@ function networkReason(error: Error): string {
   return (code ? `${code}: ${error.message}` : error.message || 'network error').slice(0, 200);
 }
 
-function pinnedLookup(pinned: CheckedAddress): LookupFunction {
+/** Answers every lookup with the checked addresses: all of them when Node races families, else the first. */
+function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-    else callback(null, pinned.address, pinned.family);
+    if (options?.all) callback(null, pinned.map(({ address, family }) => ({ address, family })));
+    else callback(null, pinned[0]!.address, pinned[0]!.family);
   }) as unknown as LookupFunction;
 }

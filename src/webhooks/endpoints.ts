@@ -6,7 +6,7 @@ import { Problem } from '../http/problem.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import { newWebhookSecret } from './signing.ts';
-import { AddressNotAllowed, resolvePublicAddress } from './ssrf.ts';
+import { AddressNotAllowed, resolveWebhookAddresses } from './ssrf.ts';
 
 export interface WebhookEndpoint {
   url: string;
@@ -16,26 +16,27 @@ export interface WebhookEndpoint {
 }
 
 /**
- * Refuses URLs a marketplace of this mode may not use: 400 validation_failed or webhook_url_not_allowed. `lookup`
- * (node's dns.lookup by default) lets tests play the DNS server.
+ * Refuses URLs a marketplace of this mode may not use: 400 validation_failed (live needs https) or
+ * webhook_url_not_allowed (an address that is not public, for every mode; the loopback passes when `allowLoopback`,
+ * WEBHOOK_ALLOW_LOOPBACK, is on). `lookup` (node's dns.lookup by default) lets tests play the DNS server.
  */
-export async function checkWebhookUrl(marketplace: Pick<Marketplace, 'mode'>, raw: string, lookup?: LookupFunction): Promise<void> {
+export async function checkWebhookUrl(
+  marketplace: Pick<Marketplace, 'mode'>,
+  raw: string,
+  options: { allowLoopback: boolean; lookup?: LookupFunction },
+): Promise<void> {
   const url = new URL(raw); // the route's schema already made sure it parses
-  if (marketplace.mode !== 'live') return; // sandbox receivers are often on the integrator's own machine
-  if (url.protocol !== 'https:') {
+  if (marketplace.mode === 'live' && url.protocol !== 'https:') {
     throw new Problem(400, 'validation_failed', 'The request body is invalid: url: live marketplaces need an https URL', {
       errors: [{ path: 'url', message: 'live marketplaces need an https URL' }],
     });
   }
   try {
-    await resolvePublicAddress(url.hostname, lookup);
+    await resolveWebhookAddresses(url.hostname, options);
   } catch (error) {
     if (!(error instanceof AddressNotAllowed)) throw error;
-    throw new Problem(
-      400,
-      'webhook_url_not_allowed',
-      `Live webhooks must reach a public address: ${error.message}. Use a publicly reachable https URL.`,
-    );
+    const allowed = options.allowLoopback ? 'a public or loopback address' : 'a public address';
+    throw new Problem(400, 'webhook_url_not_allowed', `Webhooks must reach ${allowed}: ${error.message}. Use a publicly reachable URL.`);
   }
 }
 

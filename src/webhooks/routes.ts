@@ -1,6 +1,8 @@
 // Webhook registration for marketplaces (/api/mkt/webhook) and the administrators' webhook log and replay.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { WEBHOOK_URL } from '../http/web-addresses.ts';
+import { queryInt } from '../http/query-values.ts';
 import type { Api } from '../http/api.ts';
 import { Problem, notFound } from '../http/problem.ts';
 import type { Services } from '../services.ts';
@@ -11,17 +13,13 @@ import { checkWebhookUrl, findWebhookEndpoint, saveWebhookEndpoint } from './end
 import { WEBHOOK_EVENTS } from './events.ts';
 import { createDelivery, deleteDelivery, eventOfDeliveryOrAttempt, listAttempts } from './deliveries.ts';
 
+// No userinfo in the shape: credentials do not belong in a URL; receivers authenticate webhooks by their signature.
 const WebhookUrl = z
   .string()
-  .trim()
   .max(2048)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
-    message: 'must be an absolute http or https URL',
-  })
-  .refine((value) => !URL.canParse(value) || (!new URL(value).username && !new URL(value).password), {
-    message: 'must not carry credentials; authenticate webhooks by their signature',
-  })
-  .describe('Receiving URL; https and a public address for live marketplaces');
+  .regex(WEBHOOK_URL, 'must be an absolute http or https URL with a lower-case host and no credentials')
+  .meta({ format: 'uri' })
+  .describe('Receiving URL at a public address (https for live marketplaces); loopback only where the service allows it');
 
 const Registered = z.object({
   ok: z.literal(true),
@@ -76,7 +74,7 @@ export function webhookRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'Registered', schema: Registered } },
     handler: async (ctx, { body }) => {
       const marketplace = ctx.state.marketplace as Marketplace;
-      await checkWebhookUrl(marketplace, body.url);
+      await checkWebhookUrl(marketplace, body.url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK });
       const endpoint = await saveWebhookEndpoint(db, masterKey, marketplace.id, body.url);
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { ok: true, url: endpoint.url, secret: endpoint.secret };
@@ -114,7 +112,7 @@ export function webhookRoutes(api: Api, services: Services): void {
     security: ['adminToken'],
     use: [admin],
     params: IdParam,
-    query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+    query: z.object({ limit: queryInt(1, 500).default(100) }),
     responses: { 200: { description: 'Attempts, newest first', schema: z.array(AttemptItem) } },
     handler: async (ctx, { params, query }) => {
       if (!UUID.test(params.id) || !(await findMarketplace(db, params.id))) throw notFound('No such marketplace.');

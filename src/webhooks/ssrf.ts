@@ -1,6 +1,7 @@
-// SSRF guard for live marketplaces: a webhook may only reach public unicast addresses. The same check runs at
-// registration and again at every delivery (DNS can change between them), and the delivery connects to the very
-// address that passed, so a rebinding DNS server cannot swap in 127.0.0.1 after the check.
+// SSRF guard for every marketplace, sandbox included: a webhook may only reach public unicast addresses, and the
+// loopback too when WEBHOOK_ALLOW_LOOPBACK is on (a receiver on a developer's machine). The same check runs at
+// registration and again at every delivery (DNS can change between them), and the delivery connects only to the
+// addresses that passed, so a rebinding DNS server cannot swap in 127.0.0.1 or 169.254.169.254 after the check.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 
@@ -33,8 +34,15 @@ const BLOCKED_V4: [string, number][] = [
 const BLOCKED_V6: [string, number][] = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  // NAT64 (RFC 6052, RFC 8215): a translator on the operator's network picks the IPv4 destination, so neither the
+  // well-known prefix nor the local-use one is a receiver's own address.
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['100::', 64], // discard
+  ['2001::', 23], // IETF protocol assignments: Teredo tunnels (2001::/32) reach IPv4 hosts of the tunnel's choosing
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // segment routing SIDs (RFC 9602)
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // old site-local
@@ -45,7 +53,6 @@ const BLOCKED_V6: [string, number][] = [
 const EMBEDS_V4: [string, number][] = [
   ['::ffff:0:0', 96], // IPv4-mapped
   ['::', 96], // IPv4-compatible (deprecated)
-  ['64:ff9b::', 96], // NAT64
 ];
 
 /** True when the IP literal is a public unicast address a webhook may reach. */
@@ -64,18 +71,34 @@ export function isPublicAddress(ip: string): boolean {
   return true;
 }
 
+/** True for the loopback: 127.0.0.0/8, ::1 and IPv4-mapped 127.0.0.0/8. */
+export function isLoopbackAddress(ip: string): boolean {
+  const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 4) return inPrefix(v4Bytes(bare), v4Bytes('127.0.0.0'), 8);
+  if (family !== 6) return false;
+  const bytes = v6Bytes(bare);
+  return inPrefix(bytes, v6Bytes('::1'), 128) || (inPrefix(bytes, v6Bytes('::ffff:0:0'), 96) && bytes[12] === 127);
+}
+
+export interface ResolveOptions {
+  /** WEBHOOK_ALLOW_LOOPBACK: the loopback (addresses and localhost names) is allowed too. */
+  allowLoopback?: boolean;
+  /** node's dns.lookup unless a test plays the DNS server. */
+  lookup?: LookupFunction;
+  deadlineMs?: number;
+}
+
 /**
- * Resolves the host and returns the address to connect to; throws AddressNotAllowed when any resolved address is
- * not public (one private answer is enough to refuse: the client could be steered to it). `lookup` is node's
- * dns.lookup unless a test plays the DNS server.
+ * Resolves the host and returns every address to connect to, in the resolver's order; throws AddressNotAllowed when
+ * any resolved address is not allowed (one private answer is enough to refuse: the client could be steered to it).
+ * All answers are kept because "localhost" usually resolves to ::1 first, and a receiver may listen on 127.0.0.1 only.
  */
-export async function resolvePublicAddress(
-  hostname: string,
-  lookup: LookupFunction = dnsLookup,
-  deadlineMs = DNS_DEADLINE_MS,
-): Promise<CheckedAddress> {
+export async function resolveWebhookAddresses(hostname: string, options: ResolveOptions = {}): Promise<CheckedAddress[]> {
+  const { allowLoopback = false, lookup = dnsLookup, deadlineMs = DNS_DEADLINE_MS } = options;
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) throw new AddressNotAllowed(`${host} is a loopback name`);
+  const localhostName = host === 'localhost' || host.endsWith('.localhost');
+  if (localhostName && !allowLoopback) throw new AddressNotAllowed(`${host} is a loopback name`);
   let answers: { address: string; family: number }[];
   try {
     answers = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookupAll(lookup, host, deadlineMs);
@@ -83,10 +106,15 @@ export async function resolvePublicAddress(
     throw new AddressNotAllowed(`${host} does not resolve`);
   }
   if (answers.length === 0) throw new AddressNotAllowed(`${host} does not resolve`);
-  const refused = answers.find((answer) => !isPublicAddress(answer.address));
-  if (refused) throw new AddressNotAllowed(`${host} resolves to ${refused.address}, which is not a public address`);
-  const first = answers[0]!;
-  return { address: first.address, family: first.family === 6 ? 6 : 4 };
+  // RFC 6761 §6.3: localhost names are the loopback, whatever a resolver claims.
+  const allowed = (address: string) =>
+    localhostName ? isLoopbackAddress(address) : isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address));
+  const refused = answers.find((answer) => !allowed(answer.address));
+  if (refused) {
+    const what = allowLoopback ? 'a public or loopback address' : 'a public address';
+    throw new AddressNotAllowed(isIP(host) ? `${host} is not ${what}` : `${host} resolves to ${refused.address}, which is not ${what}`);
+  }
+  return answers.map((answer) => ({ address: answer.address, family: answer.family === 6 ? 6 : 4 }));
 }
 
 /**

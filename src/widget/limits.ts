@@ -1,42 +1,36 @@
 // Abuse limits on widget deal creation. The public key is public, so anyone can call it: cap creations per key and
-// per client address with a sliding window. In-process memory, which is exact on one machine; several instances
-// each keep their own window (so the effective limit multiplies by the instance count).
+// per client address, in fixed windows kept in PostgreSQL (as the login limits are), so that every main server
+// instance counts together and the limit holds however many run. Every attempt counts, refused ones included, so a
+// flood cannot outrun the window.
+import type { Db } from '../db.ts';
 import { Problem } from '../http/problem.ts';
+import { addressKey } from '../accounts/login-limits.ts';
 
-const MAX_TRACKED = 100_000;
+/** The subject of the per-address limit: IPv4 as is, IPv6 by its /64 (one subscriber usually holds a whole /64). */
+export const addressSubject = (ip: string) => `address:${addressKey(ip)}`;
+export const keySubject = (marketplaceId: string) => `key:${marketplaceId}`;
 
-export class SlidingWindow {
-  private readonly hits = new Map<string, number[]>();
-
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-  ) {}
-
-  /** Counts a hit for `key`; returns 0 when allowed, else the milliseconds until the oldest hit leaves the window. */
-  hit(key: string, now = Date.now()): number {
-    const since = now - this.windowMs;
-    const times = (this.hits.get(key) ?? []).filter((time) => time > since);
-    if (times.length >= this.limit) {
-      this.hits.set(key, times);
-      return times[0]! + this.windowMs - now;
-    }
-    times.push(now);
-    this.hits.set(key, times);
-    if (this.hits.size > MAX_TRACKED) this.sweep(since);
-    return 0;
+/** Counts one attempt for `subject`; the seconds until its window closes when that exceeds `limit`, else undefined. */
+export async function countCreation(db: Db, subject: string, limit: number, windowSeconds: number): Promise<number | undefined> {
+  // One statement: concurrent attempts on any instance each get their own count, so never more than `limit` pass.
+  const result = await db.query<{ hits: number; retry_after: number }>(
+    `INSERT INTO widget_create_windows AS w (subject, hits, window_started_at) VALUES ($1, 1, now())
+     ON CONFLICT (subject) DO UPDATE SET
+       hits = CASE WHEN w.window_started_at <= now() - make_interval(secs => $2) THEN 1 ELSE w.hits + 1 END,
+       window_started_at = CASE WHEN w.window_started_at <= now() - make_interval(secs => $2) THEN now() ELSE w.window_started_at END
+     RETURNING hits, greatest(1, ceil(extract(epoch FROM w.window_started_at + make_interval(secs => $2) - now())))::int AS retry_after`,
+    [subject, windowSeconds],
+  );
+  // Now and then, drop windows long closed, so the table follows current traffic only.
+  if (Math.random() < 0.01) {
+    await db.query(`DELETE FROM widget_create_windows WHERE window_started_at < now() - interval '1 day'`).catch(() => {});
   }
-
-  /** Forgets keys with no hit in the window, so memory follows current traffic only. */
-  private sweep(since: number): void {
-    for (const [key, times] of this.hits) if ((times.at(-1) ?? 0) <= since) this.hits.delete(key);
-    if (this.hits.size > MAX_TRACKED) this.hits.clear(); // a flood of distinct keys: start over rather than grow
-  }
+  const row = result.rows[0]!;
+  return row.hits > limit ? row.retry_after : undefined;
 }
 
-export function rateLimited(waitMs: number, what: string): Problem {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new Problem(429, 'rate_limited', `Too many widget deal creations ${what}; retry in ${seconds} s.`, {
-    headers: { 'Retry-After': String(seconds) },
+export function rateLimited(retryAfterSeconds: number, what: string): Problem {
+  return new Problem(429, 'rate_limited', `Too many widget deal creations ${what}; retry in ${retryAfterSeconds} s.`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 }

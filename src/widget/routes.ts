@@ -7,13 +7,13 @@ import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { addDocument, createDeal, startEscrow } from '../deals/routes.ts';
 import { updateDeal } from '../deals/commands.ts';
-import { DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
+import { DealConflictProblem, DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
 import { dealStatus, isFinal, type DealSnapshot } from '../deals/model.ts';
 import { loadSnapshot } from '../deals/store.ts';
 import { startApprovalUpdate } from '../../workflows/deal-messages.ts';
 import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
 import { preflight, widgetCors } from './cors.ts';
-import { rateLimited, SlidingWindow } from './limits.ts';
+import { addressSubject, countCreation, keySubject, rateLimited } from './limits.ts';
 import { issueWidgetToken } from './token.ts';
 import { contractDocx, contractFileName, DOCX_TYPE, type ContractLocale } from './contract.ts';
 import { WidgetDeal, WidgetDealCreated, widgetDeal } from './view.ts';
@@ -25,12 +25,11 @@ const Locale = z.enum(['ru', 'en']).default('ru').describe("The widget's languag
 
 export function widgetRoutes(api: Api, services: Services): void {
   const { config } = services;
-  const perKey = new SlidingWindow(config.WIDGET_CREATE_LIMIT_PER_KEY, config.WIDGET_CREATE_WINDOW_SECONDS * 1000);
-  const perAddress = new SlidingWindow(config.WIDGET_CREATE_LIMIT_PER_ADDRESS, config.WIDGET_CREATE_WINDOW_SECONDS * 1000);
+  const window = config.WIDGET_CREATE_WINDOW_SECONDS;
   // Every attempt counts against the address, valid or not, so guessing keys or flooding costs the same.
   const addressLimit: Middleware = async (ctx, next) => {
-    const wait = perAddress.hit(ctx.ip);
-    if (wait > 0) throw rateLimited(wait, 'from this address');
+    const wait = await countCreation(services.db, addressSubject(ctx.ip), config.WIDGET_CREATE_LIMIT_PER_ADDRESS, window);
+    if (wait !== undefined) throw rateLimited(wait, 'from this address');
     await next();
   };
   const token = requireWidgetToken(services);
@@ -53,17 +52,20 @@ export function widgetRoutes(api: Api, services: Services): void {
     responses: {
       201: { description: 'A new deal and its widget token', schema: WidgetDealCreated },
       200: { description: 'The deal this external_id names, with a fresh widget token', schema: WidgetDealCreated },
+      409: {
+        description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
+        contentType: 'application/problem+json',
+        schema: DealConflictProblem,
+      },
     },
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
       const marketplace = await marketplaceForPublicKey(services, ctx, publicKey);
-      const wait = perKey.hit(marketplace.id);
-      if (wait > 0) throw rateLimited(wait, 'for this public key');
+      const wait = await countCreation(services.db, keySubject(marketplace.id), config.WIDGET_CREATE_LIMIT_PER_KEY, window);
+      if (wait !== undefined) throw rateLimited(wait, 'for this public key');
+      // The public key and an external_id are guessable; a repeat gets a token only when it gives the deal's own
+      // values, the buyer's e-mail (always given) included: createDeal answers 409 deal_conflict otherwise.
       const { snapshot, created } = await createDeal(services, marketplace, fields);
-      // The public key and an external_id are guessable; a repeat must also name the deal's buyer to get a token.
-      if (!created && snapshot.deal.buyer_email.toLowerCase() !== fields.buyer_email.toLowerCase()) {
-        throw new Problem(409, 'deal_conflict', 'This external_id already names a deal of another buyer.');
-      }
       const issued = await issueWidgetToken(services.masterKey, { dealId: snapshot.deal.id, marketplaceId: marketplace.id }, config.WIDGET_TOKEN_TTL_SECONDS);
       ctx.status = created ? 201 : 200;
       ctx.body = {
@@ -76,6 +78,11 @@ export function widgetRoutes(api: Api, services: Services): void {
     },
   });
 
+  // Every route behind the widget token takes it in the query too (requireWidgetToken reads it).
+  const TokenQuery = z.object({
+    wt: z.string().optional().describe('The widget token, for top-level navigations that cannot send headers'),
+  });
+
   api.route({
     ...common,
     method: 'get',
@@ -83,6 +90,7 @@ export function widgetRoutes(api: Api, services: Services): void {
     operationId: 'widgetGetDeal',
     summary: 'The deal as the buyer sees it, with the cabinet link',
     params: DealParams,
+    query: TokenQuery,
     responses: { 200: { description: 'The deal', schema: WidgetDeal } },
     handler: (ctx) => {
       ctx.set('Cache-Control', 'no-store');
@@ -98,6 +106,7 @@ export function widgetRoutes(api: Api, services: Services): void {
     summary: 'Continue: the contract (when the deal has no document) and the approval (when none is pending or approved)',
     description: 'Repeating it changes nothing. The contract is a DOCX in the buyer\'s cloud, a `contract` document.',
     params: DealParams,
+    query: TokenQuery,
     body: z.object({ locale: Locale }),
     responses: { 200: { description: 'The deal after the step', schema: WidgetDeal } },
     handler: async (ctx, { body }) => {
@@ -117,10 +126,7 @@ export function widgetRoutes(api: Api, services: Services): void {
       'As the marketplace escrow for the full amount. With `Accept: text/html` (a top-level navigation, token in `wt`) ' +
       "it answers 303 to the acquirer's payment_url (live) or to a result page (sandbox, and on refusals).",
     params: DealParams,
-    query: z.object({
-      wt: z.string().optional().describe('The widget token, for top-level navigations that cannot send headers'),
-      locale: Locale,
-    }),
+    query: TokenQuery.extend({ locale: Locale }),
     responses: {
       201: { description: 'A new payment', schema: EscrowResponse },
       200: { description: 'The live payment still pending', schema: EscrowResponse },

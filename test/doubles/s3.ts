@@ -1,4 +1,4 @@
-// A small S3 double: path-style PutObject and GetObject over node:http, answering as S3 does (XML errors, ETag,
+// A small S3 double: path-style PutObject, GetObject and DeleteObject over node:http, answering as S3 does (XML errors, ETag,
 // checksums), so the real @aws-sdk/client-s3 runs against it unchanged. Tests only.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -100,6 +100,14 @@ export async function startS3Double(options: S3DoubleOptions): Promise<S3Double>
         ...(withChecksum ? { 'x-amz-checksum-sha256': object.checksumSha256, 'x-amz-checksum-type': 'FULL_OBJECT' } : {}),
       });
       return response.end(object.body);
+    }
+
+    if (request.method === 'DELETE') {
+      // As S3 does: 204 whether or not the key was there.
+      objects.delete(key);
+      entry.status = 204;
+      response.writeHead(204);
+      return response.end();
     }
 
     return fail(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');

@@ -32,7 +32,7 @@ const en = {
   errRate: 'Too many attempts. Wait a minute and try again.',
   errNotApproved: 'Approve the terms in your cabinet first, then pay.',
   errAcquirer: 'The payment service is not answering. Try again in a minute.',
-  errConflict: 'This order belongs to another buyer. Check the e-mail or ask the shop.',
+  errConflict: 'This order is registered with other details (the buyer’s e-mail, the amount…). Check them or ask the shop.',
   errOther: 'Something went wrong. Try again in a few minutes.',
 };
 
@@ -69,7 +69,7 @@ const ru: Record<MessageKey, string> = {
   errRate: 'Слишком много попыток. Подождите минуту и попробуйте снова.',
   errNotApproved: 'Сначала согласуйте условия в личном кабинете, затем оплатите.',
   errAcquirer: 'Платёжный сервис не отвечает. Попробуйте через минуту.',
-  errConflict: 'Этот заказ оформлен на другого покупателя. Проверьте e-mail или обратитесь в магазин.',
+  errConflict: 'Этот заказ оформлен с другими данными (e-mail покупателя, сумма…). Проверьте их или обратитесь в магазин.',
   errOther: 'Что-то пошло не так. Попробуйте через несколько минут.',
 };
 

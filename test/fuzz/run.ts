@@ -1,0 +1,159 @@
+// `npm run test:fuzz`: Schemathesis, every check, against both OpenAPI documents of a real `npm start` (a fresh
+// DATA_DIR on free ports), with the demo marketplace key, the demo administrator token and an unlimited data key.
+// Schemathesis comes from PyPI into a virtual environment under ~/.cache/svc (made once, version pinned). The run
+// fails on any Schemathesis failure and on any "unhandled error" the servers log (a 500 the checks did not see).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/dev/ports.ts';
+
+const SCHEMATHESIS_VERSION = '4.32.5';
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CONFIG = path.join(ROOT, 'test/fuzz/schemathesis.toml');
+const OUTPUT = path.join(ROOT, 'test-output/fuzz');
+/** Seconds of fuzzing per document; CI keeps the default, a deeper local run sets FUZZ_SECONDS. */
+const SECONDS = Number(process.env.FUZZ_SECONDS ?? 150);
+
+const say = (message: string) => process.stdout.write(`${message}\n`);
+
+function schemathesis(): string {
+  const cacheRoot = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  const venv = path.join(cacheRoot, 'svc', `schemathesis-${SCHEMATHESIS_VERSION}`);
+  const binary = path.join(venv, 'bin', 'schemathesis');
+  if (existsSync(binary)) return binary;
+  say(`▸ Schemathesis ${SCHEMATHESIS_VERSION} into ${venv} (once; about a minute)…`);
+  const run = (command: string, args: string[]) => {
+    const result = spawnSync(command, args, { stdio: 'inherit' });
+    if (result.status !== 0) {
+      throw new Error(`${command} ${args.join(' ')} failed. It needs python3 with venv (Debian: apt-get install python3-venv).`);
+    }
+  };
+  run('python3', ['-m', 'venv', venv]);
+  run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  return binary;
+}
+
+interface Service {
+  child: ChildProcess;
+  main: string;
+  data: string;
+  dataDir: string;
+  log: () => string;
+}
+
+async function startService(): Promise<Service> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-fuzz-'));
+  chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
+  const [port, dataPort, postgresPort, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/bin/start.ts')], {
+    cwd: ROOT,
+    detached: true,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      DATA_PORT: String(dataPort),
+      POSTGRES_PORT: String(postgresPort),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  say('▸ npm start on a fresh DATA_DIR…');
+  const deadline = Date.now() + 5 * 60_000;
+  while (!output.includes('Press Ctrl-C to stop.')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  say('  ✓ running');
+  return { child, main: `http://127.0.0.1:${port}`, data: `http://127.0.0.1:${dataPort}`, dataDir, log: () => output };
+}
+
+async function stopService(service: Service): Promise<void> {
+  if (service.child.exitCode === null) {
+    const exited = new Promise((resolve) => service.child.once('exit', resolve));
+    process.kill(-service.child.pid!, 'SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+    if (service.child.exitCode === null) process.kill(-service.child.pid!, 'SIGKILL');
+  }
+  rmSync(service.dataDir, { recursive: true, force: true });
+}
+
+interface Figures {
+  document: string;
+  operations: string;
+  cases: number;
+  failures: number;
+  exitCode: number;
+}
+
+function fuzz(binary: string, document: string, url: string, headers: string[]): Promise<Figures> {
+  say(`▸ Schemathesis on ${url} (all checks, ${SECONDS} s)…`);
+  const args = ['--config-file', CONFIG, 'run', url, '--checks', 'all', '--max-time', String(SECONDS), '--workers', '2',
+    '--report', 'junit', '--report-dir', path.join(OUTPUT, document), ...headers.flatMap((header) => ['-H', header])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: path.join(ROOT, 'test/fuzz') } });
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      writeFileSync(path.join(OUTPUT, `${document}.log`), text);
+      const tested = /Tested:\s*(\d+)/.exec(text)?.[1];
+      const selected = /Selected:\s*(\d+\/\d+)/.exec(text)?.[1];
+      const cases = Number(/(\d+) generated/.exec(text)?.[1] ?? 0);
+      const failures = Number(/found (\d+) unique failures/.exec(text)?.[1] ?? (code === 0 ? 0 : NaN));
+      resolve({ document, operations: `${tested ?? '?'} tested of ${selected ?? '?'} selected`, cases, failures, exitCode: code ?? 1 });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const binary = schemathesis();
+  mkdirSync(OUTPUT, { recursive: true });
+  const service = await startService();
+  try {
+    const credentials = JSON.parse(readFileSync(path.join(service.dataDir, 'demo-credentials.json'), 'utf8'));
+    const admin = `Authorization: Bearer ${credentials.admin_token}`;
+    const issued = await fetch(`${service.main}/admin/data-keys`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${credentials.admin_token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'fuzz@example.com', tariff: 'enterprise' }),
+    });
+    if (issued.status !== 201) throw new Error(`Could not issue an unlimited data key: ${issued.status} ${await issued.text()}`);
+    const dataKey = ((await issued.json()) as { key: string }).key;
+
+    const results = [
+      await fuzz(binary, 'main', `${service.main}/api/openapi.json`, [admin, `X-Svc-Key: ${credentials.marketplace.secret_key}`]),
+      await fuzz(binary, 'data', `${service.data}/v1/openapi.json`, [`Authorization: Bearer ${dataKey}`]),
+    ];
+    const unhandled = service.log().split('\n').filter((line) => line.includes('unhandled error'));
+
+    say('\nFuzzing figures');
+    for (const result of results) {
+      say(`  ${result.document.padEnd(5)} ${result.operations}; ${result.cases} cases; ${result.failures} failures (exit ${result.exitCode})`);
+    }
+    say(`  server log: ${unhandled.length} unhandled errors`);
+    for (const line of unhandled.slice(0, 5)) say(`    ${line.slice(0, 400)}`);
+    say(`  reports: ${path.relative(ROOT, OUTPUT)}/`);
+    return results.every((result) => result.exitCode === 0 && result.failures === 0) && unhandled.length === 0 ? 0 : 1;
+  } finally {
+    await stopService(service);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  },
+);
