@@ -5,6 +5,7 @@ import { createDealActivities } from './deals.ts';
 import { createWebhookActivities } from './webhooks.ts';
 import { createEscrowActivities } from './escrow.ts';
 import { createDataSyncActivities } from './data-sync.ts';
+import { createContractActivities } from './contracts.ts';
 
 export function createActivities(services: Services) {
   return {
@@ -13,6 +14,7 @@ export function createActivities(services: Services) {
     ...createWebhookActivities(services),
     ...createEscrowActivities(services),
     ...createDataSyncActivities(services),
+    ...createContractActivities(services),
   };
 }
 

@@ -1,5 +1,6 @@
 // Two main server instances over the same database, as behind a load balancer: neither keeps state of its own, so a
-// key revoked or a marketplace deactivated on one is refused by both at once.
+// key revoked or a marketplace deactivated on one is refused by both at once, and a double click that lands on both
+// does what one click does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/secrets.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
@@ -36,5 +37,26 @@ describe('two main server instances', () => {
     await one.services.db.query('UPDATE marketplaces SET active = false WHERE id = $1', [shop.id]);
     expect([await widgetCreate(one, shop.public_key), await widgetCreate(two, shop.public_key)]).toEqual([401, 401]);
     expect([await ping(one, shop.secret_key), await ping(two, shop.secret_key)]).toEqual([401, 401]);
+  });
+
+  it('a widget Continue pressed on both at once makes one contract and one approval', async () => {
+    // The deal's workflow is the one writer whichever server takes the click: both servers on one task queue.
+    const queue = uniqueId('queue');
+    const [a, b] = await Promise.all([
+      startTestServer({ env: { TEMPORAL_TASK_QUEUE: queue }, worker: true }),
+      startTestServer({ env: { TEMPORAL_TASK_QUEUE: queue } }),
+    ]);
+    try {
+      const shop = await marketplace();
+      const deal = await json(await post(`${a.url}/api/mkt/widget/deals`, { public_key: shop.public_key, external_id: uniqueId('order'), buyer_email: uniqueEmail() }));
+      const press = (server: TestServer) => post(`${server.url}/api/mkt/widget/deals/${deal.id}/start`, { locale: 'en' }, { 'X-Svc-Widget-Token': deal.widget_token });
+      const answers = await Promise.all([press(a), press(b), press(a), press(b)]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      const count = async (table: string) => Number((await a.services.db.query(`SELECT count(*) FROM ${table} WHERE deal_id = $1`, [deal.id])).rows[0].count);
+      expect([await count('deal_documents'), await count('deal_approvals')]).toEqual([1, 1]);
+      expect((await json(answers[3]!)).status).toBe('approval');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
   });
 });

@@ -31,6 +31,46 @@ describe('OpenAPI', () => {
     expect(document.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail', 'code']);
   });
 
+  it('says what the server enforces: text patterns, formats, strict objects, the OAuth error shape', async () => {
+    for (const server of [main, data]) {
+      const document = await json(await fetch(`${server.url}${server === main ? '/api' : '/v1'}/openapi.json`));
+      const loose: string[] = [];
+      const unpatterned: string[] = [];
+      const walk = (node: any, where: string) => {
+        if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${where}/${index}`));
+        if (!node || typeof node !== 'object') return;
+        if (node.type === 'string' && !node.enum && node.const === undefined && !node.format && !node.pattern) unpatterned.push(where);
+        if (node.type === 'object' && node.additionalProperties !== false && !node.propertyNames) loose.push(where);
+        for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
+      };
+      for (const [path, operations] of Object.entries<any>(document.paths)) {
+        for (const [method, operation] of Object.entries<any>(operations)) {
+          walk(operation.requestBody?.content?.['application/json']?.schema, `${method} ${path} body`);
+          for (const parameter of operation.parameters ?? []) walk(parameter.schema, `${method} ${path} ${parameter.name}`);
+        }
+      }
+      expect(unpatterned, 'request strings without a pattern, format or enum').toEqual([]);
+      expect(loose, 'request objects that take unknown fields without saying which').toEqual([]);
+    }
+    const document = await json(await fetch(`${main.url}/api/openapi.json`));
+    const deal = document.paths['/api/mkt/deals'].post.requestBody.content['application/json'].schema;
+    expect(deal.properties.buyer_email).toMatchObject({ format: 'email', maxLength: 254 });
+    expect(deal.properties.amount).toMatchObject({ multipleOf: 0.01, maximum: 1e13 });
+    const webhook = document.paths['/api/mkt/webhook'].post.requestBody.content['application/json'].schema;
+    expect(webhook.properties.url).toMatchObject({ format: 'uri', pattern: expect.stringContaining('https?') });
+    for (const path of ['/sso/token', '/sso/oidc/token']) {
+      for (const status of ['400', '401']) {
+        const shape = document.paths[path].post.responses[status].content['application/problem+json'].schema;
+        expect(shape.properties.error.enum, `${path} ${status}`).toContain('invalid_request');
+        expect(shape.required, `${path} ${status}`).toEqual(expect.arrayContaining(['code', 'error', 'error_description']));
+      }
+    }
+    // A page's 400 can come from the boundary before the page: both types are documented.
+    expect(Object.keys(document.paths['/sso/authorize'].get.responses['400'].content).sort()).toEqual(['application/problem+json', 'text/html']);
+    // Every field optional: the body may be left out, as the server allows.
+    expect(document.paths['/api/mkt/deals/{deal_id}/escrow'].post.requestBody.required).toBe(false);
+  });
+
   it('documents the data API at /v1/openapi.json on the data server', async () => {
     const document = await json(await fetch(`${data.url}/v1/openapi.json`));
     expect(document.openapi).toBe('3.1.0');

@@ -57,6 +57,12 @@ export interface DealSettings {
   historyLimit: number;
 }
 
+/** The widget's Continue: a contract when the deal has no document, then an approval when none is pending or approved. */
+export interface ContinueInput {
+  marketplace_name: string;
+  locale: 'ru' | 'en';
+}
+
 export interface AcquirerNotification {
   /** Our payment id. */
   paymentId: string;
@@ -69,6 +75,7 @@ export const startApprovalUpdate = defineUpdate<{ approval: ApprovalRecord; crea
 export const decideUpdate = defineUpdate<ApprovalRecord, [DecideInput]>('decide');
 export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created: boolean }, [StartEscrowInput]>('startEscrow');
 export const movePaymentUpdate = defineUpdate<PaymentRecord, [MovePaymentInput]>('movePayment');
+export const continueUpdate = defineUpdate<void, [ContinueInput]>('continue');
 export const acquirerNotificationSignal = defineSignal<[AcquirerNotification]>('acquirerNotification');
 /** Write the deal as the workflow holds it to PostgreSQL once more, healing a write PostgreSQL lost. */
 export const reassertSignal = defineSignal('reassert');

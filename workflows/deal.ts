@@ -25,6 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { createDealActivities, DealRecords, HeldDocument } from '../activities/deals.ts';
 import type { createEscrowActivities } from '../activities/escrow.ts';
+import type { createContractActivities } from '../activities/contracts.ts';
 import {
   dealStatus,
   isFinal,
@@ -40,6 +41,7 @@ import { dealSearchAttributes, DealStatusKey } from '../src/deals/search-attribu
 import {
   acquirerNotificationSignal,
   addDocumentUpdate,
+  continueUpdate,
   decideUpdate,
   movePaymentUpdate,
   reassertSignal,
@@ -66,6 +68,12 @@ const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused'] },
 });
 
+const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
+  startToCloseTimeout: '60s',
+  // The buyer waits on the widget: a few tries, then the Continue fails and may be pressed again.
+  retry: { initialInterval: '1s', maximumAttempts: 5 },
+});
+
 const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'released', refund: 'refunded', dispute: 'disputed' };
 
 /** The list with the record of that id replaced, or the record added at the end. */
@@ -86,6 +94,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   const records = localRecordsPatch ? localRecords : serverRecords;
   // Re-asserting the records when a run starts from a previous one and before the workflow ends came later.
   const reassertPatch = patched('reassert-records');
+  const recheckPatch = patched('exclusive-recheck');
   const state: Pick<DealSnapshot, 'deal'> & DealRecords = input.snapshot;
   const dealId = state.deal.id;
   const deliveries: string[] = [...(input.pendingDeliveries ?? [])];
@@ -98,7 +107,14 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
 
   /** One change at a time: updates and signals that await activities must not interleave. */
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
+    // Every waiter's condition turns true in the same activation when the holder finishes, and each resumes after
+    // all were checked: only a check made on resuming lets exactly one through (patch 'exclusive-recheck'; before
+    // it, concurrent updates could interleave, which only the widget's Continue, an update since then, relies on).
+    if (recheckPatch) {
+      while (busy) await condition(() => !busy);
+    } else {
+      await condition(() => !busy);
+    }
     busy = true;
     try {
       return await work();
@@ -227,6 +243,30 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         return { approval, created: true };
       }),
     { validator: (_approval) => checkStartApproval() },
+  );
+
+  // The widget's Continue as one step of the deal's single writer: a double click, on one server or two, runs twice
+  // in turn, and the second finds the contract and the approval the first made.
+  setHandler(continueUpdate, ({ marketplace_name, locale }) =>
+    exclusive(async () => {
+      if (isFinal(status())) return;
+      if (state.documents.length === 0) {
+        const document = await contracts.prepareContract({ dealId, documentId: uuid4(), marketplaceName: marketplace_name, locale, createdAt: now() });
+        await commit({ document });
+      }
+      const latest = state.approvals.at(-1)?.status;
+      if (latest === undefined || latest === 'rejected') {
+        const approval: ApprovalRecord = {
+          id: uuid4(),
+          status: 'pending',
+          approver: state.deal.buyer_email,
+          comment: '',
+          created_at: now(),
+          decided_at: null,
+        };
+        await commit({ approval });
+      }
+    }),
   );
 
   setHandler(

@@ -23,6 +23,7 @@ import { PidFile, stopPostmaster } from '../dev/processes.ts';
 import { ensureDemoCredentials, type DemoCredentials } from '../dev/demo.ts';
 import { ensureSampleData } from '../dev/sample-data-load.ts';
 import { configureDataSources } from '../data-api/sync.ts';
+import { progressStep } from '../dev/progress.ts';
 
 if (process.env.SVC_SUPERVISED === '1') {
   await runAll();
@@ -97,13 +98,7 @@ async function runAll(): Promise<void> {
   // The supervising parent is gone (killed hard): do not outlive it.
   process.on('disconnect', () => void shutdown('parent exited', 0));
 
-  const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
-    const begun = Date.now();
-    say(`▸ ${label}…`);
-    const result = await work();
-    say(`  ✓ ${label} (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
-    return result;
-  };
+  const step = progressStep(say);
 
   try {
     mkdirSync(config.DATA_DIR, { recursive: true });

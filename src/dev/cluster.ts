@@ -16,6 +16,7 @@ import { ensureDemoCredentials, type DemoCredentials } from './demo.ts';
 import { startProxy, type RunningProxy } from './proxy.ts';
 import { PidFile, stopPostmaster } from './processes.ts';
 import { assertPortFree } from './ports.ts';
+import { progressStep } from './progress.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -139,13 +140,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stops.length = 0;
   };
 
-  const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
-    const begun = Date.now();
-    say(`▸ ${label}…`);
-    const result = await work();
-    say(`  ✓ ${label} (${((Date.now() - begun) / 1000).toFixed(1)} s)`);
-    return result;
-  };
+  const step = progressStep(say);
 
   const apiPorts = options.apiPorts ?? [options.port + 1, options.port + 2];
   const linkHost = options.host === '0.0.0.0' ? '127.0.0.1' : options.host;

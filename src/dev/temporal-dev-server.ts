@@ -82,6 +82,19 @@ export async function startTemporalDevServer(options: {
 }
 
 async function waitUntilServing(address: string, namespace: string, exited: Promise<number | null>, timeoutMs: number) {
+  await untilTemporalAnswers(address, exited, timeoutMs, (connection) => connection.workflowService.describeNamespace({ namespace }));
+}
+
+/**
+ * Retries `ready` on a fresh connection to the frontend until it succeeds, the process exits, or the time is up: what
+ * the dev server and the cluster's Temporal server both need before anything else may use them.
+ */
+export async function untilTemporalAnswers(
+  address: string,
+  exited: Promise<number | null>,
+  timeoutMs: number,
+  ready: (connection: Connection) => Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
@@ -90,7 +103,7 @@ async function waitUntilServing(address: string, namespace: string, exited: Prom
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       try {
-        await connection.workflowService.describeNamespace({ namespace });
+        await ready(connection);
         return;
       } finally {
         await connection.close();
@@ -102,10 +115,11 @@ async function waitUntilServing(address: string, namespace: string, exited: Prom
   }
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+/** SIGTERM, then SIGKILL when it has not exited within `graceMs`. */
+export async function stopChild(child: ChildProcess, exited: Promise<number | null>, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
 }

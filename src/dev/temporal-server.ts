@@ -1,16 +1,16 @@
 // A real Temporal server (not the dev server) on PostgreSQL, for `npm run start:cluster` and the faults suite: the
 // server and its SQL tool built once with Go beside the CLI's build, the schemas of its two databases set up and
 // upgraded with that tool, and the server started with deploy/temporal-cluster.yaml.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { ensureSearchAttributes } from '../temporal/search-attributes.ts';
 import { buildWithGo, findOnPath, isExecutable, temporalCliCacheDir } from './temporal-cli.ts';
 import { assertPortFree } from './ports.ts';
+import { stopChild, untilTemporalAnswers } from './temporal-dev-server.ts';
 import type { PidFile } from './processes.ts';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
@@ -139,44 +139,23 @@ export async function startTemporalServer(options: {
   try {
     await waitForNamespace(address, options.namespace, exited, 90_000);
   } catch (error) {
-    await stopChild(child, exited);
+    await stopChild(child, exited, 15_000);
     throw new Error(`The Temporal server did not start: ${(error as Error).message}\nIts output:\n${output.trim()}`);
   }
-  return { address, pid: child.pid!, stop: () => stopChild(child, exited) };
+  return { address, pid: child.pid!, stop: () => stopChild(child, exited, 15_000) };
 }
 
 /** Waits for the frontend, registers the namespace (3 days of retention after close) and our search attributes. */
 async function waitForNamespace(address: string, namespace: string, exited: Promise<number | null>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code));
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`it exited with code ${exitCode}`);
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: proto.google.protobuf.Duration.fromObject({ seconds: 3 * 24 * 3600 }) }).catch((error) => {
-          // 6 = ALREADY_EXISTS: a later start of the same cluster.
-          if ((error as { code?: number }).code !== 6) throw error;
-        });
-        await ensureSearchAttributes(connection, namespace);
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`not serving after ${timeoutMs} ms (${(error as Error).message})`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
+  await untilTemporalAnswers(address, exited, timeoutMs, async (connection) => {
+    await connection.workflowService
+      .registerNamespace({ namespace, workflowExecutionRetentionPeriod: proto.google.protobuf.Duration.fromObject({ seconds: 3 * 24 * 3600 }) })
+      .catch((error) => {
+        // 6 = ALREADY_EXISTS: a later start of the same cluster.
+        if ((error as { code?: number }).code !== 6) throw error;
+      });
+    await ensureSearchAttributes(connection, namespace);
+  });
 }
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {

@@ -5,17 +5,16 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { addDocument, createDeal, startEscrow } from '../deals/routes.ts';
+import { createDeal, startEscrow } from '../deals/routes.ts';
 import { updateDeal } from '../deals/commands.ts';
 import { DealConflictProblem, DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
-import { dealStatus, isFinal, type DealSnapshot } from '../deals/model.ts';
+import { dealStatus } from '../deals/model.ts';
 import { loadSnapshot } from '../deals/store.ts';
-import { startApprovalUpdate } from '../../workflows/deal-messages.ts';
+import { continueUpdate } from '../../workflows/deal-messages.ts';
 import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
 import { preflight, widgetCors } from './cors.ts';
 import { addressSubject, countCreation, keySubject, rateLimited } from './limits.ts';
 import { issueWidgetToken } from './token.ts';
-import { contractDocx, contractFileName, DOCX_TYPE, type ContractLocale } from './contract.ts';
 import { WidgetDeal, WidgetDealCreated, widgetDeal } from './view.ts';
 import { RESULT_PATH } from './pages.ts';
 
@@ -111,8 +110,8 @@ export function widgetRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'The deal after the step', schema: WidgetDeal } },
     handler: async (ctx, { body }) => {
       const { marketplace, snapshot } = widget(ctx);
-      const after = await oneAtATime(snapshot.deal.id, () => continueDeal(services, snapshot.deal.id, marketplace.name, body.locale));
-      ctx.body = widgetDeal(after, config.BASE_URL);
+      await updateDeal(services, snapshot, continueUpdate, { marketplace_name: marketplace.name, locale: body.locale });
+      ctx.body = widgetDeal((await loadSnapshot(services.db, snapshot.deal.id))!, config.BASE_URL);
     },
   });
 
@@ -153,36 +152,4 @@ export function widgetRoutes(api: Api, services: Services): void {
 function seeOther(ctx: Context, location: string): void {
   ctx.redirect(location);
   ctx.status = 303;
-}
-
-/** The Continue step; safe to repeat: each part runs only when its result is missing. */
-async function continueDeal(services: Services, dealId: string, marketplaceName: string, locale: ContractLocale): Promise<DealSnapshot> {
-  let snapshot = (await loadSnapshot(services.db, dealId))!;
-  if (isFinal(dealStatus(snapshot))) return snapshot;
-  if (snapshot.documents.length === 0) {
-    const bytes = await contractDocx(snapshot.deal, marketplaceName, locale);
-    await addDocument(services, snapshot, { kind: 'contract', name: contractFileName(locale), contentType: DOCX_TYPE, bytes });
-    snapshot = (await loadSnapshot(services.db, dealId))!;
-  }
-  const latest = snapshot.approvals.at(-1)?.status;
-  if (latest === undefined || latest === 'rejected') {
-    await updateDeal(services, snapshot, startApprovalUpdate, { approver: snapshot.deal.buyer_email, comment: '' });
-    snapshot = (await loadSnapshot(services.db, dealId))!;
-  }
-  return snapshot;
-}
-
-// Concurrent Continues of one deal (a double click) run one after the other, so the second finds the contract the
-// first made. In-process: across several main servers a simultaneous double click could still make two contracts.
-const running = new Map<string, Promise<unknown>>();
-
-async function oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
-  const before = running.get(key) ?? Promise.resolve();
-  const mine = before.catch(() => {}).then(work);
-  running.set(key, mine);
-  try {
-    return await mine;
-  } finally {
-    if (running.get(key) === mine) running.delete(key);
-  }
 }
