@@ -109,6 +109,8 @@ export function createDealActivities(services: Services) {
       return refusedForGood(() =>
         inTransaction(db, async (client) => {
           const { records, document, approval, payment } = change;
+          // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
+          const stored = (await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])).rows[0]?.status;
           const rows = {
             // Documents the workflow read from PostgreSQL (it did not add them) carry no file location: left as they are.
             deal_documents: (records?.documents ?? (document ? [document] : [])).filter((held) => held.storage_key),
@@ -117,6 +119,12 @@ export function createDealActivities(services: Services) {
           };
           let written = 0;
           for (const table of ['deal_documents', 'deal_approvals', 'deal_payments'] as const) {
+            if (records) {
+              // The workflow is the deal's one writer: a row it does not hold was written by a workflow task that never
+              // reached Temporal (its local activity ran, the task was lost, the caller got a 503 and tried again).
+              const held = (table === 'deal_documents' ? records.documents : table === 'deal_approvals' ? records.approvals : records.payments).map((row) => row.id);
+              written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held])).rowCount ?? 0;
+            }
             if (rows[table].length === 0) continue;
             written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
           }
@@ -127,6 +135,18 @@ export function createDealActivities(services: Services) {
             written > 0,
           ]);
           if (!change.event) return { deliveryId: null };
+          if (stored === change.status) {
+            // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
+            // or this is a retry of this very write. That event stands, sent if it is not yet; a second would tell the
+            // marketplace twice.
+            const earlier = await client.query<{ delivery_id: string | null; status: string | null }>(
+              `SELECT d.id AS delivery_id, d.status FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+                WHERE e.deal_id = $1 AND e.event = $2 ORDER BY e.occurred_at DESC, d.created_at DESC LIMIT 1`,
+              [change.dealId, change.event.type],
+            );
+            const found = earlier.rows[0];
+            if (found) return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null };
+          }
           const deal = (await findDeal(client, { id: change.dealId }))!;
           const deliveryId = await insertWebhookEvent(client, {
             eventId: change.event.id,

@@ -61,7 +61,7 @@ export const EnvSchema = z.object({
   ESCROW_HOLD_POLICY: z.enum(['refund', 'release']).default('refund'),
   ESCROW_HOLD_MARGIN_SECONDS: z.coerce.number().int().min(0).default(12 * 3600),
   DEAL_WORKFLOW_HISTORY_LIMIT: positiveInt.default(10_000),
-  // From this attempt on, a failing activity is an error log line and a count (src/activity-alerts.ts); the worker
+  // From this attempt on, a failing activity is an error log line and a count (src/temporal/activity-alerts.ts); the worker
   // serves its Prometheus metrics at WORKER_METRICS_ADDRESS when set.
   ACTIVITY_ALERT_ATTEMPTS: positiveInt.default(10),
   WORKER_METRICS_ADDRESS: z.string().trim().regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port').optional(),

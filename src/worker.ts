@@ -1,5 +1,5 @@
 // The Temporal worker: bundles workflows/, registers activities/, polls the configured task queue, drains on stop.
-// Activities that keep failing are logged and counted (activity-alerts.ts); its metrics are served at
+// Activities that keep failing are logged and counted (temporal/activity-alerts.ts); its metrics are served at
 // WORKER_METRICS_ADDRESS. On start it asks the open deals to re-assert their records (after a crash PostgreSQL may
 // lack writes their workflows acted on).
 import { createRequire } from 'node:module';
@@ -9,7 +9,7 @@ import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
 import { createActivities } from '../activities/index.ts';
 import { reassertSignal } from '../workflows/deal-messages.ts';
-import { activityAlerts } from './activity-alerts.ts';
+import { activityAlerts } from './temporal/activity-alerts.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 
@@ -92,7 +92,7 @@ async function registerSearchAttributes(services: Services): Promise<void> {
 
 /**
  * The SDK's own logs (bundling, state changes) go through pino; its chatty INFO becomes our debug. With a metrics
- * address, the SDK's Prometheus exporter serves the worker's metrics (Temporal's own and activity-alerts.ts's).
+ * address, the SDK's Prometheus exporter serves the worker's metrics (Temporal's own and temporal/activity-alerts.ts's).
  */
 function installRuntime(logger: Logger, metricsAddress: string | undefined): void {
   const sdk = logger.child({ component: 'temporal-sdk' });

@@ -1,6 +1,7 @@
 // The deal workflow's durability: events of one deal arrive in order even when the receiver fails first, long
 // histories continue as new without losing anything, PostgreSQL commits before anyone acts on a write, record rows
-// PostgreSQL lost come back from the workflow, and recorded histories still replay on today's code.
+// PostgreSQL lost come back from the workflow, what a lost workflow task wrote is told once and leaves no stray row,
+// and recorded histories still replay on today's code.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,7 +9,9 @@ import { Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { startWorker, WORKFLOWS_PATH } from '../src/worker.ts';
-import { reassertSignal } from '../workflows/deal-messages.ts';
+import { randomUUID } from 'node:crypto';
+import { reassertSignal, snapshotQuery } from '../workflows/deal-messages.ts';
+import { createDealActivities } from '../activities/deals.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -210,6 +213,68 @@ describe('record rows PostgreSQL lost', () => {
     await loseWrites(deal.id);
     await expect.poll(async () => (await handle.describe()).runId, { timeout: 40_000 }).not.toBe(runId);
     await expect.poll(() => recordRows(deal.id), { timeout: 10_000 }).toEqual(intact);
+  });
+});
+
+describe('writes of a workflow task that never reached Temporal', () => {
+  // A local activity writes before its workflow task completes; when Temporal is down then, the task and the update in
+  // it are lost, the caller gets a 503 and tries again, while PostgreSQL keeps what the lost task wrote.
+  async function loseTaskOfRelease(deal: { id: string; external_id: string }) {
+    const held = await handleOf(deal, quietShop).query(snapshotQuery);
+    const released = { ...held.payments[0]!, status: 'released' as const, updated_at: new Date().toISOString() };
+    const lost = { id: randomUUID(), deliveryId: randomUUID(), type: 'deal.paid', occurredAt: new Date().toISOString() };
+    const { recordDealChange } = createDealActivities(server.services);
+    await recordDealChange({ dealId: deal.id, status: 'paid', event: lost, records: { ...held, payments: [released] } });
+    return lost;
+  }
+
+  // Deals of these tests keep one run: a continue-as-new re-asserts the workflow's records, which would put back the
+  // state before the lost task and hide what is tested here.
+  let historyLimit: number;
+  beforeAll(() => {
+    historyLimit = server.services.config.DEAL_WORKFLOW_HISTORY_LIMIT;
+    server.services.config.DEAL_WORKFLOW_HISTORY_LIMIT = 10_000;
+  });
+  afterAll(() => {
+    server.services.config.DEAL_WORKFLOW_HISTORY_LIMIT = historyLimit;
+  });
+
+  const paidArrivals = (deal: { id: string }) => arrivals(deal.id, quietShop).filter(({ event }) => event.event === 'deal.paid');
+  const paidEvents = async (deal: { id: string }) =>
+    (await server.services.db.query(`SELECT id FROM webhook_events WHERE deal_id = $1 AND event = 'deal.paid'`, [deal.id])).rows.map((row) => row.id);
+
+  it('tell the marketplace once: the retried change sends the event the lost task recorded', async () => {
+    const { deal, buyer } = await heldDeal(quietShop);
+    const lost = await loseTaskOfRelease(deal);
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    // A paid deal's workflow ends once its events are out: then nothing more can arrive.
+    await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
+    expect(paidArrivals(deal).map(({ event }) => event.event_id)).toEqual([lost.id]);
+    expect(await paidEvents(deal)).toEqual([lost.id]);
+  });
+
+  it('tell the marketplace once: an event the lost task already sent is not sent again', async () => {
+    const { deal, buyer } = await heldDeal(quietShop);
+    const lost = await loseTaskOfRelease(deal);
+    await server.services.db.query(`UPDATE webhook_deliveries SET status = 'delivered' WHERE id = $1`, [lost.deliveryId]);
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
+    expect(paidArrivals(deal)).toEqual([]);
+    expect(await paidEvents(deal)).toEqual([lost.id]);
+  });
+
+  it('leave no stray record: the next write keeps only the rows the workflow holds', async () => {
+    const { deal, buyer } = await heldDeal(quietShop);
+    const stray = randomUUID();
+    await server.services.db.query(
+      `INSERT INTO deal_approvals (id, deal_id, status, approver, comment, created_at) VALUES ($1, $2, 'pending', 'x@example.com', '', now())`,
+      [stray, deal.id],
+    );
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    const held = await handleOf(deal, quietShop).query(snapshotQuery);
+    const approvals = await server.services.db.query('SELECT id FROM deal_approvals WHERE deal_id = $1', [deal.id]);
+    expect(approvals.rows.map((row) => row.id)).toEqual(held.approvals.map((approval) => approval.id));
+    expect(approvals.rows.map((row) => row.id)).not.toContain(stray);
   });
 });
 

@@ -5,7 +5,7 @@
 // `activity_failures_after_retries_total` (served at WORKER_METRICS_ADDRESS, labelled by activity and workflow type).
 import { CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 
 /** Webhook deliveries fail for days while a marketplace's receiver is down; the delivery log shows every attempt. */
 const FAILING_BY_DESIGN = new Set(['deliverWebhook']);
