@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
-import { freePort, isPortFree } from '../src/dev/ports.ts';
+import { freePorts, isPortFree } from '../src/dev/ports.ts';
 import { commandLine } from '../src/dev/processes.ts';
 import { hashSecret } from '../src/secrets.ts';
 import { json } from './helpers.ts';
@@ -18,13 +18,8 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-start-'));
 chmodSync(dataDir, 0o755);
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const ports = {
-  PORT: await freePort(),
-  DATA_PORT: await freePort(),
-  TEMPORAL_PORT: await freePort(),
-  TEMPORAL_UI_PORT: await freePort(),
-  POSTGRES_PORT: await freePort(),
-};
+const [PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT] = await freePorts(5);
+const ports = { PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT };
 const base = `http://127.0.0.1:${ports.PORT}`;
 const data = `http://127.0.0.1:${ports.DATA_PORT}`;
 

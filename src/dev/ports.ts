@@ -26,3 +26,24 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     });
   });
 }
+
+/**
+ * `count` different ports, free right now. Each is held until all are chosen: asking freePort() several times in a
+ * row can return one port twice, and two servers then clash on it.
+ */
+export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const held: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      held.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port: 0 }, () => resolve());
+      });
+    }
+    return held.map((server) => (server.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}

@@ -121,9 +121,10 @@ function problems(baseUrl: string, logger: Logger): Middleware {
       }
     } catch (error) {
       problem = toProblem(error);
-      if (problem.status >= 500 && !(error instanceof Problem)) {
-        ((ctx.state.log as Logger | undefined) ?? logger).error({ err: error }, 'unhandled error');
-      }
+      const log = (ctx.state.log as Logger | undefined) ?? logger;
+      // A dependency that is away (503) is an outage to see in the log, not a defect of ours: no stack, no alarm word.
+      if (problem.status === 503 && !(error instanceof Problem)) log.warn({ code: problem.code, reason: (error as Error).message }, 'dependency unavailable');
+      else if (problem.status >= 500 && !(error instanceof Problem)) log.error({ err: error }, 'unhandled error');
     }
     if (!problem) return;
     ctx.status = problem.status;

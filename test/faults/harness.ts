@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { startCluster, type Cluster } from '../../src/dev/cluster.ts';
-import { freePort, isPortFree } from '../../src/dev/ports.ts';
+import { freePorts, isPortFree } from '../../src/dev/ports.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -51,12 +51,13 @@ export async function startFaultCluster(env: Record<string, string>): Promise<Fa
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-faults-'));
   chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
   const port = await freeRange(3); // the proxy and the two main servers after it
+  const [dataPort, postgresPort] = await freePorts(2);
   const cluster = await startCluster({
     dataDir,
     host: '127.0.0.1',
     port,
-    dataPort: await freePort(),
-    postgresPort: await freePort(),
+    dataPort,
+    postgresPort,
     temporalPort: await freeRange(9),
     namespace: 'default',
     workers: 2,

@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../../src/dev/ports.ts';
+import { freePorts } from '../../src/dev/ports.ts';
 import { resolveTemporalCli } from '../../src/dev/temporal-cli.ts';
 import { Client, driveDeal, expectAllArrived, inParallel, Receiver, report, setUpMarketplace, tally, until } from './harness.ts';
 
@@ -15,7 +15,8 @@ const CONCURRENCY = 12;
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-faults-start-'));
 chmodSync(dataDir, 0o755);
-const ports = { PORT: await freePort(), DATA_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), POSTGRES_PORT: await freePort() };
+const [PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT] = await freePorts(5);
+const ports = { PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT };
 let running: ChildProcess | undefined;
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../src/dev/ports.ts';
+import { freePorts } from '../../src/dev/ports.ts';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -52,7 +52,7 @@ interface Service {
 async function startService(): Promise<Service> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-fuzz-'));
   chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
-  const [port, dataPort, postgresPort, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [port, dataPort, postgresPort, temporalPort, uiPort] = await freePorts(5);
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/bin/start.ts')], {
     cwd: ROOT,
@@ -117,7 +117,7 @@ function fuzz(binary: string, document: string, url: string, headers: string[], 
       const tested = /Tested:\s*(\d+)/.exec(text)?.[1];
       const selected = /Selected:\s*(\d+\/\d+)/.exec(text)?.[1];
       const cases = Number(/(\d+) generated/.exec(text)?.[1] ?? 0);
-      const failures = Number(/found (\d+) unique failures/.exec(text)?.[1] ?? (code === 0 ? 0 : NaN));
+      const failures = Number(/found (\d+) unique failures?/.exec(text)?.[1] ?? (code === 0 ? 0 : NaN));
       resolve({ document, operations: `${tested ?? '?'} tested of ${selected ?? '?'} selected`, cases, failures, exitCode: code ?? 1 });
     });
   });
