@@ -170,3 +170,13 @@ function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void
     );
   });
 }
+
+// Run directly (`.ci/run` does), it builds the server once and prints where it is.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  resolveTemporalServer({ say: (message) => console.error(message) })
+    .then((build) => console.log(build.server))
+    .catch((error: Error) => {
+      console.error(error.message);
+      process.exit(1);
+    });
+}
