@@ -10,8 +10,11 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 
 export function createDb(databaseUrl: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000 });
-  // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
+  // A client losing its connection (a database restart) must not crash the process. Idle, the pool reports it and
+  // replaces it; checked out between two queries (inside a transaction), it reports it on itself, and the next query
+  // on it fails instead, so the caller gets an error and the pool drops the client when it comes back.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

@@ -53,26 +53,14 @@ export async function startTemporalDevServer(options: {
     ...Object.entries(DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
   ];
   const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid !== undefined) options.pidFile?.write(child.pid);
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
-      options.pidFile?.remove();
-      resolve(code);
-    }),
-  );
+  const { exited, output } = watchChild(child, { pidFile: options.pidFile });
 
   const address = `${options.host}:${options.port}`;
   try {
     await waitUntilServing(address, options.namespace, exited, options.startTimeoutMs ?? 60_000);
   } catch (error) {
     await stopChild(child, exited);
-    throw new Error(`The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output.trim()}`);
+    throw new Error(`The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`);
   }
   return {
     address,
@@ -113,6 +101,28 @@ export async function untilTemporalAnswers(
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/**
+ * Keeps the pid file while the server runs and the last lines of its output for an error message (each line also to
+ * `onLine`): what the dev server and the cluster's Temporal server both need of their child process.
+ */
+export function watchChild(child: ChildProcess, options: { pidFile?: PidFile; onLine?: (line: string) => void }) {
+  if (child.pid !== undefined) options.pidFile?.write(child.pid);
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-6000);
+    if (options.onLine) for (const line of chunk.toString().split('\n')) if (line.trim()) options.onLine(line);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      options.pidFile?.remove();
+      resolve(code);
+    }),
+  );
+  return { exited, output: () => output };
 }
 
 /** SIGTERM, then SIGKILL when it has not exited within `graceMs`. */

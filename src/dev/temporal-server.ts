@@ -10,7 +10,7 @@ import proto from '@temporalio/proto';
 import { ensureSearchAttributes } from '../temporal/search-attributes.ts';
 import { buildWithGo, findOnPath, isExecutable, temporalCliCacheDir } from './temporal-cli.ts';
 import { assertPortFree } from './ports.ts';
-import { stopChild, untilTemporalAnswers } from './temporal-dev-server.ts';
+import { stopChild, untilTemporalAnswers, watchChild } from './temporal-dev-server.ts';
 import type { PidFile } from './processes.ts';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
@@ -121,26 +121,13 @@ export async function startTemporalServer(options: {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (child.pid !== undefined) options.pidFile?.write(child.pid);
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-6000);
-    for (const line of chunk.toString().split('\n')) if (line.trim()) options.log(line);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
-      options.pidFile?.remove();
-      resolve(code);
-    }),
-  );
+  const { exited, output } = watchChild(child, { pidFile: options.pidFile, onLine: options.log });
   const address = `127.0.0.1:${ports.frontend}`;
   try {
     await waitForNamespace(address, options.namespace, exited, 90_000);
   } catch (error) {
     await stopChild(child, exited, 15_000);
-    throw new Error(`The Temporal server did not start: ${(error as Error).message}\nIts output:\n${output.trim()}`);
+    throw new Error(`The Temporal server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`);
   }
   return { address, pid: child.pid!, stop: () => stopChild(child, exited, 15_000) };
 }
