@@ -5,11 +5,24 @@
 import pg from 'pg';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Services } from '../src/services.ts';
-import { inTransaction } from '../src/db.ts';
-import { ensureUser } from '../src/accounts/users.ts';
+import { inTransaction, type DbClient } from '../src/db.ts';
+import { ensureUser, findMailRecipient } from '../src/accounts/users.ts';
+import { findMarketplace } from '../src/marketplaces/marketplaces.ts';
+import { dealPageUrl, invitationMail } from '../src/mail/templates.ts';
+import { createNotificationActivities, type DealNotice } from '../src/deals/notifications.ts';
 import { ensureInvitation, invitationToken } from '../src/cabinet/invitations.ts';
 import { findDeal } from '../src/deals/store.ts';
-import type { ApprovalRecord, DealRecord, DealStatus, DocumentRecord, PaymentRecord } from '../src/deals/model.ts';
+import type {
+  ActorKind,
+  ApprovalRecord,
+  CancellationRecord,
+  DealRecord,
+  DealStatus,
+  DisputeMessage,
+  DisputeRecord,
+  DocumentRecord,
+  PaymentRecord,
+} from '../src/deals/model.ts';
 import type { NewDocument } from '../workflows/deal-messages.ts';
 import { insertWebhookEvent } from '../src/webhooks/events.ts';
 
@@ -21,6 +34,9 @@ export interface DealRecords {
   documents: HeldDocument[];
   approvals: ApprovalRecord[];
   payments: PaymentRecord[];
+  /** Absent in writes of workflows from before disputes and cancellations were records: left as stored. */
+  dispute?: DisputeRecord | null;
+  cancellation?: CancellationRecord | null;
 }
 
 export interface DealChange {
@@ -37,7 +53,11 @@ export interface DealChange {
   /** The status after the change, computed by the workflow with dealStatus(). */
   status: DealStatus;
   /** The webhook event when the status changed into one that has an event. */
-  event?: { id: string; deliveryId: string; type: string; occurredAt: string };
+  event?: { id: string; deliveryId: string; type: string; occurredAt: string; actor?: ActorKind; reason?: string };
+  /** Mail the people the event concerns, once it is stored (workflows from before mails were sent leave it out). */
+  notify?: boolean;
+  /** A new message of the dispute, whose other side is mailed once it is stored. */
+  message?: DisputeMessage;
 }
 
 /** The failure type of a write PostgreSQL refuses for its data; the API answers it with 400 (src/deals/commands.ts). */
@@ -98,15 +118,42 @@ const UPSERT = {
   deal_payments: upsertStatement('deal_payments'),
 };
 
+/** Writes the dispute and the messages it lacks (messages are never edited); returns the rows written. */
+async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRecord): Promise<number> {
+  const { decision } = dispute;
+  const row = await client.query(
+    `INSERT INTO deal_disputes (deal_id, status, reason, opened_by, opened_at, decision_outcome, decision_reason, decided_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (deal_id) DO UPDATE SET status = excluded.status, decision_outcome = excluded.decision_outcome,
+       decision_reason = excluded.decision_reason, decided_at = excluded.decided_at
+     WHERE (deal_disputes.status, deal_disputes.decision_outcome, deal_disputes.decision_reason, deal_disputes.decided_at)
+       IS DISTINCT FROM (excluded.status, excluded.decision_outcome, excluded.decision_reason, excluded.decided_at)`,
+    [dealId, dispute.status, dispute.reason, dispute.opened_by, dispute.opened_at, decision?.outcome ?? null, decision?.reason ?? null, decision?.decided_at ?? null],
+  );
+  const messages = await client.query(
+    `INSERT INTO deal_dispute_messages (id, deal_id, author, text, files, created_at)
+     SELECT m.id, $1, m.author, m.text, m.files, m.created_at
+       FROM jsonb_to_recordset($2::jsonb) AS m(id uuid, author text, text text, files jsonb, created_at timestamptz)
+     ON CONFLICT (id) DO NOTHING`,
+    [dealId, JSON.stringify(dispute.messages)],
+  );
+  return (row.rowCount ?? 0) + (messages.rowCount ?? 0);
+}
+
 export function createDealActivities(services: Services) {
   const { db } = services;
+  const { notifyDealChange } = createNotificationActivities(services);
+  const mail = (notice: DealNotice) =>
+    notifyDealChange(notice).catch((error: unknown) => {
+      services.logger.error({ err: error, deal_id: notice.dealId, event_id: notice.eventId }, 'a deal notice could not be mailed');
+    });
   return {
     /**
      * Persists one change of a deal (or re-asserts the deal as it stands) and, with it, its webhook event. Returns the
      * delivery to send, if any.
      */
-    async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null }> {
-      return refusedForGood(() =>
+    async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null; eventId?: string }> {
+      const recorded = await refusedForGood(() =>
         inTransaction(db, async (client) => {
           const { records, document, approval, payment } = change;
           // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
@@ -128,6 +175,18 @@ export function createDealActivities(services: Services) {
             if (rows[table].length === 0) continue;
             written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
           }
+          if (records?.dispute) written += await writeDispute(client, change.dealId, records.dispute);
+          if (records?.cancellation) {
+            const { cancelled_at, actor, reason } = records.cancellation;
+            written +=
+              (
+                await client.query(
+                  `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
+                    WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
+                  [change.dealId, cancelled_at, actor, reason],
+                )
+              ).rowCount ?? 0;
+          }
           // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone.
           await client.query('UPDATE deals SET status = $2, updated_at = now() WHERE id = $1 AND ($3 OR status IS DISTINCT FROM $2)', [
             change.dealId,
@@ -139,13 +198,13 @@ export function createDealActivities(services: Services) {
             // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
             // or this is a retry of this very write. That event stands, sent if it is not yet; a second would tell the
             // marketplace twice.
-            const earlier = await client.query<{ delivery_id: string | null; status: string | null }>(
-              `SELECT d.id AS delivery_id, d.status FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+            const earlier = await client.query<{ event_id: string; delivery_id: string | null; status: string | null }>(
+              `SELECT e.id AS event_id, d.id AS delivery_id, d.status FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
                 WHERE e.deal_id = $1 AND e.event = $2 ORDER BY e.occurred_at DESC, d.created_at DESC LIMIT 1`,
               [change.dealId, change.event.type],
             );
             const found = earlier.rows[0];
-            if (found) return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null };
+            if (found) return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id };
           }
           const deal = (await findDeal(client, { id: change.dealId }))!;
           const deliveryId = await insertWebhookEvent(client, {
@@ -154,16 +213,31 @@ export function createDealActivities(services: Services) {
             event: change.event.type,
             occurredAt: change.event.occurredAt,
             status: change.status,
+            actor: change.event.actor,
+            reason: change.event.reason,
             deal,
           });
-          return { deliveryId };
+          return { deliveryId, eventId: change.event.id };
         }),
       );
+      // After the commit, keyed by the event (or the message): a retry mails nobody twice. A mail that fails is in the
+      // outbox as failed and never holds up the deal.
+      const { event, message } = change;
+      if (change.notify && event && recorded.eventId) {
+        await mail({ dealId: change.dealId, eventId: recorded.eventId, status: change.status, actor: event.actor, reason: event.reason });
+      }
+      if (message) {
+        await mail({ dealId: change.dealId, eventId: message.id, status: change.status, actor: message.author, disputeMessage: { author: message.author, text: message.text } });
+      }
+      return recorded;
     },
 
-    /** Gives the buyer and the seller a svc ID and a personal organization, and invites those without a password. */
-    async provisionParties(dealId: string): Promise<void> {
-      await refusedForGood(async () => {
+    /**
+     * Gives the buyer and the seller a svc ID and a personal organization, and invites those without a password.
+     * Answers the deal.created event the API wrote with the deal, and its delivery while it is still to be sent.
+     */
+    async provisionParties(dealId: string): Promise<{ eventId?: string; deliveryId?: string } | void> {
+      return refusedForGood(async () => {
         const deal = await findDeal(db, { id: dealId });
         if (!deal) return;
         const { id: buyerId } = await provision(deal, 'buyer', deal.buyer_email, deal.buyer_name);
@@ -172,6 +246,15 @@ export function createDealActivities(services: Services) {
           const { id: sellerId } = await provision(deal, 'seller', deal.seller_email, '');
           await db.query('UPDATE deals SET seller_id = $2 WHERE id = $1', [dealId, sellerId]);
         }
+        const created = await db.query<{ event_id: string; delivery_id: string | null }>(
+          `SELECT e.id AS event_id, d.id AS delivery_id FROM webhook_events e
+             LEFT JOIN webhook_deliveries d ON d.event_id = e.id AND d.status IN ('pending', 'retrying')
+            WHERE e.deal_id = $1 AND e.event = 'deal.created' LIMIT 1`,
+          [dealId],
+        );
+        const row = created.rows[0];
+        if (row) await mail({ dealId, eventId: row.event_id, status: 'created', actor: 'marketplace' });
+        return row ? { eventId: row.event_id, deliveryId: row.delivery_id ?? undefined } : {};
       });
     },
 
@@ -188,20 +271,19 @@ export function createDealActivities(services: Services) {
     const { user } = await ensureUser(db, { email, name });
     const invitation = await ensureInvitation(db, user.id);
     if (invitation) {
-      const link = `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`;
-      const opening = {
-        buyer: 'A marketplace has opened a safe deal for you',
-        seller: 'A buyer has opened a safe deal with you',
-        approver: 'You are asked to approve the terms of a safe deal',
-      }[role];
-      await services.mailer.send({
-        key: `invitation/${invitation.id}`,
-        to: user.email,
-        subject: 'Your account for safe deals',
-        text:
-          `Hello${user.name ? ` ${user.name}` : ''},\n\n${opening}${deal.title ? `: "${deal.title}"` : ''}.\n` +
-          `Your account (svc ID ${user.id}) is ready. Set a password to open your cabinet:\n\n${link}\n`,
+      const marketplace = await findMarketplace(db, deal.marketplace_id);
+      const locale = (await findMailRecipient(db, user.email))?.locale ?? 'ru';
+      const mail = invitationMail({
+        role,
+        locale,
+        name: user.name,
+        svcId: user.id,
+        dealTitle: deal.title,
+        marketplaceName: marketplace?.name ?? '',
+        link: `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`,
+        dealUrl: dealPageUrl(services.config.BASE_URL, deal.id),
       });
+      await services.mailer.send({ key: `invitation/${invitation.id}`, to: user.email, ...mail });
     }
     return user;
   }

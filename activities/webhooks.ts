@@ -41,6 +41,9 @@ export function createWebhookActivities(services: Services, options: WebhookActi
         const headers = webhookHeaders({
           body: delivery.body,
           secret: decryptSecret(services.masterKey, delivery.secret_encrypted),
+          ...(delivery.previous_secret_encrypted
+            ? { previousSecret: decryptSecret(services.masterKey, delivery.previous_secret_encrypted) }
+            : {}),
           event: delivery.event,
           eventId: delivery.event_id,
           deliveryId,

@@ -2,7 +2,8 @@
 //   1. loads the generated tenders into the `bench` source once (the sample generator; progress printed; later runs
 //      reuse them), then refreshes the facet counts and statistics;
 //   2. p50/p95 of selective searches, of broad searches (the most common words, also within a country, and pairs of
-//      common words that never meet), of facets and of a card;
+//      common words that never meet), of both with the filters suppliers use (status, deadline, value, classification,
+//      buyer, law, sort), of filtered lists without text, of facets (also within a query) and of a card;
 //   3. requests per second of /v1/tenders/countries;
 //   4. the quota's added latency: the atomic count statement alone, sequential and concurrent.
 // Usage: npm run bench:data [-- --tenders 1000000]
@@ -29,11 +30,25 @@ const db = createDb(databaseUrl, 8);
 const base = config.MCP_URL;
 
 const SELECTIVE = [
-  'ультразвуковых сканеров', 'строительству здания школы Томск', 'дизельного топлива Пермь', 'ventilation Leeds',
-  'охране объектов Казань', '"school textbooks" Madrid', 'реконструкции водопроводных сетей Гомель', 'catering Lyon',
-  'лицензий на программное обеспечение Самара', 'passenger cars Gdańsk',
+  'аппарат ультразвуковой диагностики', 'строительству школы Томск', 'дизельного топлива Пермь', 'ventilation Leeds',
+  'охране объектов Казань', '"school textbooks" Cork', 'реконструкции водопроводных сетей Гомель', 'catering Galway',
+  'антивирусное программное обеспечение Самара', 'passenger cars Manchester',
 ];
 const BROAD = ['поставка', 'tenders', 'контракта'];
+const today = new Date().toISOString().slice(0, 10);
+// The filters a supplier sets, each with a text of either kind.
+const FILTERED_SELECTIVE = [
+  'q=лекарственные+препараты&status=active', `q=medicines&deadline_from=${today}`, 'q=ноутбуков&value_max=5000000&currency=RUB',
+  'q=road+repair&classification=cpv:452', 'q=уборке&buyer=больница', 'q=diesel&law=eu-2014-24&sort=deadline',
+];
+const FILTERED_BROAD = [
+  'q=поставка&status=active', `q=поставка&deadline_from=${today}&sort=deadline`, 'q=tenders&value_min=100000&sort=value_desc',
+  'q=контракта&classification=okpd2:21', 'q=поставка&law=223-fz', 'q=tenders&buyer=council',
+];
+const FILTERED_LISTS = [
+  'status=active', `status=active&deadline_from=${today}&sort=deadline`, 'classification=cpv:33600000&sort=value_desc',
+  'law=44-fz&value_min=1000000&value_max=5000000', 'buyer=Водоканал&country=RU', 'currency=GBP&sort=value_asc',
+];
 // Each common, never in one tender: the planner multiplies their shares and expects many matches (the worst case).
 const NEVER_TOGETHER = ['поставка tenders', 'контракта supply'];
 
@@ -106,7 +121,13 @@ async function main() {
   await timed('broad search (common words)', BROAD.map(search), key, 150);
   await timed('broad search, country=RU', BROAD.map((q) => `${search(q)}&country=RU`), key, 60);
   await timed('common words never together', NEVER_TOGETHER.map(search), key, 60);
+  await timed('selective search with filters', FILTERED_SELECTIVE.map((query) => `/v1/tenders?${query}`), key, 120);
+  await timed('broad search with filters', FILTERED_BROAD.map((query) => `/v1/tenders?${query}`), key, 120);
+  await timed('lists with filters (no q)', FILTERED_LISTS.map((query) => `/v1/tenders?${query}`), key, 120);
+  const first = (await (await fetch(`${base}/v1/tenders?status=active&limit=100`, { headers: { Authorization: `Bearer ${key}` } })).json()) as any;
+  await timed('next page by cursor', [`/v1/tenders?status=active&limit=100&cursor=${first.next_cursor}`], key, 60);
   await timed('facets', ['/v1/tenders/facets', '/v1/tenders/facets?country=RU'], key, 200);
+  await timed('facets within a query and filters', ['/v1/tenders/facets?q=medicines', '/v1/tenders/facets?q=поставка&status=active', '/v1/tenders/facets?law=44-fz'], key, 60);
   await timed('card', ids.map((id) => `/v1/tenders/${encodeURIComponent(id)}`), key, 200);
   await timed('latest (no q), offset 1000', ['/v1/tenders?offset=1000'], key, 100);
   await timed('countries, 50 concurrent', ['/v1/tenders/countries'], key, 5000, 50);

@@ -1,7 +1,9 @@
 // The buyer cabinet's web pages, driven as a browser would over real HTTP (redirects not followed, cookies kept by
 // hand), against the real PostgreSQL, the Temporal dev server and our worker: invitation → password → approvals →
-// escrow release, CSRF, sign-in and its `next`, other buyers' deals, and Russian.
+// confirmed escrow moves, the seller's view, the dispute thread with files, CSRF, sign-in and its `next`, other
+// buyers' deals, and Russian.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 let server: TestServer;
@@ -62,6 +64,13 @@ class Browser {
     return this.request('POST', path, form);
   }
 
+  /** A form with files, as a browser sends it: multipart/form-data with this browser's cookies. */
+  async postMultipart(path: string, form: FormData): Promise<Page> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(new URL(path, server.url), { method: 'POST', redirect: 'manual', headers: { Cookie: cookie, ...this.headers }, body: form });
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
+  }
+
   /** GETs the address a 303 points to. */
   async follow(page: Page): Promise<Page> {
     expect(page.status).toBe(303);
@@ -102,7 +111,8 @@ async function invitationPath(email: string): Promise<string> {
   await expect
     .poll(async () => {
       const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
-      link = items[0]?.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=\S+/)?.[0];
+      // Deal notices may have arrived since: the newest mail that carries an invitation link.
+      link = items.map((item: { text: string }) => item.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=\S+/)?.[0]).find(Boolean);
       return link;
     }, { timeout: 20_000 })
     .toBeDefined();
@@ -197,22 +207,48 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(await json(escrow)).toMatchObject({ status: 'hold', provider: 'sandbox' });
     const held = await browser.get(`/cabinet/view/deals/${deal.id}`);
     expect(words(held)).toContain('Paid: the money is held in escrow');
+    // Each move is a link to its confirmation; the deal page itself has no form that moves money.
     for (const action of ['release', 'refund', 'dispute']) {
-      expect(held.text).toContain(`action="/cabinet/view/deals/${deal.id}/escrow/${action}"`);
+      expect(held.text).toContain(`href="/cabinet/view/deals/${deal.id}/escrow/${action}"`);
+      expect(held.text).not.toContain(`action="/cabinet/view/deals/${deal.id}/escrow/${action}"`);
     }
 
-    const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(held) });
+    const confirm = await browser.get(`/cabinet/view/deals/${deal.id}/escrow/release`);
+    expect(confirm.status).toBe(200);
+    expect(words(confirm)).toContain('Release the money to the seller?');
+    expect(words(confirm)).toContain('The seller gets RUB 1,500.50. This cannot be undone: the money cannot be returned to you afterwards.');
+    expect(confirm.text).toContain(`<form method="post" action="/cabinet/view/deals/${deal.id}/escrow/release">`);
+    expect(confirm.text).toContain('<input type="hidden" name="confirmed" value="yes">');
+    expect(confirm.text).toContain(`href="/cabinet/view/deals/${deal.id}">No, back to the deal</a>`);
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+
+    // A post without the confirmation (an old page's form, a forged one with a stolen token) only shows the question.
+    const unconfirmed = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(held) });
+    expect(unconfirmed.status).toBe(200);
+    expect(words(unconfirmed)).toContain('Release the money to the seller?');
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+    const noToken = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { confirmed: 'yes' });
+    expect(noToken.status).toBe(403);
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+
+    const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(confirm), confirmed: 'yes' });
     expect(released.location).toBe(`/cabinet/view/deals/${deal.id}?done=released`);
     const paid = await browser.follow(released);
+    expect(words(paid)).toContain('The money was sent to the seller.');
     expect(words(paid)).toContain('Completed: the money was sent to the seller');
     expect(paid.text).not.toContain('/escrow/release"');
     expect(await dealStatus(deal.id)).toBe('paid');
 
-    const again = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(held) });
+    const late = await browser.get(`/cabinet/view/deals/${deal.id}/escrow/refund`);
+    expect(late.status).toBe(400);
+    expect(words(late)).toContain('This deal is closed and cannot change any more.');
+    expect(late.text).not.toContain('name="confirmed"');
+    const again = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(held), confirmed: 'yes' });
     expect(again.status).toBe(400);
     expect(again.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(words(again)).toContain('The payment cannot be moved that way now.');
-    expect(again.text).not.toContain('invalid_payment_state');
+    // The refusal in words (the deal is closed; the service may name it by the payment's state), never its code.
+    expect(words(again)).toMatch(/<p class="error" role="alert">(This deal is closed and cannot change any more\.|The payment cannot be moved that way now\.)/);
+    expect(again.text).not.toMatch(/deal_closed|invalid_payment_state/);
     expect(await dealStatus(deal.id)).toBe('paid');
   });
 
@@ -332,8 +368,9 @@ describe("another buyer's deal", () => {
     expect(home.text).not.toContain(deal.id);
     const decided = await stranger.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
     expect(decided.status).toBe(404);
-    const escrow = await stranger.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(home) });
+    const escrow = await stranger.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(home), confirmed: 'yes' });
     expect(escrow.status).toBe(404);
+    expect((await stranger.get(`/cabinet/view/deals/${deal.id}/escrow/refund`)).status).toBe(404);
     expect(await dealStatus(deal.id)).toBe('approval');
   });
 });
@@ -362,5 +399,119 @@ describe('language', () => {
     expect(signIn.text).toContain('<label for="email">Электронная почта</label>');
     const englishFirst = await new Browser({ 'Accept-Language': 'en-US,en;q=0.9,ru;q=0.8' }).get('/cabinet/sign-in');
     expect(englishFirst.text).toContain('<html lang="en">');
+  });
+});
+
+/** A deal with a seller whose money is held: the buyer approved on the page, the marketplace started escrow. */
+async function heldDeal(buyerHeaders: Record<string, string> = {}) {
+  const sellerEmail = uniqueEmail('seller');
+  const { deal, approval } = await dealInApproval({ seller_email: sellerEmail });
+  const buyer = await buyerBrowser(deal.buyer_email, buyerHeaders);
+  const home = await buyer.get('/cabinet');
+  expect((await buyer.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) })).status).toBe(303);
+  expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
+  return { deal, buyer, sellerEmail };
+}
+
+/** The seller signs in on the sign-in page with a password of their account. */
+async function sellerBrowser(email: string, headers: Record<string, string> = {}): Promise<Browser> {
+  const { user } = await ensureUser(server.services.db, { email });
+  await setPassword(server.services.db, user.id, PASSWORD);
+  const browser = new Browser(headers);
+  const form = await browser.get('/cabinet/sign-in');
+  expect((await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email, password: PASSWORD })).status).toBe(303);
+  return browser;
+}
+
+describe('the seller', () => {
+  it('sees the deal with their role and no buyer move, and cannot reach a confirmation', async () => {
+    const { deal, sellerEmail } = await heldDeal();
+    const seller = await sellerBrowser(sellerEmail);
+
+    const home = await seller.get('/cabinet');
+    expect(home.text).toContain(`href="/cabinet/view/deals/${deal.id}"`);
+    expect(words(home)).toContain('Your role: Seller');
+
+    const page = await seller.get(`/cabinet/view/deals/${deal.id}`);
+    expect(page.status).toBe(200);
+    expect(words(page)).toContain('Paid: the money is held in escrow');
+    expect(words(page)).toContain('Terms.pdf');
+    expect(words(page)).toContain('The money is held. The buyer releases it to you');
+    expect(page.text).not.toContain('/escrow/');
+    expect(page.text).not.toContain('/approve"');
+    for (const action of ['release', 'refund', 'dispute']) {
+      expect((await seller.get(`/cabinet/view/deals/${deal.id}/escrow/${action}`)).status).toBe(404);
+      expect((await seller.post(`/cabinet/view/deals/${deal.id}/escrow/${action}`, { _csrf: csrfOf(page), confirmed: 'yes', reason: 'mine' })).status).toBe(404);
+    }
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+  });
+});
+
+describe('a dispute on the pages', () => {
+  it('asks for a reason on the confirmation, opens, and carries messages with files both ways', async () => {
+    const { deal, buyer, sellerEmail } = await heldDeal();
+
+    const confirm = await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`);
+    expect(words(confirm)).toContain('Open a dispute?');
+    expect(words(confirm)).toContain('The money (RUB 1,500.50) stays held until the arbiter decides');
+    expect(confirm.text).toContain('<textarea id="reason" name="reason" required maxlength="2000"');
+    const blank = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, { _csrf: csrfOf(confirm), confirmed: 'yes', reason: '   ' });
+    expect(blank.status).toBe(400);
+    expect(words(blank)).toContain('Say why you open the dispute: the reason is required.');
+    expect(words(blank)).toContain('Open a dispute?');
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+
+    const opened = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, { _csrf: csrfOf(confirm), confirmed: 'yes', reason: 'No <wheels>' });
+    expect(opened.location).toBe(`/cabinet/view/deals/${deal.id}?done=disputed`);
+    const disputed = await buyer.follow(opened);
+    expect(words(disputed)).toContain('The dispute is open. The money stays held until the arbiter decides.');
+    expect(disputed.text).toContain('No &#60;wheels&#62;');
+    expect(disputed.text).toContain(`action="/cabinet/view/deals/${deal.id}/dispute/messages" enctype="multipart/form-data"`);
+    expect(await dealStatus(deal.id)).toBe('disputed');
+
+    const seller = await sellerBrowser(sellerEmail);
+    const sellerPage = await seller.get(`/cabinet/view/deals/${deal.id}`);
+    expect(sellerPage.text).toContain('enctype="multipart/form-data"');
+    const form = new FormData();
+    form.append('_csrf', csrfOf(sellerPage));
+    form.append('text', 'The wheels were\nin a second box');
+    form.append('files', new Blob(['tracking 42'], { type: 'text/plain' }), 'Трекинг.txt');
+    const forged = new FormData();
+    forged.append('text', 'no token');
+    expect((await seller.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, forged)).status).toBe(403);
+    const sent = await seller.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, form);
+    expect(sent.location).toBe(`/cabinet/view/deals/${deal.id}?done=message_sent`);
+    expect(words(await seller.follow(sent))).toContain('Your message was added to the dispute.');
+
+    const read = await buyer.get(`/cabinet/view/deals/${deal.id}`);
+    expect(read.text).toContain('<strong>Seller</strong>');
+    expect(read.text).toMatch(/The wheels were\r?\nin a second box/); // browsers send line breaks as CRLF
+    const link = /href="(\/cabinet\/documents\/[^"]+\/content)" download>Трекинг\.txt<\/a>/.exec(read.text);
+    expect(link).not.toBeNull();
+    const file = await buyer.get(link![1]!);
+    expect(file.status).toBe(200);
+    expect(file.text).toBe('tracking 42');
+    expect(file.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent('Трекинг.txt')}`);
+
+    const empty = new FormData();
+    empty.append('_csrf', csrfOf(read));
+    empty.append('text', '  ');
+    const refused = await buyer.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, empty);
+    expect(refused.status).toBe(400);
+    expect(words(refused)).toContain('Write the message: it must not be empty.');
+  });
+});
+
+describe('confirmations in Russian', () => {
+  it('state each consequence in Russian', async () => {
+    const { deal, buyer } = await heldDeal({ 'Accept-Language': 'ru' });
+    const release = await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/release`);
+    expect(release.text).toContain('<html lang="ru">');
+    expect(release.text).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+    expect(words(release)).toContain('Перевести деньги продавцу?');
+    expect(words(release)).toContain('Отменить это нельзя');
+    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/refund`))).toContain('вернутся вам, и сделка завершится');
+    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`))).toContain('остаются удержанными, пока арбитр не решит');
+    expect(await dealStatus(deal.id)).toBe('escrow_hold');
   });
 });

@@ -82,9 +82,9 @@ describe('control characters and lone surrogates', () => {
     // A client library sees the refusal as the call's error, naming the field.
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${running.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
-    await expect(client.callTool({ name: 'search_tenders', arguments: { q: 'x\ud800' } })).rejects.toMatchObject({
+    await expect(client.callTool({ name: 'search_tenders', arguments: { query: 'x\ud800' } })).rejects.toMatchObject({
       code: -32602,
-      message: expect.stringContaining('params.arguments.q must be valid Unicode text'),
+      message: expect.stringContaining('params.arguments.query must be valid Unicode text'),
     });
     await client.close();
 

@@ -207,21 +207,25 @@ describe('over HTTP, every input that reaches a deal', () => {
     await toHeld(deal.id);
     const move = (who: 'cabinet' | 'admin', id: string, action: string, body: unknown = {}) => () =>
       post(`${server.url}/${who}/deals/${id}/escrow/${action}`, body, who === 'cabinet' ? buyer : admin());
-    // Their one input is the deal in the path; resolve also takes the outcome.
+    // Their inputs are the deal in the path and the reason; resolve also takes the outcome.
     const hostilePaths = (who: 'cabinet' | 'admin', actions: string[]) =>
       Object.fromEntries(
         actions.flatMap((action) =>
           Object.entries(HOSTILE_BYTES_TEXT).map(([what, value]) => [`${who} ${action}: ${what}`, move(who, `${deal.id}${encodeURIComponent(value)}`, action)]),
         ),
       );
-    await refusesAll(hostilePaths('cabinet', ['release', 'refund', 'dispute']));
-    expect(await succeedsAtOnce(move('cabinet', deal.id, 'dispute'), 200)).toMatchObject({ status: 'disputed' });
+    await refusesAll({
+      ...hostilePaths('cabinet', ['release', 'refund', 'dispute']),
+      ...each('dispute reason', HOSTILE_TEXT, (value) => move('cabinet', deal.id, 'dispute', { reason: value })),
+    });
+    expect(await succeedsAtOnce(move('cabinet', deal.id, 'dispute', { reason: 'Not as described' }), 200)).toMatchObject({ status: 'disputed' });
 
     await refusesAll({
       ...hostilePaths('admin', ['release', 'refund', 'dispute', 'resolve']),
-      ...each('resolve outcome', HOSTILE_TEXT, (value) => move('admin', deal.id, 'resolve', { outcome: value })),
+      ...each('resolve outcome', HOSTILE_TEXT, (value) => move('admin', deal.id, 'resolve', { outcome: value, reason: 'Delivered' })),
+      ...each('resolve reason', HOSTILE_TEXT, (value) => move('admin', deal.id, 'resolve', { outcome: 'release', reason: value })),
     });
-    expect(await succeedsAtOnce(move('admin', deal.id, 'resolve', { outcome: 'release' }), 200)).toMatchObject({ status: 'released' });
+    expect(await succeedsAtOnce(move('admin', deal.id, 'resolve', { outcome: 'release', reason: 'Delivered' }), 200)).toMatchObject({ status: 'released' });
   });
 
   it('widget: creation, Continue and escrow', async () => {

@@ -127,6 +127,6 @@ describe('the hold limit', () => {
     await expect.poll(async () => (await getDeal()).status, { timeout: 20_000, interval: 500 }).toBe('refunded');
     await expect
       .poll(() => receiver.received.map((request) => JSON.parse(request.body.toString())).filter((event) => event.id === deal.id).map((event) => event.event), { timeout: 20_000 })
-      .toEqual(['deal.approved', 'deal.escrow_hold', 'deal.refunded']);
+      .toEqual(['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.refunded']);
   });
 });

@@ -143,7 +143,7 @@ describe('a deal that is paid', () => {
     expect(await readdir(path.dirname(file))).toEqual([path.basename(file)]);
     expect((await stat(file)).mode & 0o777).toBe(0o600); // the service user's alone
 
-    await waitForEvents(deal.id, ['deal.approved', 'deal.escrow_hold', 'deal.paid']);
+    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.paid']);
     const paid = eventsFor(deal.id).at(-1);
     expect(paid).toMatchObject({
       event: 'deal.paid',
@@ -164,14 +164,14 @@ describe('a deal that is paid', () => {
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
-    await waitForEvents(deal.id, ['deal.approved']);
-    const request = receiver.received.find((candidate) => JSON.parse(candidate.body.toString()).id === deal.id)!;
+    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved']);
+    const request = receiver.received.find((candidate) => JSON.parse(candidate.body.toString()).event === 'deal.approved' && JSON.parse(candidate.body.toString()).id === deal.id)!;
     const expected = createHmac('sha256', webhookSecret).update(request.body).digest('hex');
     expect(request.headers['x-svc-signature']).toBe(expected);
     expect(request.headers['x-svc-event']).toBe('deal.approved');
     expect(request.headers['x-svc-delivery']).toEqual(expect.any(String));
     const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]));
-    expect(new Webhook(webhookSecret).verify(request.body.toString(), headers)).toMatchObject({ event: 'deal.approved', status: 'approved' });
+    expect(new Webhook(webhookSecret).verify(request.body.toString(), headers)).toMatchObject({ event: 'deal.approved', status: 'approved', actor: 'buyer' });
   });
 });
 
@@ -183,22 +183,35 @@ describe('a deal that is disputed, then refunded', () => {
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
     expect((await post(api(`/deals/${deal.id}/escrow`), { amount: 1000 }, mkt())).status).toBe(201);
 
-    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, {}, buyer)).status).toBe(200);
-    expect((await getDeal(deal.id)).status).toBe('disputed');
+    const reasonless = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, {}, buyer);
+    expect(reasonless.status).toBe(400);
+    expect((await getDeal(deal.id)).status).toBe('escrow_hold');
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, { reason: 'The bicycle came without wheels' }, buyer)).status).toBe(200);
+    const disputed = await getDeal(deal.id);
+    expect(disputed.status).toBe('disputed');
+    expect(disputed.dispute).toMatchObject({ status: 'open', reason: 'The bicycle came without wheels', decision: null });
 
     const buyerRefund = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer);
     expect(buyerRefund.status).toBe(400);
     expect((await json(buyerRefund)).code).toBe('invalid_payment_state');
 
-    const resolved = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund' }, admin());
+    const blind = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund' }, admin());
+    expect(blind.status).toBe(400);
+    const resolved = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund', reason: 'The seller sent no proof of delivery' }, admin());
     expect(resolved.status).toBe(200);
     expect(await json(resolved)).toMatchObject({ status: 'refunded', amount: 1000 });
-    expect((await getDeal(deal.id)).status).toBe('refunded');
+    const decided = await getDeal(deal.id);
+    expect(decided.status).toBe('refunded');
+    expect(decided.dispute).toMatchObject({ status: 'decided', decision: { outcome: 'refund', reason: 'The seller sent no proof of delivery' } });
 
     const afterwards = await post(`${server.url}/admin/deals/${deal.id}/escrow/release`, {}, admin());
     expect(afterwards.status).toBe(400);
-    expect((await json(afterwards)).code).toBe('invalid_payment_state');
-    await waitForEvents(deal.id, ['deal.approved', 'deal.escrow_hold', 'deal.disputed', 'deal.refunded']);
+    expect((await json(afterwards)).code).toBe('deal_closed');
+    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.disputed', 'deal.refunded']);
+    // The arbiter's refund is told apart from the buyer's cancellation: who, and why.
+    const [opened, refunded] = eventsFor(deal.id).slice(-2);
+    expect(opened).toMatchObject({ actor: 'buyer', reason: 'The bicycle came without wheels' });
+    expect(refunded).toMatchObject({ actor: 'arbiter', reason: 'The seller sent no proof of delivery' });
   });
 });
 
@@ -221,7 +234,8 @@ describe('a deal that is rejected', () => {
     const second = await post(api(`/deals/${deal.id}/approval`), { comment: 'New size' }, mkt());
     expect(second.status).toBe(201);
     expect((await getDeal(deal.id)).status).toBe('approval');
-    await waitForEvents(deal.id, ['deal.rejected']);
+    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.rejected', 'deal.approval']);
+    expect(eventsFor(deal.id)[3]).toMatchObject({ event: 'deal.rejected', actor: 'buyer', reason: 'Wrong size' });
   });
 });
 
@@ -308,8 +322,8 @@ describe('creation', () => {
     const found = await fetch(api(`/deals?external_id=${encodeURIComponent(deal.external_id)}`), { headers: mkt() });
     expect((await json(found)).id).toBe(deal.id);
     expect((await fetch(api('/deals?external_id=nope'), { headers: mkt() })).status).toBe(404);
-    const missing = await fetch(api('/deals'), { headers: mkt() });
-    expect(missing.status).toBe(400);
+    const listed = await json(await fetch(api('/deals?limit=100'), { headers: mkt() }));
+    expect(listed.items.map((item: { id: string }) => item.id)).toContain(deal.id);
 
     const other = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Other shop' }, admin()));
     for (const path of [`/deals/${deal.id}`, `/deals?external_id=${encodeURIComponent(deal.external_id)}`]) {

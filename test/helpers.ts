@@ -97,7 +97,9 @@ export async function signInFromInvitation(server: TestServer, email: string): P
         const mail = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
           headers: { Authorization: `Bearer ${server.adminToken}` },
         });
-        token = (await json(mail)).items[0]?.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1];
+        // Deal notices may have arrived since: the newest mail that carries an invitation link.
+        const texts: string[] = (await json(mail)).items.map((item: { text: string }) => item.text);
+        token = texts.map((text) => text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1]).find(Boolean);
         return token;
       },
       { timeout: 20_000 },

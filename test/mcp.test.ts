@@ -64,7 +64,11 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
       expect(tool.outputSchema?.type).toBe('object');
     }
     const search = tools.find((t) => t.name === 'search_tenders')!;
-    expect((search.inputSchema.properties as Record<string, { description?: string }>).q!.description).toContain('поставки');
+    expect((search.inputSchema.properties as Record<string, { description?: string }>).query!.description).toContain('лекарственные препараты');
+    for (const filter of ['status', 'deadline_from', 'value_min', 'classification', 'buyer', 'law', 'sort', 'cursor']) {
+      expect(search.inputSchema.properties, filter).toHaveProperty(filter);
+      expect(search.description, filter).toContain(filter);
+    }
     await client.close();
     expect(await used()).toBe(before);
   });
@@ -72,7 +76,7 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
   it('answers tools/call with structuredContent and the same JSON as text, as REST does, counting one request', async () => {
     const { client } = await connectV1('/mcp'); // without the trailing slash too
     const before = await used();
-    const result = await client.callTool({ name: 'search_tenders', arguments: { q: 'поставки', country: 'ru', limit: 3 } });
+    const result = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставки', country: 'ru', limit: 3 } });
     expect(await used()).toBe(before + 1);
     expect(result.isError).toBeFalsy();
     const structured = result.structuredContent as { items: Array<{ id: string; country: string }>; limit: number };
@@ -108,11 +112,11 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     const { tools } = await client.listTools();
     for (const tool of tools) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
     const before = await used();
-    // `query` is what search_practice calls its text; search_tenders calls it `q`. Ignored, it listed the newest tenders.
-    const misspelt = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставки', limit: 1 } });
+    // Every MCP search tool calls its text `query`; REST's `q` is refused, never ignored (it would list the newest tenders).
+    const misspelt = await client.callTool({ name: 'search_tenders', arguments: { q: 'поставки', limit: 1 } });
     expect(misspelt.isError).toBe(true);
     expect(misspelt.structuredContent).toBeUndefined();
-    expect((misspelt.content as Array<{ text: string }>)[0]!.text).toContain('"query"');
+    expect((misspelt.content as Array<{ text: string }>)[0]!.text).toContain('"q"');
     expect(await used()).toBe(before);
     await client.close();
   });

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { referenceDay, sampleTender } from '../src/dev/sample-data.ts';
 import { SAMPLE_CORPORA, samplePracticeDecisions } from '../src/dev/sample-data-texts.ts';
+import { BUYS, type BuyerKind } from '../src/dev/sample-data-catalog.ts';
 
 const DAY = 86_400_000;
 const today = referenceDay(Date.parse('2026-11-21T15:30:00Z'));
@@ -37,17 +38,39 @@ describe('sample tenders', () => {
     }
   });
 
-  it('are dated within 700 days before the reference day; open ones have recent or future deadlines', () => {
+  it('are dated within 700 days before the reference day, never after it; open ones have recent or future deadlines', () => {
     for (const t of tenders) {
       const published = Date.parse(t.publishedAt!);
-      expect(published).toBeLessThan(today + DAY);
+      expect(published).toBeLessThan(today);
       expect(published).toBeGreaterThan(today - 701 * DAY);
       expect(Date.parse(t.deadlineAt!)).toBeGreaterThan(published);
       if (t.status === 'active') expect(Date.parse(t.deadlineAt!)).toBeGreaterThanOrEqual(today - 30 * DAY);
     }
     const statuses = new Set(tenders.map((t) => t.status));
-    expect([...statuses].sort()).toEqual(['active', 'cancelled', 'complete']);
+    expect([...statuses].sort()).toEqual(['active', 'cancelled', 'complete', 'unsuccessful']);
     expect(tenders.filter((t) => Date.parse(t.deadlineAt!) > today).length).toBeGreaterThan(10);
+  });
+
+  it('speak their country’s language under its law, buyers buying what such buyers buy', () => {
+    const russianSpeaking = ['RU', 'KZ', 'BY', 'KG'];
+    const laws: Record<string, string[]> = {
+      RU: ['44-fz', '223-fz'], KZ: ['kz-106-viii'], BY: ['by-419-z'], KG: ['kg-27'], GB: ['uk-pa-2023', 'uk-pcr-2015'], IE: ['eu-2014-24'], MT: ['eu-2014-24'],
+    };
+    for (const t of tenders) {
+      const russian = russianSpeaking.includes(t.country);
+      expect(/[а-яё]/i.test(t.title), t.title).toBe(russian);
+      expect(laws[t.country], t.country).toContain(t.law);
+      expect(t.classification![0]!.scheme).toBe(russian ? 'OKPD2' : 'CPV');
+      const { product, buyer_kind: kind } = t.raw as { product: string; buyer_kind: string };
+      expect(BUYS[kind as BuyerKind], `${kind} buys ${product}`).toContain(product);
+    }
+    // Schools never buy medicines; hospitals never buy textbooks.
+    expect(tenders.some((t) => (t.raw as { buyer_kind: string }).buyer_kind === 'school' && /лекарств|pharmaceut/i.test(t.title))).toBe(false);
+    // Values in each category's range: a school is not built for a few thousand.
+    for (const t of tenders.filter((t) => (t.raw as { product: string }).product === 'school_construction')) {
+      const rate = t.valueCurrency === 'RUB' ? 95 : t.valueCurrency === 'EUR' ? 1 : undefined;
+      if (rate) expect(t.valueAmount! / rate).toBeGreaterThanOrEqual(3_000_000);
+    }
   });
 });
 

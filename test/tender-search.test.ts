@@ -20,7 +20,7 @@ const day = 86_400_000;
 const seeded = (word: string, start: number, count: number) =>
   Array.from({ length: count }, (_, i) => ({
     sourceId: `${word}-${i}`,
-    title: `Поставка оборудования ${word} № ${i}`,
+    title: i % 3 === 0 ? `Поставка оборудования № ${i}` : `Поставка оборудования ${word} № ${i}`,
     description: i % 3 === 0 ? `Закупка ${word}.` : 'Описание объекта закупки.',
     country: i % 2 === 0 ? 'RU' : 'KZ',
     publishedAt: new Date(start + i * day).toISOString(),
@@ -46,16 +46,18 @@ describe('full-text search bounds', () => {
     expect(result).toMatchObject({ total: BOUNDS.candidates, total_relation: 'gte' });
     const newest = seeded(recentWord, Date.parse('2031-01-01'), COMMON).slice(-BOUNDS.candidates).map((t) => t.publishedAt);
     expect(result.items.map((t) => t.published_at).sort()).toEqual(newest.sort());
-    // Ranked by score first: the tenders naming the word twice (title and description) lead.
+    // Ranked by score first: the tenders naming the word in the title lead those naming it in the description.
     const scores = result.items.map((t) => t.score!);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     expect(scores[0]).toBeGreaterThan(scores.at(-1)!);
+    expect(result.items[0]!.title).toContain(recentWord);
+    expect(result.items.at(-1)!.title).not.toContain(recentWord);
   });
 
   it('falls back to the index when a common word is missing from the newest tenders', async () => {
     const result = await search(oldWord);
     expect(result).toMatchObject({ total: BOUNDS.candidates, total_relation: 'gte' });
-    for (const item of result.items) expect(item.title).toContain(oldWord);
+    for (const item of result.items) expect(`${item.title} ${item.description}`).toContain(oldWord);
   });
 
   it('finds nothing, exactly, for common words that never meet', async () => {
@@ -101,7 +103,7 @@ describe('full-text search bounds', () => {
 
       const client = new Client({ name: 'test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${hurried.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
-      const result = await client.callTool({ name: 'search_tenders', arguments: { q: 'поставка' } });
+      const result = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставка' } });
       expect(result.isError).toBe(true);
       expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^search_timeout: /);
       await client.close();

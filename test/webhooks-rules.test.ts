@@ -94,5 +94,17 @@ describe('webhookHeaders', () => {
     // X-Svc-Signature: keyed with the whole whsec_ string as UTF-8, not with the decoded bytes.
     expect(headers['X-Svc-Signature']).toBe(createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex'));
     expect(headers).toMatchObject({ 'X-Svc-Event': 'deal.paid', 'X-Svc-Delivery': 'dlv_1', 'webhook-id': 'evt_1', 'webhook-timestamp': '1700000000' });
+    expect(headers).not.toHaveProperty('X-Svc-Signature-Previous');
+  });
+
+  it('adds the previous secret’s signatures during a rotation: second in webhook-signature, X-Svc-Signature-Previous', () => {
+    const [secret, previousSecret] = [newWebhookSecret(), newWebhookSecret()];
+    const body = Buffer.from('{"event":"deal.paid"}', 'utf8');
+    const input = { body, secret, event: 'deal.paid', eventId: 'evt_2', deliveryId: 'dlv_2', timestamp: 1_700_000_000 };
+    const headers = webhookHeaders({ ...input, previousSecret });
+    const at = new Date(1_700_000_000_000);
+    expect(headers['webhook-signature']).toBe(`${new Webhook(secret).sign('evt_2', at, body.toString('utf8'))} ${new Webhook(previousSecret).sign('evt_2', at, body.toString('utf8'))}`);
+    expect(headers['X-Svc-Signature']).toBe(webhookHeaders(input)['X-Svc-Signature']);
+    expect(headers['X-Svc-Signature-Previous']).toBe(createHmac('sha256', Buffer.from(previousSecret, 'utf8')).update(body).digest('hex'));
   });
 });

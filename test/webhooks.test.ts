@@ -1,7 +1,7 @@
 // Webhooks end to end: registration over HTTP, events stored once, delivery by a real worker on the real Temporal dev
 // server to a local receiver, signatures checked by independent code, retries, Retry-After, 410, the admin log and
 // replay. WEBHOOK_RETRY_BASE_SECONDS=1 keeps the retries quick.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -112,6 +112,14 @@ async function deliveryStatus(deliveryId: string): Promise<string> {
   return (await services.db.query('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId])).rows[0]?.status;
 }
 
+/** Every deal.<status>, in the order the registration lists them. */
+const ALL_EVENTS = [
+  'deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.rejected',
+  'deal.escrow_hold', 'deal.paid', 'deal.refunded', 'deal.disputed', 'deal.cancelled',
+];
+
+const newSecretNobodyHas = () => `whsec_${randomBytes(32).toString('base64')}`;
+
 const hexSignature = (secret: string, body: Buffer) => createHmac('sha256', secret).update(body).digest('hex');
 
 const standardHeaders = (headers: Record<string, unknown>) => ({
@@ -138,7 +146,7 @@ describe('POST and GET /api/mkt/webhook', () => {
     const response = await register(shop.key, 'http://127.0.0.1:9/hook');
     expect(response.status).toBe(200);
     const body = await json(response);
-    expect(body).toEqual({ ok: true, url: 'http://127.0.0.1:9/hook', secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    expect(body).toEqual({ ok: true, url: 'http://127.0.0.1:9/hook', events: ALL_EVENTS, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
     expect(Buffer.from(body.secret.slice(6), 'base64')).toHaveLength(32);
     secretsSeen.push(body.secret);
 
@@ -147,7 +155,8 @@ describe('POST and GET /api/mkt/webhook', () => {
     const registration = await json(read);
     expect(registration).toMatchObject({
       url: 'http://127.0.0.1:9/hook',
-      events: ['deal.approved', 'deal.rejected', 'deal.escrow_hold', 'deal.paid', 'deal.refunded', 'deal.disputed'],
+      events: ALL_EVENTS,
+      previous_expires_at: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     expect(JSON.stringify(registration)).not.toContain(body.secret);
@@ -162,7 +171,7 @@ describe('POST and GET /api/mkt/webhook', () => {
     const shop = await marketplace();
     const first = await registered(shop.key, 'http://127.0.0.1:9/one');
     const second = await json(await register(shop.key, 'http://localhost:9/two'));
-    expect(second).toEqual({ ok: true, url: 'http://localhost:9/two', secret: first });
+    expect(second).toEqual({ ok: true, url: 'http://localhost:9/two', events: ALL_EVENTS, secret: first });
     const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
     expect(read.url).toBe('http://localhost:9/two');
   });
@@ -429,6 +438,234 @@ describe('delivery', () => {
   });
 });
 
+describe('the events a webhook is sent', () => {
+  const read = async (key: string) => json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': key } }));
+
+  it('stores the chosen types (repeats once, in the list order), shows them, and takes all again without events', async () => {
+    const shop = await marketplace();
+    const chosen = await post(`${server.url}/api/mkt/webhook`, { url: 'http://127.0.0.1:9/hook', events: ['deal.paid', 'deal.escrow_hold', 'deal.paid'] }, { 'X-Svc-Key': shop.key });
+    expect(chosen.status).toBe(200);
+    const body = await json(chosen);
+    secretsSeen.push(body.secret);
+    expect(body.events).toEqual(['deal.escrow_hold', 'deal.paid']);
+    expect((await read(shop.key)).events).toEqual(['deal.escrow_hold', 'deal.paid']);
+
+    const again = await json(await register(shop.key, 'http://127.0.0.1:9/hook'));
+    expect(again).toMatchObject({ events: ALL_EVENTS, secret: body.secret });
+    expect((await read(shop.key)).events).toEqual(ALL_EVENTS);
+  });
+
+  it.each([[[]], [['deal.unknown']], [['webhook.test']], ['deal.paid'], [[null]]])('refuses events %j with 400 validation_failed and changes nothing', async (events) => {
+    const shop = await marketplace();
+    await registered(shop.key, 'http://127.0.0.1:9/kept');
+    const response = await post(`${server.url}/api/mkt/webhook`, { url: 'http://127.0.0.1:9/other', events }, { 'X-Svc-Key': shop.key });
+    expect(response.status).toBe(400);
+    const problem = await json(response);
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors.every((error: { path: string }) => error.path.startsWith('events'))).toBe(true);
+    expect(await read(shop.key)).toMatchObject({ url: 'http://127.0.0.1:9/kept', events: ALL_EVENTS });
+  });
+
+  it('stores every event but makes deliveries only of the chosen types', async () => {
+    const shop = await marketplace();
+    const hook = await receiver();
+    const chosen = await post(`${server.url}/api/mkt/webhook`, { url: hook.url, events: ['deal.paid'] }, { 'X-Svc-Key': shop.key });
+    secretsSeen.push((await json(chosen)).secret);
+
+    const skipped = await makeEvent(shop.id, 'deal.approved');
+    expect(skipped.result).toBeNull();
+    expect((await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [skipped.eventId])).rowCount).toBe(0);
+    expect((await services.db.query('SELECT event FROM webhook_events WHERE id = $1', [skipped.eventId])).rows).toEqual([{ event: 'deal.approved' }]);
+    // A repeat of the unsent event stays unsent.
+    expect(await insertWebhookEvent(services.db, skipped)).toBeNull();
+
+    const sent = await makeEvent(shop.id, 'deal.paid');
+    expect(sent.result).toBe(sent.deliveryId);
+    expect(await (await startDelivery(sent.deliveryId)).result()).toBe('delivered');
+    expect(hook.received.map((request) => request.headers['x-svc-event'])).toEqual(['deal.paid']);
+
+    // Choosing again applies to events from then on.
+    await registered(shop.key, hook.url);
+    expect((await makeEvent(shop.id, 'deal.approved')).result).not.toBeNull();
+  });
+});
+
+describe('DELETE /api/mkt/webhook', () => {
+  const unregister = (key: string) => fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE', headers: { 'X-Svc-Key': key } });
+
+  it('refuses requests without a valid X-Svc-Key with 401 and keeps the webhook', async () => {
+    const shop = await marketplace();
+    await registered(shop.key, 'http://127.0.0.1:9/kept');
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE' })).status).toBe(401);
+    expect((await unregister('mk_nope')).status).toBe(401);
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } })).status).toBe(200);
+  });
+
+  it('unregisters (204, also when repeated): no delivery for later events, which are still stored; a new registration makes a new secret', async () => {
+    const shop = await marketplace();
+    const other = await marketplace();
+    const first = await registered(shop.key, 'http://127.0.0.1:9/hook');
+    await registered(other.key, 'http://127.0.0.1:9/hook');
+
+    const response = await unregister(shop.key);
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } })).status).toBe(404);
+    expect((await unregister(shop.key)).status).toBe(204);
+    // Another marketplace's webhook is not touched.
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': other.key } })).status).toBe(200);
+
+    const later = await makeEvent(shop.id, 'deal.paid');
+    expect(later.result).toBeNull();
+    expect((await services.db.query('SELECT 1 FROM webhook_events WHERE id = $1', [later.eventId])).rowCount).toBe(1);
+
+    const again = await registered(shop.key, 'http://127.0.0.1:9/hook');
+    expect(again).not.toBe(first);
+  });
+
+  it('stops a delivery that is still being retried: no further attempt, the delivery is skipped', async () => {
+    const shop = await marketplace();
+    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '3' } }]);
+    await registered(shop.key, hook.url);
+    const made = await makeEvent(shop.id, 'deal.escrow_hold');
+    const handle = await startDelivery(made.deliveryId);
+    await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
+    expect((await unregister(shop.key)).status).toBe(204);
+    expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
+    // Registered again before the retry is due: the old delivery still goes nowhere.
+    await registered(shop.key, hook.url);
+    expect(await handle.result()).toBe('delivered'); // the workflow is done with it
+    expect(hook.received).toHaveLength(1);
+    expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
+    expect(await log(shop.id)).toMatchObject([{ attempt: 1, status: 'retrying', http_status: 503 }]);
+  });
+});
+
+describe('POST /api/mkt/webhook/rotate-secret', () => {
+  const rotate = (key: string, body: unknown = {}) => post(`${server.url}/api/mkt/webhook/rotate-secret`, body, { 'X-Svc-Key': key });
+
+  async function rotated(key: string, body: unknown = {}): Promise<{ secret: string; previous_expires_at: string }> {
+    const response = await rotate(key, body);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const answer = await json(response);
+    secretsSeen.push(answer.secret);
+    return answer;
+  }
+
+  /** Delivers one new event of the marketplace and answers the request the receiver got. */
+  async function deliverOne(shopId: string, hook: Receiver) {
+    const made = await makeEvent(shopId);
+    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
+    return hook.received.at(-1)!;
+  }
+
+  const verifies = (secret: string, request: { body: Buffer; headers: Record<string, unknown> }) => {
+    try {
+      new Webhook(secret).verify(request.body.toString('utf8'), standardHeaders(request.headers));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('answers 401 without a valid key and 404 before a webhook is registered', async () => {
+    expect((await post(`${server.url}/api/mkt/webhook/rotate-secret`, {})).status).toBe(401);
+    const shop = await marketplace();
+    const response = await rotate(shop.key);
+    expect(response.status).toBe(404);
+    expect((await json(response)).code).toBe('not_found');
+  });
+
+  it.each([-1, 604_801, 1.5, '60', null])('refuses expire_previous_after_seconds %j with 400 validation_failed and keeps the secret', async (value) => {
+    const shop = await marketplace();
+    const secret = await registered(shop.key, 'http://127.0.0.1:9/hook');
+    const response = await rotate(shop.key, { expire_previous_after_seconds: value });
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'expire_previous_after_seconds' }] });
+    expect((await json(await register(shop.key, 'http://127.0.0.1:9/hook'))).secret).toBe(secret);
+  });
+
+  it('signs with both secrets during the overlap and with the new one only after it', async () => {
+    const shop = await marketplace();
+    const hook = await receiver();
+    const old = await registered(shop.key, hook.url);
+
+    const before = Date.now();
+    const answer = await rotated(shop.key, { expire_previous_after_seconds: 600 });
+    expect(answer.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(answer.secret).not.toBe(old);
+    expect(Date.parse(answer.previous_expires_at) - before).toBeGreaterThan(590_000);
+    expect(Date.parse(answer.previous_expires_at) - before).toBeLessThan(610_000);
+    // The registration keeps the new secret and tells the overlap.
+    expect((await json(await register(shop.key, hook.url))).secret).toBe(answer.secret);
+    const reading = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+    expect(reading.previous_expires_at).toBe(answer.previous_expires_at);
+
+    // At rest both are encrypted with the master key.
+    const stored = (await services.db.query('SELECT secret_encrypted, previous_secret_encrypted FROM webhook_endpoints WHERE marketplace_id = $1', [shop.id])).rows[0];
+    expect(stored.previous_secret_encrypted).not.toContain(old.slice(6));
+    expect(decryptSecret(services.masterKey, stored.previous_secret_encrypted)).toBe(old);
+    expect(decryptSecret(services.masterKey, stored.secret_encrypted)).toBe(answer.secret);
+
+    const during = await deliverOne(shop.id, hook);
+    expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(String(during.headers['webhook-signature'])).toMatch(/^v1,\S+ v1,\S+$/);
+    expect(during.headers['x-svc-signature']).toBe(hexSignature(answer.secret, during.body));
+    expect(during.headers['x-svc-signature-previous']).toBe(hexSignature(old, during.body));
+    expect(verifies(answer.secret, during)).toBe(true);
+    expect(verifies(old, during)).toBe(true);
+    expect(verifies(newSecretNobodyHas(), during)).toBe(false);
+
+    // The overlap ends (set to the past here rather than waited for).
+    await services.db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE marketplace_id = $1`, [shop.id]);
+    const after = await deliverOne(shop.id, hook);
+    expect(String(after.headers['webhook-signature'])).toMatch(/^v1,\S+$/);
+    expect(after.headers['x-svc-signature']).toBe(hexSignature(answer.secret, after.body));
+    expect(after.headers['x-svc-signature-previous']).toBeUndefined();
+    expect(verifies(answer.secret, after)).toBe(true);
+    expect(verifies(old, after)).toBe(false);
+  });
+
+  it('stops the old secret at once with 0, and a second rotation drops the secret before the last', async () => {
+    const shop = await marketplace();
+    const hook = await receiver();
+    const first = await registered(shop.key, hook.url);
+    const second = await rotated(shop.key, { expire_previous_after_seconds: 0 });
+    expect(Date.parse(second.previous_expires_at)).toBeLessThanOrEqual(Date.now() + 1000);
+    const right = await deliverOne(shop.id, hook);
+    expect(right.headers['x-svc-signature-previous']).toBeUndefined();
+    expect(verifies(first, right)).toBe(false);
+    expect(verifies(second.secret, right)).toBe(true);
+
+    const third = await rotated(shop.key); // the default overlap: a day
+    expect(Date.parse(third.previous_expires_at) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+    const fourth = await rotated(shop.key, { expire_previous_after_seconds: 60 });
+    const signed = await deliverOne(shop.id, hook);
+    expect(signed.headers['x-svc-signature']).toBe(hexSignature(fourth.secret, signed.body));
+    expect(signed.headers['x-svc-signature-previous']).toBe(hexSignature(third.secret, signed.body));
+    expect([first, second.secret].some((secret) => verifies(secret, signed))).toBe(false);
+    expect(verifies(third.secret, signed) && verifies(fourth.secret, signed)).toBe(true);
+  });
+
+  it('signs retries of an earlier event with the secrets of the moment, over the same bytes', async () => {
+    const shop = await marketplace();
+    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '2' } }]);
+    const old = await registered(shop.key, hook.url);
+    const made = await makeEvent(shop.id);
+    const handle = await startDelivery(made.deliveryId);
+    await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
+    const answer = await rotated(shop.key, { expire_previous_after_seconds: 600 });
+    expect(await handle.result()).toBe('delivered');
+    const [failed, retried] = hook.received;
+    expect(retried!.body.equals(failed!.body)).toBe(true);
+    expect(failed!.headers['x-svc-signature']).toBe(hexSignature(old, failed!.body));
+    expect(failed!.headers['x-svc-signature-previous']).toBeUndefined();
+    expect(retried!.headers['x-svc-signature']).toBe(hexSignature(answer.secret, retried!.body));
+    expect(retried!.headers['x-svc-signature-previous']).toBe(hexSignature(old, retried!.body));
+  });
+});
+
 describe('administrators: webhook log and replay', () => {
   it('refuses requests without an administrator token', async () => {
     const shop = await marketplace();
@@ -491,6 +728,16 @@ describe('administrators: webhook log and replay', () => {
       expect.objectContaining({ name: 'limit', in: 'query', required: false }),
     );
     expect(document.paths['/admin/webhook-deliveries/{id}/replay'].post.responses['202']).toBeDefined();
+    expect(document.paths['/api/mkt/webhook'].delete).toMatchObject({ security: [{ marketplaceKey: [] }], responses: { 204: expect.anything() } });
+    const rotation = document.paths['/api/mkt/webhook/rotate-secret'].post;
+    expect(rotation.security).toEqual([{ marketplaceKey: [] }]);
+    expect(rotation.requestBody.required).toBe(false);
+    expect(rotation.requestBody.content['application/json'].schema.properties.expire_previous_after_seconds).toMatchObject({
+      type: 'integer', minimum: 0, maximum: 604_800, default: 86_400,
+    });
+    const registration = document.paths['/api/mkt/webhook'].post.requestBody.content['application/json'].schema;
+    expect(registration.required).toEqual(['url']);
+    expect(registration.properties.events).toMatchObject({ type: 'array', minItems: 1, items: { enum: ALL_EVENTS } });
   });
 });
 

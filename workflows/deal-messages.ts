@@ -2,7 +2,18 @@
 // not. Failures carry an ApplicationFailure whose `type` is the API's problem `code` (FAILURE_STATUS in
 // src/deals/commands.ts).
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalRecord, DealSnapshot, DocumentRecord, EscrowProviderName, PaymentRecord } from '../src/deals/model.ts';
+import type {
+  ActorKind,
+  ApprovalRecord,
+  DealSnapshot,
+  DisputeMessage,
+  DocumentRecord,
+  EscrowProviderName,
+  PaymentRecord,
+} from '../src/deals/model.ts';
+import type { PaymentAction } from '../src/deals/rules.ts';
+
+export type { PaymentAction };
 
 export interface NewDocument extends DocumentRecord {
   organization_id: string;
@@ -31,12 +42,24 @@ export interface StartEscrowInput {
   hold_limit_seconds: number;
 }
 
-export type PaymentAction = 'release' | 'refund' | 'dispute';
-
 export interface MovePaymentInput {
   action: PaymentAction;
-  /** Buyers act from the cabinet; administrators (the arbiter) may also settle a dispute. */
-  actor: 'buyer' | 'admin';
+  /**
+   * Buyers act from the cabinet; administrators may move any payment, and settle a dispute as the arbiter. `admin` is
+   * how histories from before actors were told name an administrator.
+   */
+  actor: 'buyer' | 'administrator' | 'arbiter' | 'admin';
+  /** Why: required of a dispute and of an arbiter's decision (the API checks it), optional otherwise. */
+  reason?: string;
+}
+
+export interface CancelInput {
+  actor: ActorKind;
+  reason: string;
+}
+
+export interface DisputeMessageInput {
+  message: DisputeMessage;
 }
 
 /** What a deal workflow run starts from: the records in PostgreSQL, and what a previous run left to do. */
@@ -76,6 +99,8 @@ export const decideUpdate = defineUpdate<ApprovalRecord, [DecideInput]>('decide'
 export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created: boolean }, [StartEscrowInput]>('startEscrow');
 export const movePaymentUpdate = defineUpdate<PaymentRecord, [MovePaymentInput]>('movePayment');
 export const continueUpdate = defineUpdate<void, [ContinueInput]>('continue');
+export const cancelUpdate = defineUpdate<void, [CancelInput]>('cancel');
+export const disputeMessageUpdate = defineUpdate<DisputeMessage, [DisputeMessageInput]>('disputeMessage');
 export const acquirerNotificationSignal = defineSignal<[AcquirerNotification]>('acquirerNotification');
 /** Write the deal as the workflow holds it to PostgreSQL once more, healing a write PostgreSQL lost. */
 export const reassertSignal = defineSignal('reassert');

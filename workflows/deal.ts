@@ -28,21 +28,27 @@ import type { createEscrowActivities } from '../activities/escrow.ts';
 import type { createContractActivities } from '../activities/contracts.ts';
 import {
   dealStatus,
+  FIRST_STATUS_EVENTS,
   isFinal,
   PAYMENT_MOVES,
-  STATUS_EVENTS,
+  statusEvent,
+  type ActorKind,
   type ApprovalRecord,
+  type CancellationRecord,
   type DealSnapshot,
+  type DisputeRecord,
   type DocumentRecord,
   type PaymentRecord,
-  type PaymentStatus,
 } from '../src/deals/model.ts';
+import { ACTION_TARGET, refusal, type DealRole, type DealVerb, type PaymentAction } from '../src/deals/rules.ts';
 import { dealSearchAttributes, DealStatusKey } from '../src/deals/search-attributes.ts';
 import {
   acquirerNotificationSignal,
   addDocumentUpdate,
+  cancelUpdate,
   continueUpdate,
   decideUpdate,
+  disputeMessageUpdate,
   movePaymentUpdate,
   reassertSignal,
   snapshotQuery,
@@ -51,7 +57,6 @@ import {
   type DealWorkflowInput,
   type MovePaymentInput,
   type NewDocument,
-  type PaymentAction,
 } from './deal-messages.ts';
 import { deliverWebhookOrMarkFailed } from './webhook-options.ts';
 
@@ -74,7 +79,15 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   retry: { initialInterval: '1s', maximumAttempts: 5 },
 });
 
-const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'released', refund: 'refunded', dispute: 'disputed' };
+/** Who made a change and why: the webhook's `actor` and `reason`, and the mails'. */
+interface Why {
+  actor: ActorKind;
+  reason?: string;
+}
+
+/** A payment mover's place in the rules (histories before actors were told name an administrator `admin`). */
+const moverRole = (actor: MovePaymentInput['actor']): DealRole => (actor === 'buyer' ? 'buyer' : 'administrator');
+const moverActor = (move: MovePaymentInput): ActorKind => (move.actor === 'admin' ? 'administrator' : move.actor);
 
 /** The list with the record of that id replaced, or the record added at the end. */
 function withRecord<T extends { id: string }>(list: T[], record: T): T[] {
@@ -95,7 +108,14 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   // Re-asserting the records when a run starts from a previous one and before the workflow ends came later.
   const reassertPatch = patched('reassert-records');
   const recheckPatch = patched('exclusive-recheck');
-  const state: Pick<DealSnapshot, 'deal'> & DealRecords = input.snapshot;
+  // Later still: an event for every status (deal.created, deal.docs, …), mails to the parties, and the new rules
+  // (no documents while an approval is pending) checked in handlers as well as in validators.
+  const peoplePatch = patched('deal-people');
+  const state: Pick<DealSnapshot, 'deal'> & DealRecords = {
+    ...input.snapshot,
+    dispute: input.snapshot.dispute ?? null,
+    cancellation: input.snapshot.cancellation ?? null,
+  };
   const dealId = state.deal.id;
   const deliveries: string[] = [...(input.pendingDeliveries ?? [])];
   let busy = false;
@@ -104,6 +124,11 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   const now = () => new Date().toISOString();
   const status = () => dealStatus(state);
   const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
+  /** Refuses the verb the way the API would (the same rules, src/deals/rules.ts). */
+  const check = (verb: DealVerb, role: DealRole) => {
+    const refused = refusal(state, verb, role);
+    if (refused) throw fail(refused.code, refused.message);
+  };
 
   /** One change at a time: updates and signals that await activities must not interleave. */
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -128,17 +153,23 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
    * when the records refuse it (the activity fails), the deal stays exactly as it was, here and in PostgreSQL.
    * The write carries all the deal's records, so it also puts back anything an earlier write lost.
    */
-  async function commit(change: { document?: NewDocument; approval?: ApprovalRecord; payment?: PaymentRecord }): Promise<void> {
+  async function commit(
+    change: { document?: NewDocument; approval?: ApprovalRecord; payment?: PaymentRecord; dispute?: DisputeRecord; cancellation?: CancellationRecord },
+    why: Why,
+  ): Promise<void> {
     const before = status();
     const next: DealRecords = {
       documents: change.document ? [...state.documents, change.document] : state.documents,
       approvals: change.approval ? withRecord(state.approvals, change.approval) : state.approvals,
       payments: change.payment ? withRecord(state.payments, change.payment) : state.payments,
+      dispute: change.dispute ?? state.dispute,
+      cancellation: change.cancellation ?? state.cancellation,
     };
     const after = dealStatus(next);
-    const type = after !== before ? STATUS_EVENTS[after] : undefined;
-    const event = type ? { id: uuid4(), deliveryId: uuid4(), type, occurredAt: now() } : undefined;
-    const { deliveryId } = await records.recordDealChange({ dealId, status: after, event, records: next });
+    const told = after !== before && (peoplePatch || FIRST_STATUS_EVENTS.includes(after));
+    const event = told ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
+    // The activity also mails the people the change concerns (after its transaction, keyed by the event).
+    const { deliveryId } = await records.recordDealChange({ dealId, status: after, event, records: next, notify: peoplePatch && event !== undefined });
     Object.assign(state, next);
     if (deliveryId) deliveries.push(deliveryId);
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
@@ -151,8 +182,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
    */
   async function reassert(): Promise<void> {
     try {
-      const { documents, approvals, payments } = state;
-      await records.recordDealChange({ dealId, status: status(), records: { documents, approvals, payments } });
+      const { documents, approvals, payments, dispute, cancellation } = state;
+      await records.recordDealChange({ dealId, status: status(), records: { documents, approvals, payments, dispute, cancellation } });
     } catch (error) {
       if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
       log.error('The deal records could not be re-asserted', { dealId, error: error.message });
@@ -161,15 +192,6 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
 
   const pendingApproval = () => state.approvals.find((approval) => approval.status === 'pending');
   const pendingLivePayment = () => state.payments.find((payment) => payment.status === 'pending');
-  const latestPayment = () => state.payments.at(-1);
-
-  function checkStartApproval(): void {
-    if (pendingApproval()) return;
-    if (state.documents.length === 0) throw fail('no_documents', 'Attach at least one document before starting the approval.');
-    if (!['docs', 'rejected'].includes(status())) {
-      throw fail('approval_not_allowed', `An approval cannot start while the deal is ${status()}.`);
-    }
-  }
 
   function findApprovalToDecide(approvalId: string, actor: string): ApprovalRecord {
     const approval = state.approvals.find((candidate) => candidate.id === approvalId);
@@ -179,33 +201,35 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   }
 
   function checkStartEscrow(amount: number): void {
-    if (pendingLivePayment()) return;
-    if (status() !== 'approved') {
-      throw fail('deal_not_approved', `Escrow starts only for an approved deal; this one is ${status()}.`);
+    check('start_escrow', 'marketplace');
+    if (!pendingLivePayment() && amount > state.deal.amount) {
+      throw fail('amount_exceeds_deal', `The amount is more than the deal amount ${state.deal.amount}.`);
     }
-    if (amount > state.deal.amount) throw fail('amount_exceeds_deal', `The amount is more than the deal amount ${state.deal.amount}.`);
   }
 
-  function paymentToMove({ action, actor }: MovePaymentInput): PaymentRecord {
-    const payment = latestPayment();
-    if (!payment) throw fail('invalid_payment_state', 'The deal has no payment.');
-    const target = ACTION_TARGET[action];
-    const allowed = PAYMENT_MOVES[payment.status].includes(target) && (payment.status !== 'disputed' || actor === 'admin');
-    if (!allowed || (action === 'release' && payment.status === 'pending')) {
-      throw fail('invalid_payment_state', `A ${payment.status} payment cannot be moved to ${target}${payment.status === 'disputed' ? ' except by the arbiter' : ''}.`);
-    }
-    return payment;
+  function paymentToMove(move: MovePaymentInput): PaymentRecord {
+    check(move.action, moverRole(move.actor));
+    return state.payments.at(-1)!;
   }
 
-  async function movePayment(payment: PaymentRecord, action: PaymentAction): Promise<PaymentRecord> {
+  /** Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. */
+  async function movePayment(payment: PaymentRecord, action: PaymentAction, why: Why): Promise<PaymentRecord> {
     const key = `${payment.id}/${action}`;
     if (action === 'release') {
       await acquirer.captureEscrowPayment(payment.provider, payment.provider_payment_id!, payment.amount, payment.currency, key);
     } else if (action === 'refund') {
       await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, key);
     }
-    const moved: PaymentRecord = { ...payment, status: ACTION_TARGET[action], updated_at: now() };
-    await commit({ payment: moved });
+    const at = now();
+    const moved: PaymentRecord = { ...payment, status: ACTION_TARGET[action], updated_at: at };
+    const reason = why.reason ?? '';
+    let dispute: DisputeRecord | undefined;
+    if (action === 'dispute') {
+      dispute = { status: 'open', reason, opened_by: why.actor, opened_at: at, messages: [], decision: null };
+    } else if (payment.status === 'disputed' && state.dispute) {
+      dispute = { ...state.dispute, status: 'decided', decision: { outcome: action, reason, decided_at: at } };
+    }
+    await commit({ payment: moved, dispute }, why);
     return moved;
   }
 
@@ -220,29 +244,26 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
       exclusive(async () => {
         const existing = state.documents.find((candidate) => candidate.id === document.id);
         if (existing) return documentRecord(existing);
-        await commit({ document });
+        if (peoplePatch) check('add_document', 'marketplace');
+        await commit({ document }, { actor: 'marketplace' });
         return documentRecord(document);
       }),
-    {
-      validator: (_document) => {
-        if (isFinal(status())) throw fail('deal_closed', `The deal is ${status()}; it takes no more documents.`);
-      },
-    },
+    { validator: (_document) => check('add_document', 'marketplace') },
   );
 
   setHandler(
     startApprovalUpdate,
     ({ approver, comment }) =>
       exclusive(async () => {
-        checkStartApproval();
+        check('start_approval', 'marketplace');
         const pending = pendingApproval();
         if (pending) return { approval: pending, created: false };
         if (approver.toLowerCase() !== state.deal.buyer_email.toLowerCase()) await records.provisionApprover(dealId, approver);
         const approval: ApprovalRecord = { id: uuid4(), status: 'pending', approver, comment, created_at: now(), decided_at: null };
-        await commit({ approval });
+        await commit({ approval }, { actor: 'marketplace' });
         return { approval, created: true };
       }),
-    { validator: (_approval) => checkStartApproval() },
+    { validator: (_approval) => check('start_approval', 'marketplace') },
   );
 
   // The widget's Continue as one step of the deal's single writer: a double click, on one server or two, runs twice
@@ -252,7 +273,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
       if (isFinal(status())) return;
       if (state.documents.length === 0) {
         const document = await contracts.prepareContract({ dealId, documentId: uuid4(), marketplaceName: marketplace_name, locale, createdAt: now() });
-        await commit({ document });
+        await commit({ document }, { actor: 'buyer' });
       }
       const latest = state.approvals.at(-1)?.status;
       if (latest === undefined || latest === 'rejected') {
@@ -264,7 +285,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
           created_at: now(),
           decided_at: null,
         };
-        await commit({ approval });
+        await commit({ approval }, { actor: 'buyer' });
       }
     }),
   );
@@ -280,7 +301,9 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
           comment: comment || approval.comment,
           decided_at: now(),
         };
-        await commit({ approval: decided });
+        const byBuyer = actor.toLowerCase() === state.deal.buyer_email.toLowerCase();
+        // A rejection's comment is its reason; an approval's comment is the marketplace's request, not a reason.
+        await commit({ approval: decided }, { actor: byBuyer ? 'buyer' : 'marketplace', reason: decision === 'reject' ? comment : undefined });
         return decided;
       }),
     { validator: ({ approval_id, actor }) => void findApprovalToDecide(approval_id, actor) },
@@ -316,7 +339,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
           created_at: at,
           updated_at: at,
         };
-        await commit({ payment });
+        // The sandbox holds at once (the marketplace asked); a live payment is held when the acquirer says so.
+        await commit({ payment }, { actor: created.status === 'hold' ? 'marketplace' : 'acquirer' });
         holdLimits.set(paymentId, escrow.hold_limit_seconds);
         return { payment, created: true };
       }),
@@ -325,8 +349,43 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
 
   setHandler(
     movePaymentUpdate,
-    (move) => exclusive(() => movePayment(paymentToMove(move), move.action)),
+    (move) => exclusive(() => movePayment(paymentToMove(move), move.action, { actor: moverActor(move), reason: move.reason || undefined })),
     { validator: (move) => void paymentToMove(move) },
+  );
+
+  // Cancelled before money is held: a live payment still pending is cancelled at the acquirer in the same step.
+  setHandler(
+    cancelUpdate,
+    ({ actor, reason }) =>
+      exclusive(async () => {
+        check('cancel', 'marketplace');
+        const pending = pendingLivePayment();
+        let payment: PaymentRecord | undefined;
+        if (pending) {
+          await acquirer.cancelEscrowPayment(pending.provider, pending.provider_payment_id!, `${pending.id}/refund`);
+          payment = { ...pending, status: 'refunded', updated_at: now() };
+        }
+        await commit({ payment, cancellation: { actor, reason, cancelled_at: now() } }, { actor, reason: reason || undefined });
+      }),
+    { validator: (_cancel) => check('cancel', 'marketplace') },
+  );
+
+  setHandler(
+    disputeMessageUpdate,
+    ({ message }) =>
+      exclusive(async () => {
+        check('message', 'administrator');
+        const existing = state.dispute!.messages.find((candidate) => candidate.id === message.id);
+        if (existing) return existing;
+        const dispute: DisputeRecord = { ...state.dispute!, messages: [...state.dispute!.messages, message] };
+        // Not a change of status, so no webhook; the other side hears of it by mail.
+        const { documents, approvals, payments, cancellation } = state;
+        await records.recordDealChange({ dealId, status: status(), records: { documents, approvals, payments, dispute, cancellation }, message });
+        state.dispute = dispute;
+        changes++;
+        return message;
+      }),
+    { validator: (_message) => check('message', 'administrator') },
   );
 
   setHandler(acquirerNotificationSignal, ({ paymentId, status: reported }) =>
@@ -344,7 +403,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         const limit = holdLimits.get(paymentId) ?? 7 * 24 * 3600;
         moved.hold_expires_at = new Date(Date.now() + limit * 1000).toISOString();
       }
-      await commit({ payment: moved });
+      await commit({ payment: moved }, { actor: 'acquirer' });
     }),
   );
 
@@ -358,7 +417,11 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   }
   // A run that continues an earlier one starts from that run's memory: PostgreSQL gets it once more.
   if (reassertPatch && workflowInfo().continuedFromExecutionRunId) await exclusive(reassert);
-  if (!input.provisioned) await records.provisionParties(dealId);
+  if (!input.provisioned) {
+    const created = await records.provisionParties(dealId);
+    // The API wrote deal.created with the deal, before any change could happen: it goes first.
+    if (peoplePatch && created?.deliveryId) deliveries.unshift(created.deliveryId);
+  }
 
   /** The held payment whose lapse comes first, and when to act on it. */
   const nextHoldAction = () => {
@@ -391,7 +454,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
       // The acquirer's hold lapses soon: act by policy before the money is released back on its own.
       await exclusive(async () => {
         const current = nextHoldAction()?.payment;
-        if (current?.id === hold.payment.id) await movePayment(current, input.settings.holdPolicy);
+        const reason = `The acquirer's hold was about to lapse; the service's policy is to ${input.settings.holdPolicy}.`;
+        if (current?.id === hold.payment.id) await movePayment(current, input.settings.holdPolicy, { actor: 'system', reason });
       });
       continue;
     }

@@ -92,3 +92,15 @@ export async function findLogin(db: DbClient, email: string): Promise<{ id: stri
   );
   return result.rows[0];
 }
+
+/** What a mail to this address needs: the user's name, language, and whether they can sign in yet. */
+export async function findMailRecipient(
+  db: DbClient,
+  email: string,
+): Promise<{ name: string; locale: 'ru' | 'en'; has_password: boolean } | undefined> {
+  const result = await db.query<{ name: string; locale: 'ru' | 'en'; has_password: boolean }>(
+    'SELECT name, locale, password_hash IS NOT NULL AS has_password FROM users WHERE lower(email) = lower($1)',
+    [email],
+  );
+  return result.rows[0];
+}

@@ -33,6 +33,16 @@ function invitationId(masterKey: Buffer, token: string): string | undefined {
   return safeEqual(Buffer.from(digest), Buffer.from(keyedDigest(masterKey, PURPOSE, id))) ? id : undefined;
 }
 
+/**
+ * The user's invitation made fresh (its 14 days start again) for a mail sent once more; undefined when the user can
+ * already sign in. The link stays the same: the token names the invitation, not its age.
+ */
+export async function renewInvitation(db: DbClient, userId: string): Promise<{ id: string } | undefined> {
+  const invitation = await ensureInvitation(db, userId);
+  if (invitation) await db.query('UPDATE invitations SET created_at = now() WHERE id = $1', [invitation.id]);
+  return invitation;
+}
+
 /** Whether the token is genuine, unused and fresh, without using it: the invitation page checks before asking for a password. */
 export async function invitationUsable(db: Db, masterKey: Buffer, token: string): Promise<boolean> {
   const id = invitationId(masterKey, token);

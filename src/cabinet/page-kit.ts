@@ -15,9 +15,12 @@ import { LANG_COOKIE, pageUser, readCookie, setCookie } from './web-session.ts';
 
 const FORM_LIMIT_BYTES = 64 * 1024;
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
-/** Problem codes a buyer may meet on a page, each with its own words in the dictionary. */
+/** Problem codes a buyer or a seller may meet on a page, each with its own words in the dictionary. */
 const EXPLAINED = new Set<string>([
   'approval_not_pending',
+  'reason_required',
+  'no_open_dispute',
+  'payload_too_large',
   'invalid_payment_state',
   'deal_closed',
   'deal_not_approved',
@@ -74,7 +77,8 @@ export async function errorPage(p: Page, services: Services, error: unknown): Pr
   send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : '/cabinet', signed);
 }
 
-export function problemWords(t: Translate, problem: Problem): string {
+/** A problem (or a rule's refusal, which has the same code) in the reader's words. */
+export function problemWords(t: Translate, problem: { code: string; status: number }): string {
   if (EXPLAINED.has(problem.code) && isMessageKey(problem.code)) return t(problem.code);
   return problem.status >= 500 ? t('internalError') : t('badForm');
 }

@@ -1,12 +1,15 @@
-// What each cabinet page shows, as HTML bodies. No logic beyond layout: pages.ts loads the data through
-// operations.ts and decides which page and status to answer with.
-import type { ApprovalRecord, DealSnapshot, DocumentRecord, PaymentRecord } from '../deals/model.ts';
+// What each cabinet page shows, as HTML bodies. No logic beyond layout: pages.ts loads the data through the deal
+// service and decides which page and status to answer with; the actions offered are the service's (actionsFor).
+import type { ApprovalRecord, DealSnapshot, DisputeRecord, DocumentRecord, PaymentRecord } from '../deals/model.ts';
 import { dealStatus } from '../deals/model.ts';
-import type { PaymentAction } from '../../workflows/deal-messages.ts';
+import type { DealRole, DealVerb, PaymentAction } from '../deals/rules.ts';
+import type { DealInContext } from '../deals/service.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from './html.ts';
-import { formatDate, formatMoney, kindWords, paymentWords, statusWords, type Lang, type Translate } from './i18n.ts';
+import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Lang, type Translate } from './i18n.ts';
+import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX } from './dispute-form.ts';
+import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 
 export interface View {
   lang: Lang;
@@ -14,6 +17,7 @@ export interface View {
 }
 
 export const COMMENT_MAX = 2000;
+const BUTTON_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger' } as const;
 
 export function signInBody({ t }: View, form: { email: string; next: string; csrf: string; error?: string; notice?: string }): SafeHtml {
   return html`<h1>${t('signInTitle')}</h1>
@@ -65,17 +69,25 @@ export function errorBody({ t }: View, title: string, text: string, signedIn: bo
 }
 
 const dealTitle = (t: Translate, snapshot: DealSnapshot) => snapshot.deal.title.trim() || t('untitled');
+const dealPath = (snapshot: DealSnapshot) => `/cabinet/view/deals/${snapshot.deal.id}`;
+/** The words for a part in a deal; an approver who is not the buyer only approves. */
+const roleWords = (t: Translate, role: DealRole) => t(role === 'seller' ? 'role_seller' : role === 'buyer' ? 'role_buyer' : 'role_approver');
+
+function fileLink(href: string, name: string): SafeHtml {
+  return html`<a href="${href}" download>${name}</a>`;
+}
 
 function documentList({ t }: View, documents: DocumentRecord[]): SafeHtml {
   if (documents.length === 0) return html`<p class="muted">${t('noDocuments')}</p>`;
   return html`<ul class="plain">${documents.map(
-    (document) => html`<li>${kindWords(t, document.kind)}: <a href="/cabinet/documents/${document.id}/content" download>${document.name}</a></li>`,
+    (document) => html`<li>${kindWords(t, document.kind)}: ${fileLink(`/cabinet/documents/${document.id}/content`, document.name)}</li>`,
   )}</ul>`;
 }
 
-/** Approve and Reject for a pending approval; the decided state otherwise. */
-function decision(view: View, approval: ApprovalRecord, csrf: string): SafeHtml {
+/** Approve and Reject for a pending approval the user may decide; the decided (or awaited) state otherwise. */
+function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide: boolean): SafeHtml {
   const { t, lang } = view;
+  if (approval.status === 'pending' && !mayDecide) return html`<p class="status">${t('approval_pending')}</p>`;
   if (approval.status !== 'pending') {
     return html`<p><span class="status">${t(`approval_${approval.status}`)}</span>${
       approval.decided_at && html` <span class="muted">${t('decidedAt', { date: formatDate(lang, approval.decided_at) })}</span>`
@@ -94,22 +106,23 @@ function decision(view: View, approval: ApprovalRecord, csrf: string): SafeHtml 
 
 export function homeBody(
   view: View,
-  data: { approvals: { approval: ApprovalRecord; snapshot: DealSnapshot }[]; deals: DealSnapshot[]; csrf: string },
+  data: { approvals: { approval: ApprovalRecord; snapshot: DealSnapshot }[]; deals: DealInContext[]; csrf: string },
 ): SafeHtml {
   const { t, lang } = view;
   const approvals = data.approvals.map(
     ({ approval, snapshot }) => html`<article class="card">
-<h3><a href="/cabinet/view/deals/${snapshot.deal.id}">${dealTitle(t, snapshot)}</a></h3>
+<h3><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></h3>
 <p>${t('amount')}: ${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)}</p>
 ${documentList(view, snapshot.documents)}
-${decision(view, approval, data.csrf)}
+${decision(view, approval, data.csrf, true)}
 </article>`,
   );
   const deals = data.deals.map(
-    (snapshot) => html`<li class="card">
-<h3><a href="/cabinet/view/deals/${snapshot.deal.id}">${dealTitle(t, snapshot)}</a></h3>
+    ({ snapshot, role }) => html`<li class="card">
+<h3><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></h3>
+<p><span class="role">${t('yourRole')}: ${roleWords(t, role)}</span></p>
 <p>${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${statusWords(t, dealStatus(snapshot))}</span></p>
-<p><a href="/cabinet/view/deals/${snapshot.deal.id}">${t('openDeal')}</a></p>
+<p><a href="${dealPath(snapshot)}">${t('openDeal')}</a></p>
 </li>`,
   );
   return html`<h1>${t('homeTitle')}</h1>
@@ -130,54 +143,126 @@ function paymentList({ t, lang }: View, payments: PaymentRecord[]): SafeHtml {
 
 const ACTION_HINT = { release: 'releaseHint', refund: 'refundHint', dispute: 'disputeHint' } as const;
 
-/** The escrow section: what the buyer may do now, and for a live payment not yet paid, the way to pay. */
-function escrow(view: View, snapshot: DealSnapshot, actions: PaymentAction[], csrf: string): SafeHtml | undefined {
+/**
+ * The escrow section: links to the confirmation of each move the user may make now (plain links, so they work
+ * without JavaScript and move nothing by themselves), and for the buyer's live payment not yet paid, the way to pay.
+ */
+function escrow(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[]): SafeHtml | undefined {
   const { t } = view;
   const latest = snapshot.payments.at(-1);
   if (!latest) return undefined;
   const payLink =
-    latest.status === 'pending' && latest.payment_url && /^https?:\/\//.test(latest.payment_url)
+    role === 'buyer' && latest.status === 'pending' && latest.payment_url && /^https?:\/\//.test(latest.payment_url)
       ? html`<p><a href="${latest.payment_url}">${t('payNow')}</a></p><p class="hint">${t('pendingPaymentNote')}</p>`
       : undefined;
-  const forms = actions.map(
-    (action) => html`<form method="post" action="/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}">${csrfField(csrf)}
-<button type="submit" class="${{ release: 'primary', refund: 'secondary', dispute: 'danger' }[action]}">${t(action)}</button>
-<p class="hint">${t(ACTION_HINT[action])}</p></form>`,
+  const moves = PAYMENT_ACTIONS.filter((action) => actions.includes(action)).map(
+    (action) => html`<div class="move"><a class="button ${BUTTON_CLASS[action]}" href="${dealPath(snapshot)}/escrow/${action}">${t(action)}</a>
+<p class="hint">${t(ACTION_HINT[action])}</p></div>`,
   );
-  const idle = latest.status === 'disputed' ? t('disputeNote') : t('noEscrowActions');
+  const idle =
+    latest.status === 'disputed' ? t('disputeNote') : role === 'seller' && latest.status === 'hold' ? t('sellerEscrowNote') : t('noEscrowActions');
   return html`<section aria-labelledby="escrow"><h2 id="escrow">${t('escrowHeading')}</h2>${payLink}
-${forms.length > 0 ? html`<div class="actions">${forms}</div>` : !payLink && html`<p class="muted">${idle}</p>`}
+${moves.length > 0 ? html`<div class="actions">${moves}</div>` : !payLink && html`<p class="muted">${idle}</p>`}
+</section>`;
+}
+
+/** The dispute's reason, its thread with evidence files, the arbiter's decision, and the form to add a message. */
+function disputeSection(view: View, snapshot: DealSnapshot, dispute: DisputeRecord, role: DealRole, canMessage: boolean, csrf: string): SafeHtml {
+  const { t, lang } = view;
+  const messages = dispute.messages.map(
+    (item) => html`<li class="card message">
+<p><strong>${t(`author_${item.author}`)}</strong>${item.author === role ? html` <span class="muted">${t('you')}</span>` : undefined} <span class="muted">${formatDate(lang, item.created_at)}</span></p>
+<p class="text">${item.text}</p>
+${item.files.length > 0 ? html`<ul class="plain files">${item.files.map(
+      (file) => html`<li>${fileLink(`/cabinet/documents/${file.id}/content`, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
+    )}</ul>` : undefined}
+</li>`,
+  );
+  const decided = dispute.decision;
+  const form = canMessage
+    ? html`<form method="post" action="${dealPath(snapshot)}/dispute/messages" enctype="multipart/form-data">${csrfField(csrf)}
+<h3>${t('addMessageHeading')}</h3>
+<label for="message-text">${t('messageText')}</label>
+<textarea id="message-text" name="text" required maxlength="${MESSAGE_TEXT_MAX}" aria-describedby="message-hint"></textarea>
+<p class="hint" id="message-hint">${t('textLimitHint', { max: MESSAGE_TEXT_MAX })}</p>
+<label for="message-files">${t('messageFiles', { count: EVIDENCE_FILES_MAX, size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 })}</label>
+<input id="message-files" name="files" type="file" multiple>
+<div><button type="submit">${t('sendMessage')}</button></div>
+</form>`
+    : undefined;
+  return html`<section aria-labelledby="dispute"><h2 id="dispute">${t('disputeHeading')}</h2>
+<dl>
+<dt>${t('status')}</dt><dd class="status">${t(`dispute_${dispute.status}`)}</dd>
+<dt>${t('reason')}</dt><dd class="text">${dispute.reason}</dd>
+<dt>${t('disputeOpened')}</dt><dd>${formatDate(lang, dispute.opened_at)}</dd>
+</dl>
+${decided && html`<div class="card decision"><h3>${t('decisionHeading')}</h3>
+<p class="status">${t(`outcome_${decided.outcome}`)}</p>
+<p class="text">${t('reason')}: ${decided.reason}</p>
+<p class="muted">${t('decidedAt', { date: formatDate(lang, decided.decided_at) })}</p></div>`}
+<h3>${t('messagesHeading')}</h3>
+${messages.length > 0 ? html`<ul class="plain">${messages}</ul>` : html`<p class="muted">${t('noMessages')}</p>`}
+${form}
 </section>`;
 }
 
 export function dealBody(
   view: View,
-  data: { snapshot: DealSnapshot; actions: PaymentAction[]; csrf: string; userEmail: string; error?: string; notice?: string },
+  data: { snapshot: DealSnapshot; role: DealRole; actions: DealVerb[]; csrf: string; error?: string; notice?: string },
 ): SafeHtml {
   const { t, lang } = view;
-  const { snapshot } = data;
+  const { snapshot, role, actions } = data;
   const { deal } = snapshot;
   const approvals = [...snapshot.approvals].reverse().map(
     (approval) => html`<li class="card">
 <p>${t('approver')}: ${approval.approver} <span class="muted">${t('startedAt', { date: formatDate(lang, approval.created_at) })}</span></p>
-${approval.status === 'pending' && approval.approver.toLowerCase() !== data.userEmail.toLowerCase()
-  ? html`<p class="status">${t('approval_pending')}</p>`
-  : decision(view, approval, data.csrf)}
+${decision(view, approval, data.csrf, actions.includes('decide_approval'))}
 </li>`,
   );
   return html`<p><a href="/cabinet">${t('backHome')}</a></p>
 <h1>${dealTitle(t, snapshot)}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
+<dt>${t('yourRole')}</dt><dd class="role">${roleWords(t, role)}</dd>
 <dt>${t('status')}</dt><dd class="status">${statusWords(t, dealStatus(snapshot))}</dd>
 <dt>${t('amount')}</dt><dd>${formatMoney(lang, deal.amount, deal.currency)}</dd>
-${deal.seller_email && html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>`}
+${role === 'buyer' ? undefined : html`<dt>${t('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} <${deal.buyer_email}>` : deal.buyer_email}</dd>`}
+${deal.seller_email && role !== 'seller' ? html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>` : undefined}
 ${deal.description && html`<dt>${t('description')}</dt><dd>${deal.description}</dd>`}
 </dl>
-${escrow(view, snapshot, data.actions, data.csrf)}
+${escrow(view, snapshot, role, actions)}
+${snapshot.dispute ? disputeSection(view, snapshot, snapshot.dispute, role, actions.includes('message'), data.csrf) : undefined}
 <section aria-labelledby="documents"><h2 id="documents">${t('documents')}</h2>${documentList(view, snapshot.documents)}</section>
 <section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHistory')}</h2>
 ${approvals.length > 0 ? html`<ul class="plain">${approvals}</ul>` : html`<p class="muted">${t('noApprovalHistory')}</p>`}
 </section>
 <section aria-labelledby="payments"><h2 id="payments">${t('paymentsHeading')}</h2>${paymentList(view, snapshot.payments)}</section>`;
+}
+
+/**
+ * The confirmation of an escrow move: what will happen, in words, before anything moves. The form posts with
+ * `confirmed=yes`; a dispute asks for its reason here.
+ */
+export function confirmBody(
+  view: View,
+  data: { snapshot: DealSnapshot; action: PaymentAction; csrf: string; reason?: string; error?: string },
+): SafeHtml {
+  const { t, lang } = view;
+  const { snapshot, action } = data;
+  const amount = formatMoney(lang, snapshot.payments.at(-1)?.amount ?? snapshot.deal.amount, snapshot.deal.currency);
+  const reason =
+    action === 'dispute'
+      ? html`<label for="reason">${t('disputeReason')}</label>
+<textarea id="reason" name="reason" required maxlength="${REASON_MAX}" aria-describedby="reason-hint">${data.reason ?? ''}</textarea>
+<p class="hint" id="reason-hint">${t('textLimitHint', { max: REASON_MAX })}</p>`
+      : undefined;
+  return html`<p><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></p>
+<h1>${t(`confirm_${action}_title`)}</h1>
+${message('error', data.error)}
+<p class="consequence">${t(`confirm_${action}_text`, { amount })}</p>
+<form method="post" action="${dealPath(snapshot)}/escrow/${action}">${csrfField(data.csrf)}<input type="hidden" name="confirmed" value="yes">
+${reason}
+<div class="actions"><button type="submit" class="${BUTTON_CLASS[action]}">${t(`confirm_${action}_button`)}</button>
+<a class="button secondary" href="${dealPath(snapshot)}">${t('confirmCancel')}</a></div>
+</form>`;
 }

@@ -1,34 +1,30 @@
-// The cabinet's web pages for buyers: server-rendered HTML over the same operations as the JSON routes
-// (operations.ts), working with JavaScript off. Forms post urlencoded bodies with a CSRF token and answer 303
-// (post/redirect/get); errors become pages in the reader's language, never JSON.
+// The cabinet's web pages for buyers, sellers and approvers: server-rendered HTML over the same operations as the
+// JSON routes (operations.ts for the account, the deal service for deals), working with JavaScript off. Forms post
+// urlencoded bodies (multipart for a dispute message with files) with a CSRF token and answer 303
+// (post/redirect/get); errors become pages in the reader's language, never JSON. Money moves only from a
+// confirmation page that says what will happen.
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { notFound, Problem } from '../http/problem.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
 import type { Translate } from './i18n.ts';
 import { STYLESHEET_PATH } from './html.ts';
-import { COMMENT_MAX, dealBody, homeBody, inviteBody, inviteInvalidBody, signInBody } from './page-views.ts';
+import { COMMENT_MAX, confirmBody, dealBody, homeBody, inviteBody, inviteInvalidBody, signInBody } from './page-views.ts';
 import { invitationUsable } from './invitations.ts';
-import {
-  PAYMENT_ACTIONS,
-  PasswordSchema,
-  acceptInvitation,
-  approvalSnapshot,
-  buyerEscrowActions,
-  decideApproval,
-  moveEscrow,
-  signInLimited,
-  userApprovals,
-  userDeal,
-  userDeals,
-  type Session,
-} from './operations.ts';
+import { PasswordSchema, acceptInvitation, signInLimited, type Session } from './operations.ts';
+import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, type DealActor } from '../deals/service.ts';
+import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
+import { dealOfApproval } from '../deals/store.ts';
+import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
+import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
 import { endPageSession, pageUser, preSessionCsrf, sameToken, startPageSession, validPreSessionCsrf } from './web-session.ts';
 import { csrfFailed, page, problemWords, readForm, redirect, safeNext, send, signedInOrRedirect, type Page, type SignedIn } from './page-kit.ts';
 
 const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
-const DONE = { approve: 'approved', reject: 'rejected', release: 'released', refund: 'refunded', dispute: 'disputed' } as const;
+const DONE = { approve: 'approved', reject: 'rejected', release: 'released', refund: 'refunded', dispute: 'disputed', message: 'message_sent' } as const;
+const person = (signed: SignedIn): DealActor => ({ kind: 'person', user: signed.user });
 
 export function cabinetPages(api: Api, services: Services): void {
   const router = api.router;
@@ -127,8 +123,8 @@ export function cabinetPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
-      const [approvals, deals] = await Promise.all([userApprovals(services, signed.user), userDeals(services, signed.user)]);
-      // Pending first; otherwise newest first as the operation returns them (sort is stable).
+      const [approvals, deals] = await Promise.all([approvalsOfUser(services, signed.user), dealsOfUser(services, signed.user)]);
+      // Pending first; otherwise newest first as the service returns them (sort is stable).
       approvals.sort((a, b) => Number(b.approval.status === 'pending') - Number(a.approval.status === 'pending'));
       send(p, 200, p.t('homeTitle'), homeBody(p, { approvals, deals, csrf: signed.csrf }), undefined, signed);
     }),
@@ -152,29 +148,69 @@ export function cabinetPages(api: Api, services: Services): void {
         const signed = await signedInOrRedirect(p, services, '/cabinet');
         if (!signed) return;
         if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
-        const dealId = (await approvalSnapshot(services, signed.user, p.ctx.params.id!)).deal.id;
+        const approvalId = p.ctx.params.id!;
+        const dealId = await dealOfApprovalFor(services, signed, approvalId);
         const comment = decision === 'reject' ? (form.get('comment') ?? '').trim() : '';
         if (comment.length > COMMENT_MAX) {
           return dealPage(p, services, signed, dealId, 400, { error: p.t('commentTooLong', { max: COMMENT_MAX }) });
         }
-        await orDealPage(p, services, signed, dealId, () => decideApproval(services, signed.user, p.ctx.params.id!, decision, comment), DONE[decision]);
+        await orDealPage(p, services, signed, dealId, () => decideApproval(services, signed.user, approvalId, decision, comment), DONE[decision]);
       }),
     );
   }
 
   for (const action of PAYMENT_ACTIONS) {
+    const path = `/cabinet/view/deals/:id/escrow/${action}`;
+    // The confirmation: what the move does, in words; nothing moves until its form is sent.
+    router.get(
+      path,
+      page(services, async (p) => {
+        const signed = await signedInOrRedirect(p, services);
+        if (!signed) return;
+        await confirmPage(p, services, signed, p.ctx.params.id!, action, 200, {});
+      }),
+    );
+
     router.post(
-      `/cabinet/view/deals/:id/escrow/${action}`,
+      path,
       page(services, async (p) => {
         const form = await readForm(p.ctx);
         const dealId = p.ctx.params.id!;
         const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
         if (!signed) return;
         if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
-        await orDealPage(p, services, signed, dealId, () => moveEscrow(services, signed.user, dealId, action), DONE[action]);
+        // Only the confirmation page's form moves money; a form from anywhere else gets that page first.
+        if (form.get('confirmed') !== 'yes') return confirmPage(p, services, signed, dealId, action, 200, {});
+        const reason = action === 'dispute' ? (form.get('reason') ?? '').trim() : '';
+        if (action === 'dispute' && (reason === '' || reason.length > REASON_MAX)) {
+          const error = reason === '' ? p.t('reason_required') : p.t('reasonTooLong', { max: REASON_MAX });
+          return confirmPage(p, services, signed, dealId, action, 400, { reason, error });
+        }
+        await orDealPage(p, services, signed, dealId, () => moveEscrow(services, person(signed), dealId, action, reason), DONE[action]);
       }),
     );
   }
+
+  router.post(
+    '/cabinet/view/deals/:id/dispute/messages',
+    page(services, async (p) => {
+      const dealId = p.ctx.params.id!;
+      // Signed in and the deal theirs before a body of up to 25 MiB is read.
+      const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+      if (!signed) return;
+      await dealFor(services, person(signed), dealId);
+      let values: Record<string, unknown>;
+      try {
+        values = await readMessageFormValues(p.ctx);
+      } catch (error) {
+        if (error instanceof Problem && error.status === 413) return dealPage(p, services, signed, dealId, 413, { error: p.t('payload_too_large') });
+        throw error;
+      }
+      const { _csrf: csrf, ...fields } = values;
+      if (!sameToken(signed.csrf, typeof csrf === 'string' ? csrf : undefined)) throw csrfFailed();
+      await orDealPage(p, services, signed, dealId, async () => addDisputeMessage(services, person(signed), dealId, parseMessageForm(fields)), DONE.message);
+    }),
+  );
 }
 
 /** Runs a deal change; on success 303 to the deal page with a notice, on a refusal the deal page with its words. */
@@ -182,18 +218,58 @@ async function orDealPage(p: Page, services: Services, signed: SignedIn, dealId:
   try {
     await change();
   } catch (error) {
+    // A 404 stays a 404 page: the deal or the approval is not the user's.
     if (!(error instanceof Problem) || error.status === 404) throw error;
     for (const [name, value] of Object.entries(error.headers)) p.ctx.set(name, value);
-    return dealPage(p, services, signed, dealId, error.status, { error: problemWords(p.t, error) });
+    return dealPage(p, services, signed, dealId, error.status, { error: changeWords(p, error) });
   }
   redirect(p.ctx, `/cabinet/view/deals/${dealId}?done=${done}`);
 }
 
+/** The deal of an approval in a deal the user may see (the page to answer on), or 404. */
+async function dealOfApprovalFor(services: Services, signed: SignedIn, approvalId: string): Promise<string> {
+  const dealId = z.uuid().safeParse(approvalId).success ? await dealOfApproval(services.db, approvalId) : undefined;
+  if (!dealId) throw notFound('No such approval.');
+  return (await dealFor(services, person(signed), dealId)).snapshot.deal.id;
+}
+
+/** A refusal in words; a dispute message's invalid fields each have their own (browsers' own checks catch most first). */
+function changeWords(p: Page, problem: Problem): string {
+  const first = problem.code === 'validation_failed' ? problem.errors?.[0] : undefined;
+  const tooBig = first !== undefined && /too big/i.test(first.message);
+  if (first?.path === 'text') return tooBig ? p.t('messageTooLong', { max: MESSAGE_TEXT_MAX }) : p.t('messageBlank');
+  if (first?.path === 'files' && tooBig) return p.t('tooManyFiles', { count: EVIDENCE_FILES_MAX });
+  if (first?.path.startsWith('files.') && first.message.includes('MiB')) return p.t('fileTooLarge', { size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 });
+  return problemWords(p.t, problem);
+}
+
 async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: string, status: number, words: { error?: string; notice?: string }) {
-  const snapshot = await userDeal(services, signed.user, dealId);
-  const actions = buyerEscrowActions(signed.user, snapshot);
-  const body = dealBody(p, { snapshot, actions, csrf: signed.csrf, userEmail: signed.user.email, ...words });
+  const actor = person(signed);
+  const { snapshot, role } = await dealFor(services, actor, dealId);
+  const body = dealBody(p, { snapshot, role, actions: actionsFor(snapshot, role, actor), csrf: signed.csrf, ...words });
   send(p, status, snapshot.deal.title.trim() || p.t('untitled'), body, `/cabinet/view/deals/${snapshot.deal.id}`, signed);
+}
+
+/**
+ * The confirmation of a move the user may make now. A move outside the user's part (a seller's release) is a 404,
+ * as in the API; a move the deal refuses now is the deal page with the reason in words.
+ */
+async function confirmPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  dealId: string,
+  action: PaymentAction,
+  status: number,
+  form: { reason?: string; error?: string },
+) {
+  const actor = person(signed);
+  const { snapshot, role } = await dealFor(services, actor, dealId);
+  if (!roleMay(role, action)) throw notFound('No such deal.');
+  const refused = refusal(snapshot, action, role);
+  if (refused) return dealPage(p, services, signed, dealId, 400, { error: problemWords(p.t, { code: refused.code, status: 400 }) });
+  const getPath = `/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}`;
+  send(p, status, p.t(`confirm_${action}_title`), confirmBody(p, { snapshot, action, csrf: signed.csrf, ...form }), getPath, signed);
 }
 
 function invalidInvitation(p: Page): void {

@@ -1,28 +1,59 @@
-// The buyer cabinet's JSON operations: sign-in, invitations, approvals, deals, documents and escrow moves. Each route
-// is a thin shell over operations.ts, which the web pages (pages.ts) call too.
+// The cabinet's JSON operations for buyers, sellers and approvers: sign-in and invitations (operations.ts), then
+// approvals, deals, files, escrow moves and dispute messages, each a thin shell over the deal service
+// (src/deals/service.ts), which the web pages (pages.ts) call too.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { EmailSchema, type User } from '../accounts/users.ts';
-import { ApprovalView, DealView, PaymentView, dealView, paymentView } from '../deals/views.ts';
+import { Problem } from '../http/problem.ts';
+import { nonBlank } from '../http/text.ts';
+import { ApprovalView, DealView, DisputeView, PaymentView, dealView, paymentView } from '../deals/views.ts';
+import { DEAL_VERBS, type PaymentAction } from '../deals/rules.ts';
+import type { DisputeMessage } from '../deals/model.ts';
 import {
-  PAYMENT_ACTIONS,
-  PasswordSchema,
-  acceptInvitation,
+  actionsFor,
+  addDisputeMessage,
+  approvalsOfUser,
+  dealFor,
+  dealsOfUser,
   decideApproval,
+  fileFor,
   moveEscrow,
-  profile,
-  signInLimited,
-  userApprovals,
-  userDeal,
-  userDeals,
-  userDocument,
-} from './operations.ts';
+  type DealActor,
+} from '../deals/service.ts';
+import { PasswordSchema, acceptInvitation, profile, signInLimited } from './operations.ts';
+import { DisputeMessageForm, EVIDENCE_FILES_MAX, MESSAGE_FORM_LIMIT_BYTES, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
 import { requireCabinetUser } from './sessions.ts';
 import { bearerOrPageSession } from './web-session.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const IdParams = z.object({ id: z.string() });
+const Role = z.enum(['buyer', 'seller', 'approver']).describe("The user's part in the deal");
+const CabinetDeal = DealView.extend({ role: Role });
+const CabinetDealWithActions = CabinetDeal.extend({
+  allowed_actions: z.array(z.enum(DEAL_VERBS)).describe('What the user may do now; a seller never gets release, refund, dispute or approval'),
+});
+export const PAYMENT_ACTIONS = ['release', 'refund', 'dispute'] as const satisfies readonly PaymentAction[];
+export const DISPUTE_REASON_MAX = 2000;
+const DisputeReason = nonBlank(DISPUTE_REASON_MAX).describe('Why the dispute is opened; the seller, the marketplace and the arbiter read it');
+
+/**
+ * A dispute without a reason (or with a blank one) is reason_required, as the deal service answers it, not a generic
+ * validation failure: the messages recognised are the ones the schema itself gives a missing and a blank reason.
+ */
+const MISSING_REASON = new Set([undefined, ' '].map((value) => DisputeReason.safeParse(value).error?.issues[0]?.message));
+function reasonRequired(problem: Problem): Problem {
+  const errors = problem.errors ?? [];
+  const missing = problem.code === 'validation_failed' && errors.length > 0 && errors.every((e) => e.path === 'reason' && MISSING_REASON.has(e.message));
+  return missing ? new Problem(400, 'reason_required', 'Say why you open the dispute: `reason` must not be empty.') : problem;
+}
+
+/** A message as the parties see it: where its files are stored stays inside. */
+export function messageView(message: DisputeMessage) {
+  return { ...message, files: message.files.map(({ id, name, size }) => ({ id, name, size })) };
+}
+
+const person = (ctx: { state: { user?: unknown } }): DealActor => ({ kind: 'person', user: ctx.state.user as User });
 
 export function cabinetRoutes(api: Api, services: Services): void {
   const { db } = services;
@@ -85,7 +116,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       },
     },
     handler: async (ctx) => {
-      const items = await userApprovals(services, ctx.state.user as User);
+      const items = await approvalsOfUser(services, ctx.state.user as User);
       ctx.body = { items: items.map(({ approval, snapshot }) => ({ ...approval, deal: dealView(snapshot) })) };
     },
   });
@@ -111,10 +142,11 @@ export function cabinetRoutes(api: Api, services: Services): void {
     method: 'get',
     path: '/cabinet/deals',
     operationId: 'cabinetDeals',
-    summary: 'My deals, newest first',
-    responses: { 200: { description: 'The deals', schema: z.object({ items: z.array(DealView) }) } },
+    summary: 'My deals, as buyer, seller or approver, newest first',
+    responses: { 200: { description: 'The deals, each with my part in it', schema: z.object({ items: z.array(CabinetDeal) }) } },
     handler: async (ctx) => {
-      ctx.body = { items: (await userDeals(services, ctx.state.user as User)).map(dealView) };
+      const deals = await dealsOfUser(services, ctx.state.user as User);
+      ctx.body = { items: deals.map(({ snapshot, role }) => ({ ...dealView(snapshot), role })) };
     },
   });
 
@@ -123,11 +155,13 @@ export function cabinetRoutes(api: Api, services: Services): void {
     method: 'get',
     path: '/cabinet/deals/{id}',
     operationId: 'cabinetDeal',
-    summary: 'One of my deals',
+    summary: 'One of my deals, with my part in it and what I may do now',
     params: IdParams,
-    responses: { 200: { description: 'The deal', schema: DealView } },
+    responses: { 200: { description: 'The deal', schema: CabinetDealWithActions } },
     handler: async (ctx, { params }) => {
-      ctx.body = dealView(await userDeal(services, ctx.state.user as User, params.id));
+      const actor = person(ctx);
+      const { snapshot, role } = await dealFor(services, actor, params.id);
+      ctx.body = { ...dealView(snapshot), role, allowed_actions: actionsFor(snapshot, role, actor) };
     },
   });
 
@@ -138,31 +172,62 @@ export function cabinetRoutes(api: Api, services: Services): void {
     method: 'get',
     path: '/cabinet/documents/{id}/content',
     operationId: 'cabinetDocumentContent',
-    summary: 'The bytes of a document of one of my deals',
+    summary: "The bytes of a document or of a dispute's evidence file of one of my deals",
     description: 'Authorization: Bearer <cabinet token>, or the cabinet web session cookie.',
     params: IdParams,
     responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
     handler: async (ctx, { params }) => {
-      const document = await userDocument(services, ctx.state.user as User, params.id);
-      ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(document.name)}`);
+      const file = await fileFor(services, person(ctx), params.id);
+      ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);
       ctx.set('Cache-Control', 'private, no-store');
-      ctx.type = document.content_type;
-      ctx.body = document.body;
+      // Evidence comes from the other side of a dispute: never let a browser run it as a page of this site.
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.type = file.content_type;
+      ctx.body = file.body;
     },
   });
 
   for (const action of PAYMENT_ACTIONS) {
+    const summary = { release: 'Release the held money to the seller', refund: 'Cancel and return the money', dispute: 'Open a dispute' }[action];
     api.route({
       ...signedIn,
       method: 'post',
       path: `/cabinet/deals/{id}/escrow/${action}`,
       operationId: `cabinetEscrow${action[0]!.toUpperCase()}${action.slice(1)}`,
-      summary: { release: 'Release the held money to the seller', refund: 'Cancel and return the money', dispute: 'Open a dispute' }[action],
+      summary,
+      description:
+        action === 'dispute'
+          ? 'The buyer only. The money stays held until the arbiter decides; 400 reason_required without a reason.'
+          : 'The buyer only (404 for anyone else). Takes no body.',
       params: IdParams,
+      ...(action === 'dispute' ? { body: z.object({ reason: DisputeReason }), mapProblem: reasonRequired } : {}),
       responses: { 200: { description: 'The payment after the move', schema: PaymentView } },
-      handler: async (ctx, { params }) => {
-        ctx.body = paymentView(await moveEscrow(services, ctx.state.user as User, params.id, action));
+      handler: async (ctx, { params, body }) => {
+        const reason = (body as { reason?: string } | undefined)?.reason ?? '';
+        ctx.body = paymentView(await moveEscrow(services, person(ctx), params.id, action, reason));
       },
     });
   }
+
+  api.route({
+    ...signedIn,
+    method: 'post',
+    path: '/cabinet/deals/{id}/dispute/messages',
+    operationId: 'cabinetDisputeMessage',
+    summary: "A message with evidence files in the deal's open dispute",
+    description:
+      `By the buyer or the seller; 400 no_open_dispute when the deal has none. multipart/form-data: \`text\`, and \`files\` ` +
+      `repeated for up to ${EVIDENCE_FILES_MAX} files; 413 when the whole form is above ${Math.floor(MESSAGE_FORM_LIMIT_BYTES / 1024 / 1024)} MiB.`,
+    params: IdParams,
+    rawBody: { contentType: 'multipart/form-data', description: 'The message and its evidence', schema: DisputeMessageForm },
+    responses: { 201: { description: 'The message', schema: DisputeView.shape.messages.element } },
+    handler: async (ctx, { params }) => {
+      const actor = person(ctx);
+      // The deal first: a request for a deal that is not the user's is 404 before its body is read.
+      await dealFor(services, actor, params.id);
+      const input = parseMessageForm(await readMessageFormValues(ctx));
+      ctx.status = 201;
+      ctx.body = messageView(await addDisputeMessage(services, actor, params.id, input));
+    },
+  });
 }

@@ -13,6 +13,8 @@ export interface TenderRecord {
   valueAmount?: number | null;
   valueCurrency?: string | null;
   status?: string;
+  /** The procurement law as a short key: 44-fz, 223-fz, eu-2014-24, … */
+  law?: string | null;
   procurementMethod?: string | null;
   publishedAt?: string | null;
   deadlineAt?: string | null;
@@ -41,6 +43,7 @@ export async function upsertTenders(db: Db | DbClient, sourceKey: string, record
     value_amount: r.valueAmount ?? null,
     value_currency: r.valueCurrency?.toUpperCase() ?? null,
     status: r.status ?? 'active',
+    law: r.law?.toLowerCase() ?? null,
     procurement_method: r.procurementMethod ?? null,
     published_at: r.publishedAt ?? null,
     deadline_at: r.deadlineAt ?? null,
@@ -51,16 +54,16 @@ export async function upsertTenders(db: Db | DbClient, sourceKey: string, record
   }));
   const result = await db.query(
     `INSERT INTO tenders AS t (id, source_key, source_id, ocid, country, title, description, buyer_name, buyer_id, value_amount,
-       value_currency, status, procurement_method, published_at, deadline_at, url, classification, raw, sample)
+       value_currency, status, law, procurement_method, published_at, deadline_at, url, classification, raw, sample)
      SELECT r.id, $1, r.source_id, r.ocid, r.country, r.title, r.description, r.buyer_name, r.buyer_id, r.value_amount,
-       r.value_currency, r.status, r.procurement_method, r.published_at, r.deadline_at, r.url, r.classification, r.raw, r.sample
+       r.value_currency, r.status, r.law, r.procurement_method, r.published_at, r.deadline_at, r.url, r.classification, r.raw, r.sample
      FROM jsonb_to_recordset($2::jsonb) AS r(id text, source_id text, ocid text, country text, title text, description text,
-       buyer_name text, buyer_id text, value_amount numeric, value_currency text, status text, procurement_method text,
+       buyer_name text, buyer_id text, value_amount numeric, value_currency text, status text, law text, procurement_method text,
        published_at timestamptz, deadline_at timestamptz, url text, classification jsonb, raw jsonb, sample boolean)
      ON CONFLICT (source_key, source_id) DO UPDATE SET
        ocid = excluded.ocid, country = excluded.country, title = excluded.title, description = excluded.description,
        buyer_name = excluded.buyer_name, buyer_id = excluded.buyer_id, value_amount = excluded.value_amount,
-       value_currency = excluded.value_currency, status = excluded.status, procurement_method = excluded.procurement_method,
+       value_currency = excluded.value_currency, status = excluded.status, law = excluded.law, procurement_method = excluded.procurement_method,
        published_at = excluded.published_at, deadline_at = excluded.deadline_at, url = excluded.url,
        classification = excluded.classification, raw = excluded.raw, sample = excluded.sample, updated_at = now()
      WHERE t.raw IS DISTINCT FROM excluded.raw`,

@@ -1,13 +1,13 @@
 // The eight MCP tools: the same service functions and schemas as the REST routes, read-only, over our own data only.
 import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { nonBlank } from '../http/text.ts';
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import {
-  CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MAX_LIMIT,
-  MAX_QUERY_LENGTH, PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema,
+  CorporaSchema, CountriesSchema, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, PracticeResultsSchema,
+  PracticeSearchInput, SearchTendersToolInput, SourcesSchema, TenderCardSchema, TenderFacetsToolInput, TenderIdInput,
+  TenderListSchema,
 } from './schemas.ts';
 import { searchTenders, tenderCard, tenderCountries, tenderFacets, type SearchBounds } from './tenders.ts';
 import { listSources } from './sources.ts';
@@ -17,15 +17,6 @@ import type { TOOL_NAMES } from './tool-names.ts';
 
 const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false, destructiveHint: false, idempotentHint: true } as const;
 
-// REST reads strings from the query; a tool takes JSON numbers, with the same bounds and descriptions.
-const SearchTendersInput = z.object({
-  q: nonBlank(MAX_QUERY_LENGTH).optional()
-    .describe('Full-text query in Russian or English; word forms match («поставки» finds «поставка»). Latest tenders when absent.'),
-  country: FacetsInput.shape.country,
-  min_score: z.number().min(0).max(1).optional().describe('Only results whose relevance score (0..1) is at least this'),
-  limit: z.number().int().min(1).max(MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
-  offset: z.number().int().min(0).max(100_000).default(0).describe('Items to skip, for the next page'),
-});
 const NoInput = z.object({});
 
 /** What one HTTP request to the MCP endpoint gives its tools. */
@@ -94,8 +85,15 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
   };
 
   tool('search_tenders', 'Search tenders',
-    'Full-text search over tenders (Russian and English), best matches first with a relevance score 0..1; filter by country. Same as GET /v1/tenders.',
-    SearchTendersInput, TenderListSchema, (args) => searchTenders(db, args, bounds));
+    'Tenders that match what you mean, best first with a relevance score 0..1 (0.9 and more: every part of the query in ' +
+      'the title). A good query names the goods, works or services and maybe a place, in Russian or English: ' +
+      '«лекарственные препараты», "road repair Leeds", diesel fuel; synonyms and translations match, so one language ' +
+      'is enough. Put the rest in filters: status (active = open), deadline_from/deadline_to, published_from/published_to ' +
+      '(ISO dates), value_min/value_max with currency, classification (CPV or OKPD2 code prefixes: "cpv:336", ' +
+      '"okpd2:21.20"), buyer (name words or id), country, source, law (44-fz, 223-fz, eu-2014-24, …). sort: relevance, ' +
+      'newest, deadline, value_asc, value_desc. Without query: the newest tenders the filters let through. For the next ' +
+      'page pass next_cursor as cursor. Same as GET /v1/tenders.',
+    SearchTendersToolInput, TenderListSchema, ({ query, ...args }) => searchTenders(db, { ...args, q: query }, bounds));
   tool('get_tender', 'Get a tender card',
     'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
     TenderIdInput, TenderCardSchema, async ({ id }) => {
@@ -104,8 +102,9 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
       return card;
     });
   tool('tender_facets', 'Tender facets',
-    'Tender counts by country, source, status, currency and frequent classification codes (CPV, OKPD2). Same as GET /v1/tenders/facets.',
-    FacetsInput, FacetsSchema, (args) => tenderFacets(db, args.country));
+    'Tender counts by country, source, status, law, currency and frequent classification codes (CPV, OKPD2), within ' +
+      'the query and filters given (the same as search_tenders takes): what to filter by next. Same as GET /v1/tenders/facets.',
+    TenderFacetsToolInput, FacetsSchema, ({ query, ...args }) => tenderFacets(db, { ...args, q: query }));
   tool('tender_countries', 'Countries with tenders',
     'Countries that have tenders, with names in English and Russian and counts. Same as GET /v1/tenders/countries.',
     NoInput, CountriesSchema, () => tenderCountries(db));

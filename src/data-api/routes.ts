@@ -31,8 +31,11 @@ export function dataRoutes(api: Api, services: Services): void {
     operationId: 'searchTenders',
     summary: 'Search tenders',
     description:
-      'Full-text search (Russian and English word forms) with a relevance score 0..1, or the latest tenders without q. ' +
-      'At most 2000 matches are ranked (the newest ones for a very common word); total is then a lower bound (total_relation gte).',
+      'Search by meaning (Russian and English word forms, procurement synonyms and translations, one-letter typos) with ' +
+      'a relevance score 0..1, or a list without q; filters by status, deadline, publication date, value, currency, ' +
+      'classification code prefix (CPV, OKPD2), buyer, source, law and country; sort by relevance, newest, deadline or ' +
+      'value; page by offset or by cursor (next_cursor). At most 2000 matches are ranked (the newest ones for a very ' +
+      'common word); total is then a lower bound (total_relation gte).',
     tags: ['Tenders'],
     query: TenderSearchInput,
     responses: {
@@ -51,12 +54,14 @@ export function dataRoutes(api: Api, services: Services): void {
     path: '/v1/tenders/facets',
     operationId: 'tenderFacets',
     summary: 'Filter facets',
-    description: 'Tender counts by country, source, status, currency and the most frequent classification codes.',
+    description:
+      'Tender counts by country, source, status, law, currency and the most frequent classification codes, within the ' +
+      'text and filters given (as GET /v1/tenders takes them; with any, over at most 10 000 matching tenders).',
     tags: ['Tenders'],
     query: FacetsInput,
     responses: { 200: { description: 'Facet counts', schema: FacetsSchema }, ...errors },
     handler: async (ctx, { query }) => {
-      ctx.body = await tenderFacets(db, query.country);
+      ctx.body = await tenderFacets(db, query);
     },
   });
 

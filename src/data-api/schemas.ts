@@ -13,16 +13,146 @@ const countryCode = z
   .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. RU or de')
   .transform((value) => value.toUpperCase());
 
-export const TenderSearchInput = z.object({
-  q: nonBlank(MAX_QUERY_LENGTH).optional()
-    .describe('Full-text query in Russian or English (web-search syntax: "exact phrase", -exclude, or). Word forms match: «поставки» finds «поставка».'),
-  country: countryCode.optional().describe('ISO 3166-1 alpha-2 country code, any case'),
-  min_score: queryNumber(0, 1).optional()
-    .describe('Only results whose relevance score (0..1) is at least this; needs q'),
-  limit: queryInt(1, MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
-  offset: queryInt(0, 100_000).default(0).describe('Items to skip'),
-});
+export const TENDER_STATUSES = ['planning', 'planned', 'active', 'complete', 'cancelled', 'unsuccessful', 'withdrawn'] as const;
+export const TENDER_SORTS = ['relevance', 'newest', 'deadline', 'value_asc', 'value_desc'] as const;
+export type TenderSort = (typeof TENDER_SORTS)[number];
+export const MAX_VALUE = 1e13;
+
+/** A date or a moment: 2026-11-01 or 2026-11-01T09:00:00Z. A date as an upper bound takes in the whole day. */
+const isoMoment = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+/** A classification code prefix, optionally naming its scheme: 33600000, cpv:336, okpd2:21.20. */
+export interface ClassificationPrefix {
+  scheme?: 'cpv' | 'okpd2';
+  code: string;
+}
+const CLASSIFICATION = /^(?:(cpv|okpd2):)?([0-9][0-9.-]{0,19})$/i;
+const classificationList = z
+  .string()
+  .max(400)
+  .transform((value, ctx): ClassificationPrefix[] => {
+    const parts = value.split(',').map((part) => part.trim()).filter(Boolean);
+    const parsed = parts.map((part) => CLASSIFICATION.exec(part));
+    if (parts.length === 0 || parts.length > 20 || parsed.some((match) => !match)) {
+      ctx.addIssue({ code: 'custom', message: 'must be 1 to 20 comma-separated code prefixes such as 33600000, cpv:336 or okpd2:21.20' });
+      return z.NEVER;
+    }
+    return parsed.map((match) => ({ ...(match![1] ? { scheme: match![1].toLowerCase() as 'cpv' | 'okpd2' } : {}), code: match![2]! }));
+  });
+
+/** Where the previous page ended: the sort it was made for and the sort keys of its last item (base64url JSON). */
+export interface TenderCursor {
+  sort: TenderSort;
+  keys: string[];
+}
+export function encodeCursor(cursor: TenderCursor): string {
+  return Buffer.from(JSON.stringify({ s: cursor.sort, k: cursor.keys })).toString('base64url');
+}
+const cursorText = z
+  .string()
+  .max(1000)
+  .transform((value, ctx): TenderCursor => {
+    try {
+      const { s, k } = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+      const keyCount = s === 'relevance' ? 3 : 2;
+      if (TENDER_SORTS.includes(s) && Array.isArray(k) && k.length === keyCount && k.every((key) => typeof key === 'string')) {
+        return { sort: s, keys: k };
+      }
+    } catch {
+      // not base64url JSON: refused below
+    }
+    ctx.addIssue({ code: 'custom', message: 'is not a cursor this API gave; pass next_cursor from the previous page as it is' });
+    return z.NEVER;
+  });
+
+/**
+ * The filters of GET /v1/tenders, /v1/tenders/facets and their MCP tools. REST reads every value from the query
+ * string, MCP takes JSON numbers: `number` gives the number schema of each.
+ */
+function tenderFilters(number: (min: number, max: number) => z.ZodType<number>) {
+  return {
+    country: countryCode.optional().describe('ISO 3166-1 alpha-2 country code, any case'),
+    status: z.enum(TENDER_STATUSES).optional().describe('OCDS tender status; active is open for bids or being evaluated'),
+    deadline_from: isoMoment.optional().describe('Bid deadline on or after this date or moment (ISO 8601)'),
+    deadline_to: isoMoment.optional().describe('Bid deadline on or before this date (the whole day) or moment'),
+    published_from: isoMoment.optional().describe('Published on or after this date or moment'),
+    published_to: isoMoment.optional().describe('Published on or before this date (the whole day) or moment'),
+    value_min: number(0, MAX_VALUE).optional().describe('Estimated value at least this, in the tender’s currency (combine with currency)'),
+    value_max: number(0, MAX_VALUE).optional().describe('Estimated value at most this, in the tender’s currency'),
+    currency: z.string().regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code, e.g. RUB or eur').transform((value) => value.toUpperCase())
+      .optional().describe('ISO 4217 currency of the value, any case'),
+    classification: classificationList.optional()
+      .describe('Classification code prefixes, comma-separated; cpv: or okpd2: names the scheme, none means either: 33600000, cpv:336, okpd2:21.20'),
+    buyer: nonBlank(200).optional().describe('The buyer: its id (e.g. the INN) or words of its name, all of which must occur'),
+    source: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'must be a source key (see /v1/sources)').transform((value) => value.toLowerCase())
+      .optional().describe('Key of the source (see /v1/sources)'),
+    law: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,31}$/, 'must be a law key such as 44-fz, 223-fz or eu-2014-24').transform((value) => value.toLowerCase())
+      .optional().describe('Procurement law: 44-fz, 223-fz, eu-2014-24, uk-pa-2023, … (facets list those present)'),
+  };
+}
+
+const QUERY_DESCRIPTION =
+  'What to find, in Russian or English, as a supplier would say it: «лекарственные препараты», "diesel fuel Perm", ' +
+  'medicines. Word forms, synonyms and translations of common goods and works match, and a one-letter typo is forgiven; ' +
+  'web-search syntax: "exact phrase", -exclude, or. Leave out what filters say better (status, dates, value, codes).';
+
+function searchFields(number: (min: number, max: number) => z.ZodType<number>, int: (min: number, max: number) => z.ZodType<number>) {
+  return {
+    ...tenderFilters(number),
+    min_score: number(0, 1).optional().describe('Only results whose relevance score (0..1) is at least this; needs the text'),
+    sort: z.enum(TENDER_SORTS).optional()
+      .describe('relevance (the default with text), newest (the default without), deadline (soonest first), value_asc, value_desc'),
+    limit: int(1, MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
+    offset: int(0, 100_000).default(0).describe('Items to skip; for deep lists pass cursor instead'),
+    cursor: cursorText.optional().describe('next_cursor of the previous page: the page after it, in the same sort'),
+  };
+}
+
+/** What searches and facets need to know about the text. */
+interface WithText {
+  q?: string;
+  sort?: TenderSort;
+  cursor?: TenderCursor;
+  offset?: number;
+  value_min?: number;
+  value_max?: number;
+}
+function checkSearch(text: 'q' | 'query') {
+  return (input: WithText & Record<string, unknown>, ctx: z.RefinementCtx) => {
+    const hasText = input[text] !== undefined;
+    if (input.sort === 'relevance' && !hasText) ctx.addIssue({ code: 'custom', path: ['sort'], message: `relevance needs ${text}` });
+    const sort = input.sort ?? (hasText ? 'relevance' : 'newest');
+    if (input.cursor && input.cursor.sort !== sort) {
+      ctx.addIssue({ code: 'custom', path: ['cursor'], message: `was made for sort=${input.cursor.sort}, not ${sort}` });
+    }
+    if (input.cursor && input.offset) ctx.addIssue({ code: 'custom', path: ['offset'], message: 'cannot be combined with cursor' });
+    if (input.value_min !== undefined && input.value_max !== undefined && input.value_min > input.value_max) {
+      ctx.addIssue({ code: 'custom', path: ['value_min'], message: 'must not exceed value_max' });
+    }
+  };
+}
+
+export const TenderSearchInput = z
+  .object({ q: nonBlank(MAX_QUERY_LENGTH).optional().describe(QUERY_DESCRIPTION), ...searchFields(queryNumber, queryInt) })
+  .superRefine(checkSearch('q'));
 export type TenderSearchInput = z.output<typeof TenderSearchInput>;
+
+const jsonNumber = (min: number, max: number) => z.number().min(min).max(max);
+const jsonInt = (min: number, max: number) => z.number().int().min(min).max(max);
+/** search_tenders: the text is `query`, as in search_practice and search_knowledge. */
+export const SearchTendersToolInput = z
+  .object({ query: nonBlank(MAX_QUERY_LENGTH).optional().describe(`${QUERY_DESCRIPTION} Latest tenders when absent.`), ...searchFields(jsonNumber, jsonInt) })
+  .superRefine(checkSearch('query'));
+
+export const FacetsInput = z.object({
+  q: nonBlank(MAX_QUERY_LENGTH).optional().describe('Count only the tenders this text finds (as GET /v1/tenders does)'),
+  ...tenderFilters(queryNumber),
+});
+export const TenderFacetsToolInput = z.object({
+  query: nonBlank(MAX_QUERY_LENGTH).optional().describe('Count only the tenders this text finds (as search_tenders does)'),
+  ...tenderFilters(jsonNumber),
+});
+export type TenderFilters = Omit<z.output<typeof FacetsInput>, 'q'>;
 
 export const ClassificationSchema = z.object({
   scheme: z.string().describe('CPV, OKPD2, …'),
@@ -40,12 +170,14 @@ export const TenderSchema = z
     buyer: z.object({ name: z.string(), id: z.string().nullable().describe('e.g. the INN in Russia') }),
     value: z.object({ amount: z.number().nullable(), currency: z.string().nullable() })
       .describe('Estimated (initial maximum) value'),
-    status: z.string().describe('OCDS tender status: planned, active, complete, cancelled, …'),
+    status: z.string().describe('OCDS tender status: planning, active, complete, cancelled, unsuccessful, …'),
+    law: z.string().nullable().describe('Procurement law: 44-fz, 223-fz, eu-2014-24, …; null when the source does not say'),
     published_at: z.string().nullable(),
     deadline_at: z.string().nullable().describe('Deadline for bids'),
     url: z.string().nullable().describe('The notice at its source'),
     classification: z.array(ClassificationSchema),
-    score: z.number().optional().describe('Relevance 0..1, present when q was given'),
+    score: z.number().optional()
+      .describe('Relevance 0..1, present with text: 0.9 × how well the query is found (title above description and buyer, a classification label that says it adds) + 0.1 × recency'),
     sample: z.boolean().describe('True for generated sample data'),
   })
   .meta({ title: 'Tender' });
@@ -63,14 +195,11 @@ export const TenderListSchema = z.object({
   total_relation: z.enum(['eq', 'gte']).describe('gte when counting stopped at the bound (very broad filters)'),
   limit: z.number().int(),
   offset: z.number().int(),
+  next_cursor: z.string().nullable().describe('Pass as cursor for the next page; null on the last page'),
 });
 
 export const TenderIdInput = z.object({
   id: z.string().min(1).max(300).describe('Tender id from a search result'),
-});
-
-export const FacetsInput = z.object({
-  country: countryCode.optional().describe('Count only tenders of this country'),
 });
 
 const FacetValue = z.object({ value: z.string(), tenders: z.number().int() });
@@ -79,9 +208,11 @@ export const FacetsSchema = z.object({
   source: z.array(FacetValue),
   status: z.array(FacetValue),
   currency: z.array(FacetValue),
+  law: z.array(FacetValue),
   classification: z.array(FacetValue.extend({ scheme: z.string(), id: z.string() }))
     .describe('The most frequent codes, value is scheme:id'),
-  total: z.number().int(),
+  total: z.number().int().describe('Tenders counted; with text or filters at most 10 000 of them'),
+  total_relation: z.enum(['eq', 'gte']).describe('gte when more tenders match than were counted'),
 });
 
 export const CountriesSchema = z.object({

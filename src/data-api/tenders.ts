@@ -5,7 +5,11 @@ import type { z } from 'zod';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { Problem } from '../http/problem.ts';
 import { countryNames } from './countries.ts';
-import type { CountriesSchema, FacetsSchema, TenderCardSchema, TenderListSchema, TenderSchema, TenderSearchInput } from './schemas.ts';
+import {
+  encodeCursor, type CountriesSchema, type FacetsSchema, type TenderCardSchema, type TenderFilters, type TenderListSchema,
+  type TenderSchema, type TenderSearchInput, type TenderSort,
+} from './schemas.ts';
+import { concepts, filterSql, Params, sortSql } from './tender-filters.ts';
 
 export type Tender = z.output<typeof TenderSchema>;
 export type TenderCard = z.output<typeof TenderCardSchema>;
@@ -30,9 +34,11 @@ export const searchBounds = (timeoutMs: number): SearchBounds => ({ candidates: 
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
+/** A list filter the planner expects in fewer than this share of the tenders is read from the GIN index first. */
+const RARE_FILTER = 0.02;
 
 const COLUMNS = `t.id, t.source_key, t.country, t.title, t.description, t.buyer_name, t.buyer_id, t.value_amount,
-  t.value_currency, t.status, t.published_at, t.deadline_at, t.url, t.classification, t.sample`;
+  t.value_currency, t.status, t.law, t.published_at, t.deadline_at, t.url, t.classification, t.sample`;
 
 interface TenderRow {
   id: string;
@@ -45,6 +51,7 @@ interface TenderRow {
   value_amount: number | null;
   value_currency: string | null;
   status: string;
+  law: string | null;
   published_at: Date | null;
   deadline_at: Date | null;
   url: string | null;
@@ -63,6 +70,7 @@ export function toTender(row: TenderRow): Tender {
     buyer: { name: row.buyer_name, id: row.buyer_id },
     value: { amount: row.value_amount, currency: row.value_currency },
     status: row.status,
+    law: row.law,
     published_at: row.published_at?.toISOString() ?? null,
     deadline_at: row.deadline_at?.toISOString() ?? null,
     url: row.url,
@@ -76,20 +84,56 @@ export async function searchTenders(db: Db, input: TenderSearchInput, bounds: Se
   return input.q ? fullTextSearch(db, input, input.q, bounds) : latestTenders(db, input);
 }
 
+type PagedRow = TenderRow & { cursor_keys: string[] };
+
+/** A page of rows fetched with one extra row past it: is there a next page, and its cursor. */
+function paged(input: TenderSearchInput, rows: PagedRow[], sort: TenderSort) {
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toTender),
+    next_cursor: rows.length > input.limit && last ? encodeCursor({ sort, keys: last.cursor_keys }) : null,
+  };
+}
+
+const effectiveSort = (input: { q?: string; sort?: TenderSort }): TenderSort => input.sort ?? (input.q ? 'relevance' : 'newest');
+
+/** Lists without text: filtered, in the chosen order (newest by default), counted up to COUNT_BOUND. */
 async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderList> {
-  const where = input.country ? 'WHERE t.country = $1' : '';
-  const params = input.country ? [input.country] : [];
+  const sort = effectiveSort(input);
+  const params = new Params();
+  const filters = filterSql(input, params);
+  const where = [...(filters.lexemes ? [`s.search @@ ${filters.lexemes}`] : []), ...filters.conditions];
+  const countParams = [...params.values];
+  const order = sortSql(sort, 's', params, input.cursor);
+  const pageWhere = [...where, ...(order.after ? [order.after] : [])];
+  // Walking a sort index and testing each row is quick when many rows pass, and slow when few do and they lie at the
+  // far end (medicine codes are European, the largest values Russian): a rare filter reads its matches from the GIN
+  // index first and sorts them.
+  const probe = new Params();
+  const lexemes = filterSql(input, probe, 'none').lexemes;
+  const rare = lexemes
+    ? (await db.query<{ share: number }>(`SELECT tender_search_share(${lexemes}) AS share`, probe.values)).rows[0]!.share < RARE_FILTER
+    : false;
+  const matching = `SELECT * FROM tender_search s ${pageWhere.length > 0 ? `WHERE ${pageWhere.join(' AND ')}` : ''}`;
   const [page, count] = await Promise.all([
-    db.query<TenderRow>(
-      `SELECT ${COLUMNS} FROM tenders t ${where}
-       ORDER BY t.published_at DESC NULLS LAST, t.id LIMIT ${input.limit} OFFSET ${input.offset}`,
-      params,
+    db.query<PagedRow>(
+      `WITH matching AS ${rare ? 'MATERIALIZED' : 'NOT MATERIALIZED'} (${matching}),
+       page AS (
+         SELECT s.id, ${order.cursorKeys} AS cursor_keys, row_number() OVER (ORDER BY ${order.orderBy}) AS n FROM matching s
+         ORDER BY ${order.orderBy} LIMIT ${input.limit + 1} OFFSET ${input.offset})
+       SELECT ${COLUMNS}, page.cursor_keys FROM page JOIN tenders t ON t.id = page.id ORDER BY page.n`,
+      params.values,
     ),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM tenders t ${where} LIMIT ${COUNT_BOUND + 1}) AS bounded`, params),
+    db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM tender_search s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       LIMIT ${COUNT_BOUND + 1}) AS bounded`,
+      countParams,
+    ),
   ]);
   const counted = count.rows[0]!.n;
   return {
-    items: page.rows.map(toTender),
+    ...paged(input, page.rows, sort),
     total: Math.min(counted, COUNT_BOUND),
     total_relation: counted > COUNT_BOUND ? 'gte' : 'eq',
     limit: input.limit,
@@ -98,14 +142,16 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
 }
 
 /**
- * Ranks the candidates by ts_rank (normalisation 32 maps it to rank/(rank+1), a 0..1 score that min_score compares),
- * then by date. Where the candidates come from depends on how common the query is:
+ * Scores the candidates, orders them (by score, then date, by default) and pages through them. Where the candidates
+ * come from depends on how common the query is:
  * - a common word («поставка» is in a quarter of all tenders): reading its GIN posting list alone would cost more
  *   than the whole search may, so the candidates are the newest matches, found by walking the date index and
  *   testing each row, a few thousand rows that stay in memory;
  * - if that walk ends without enough matches (words that are common apart but rare together: the estimate
  *   multiplies their shares), or the query is not common, the GIN index finds the candidates.
- * Fewer than `candidates` matches are all ranked and counted exactly; otherwise `total` says "at least" (gte).
+ * Filters are part of the match (lexemes) or conditions on the candidates (ranges), so they narrow the candidates,
+ * never just the page. Fewer than `candidates` matches are all ranked and counted exactly; otherwise `total` says
+ * "at least" (gte).
  */
 async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
   try {
@@ -124,65 +170,105 @@ async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bound
 /** PostgreSQL's query_canceled: statement_timeout ran out. */
 const QUERY_CANCELED = '57014';
 
+/**
+ * The score of a candidate c, 0..1: 0.9 × the mean over the query's concepts of where c holds it, plus 0.1 × a recency
+ * e^(-age/365 days), so that of two equal matches the newer leads. A concept counts 0.85 in the title, 0.55 in the
+ * description or the buyer's name, and 0.15 more when a classification label says it too (the code means what was
+ * asked); 0.5 in a label alone, 0.4 when its words are spread over several fields. Rounded to four places and reckoned
+ * from the start of today, so a score, and a cursor made of it, holds all day.
+ */
+const score = (concepts: string) => `round((
+    0.9 * coalesce((SELECT avg(
+      CASE WHEN c.search @@ x.title THEN 0.85 WHEN c.search @@ x.body THEN 0.55 WHEN c.search @@ x.label THEN 0.35
+        WHEN c.search @@ x.anywhere THEN 0.4 ELSE 0 END + CASE WHEN c.search @@ x.label THEN 0.15 ELSE 0 END)
+      FROM ${concepts} AS x(title, body, label, anywhere)), 1)
+    + 0.1 * CASE WHEN c.published_at IS NULL THEN 0
+      ELSE exp(-greatest(0, extract(epoch FROM date_trunc('day', now()) - c.published_at)) / 31557600) END)::numeric, 4)::float8`;
+
 async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
-  const params: unknown[] = input.country ? [q, input.min_score ?? 0, input.country] : [q, input.min_score ?? 0];
-  // The country is a lexeme of the search vector, so the index intersects it with the words (see the migration).
-  const matchWith = (countryParam: string) =>
-    input.country
-      ? `(websearch_to_tsquery('russian', $1) && ('''@' || lower(${countryParam}) || '''')::tsquery)`
-      : `websearch_to_tsquery('russian', $1)`;
-  const estimate = await db.query<{ words: number; share: number; walked: number }>(
-    `SELECT numnode(websearch_to_tsquery('russian', $1)) AS words, tender_search_share(${matchWith('$2')}) AS share,
-       ${input.country ? `tender_search_share(('''@' || lower($2) || '''')::tsquery)` : '1'}::float8 AS walked`,
-    input.country ? [q, input.country] : [q],
+  const sort = effectiveSort(input);
+  const probe = new Params();
+  const text = probe.add(q);
+  // The estimate reads the statistics of the lexemes; ranges only narrow the candidates later.
+  const probeFilters = filterSql(input, probe, 'none');
+  const estimate = await db.query<{ words: string; nodes: number; share: number; walked: number }>(
+    `SELECT w::text AS words, numnode(w) AS nodes,
+       tender_search_share(${probeFilters.lexemes ? `w && ${probeFilters.lexemes}` : 'w'}) AS share,
+       ${input.country ? `tender_search_share(('''@' || lower(${probe.add(input.country)}) || '''')::tsquery)` : '1'}::float8 AS walked
+     FROM tender_query(${text}) AS w`,
+    probe.values,
   );
-  const match = matchWith('$3');
-  const { words, share, walked } = estimate.rows[0]!;
-  if (words === 0) return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset };
+  const { words, nodes, share, walked } = estimate.rows[0]!;
+  if (nodes === 0) return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset, next_cursor: null };
+
+  const params = new Params();
+  const match = `${params.add(words)}::tsquery`;
+  const filters = filterSql(input, params, 'columns');
+  const where = [`s.search @@ ${filters.lexemes ? `(${match} && ${filters.lexemes})` : match}`, ...filters.conditions].join(' AND ');
+  const parts = concepts(words);
+  const ranking: Ranking = {
+    sort,
+    concepts: `unnest(${params.add(parts.map((c) => c.title))}::tsquery[], ${params.add(parts.map((c) => c.body))}::tsquery[],
+      ${params.add(parts.map((c) => c.label))}::tsquery[], ${params.add(parts.map((c) => c.any))}::tsquery[])`,
+    minScore: params.add(input.min_score ?? 0),
+  };
 
   // The share among the tenders the walk reads: all of them, or the country's.
   if (share / Math.max(walked, 1e-9) >= bounds.broadShare) {
-    const newest = await rankCandidates(db, input, params, match, `SELECT s.id, s.search, s.published_at FROM (
-        SELECT id, search, published_at FROM tender_search ${input.country ? 'WHERE country = $3::char(2)' : ''}
-        ORDER BY published_at DESC NULLS LAST, id LIMIT ${Math.ceil(bounds.candidates / bounds.broadShare)}) AS s, query
-      WHERE s.search @@ query.m LIMIT ${bounds.candidates}`);
-    if (newest.matched >= bounds.candidates) return toList(input, newest, bounds);
+    const walk = params.copy();
+    const country = input.country ? `WHERE s.country = ${walk.add(input.country)}::char(2)` : '';
+    const newest = await rankCandidates(db, input, walk, ranking, `SELECT s.* FROM (
+        SELECT * FROM tender_search s ${country}
+        ORDER BY coalesce(s.published_at, '-infinity') DESC, s.id DESC LIMIT ${Math.ceil(bounds.candidates / bounds.broadShare)}) AS s
+      WHERE ${where} LIMIT ${bounds.candidates}`);
+    if (newest.matched >= bounds.candidates) return toList(input, newest, bounds, sort);
   }
-  const fromIndex = `SELECT s.id, s.search, s.published_at FROM tender_search s, query WHERE s.search @@ query.m LIMIT ${bounds.candidates}`;
-  return toList(input, await rankCandidates(db, input, params, match, fromIndex), bounds);
+  const fromIndex = `SELECT s.* FROM tender_search s WHERE ${where} LIMIT ${bounds.candidates}`;
+  return toList(input, await rankCandidates(db, input, params, ranking, fromIndex), bounds, sort);
+}
+
+interface Ranking {
+  sort: TenderSort;
+  /** The query's concepts as rows (title, body, label, anywhere). */
+  concepts: string;
+  minScore: string;
 }
 
 interface Ranked {
-  rows: TenderRow[];
+  rows: PagedRow[];
   matched: number;
   total: number;
 }
 
-/** One page of the ranked candidates, with how many there were and how many pass min_score, in one statement. */
-async function rankCandidates(db: DbClient, input: TenderSearchInput, params: unknown[], match: string, candidates: string): Promise<Ranked> {
+/** One page of the scored candidates, with how many there were and how many pass min_score, in one statement. */
+async function rankCandidates(db: DbClient, input: TenderSearchInput, base: Params, ranking: Ranking, candidates: string): Promise<Ranked> {
+  const params = base.copy();
+  const order = sortSql(ranking.sort, 'p', params, input.cursor);
   // The counts row is joined to the page, so an empty page (no match, or past the end) still brings the counts.
-  const result = await db.query<Partial<TenderRow> & { matched: number; total: number }>(
-    `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q, ${match} AS m),
-     candidates AS MATERIALIZED (${candidates}),
-     ranked AS (SELECT c.id, c.published_at, ts_rank(c.search, query.q, 32)::float8 AS score FROM candidates c, query),
-     passing AS MATERIALIZED (SELECT * FROM ranked WHERE score >= $2),
+  const result = await db.query<Partial<PagedRow> & { matched: number; total: number }>(
+    `WITH candidates AS MATERIALIZED (${candidates}),
+     passing AS MATERIALIZED (
+       SELECT * FROM (SELECT c.id, c.published_at, c.deadline_at, c.value_amount, ${score(ranking.concepts)} AS score
+                      FROM candidates c) AS scored
+       WHERE scored.score >= ${ranking.minScore}),
      page AS (
-       SELECT id, score, published_at FROM passing
-       ORDER BY score DESC, published_at DESC NULLS LAST, id LIMIT ${input.limit} OFFSET ${input.offset}),
+       SELECT p.id, p.score, ${order.cursorKeys} AS cursor_keys, row_number() OVER (ORDER BY ${order.orderBy}) AS n
+       FROM passing p ${order.after ? `WHERE ${order.after}` : ''}
+       ORDER BY ${order.orderBy} LIMIT ${input.limit + 1} OFFSET ${input.offset}),
      counts AS (SELECT (SELECT count(*) FROM candidates)::int AS matched, (SELECT count(*) FROM passing)::int AS total)
      SELECT counts.matched, counts.total, items.* FROM counts
-     LEFT JOIN LATERAL (SELECT ${COLUMNS}, p.score FROM page p JOIN tenders t ON t.id = p.id) AS items ON true
-     ORDER BY items.score DESC, items.published_at DESC NULLS LAST, items.id`,
-    params,
+     LEFT JOIN LATERAL (SELECT ${COLUMNS}, p.score, p.cursor_keys, p.n FROM page p JOIN tenders t ON t.id = p.id) AS items ON true
+     ORDER BY items.n`,
+    params.values,
   );
   const { matched, total } = result.rows[0]!;
-  const rows = result.rows.filter((row): row is TenderRow & { matched: number; total: number } => row.id != null);
+  const rows = result.rows.filter((row): row is PagedRow & { matched: number; total: number } => row.id != null);
   return { rows, matched, total };
 }
 
-function toList(input: TenderSearchInput, ranked: Ranked, bounds: SearchBounds): TenderList {
+function toList(input: TenderSearchInput, ranked: Ranked, bounds: SearchBounds, sort: TenderSort): TenderList {
   return {
-    items: ranked.rows.map(toTender),
+    ...paged(input, ranked.rows, sort),
     total: ranked.total,
     total_relation: ranked.matched >= bounds.candidates ? 'gte' : 'eq',
     limit: input.limit,
@@ -206,25 +292,81 @@ export async function tenderCard(db: Db, id: string): Promise<TenderCard | undef
   };
 }
 
-export async function tenderFacets(db: Db, country?: string): Promise<z.output<typeof FacetsSchema>> {
-  const result = await db.query<{ facet: string; value: string; tenders: number }>(
-    `SELECT facet, value, sum(tenders)::bigint AS tenders FROM tender_facet_counts
-     ${country ? 'WHERE country = $1' : ''} GROUP BY facet, value ORDER BY facet, tenders DESC, value`,
-    country ? [country] : [],
-  );
-  const facets: z.output<typeof FacetsSchema> = { country: [], source: [], status: [], currency: [], classification: [], total: 0 };
-  for (const row of result.rows) {
-    if (row.facet === 'country') facets.total += row.tenders;
+/**
+ * Facet counts. For all tenders or one country they come from the materialized view; within text or other filters
+ * they are counted over the matching tenders, at most COUNT_BOUND of them (total_relation says so), from the filter
+ * lexemes of their search vectors.
+ */
+export async function tenderFacets(db: Db, input: TenderFilters & { q?: string }): Promise<z.output<typeof FacetsSchema>> {
+  const { country, ...rest } = input;
+  const narrowed = Object.values(rest).some((value) => value !== undefined);
+  const rows = narrowed ? await countMatching(db, input) : await countAll(db, country);
+  const facets: z.output<typeof FacetsSchema> = {
+    country: [], source: [], status: [], law: [], currency: [], classification: [], total: rows.total, total_relation: rows.relation,
+  };
+  for (const row of rows.counts) {
     if (row.facet === 'classification') {
       if (facets.classification.length >= FACET_TOP) continue;
-      const [scheme = '', ...rest] = row.value.split(':');
-      facets.classification.push({ value: row.value, scheme, id: rest.join(':'), tenders: row.tenders });
+      const [scheme = '', ...id] = row.value.split(':');
+      facets.classification.push({ value: row.value, scheme, id: id.join(':'), tenders: row.tenders });
       continue;
     }
-    const list = facets[row.facet as 'country' | 'source' | 'status' | 'currency'];
+    const list = facets[row.facet as 'country' | 'source' | 'status' | 'law' | 'currency'];
     if (list && list.length < FACET_TOP * 5) list.push({ value: row.value, tenders: row.tenders });
   }
   return facets;
+}
+
+interface FacetRows {
+  counts: Array<{ facet: string; value: string; tenders: number }>;
+  total: number;
+  relation: 'eq' | 'gte';
+}
+
+async function countAll(db: Db, country?: string): Promise<FacetRows> {
+  const result = await db.query<{ facet: string; value: string; tenders: number }>(
+    `SELECT facet, value, sum(tenders)::int AS tenders FROM tender_facet_counts
+     ${country ? 'WHERE country = $1' : ''} GROUP BY facet, value ORDER BY facet, tenders DESC, value`,
+    country ? [country] : [],
+  );
+  const total = result.rows.filter((row) => row.facet === 'country').reduce((sum, row) => sum + row.tenders, 0);
+  return { counts: result.rows, total, relation: 'eq' };
+}
+
+/** Which facet a filter lexeme counts in, and its value as the API shows it. */
+function facetOf(lexeme: string): { facet: string; value: string } | undefined {
+  if (lexeme.startsWith('@')) return { facet: 'country', value: lexeme.slice(1).toUpperCase() };
+  if (lexeme.startsWith('#')) {
+    const [scheme = '', ...id] = lexeme.slice(1).split(':');
+    return { facet: 'classification', value: `${scheme.toUpperCase()}:${id.join(':').toUpperCase()}` };
+  }
+  const match = /^~(status|source|law|currency):(.*)$/.exec(lexeme);
+  if (!match) return undefined;
+  return { facet: match[1]!, value: match[1] === 'currency' ? match[2]!.toUpperCase() : match[2]! };
+}
+
+async function countMatching(db: Db, input: TenderFilters & { q?: string }): Promise<FacetRows> {
+  const params = new Params();
+  const filters = filterSql(input, params);
+  const text = input.q ? `tender_query(${params.add(input.q)})` : undefined;
+  const match = [text, filters.lexemes].filter(Boolean).join(' && ');
+  const where = [...(match ? ['s.search @@ query.m'] : []), ...filters.conditions];
+  const result = await db.query<{ lexeme: string; tenders: number; total: number }>(
+    `WITH query AS (SELECT ${match || 'NULL::tsquery'} AS m),
+     matched AS MATERIALIZED (
+       SELECT s.search FROM tender_search s, query ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} LIMIT ${COUNT_BOUND})
+     SELECT (SELECT count(*) FROM matched)::int AS total, lexeme, count(*)::int AS tenders
+     FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+       SELECT lexeme FROM matched, unnest(tsvector_to_array(ts_filter(matched.search, '{d}'))) AS lexeme) AS lexemes ON true
+     GROUP BY lexeme ORDER BY tenders DESC, lexeme`,
+    params.values,
+  );
+  const total = result.rows[0]?.total ?? 0;
+  const counts = result.rows.flatMap((row) => {
+    const facet = row.lexeme ? facetOf(row.lexeme) : undefined;
+    return facet ? [{ ...facet, tenders: row.tenders }] : [];
+  });
+  return { counts, total, relation: total >= COUNT_BOUND ? 'gte' : 'eq' };
 }
 
 export async function tenderCountries(db: Db): Promise<z.output<typeof CountriesSchema>> {
@@ -241,10 +383,12 @@ export async function tenderCountries(db: Db): Promise<z.output<typeof Countries
 }
 
 /**
- * Call after tenders change: facet and country counts are a materialized view, and the search picks its plan from
- * the statistics of tender_search (ANALYZE samples a fixed number of rows, so it stays cheap at any size).
+ * Call after tenders change: facet and country counts are a materialized view, the search picks its plan from the
+ * statistics of tender_search (ANALYZE samples a fixed number of rows, so it stays cheap at any size), and the typo
+ * correction looks words up in the vocabulary (read from at most 100 000 tenders).
  */
 export async function refreshTenderFacets(db: Db): Promise<void> {
   await db.query('REFRESH MATERIALIZED VIEW CONCURRENTLY tender_facet_counts');
   await db.query('ANALYZE tender_search');
+  await db.query('SELECT tender_vocabulary_refresh()');
 }

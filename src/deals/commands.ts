@@ -22,6 +22,9 @@ const FAILURE_STATUS: Record<string, number> = {
   amount_exceeds_deal: 400,
   invalid_payment_state: 400,
   deal_closed: 400,
+  approval_pending: 400,
+  deal_not_cancellable: 400,
+  no_open_dispute: 400,
   invalid_record: 400,
   acquirer_refused: 502,
 };

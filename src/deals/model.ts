@@ -11,6 +11,7 @@ export const DEAL_STATUSES = [
   'paid',
   'refunded',
   'disputed',
+  'cancelled',
 ] as const;
 export type DealStatus = (typeof DEAL_STATUSES)[number];
 
@@ -69,17 +70,61 @@ export interface PaymentRecord {
   updated_at: string;
 }
 
+/** Who made a move: the webhook's `actor`. */
+export const ACTORS = ['marketplace', 'buyer', 'seller', 'administrator', 'arbiter', 'acquirer', 'system'] as const;
+export type ActorKind = (typeof ACTORS)[number];
+
+export const DISPUTE_AUTHORS = ['buyer', 'seller', 'marketplace', 'arbiter'] as const;
+export type DisputeAuthor = (typeof DISPUTE_AUTHORS)[number];
+
+/** An evidence file; where it is stored stays inside (views show id, name and size). */
+export interface DisputeFile {
+  id: string;
+  name: string;
+  size: number;
+  content_type: string;
+  storage_key: string;
+}
+
+export interface DisputeMessage {
+  id: string;
+  author: DisputeAuthor;
+  text: string;
+  files: DisputeFile[];
+  created_at: string;
+}
+
+export interface DisputeRecord {
+  status: 'open' | 'decided';
+  reason: string;
+  opened_by: ActorKind;
+  opened_at: string;
+  messages: DisputeMessage[];
+  decision: { outcome: 'release' | 'refund'; reason: string; decided_at: string } | null;
+}
+
+export interface CancellationRecord {
+  actor: ActorKind;
+  reason: string;
+  cancelled_at: string;
+}
+
 /** Everything the status depends on, oldest first in each list. */
 export interface DealSnapshot {
   deal: DealRecord;
   documents: DocumentRecord[];
   approvals: ApprovalRecord[];
   payments: PaymentRecord[];
+  /** Absent in workflows started before disputes and cancellations were records: read as null. */
+  dispute?: DisputeRecord | null;
+  cancellation?: CancellationRecord | null;
 }
 
 /** CONTRACT's order, first match wins. */
-export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals' | 'payments'>): DealStatus {
+export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals' | 'payments' | 'cancellation'>): DealStatus {
   const { documents, approvals, payments } = records;
+  // Only a deal without money held can be cancelled; its pending payment (cancelled at the acquirer) shows as refunded.
+  if (records.cancellation) return 'cancelled';
   if (payments.some((payment) => payment.status === 'released')) return 'paid';
   const latestPayment = payments.at(-1);
   if (latestPayment?.status === 'refunded') return 'refunded';
@@ -93,15 +138,13 @@ export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals'
   return 'created';
 }
 
-/** Statuses that send a webhook when the deal enters them. */
-export const STATUS_EVENTS: Partial<Record<DealStatus, string>> = {
-  approved: 'deal.approved',
-  rejected: 'deal.rejected',
-  escrow_hold: 'deal.escrow_hold',
-  paid: 'deal.paid',
-  refunded: 'deal.refunded',
-  disputed: 'deal.disputed',
-};
+/** The webhook event of entering a status: `deal.<status>`. */
+export type DealEvent = `deal.${DealStatus}`;
+export const DEAL_EVENTS = DEAL_STATUSES.map((status) => `deal.${status}` as DealEvent);
+export const statusEvent = (status: DealStatus): DealEvent => `deal.${status}`;
+
+/** Statuses that sent a webhook before every status did (workflows without the 'all-status-events' patch). */
+export const FIRST_STATUS_EVENTS: readonly DealStatus[] = ['approved', 'rejected', 'escrow_hold', 'paid', 'refunded', 'disputed'];
 
 /** Payment moves CONTRACT allows; anything else is 400 invalid_payment_state. */
 export const PAYMENT_MOVES: Record<PaymentStatus, readonly PaymentStatus[]> = {
@@ -114,7 +157,7 @@ export const PAYMENT_MOVES: Record<PaymentStatus, readonly PaymentStatus[]> = {
 
 /** A deal in one of these states changes no more. */
 export function isFinal(status: DealStatus): boolean {
-  return status === 'paid' || status === 'refunded';
+  return status === 'paid' || status === 'refunded' || status === 'cancelled';
 }
 
 export function dealWorkflowId(marketplaceId: string, externalId: string): string {

@@ -1,130 +1,50 @@
 // The marketplace deal API (`/api/mkt/deals`, X-Svc-Key). A marketplace sees only its own deals (404 otherwise).
-import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound, Problem } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
-import { EmailSchema, ensureUser, personalOrganization } from '../accounts/users.ts';
+import { EmailSchema } from '../accounts/users.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
-import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
-import { addDocumentUpdate, startApprovalUpdate, startEscrowUpdate } from '../../workflows/deal-messages.ts';
-import { dealStatus, DOCUMENT_KINDS, isFinal, type DealSnapshot, type DocumentKind } from './model.ts';
-import { findDeal, insertDeal, loadSnapshot } from './store.ts';
-import { startDealWorkflow, updateDeal } from './commands.ts';
+import { nonBlank } from '../http/text.ts';
+import { queryInt } from '../http/query-values.ts';
+import { DEAL_STATUSES, dealStatus, DOCUMENT_KINDS } from './model.ts';
+import { findDeal, loadSnapshot } from './store.ts';
+import {
+  addDisputeMessage,
+  addDocument,
+  cancelDeal,
+  createDeal,
+  dealFor,
+  marketplaceDeals,
+  resendInvitation,
+  startApproval,
+  startEscrow,
+  type DealActor,
+} from './service.ts';
 import {
   ApprovalView,
   DealConflictProblem,
   DealCreated,
   DealFields,
   DealView,
+  DisputeView,
   DocumentView,
   EscrowResponse,
   Money,
-  dealConflicts,
   dealView,
   escrowResponse,
-  withDealDefaults,
-  type DealInput,
 } from './views.ts';
 
 export const DOCUMENT_LIMIT_BYTES = 25 * 1024 * 1024;
 
 const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
 
-/**
- * Creates the deal (idempotent on external_id) and starts its workflow; shared with the widget. A repeat that gives a
- * field with another value than the stored deal has is 409 deal_conflict naming those fields: the request meant
- * another deal, and answering with the stored one would hide that.
- */
-export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
-  const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...withDealDefaults(input) });
-  const conflicts = created ? [] : dealConflicts(deal, input);
-  if (conflicts.length > 0) {
-    throw new Problem(
-      409,
-      'deal_conflict',
-      `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
-        'Repeat the creation with the stored values, or use a new external_id for a new deal.',
-      { extensions: { fields: conflicts } },
-    );
-  }
-  // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
-  const snapshot = created ? { deal, documents: [], approvals: [], payments: [] } : (await loadSnapshot(services.db, deal.id))!;
-  // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
-  if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
-  return { snapshot, created };
-}
+const DealList = z.object({ items: z.array(DealView), has_more: z.boolean() });
 
-/** The marketplace's own deal, or 404 (another marketplace's deal does not exist for it). */
-export async function marketplaceDeal(services: Services, ctx: Context, dealId: string): Promise<DealSnapshot> {
-  const marketplace = ctx.state.marketplace as Marketplace;
-  const snapshot = z.uuid().safeParse(dealId).success ? await loadSnapshot(services.db, dealId) : undefined;
-  if (!snapshot || snapshot.deal.marketplace_id !== marketplace.id) throw notFound('No such deal.');
-  return snapshot;
-}
-
-/**
- * Stores the file in the buyer's cloud first; the workflow records only the reference. When the deal refuses the
- * document (closed, or the update failed as a whole), the file goes again: a refused upload leaves nothing behind.
- */
-export async function addDocument(
-  services: Services,
-  snapshot: DealSnapshot,
-  input: { kind: DocumentKind; name: string; contentType: string; bytes: Buffer },
-) {
-  const { user } = await ensureUser(services.db, { email: snapshot.deal.buyer_email, name: snapshot.deal.buyer_name });
-  const organization = (await personalOrganization(services.db, user.id))!;
-  const documentId = randomUUID();
-  const stored = await services.documents.put({
-    organizationId: organization.id,
-    documentId,
-    bytes: input.bytes,
-    contentType: input.contentType,
-  });
-  try {
-    return await updateDeal(services, snapshot, addDocumentUpdate, {
-      id: documentId,
-      kind: input.kind,
-      name: input.name,
-      content_type: input.contentType,
-      size: stored.size,
-      sha256: stored.sha256,
-      created_at: new Date().toISOString(),
-      organization_id: organization.id,
-      storage_key: stored.key,
-    });
-  } catch (error) {
-    // Only a certain refusal (4xx) removes the file: after a timeout (503) the update may still be recorded.
-    if (error instanceof Problem && error.status < 500) {
-      await services.documents.remove(stored.key).catch((removal: unknown) => {
-        services.logger.error({ err: removal, storage_key: stored.key }, 'could not remove a refused document');
-      });
-    }
-    throw error;
-  }
-}
-
-/** Starts escrow through the marketplace's acquirer; 201 for a new payment, 200 for the pending one. */
-export async function startEscrow(services: Services, snapshot: DealSnapshot, mode: Marketplace['mode'], amount: number, description: string) {
-  const provider = providerForMode(mode);
-  let holdLimitSeconds: number;
-  try {
-    holdLimitSeconds = escrowProvider(provider, services.config).holdLimitSeconds;
-  } catch (error) {
-    if (!(error instanceof EscrowConfigError)) throw error;
-    throw new Problem(503, 'acquirer_not_configured', `Live escrow is not configured on this service: ${error.message}`);
-  }
-  return updateDeal(services, snapshot, startEscrowUpdate, {
-    amount,
-    description,
-    provider,
-    // The buyer's deal page in the cabinet, where the acquirer sends them back after paying.
-    return_url: `${services.config.BASE_URL}/cabinet/view/deals/${snapshot.deal.id}`,
-    hold_limit_seconds: holdLimitSeconds,
-  });
-}
+/** The marketplace as an actor: its key authenticated it (requireSecretKey). */
+const asMarketplace = (ctx: Context): DealActor & { marketplace: Marketplace } => ({ kind: 'marketplace', marketplace: ctx.state.marketplace as Marketplace });
 
 export function dealRoutes(api: Api, services: Services): void {
   const auth = requireSecretKey(services.db);
@@ -158,15 +78,41 @@ export function dealRoutes(api: Api, services: Services): void {
     ...common,
     method: 'get',
     path: '/api/mkt/deals',
-    operationId: 'findDealByExternalId',
-    summary: 'Find a deal by its external_id',
-    query: z.object({ external_id: z.string().min(1).max(128) }),
-    responses: { 200: { description: 'The full deal state', schema: DealView } },
+    operationId: 'listDeals',
+    summary: 'Find a deal by its external_id, or list the deals, newest first',
+    description:
+      'With `external_id`: that deal (404 when none has it), and no other parameter. Without: a page of deals, ' +
+      'newest first; pass the last item’s id as `starting_after` for the next page while `has_more` is true.',
+    query: z.object({
+      external_id: z.string().min(1).max(128).optional().describe('The deal with this external_id, as the full deal state'),
+      limit: queryInt(1, 100).default(20).describe('Deals per page'),
+      starting_after: z.string().max(64).optional().describe('A deal id: the page starts after it'),
+      status: z.enum(DEAL_STATUSES).optional(),
+      created_gte: z.iso.datetime({ offset: true }).optional().describe('Created at or after (ISO 8601)'),
+      created_lte: z.iso.datetime({ offset: true }).optional().describe('Created at or before (ISO 8601)'),
+    }),
+    responses: {
+      200: {
+        description: 'With external_id: the full deal state. Without: `{items, has_more}`',
+        schema: z.union([DealView, DealList]),
+      },
+    },
     handler: async (ctx, { query }) => {
       const marketplace = ctx.state.marketplace as Marketplace;
-      const deal = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: query.external_id });
-      if (!deal) throw notFound(`No deal has external_id ${JSON.stringify(query.external_id)}.`);
-      ctx.body = dealView((await loadSnapshot(services.db, deal.id))!);
+      if (query.external_id !== undefined) {
+        const deal = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: query.external_id });
+        if (!deal) throw notFound(`No deal has external_id ${JSON.stringify(query.external_id)}.`);
+        ctx.body = dealView((await loadSnapshot(services.db, deal.id))!);
+        return;
+      }
+      const page = await marketplaceDeals(services, marketplace, {
+        limit: query.limit,
+        startingAfter: query.starting_after,
+        status: query.status,
+        createdGte: query.created_gte,
+        createdLte: query.created_lte,
+      });
+      ctx.body = { items: page.snapshots.map(dealView), has_more: page.hasMore };
     },
   });
 
@@ -179,7 +125,7 @@ export function dealRoutes(api: Api, services: Services): void {
     params: DealParams,
     responses: { 200: { description: 'The deal', schema: DealView } },
     handler: async (ctx, { params }) => {
-      ctx.body = dealView(await marketplaceDeal(services, ctx, params.deal_id));
+      ctx.body = dealView((await dealFor(services, asMarketplace(ctx), params.deal_id)).snapshot);
     },
   });
 
@@ -197,11 +143,13 @@ export function dealRoutes(api: Api, services: Services): void {
     rawBody: { contentType: '*/*', description: `The file, up to ${DOCUMENT_LIMIT_BYTES / 1024 / 1024} MiB; its type from Content-Type` },
     responses: { 201: { description: 'The document', schema: DocumentView } },
     handler: async (ctx, { params, query }) => {
-      const snapshot = await marketplaceDeal(services, ctx, params.deal_id);
+      const actor = asMarketplace(ctx);
+      // The deal first: a request for another marketplace's deal is 404 before its body is read.
+      await dealFor(services, actor, params.deal_id);
       const bytes = await readRawBody(ctx, DOCUMENT_LIMIT_BYTES);
       if (bytes.length === 0) throw new Problem(400, 'empty_document', 'The body is empty; send the file as the request body.');
       ctx.status = 201;
-      ctx.body = await addDocument(services, snapshot, {
+      ctx.body = await addDocument(services, actor, params.deal_id, {
         kind: query.kind,
         name: query.name ?? query.kind,
         contentType: ctx.get('Content-Type') || 'application/octet-stream',
@@ -226,9 +174,8 @@ export function dealRoutes(api: Api, services: Services): void {
       200: { description: 'The approval already pending', schema: ApprovalView },
     },
     handler: async (ctx, { params, body }) => {
-      const snapshot = await marketplaceDeal(services, ctx, params.deal_id);
-      const { approval, created } = await updateDeal(services, snapshot, startApprovalUpdate, {
-        approver: body.approver_email || snapshot.deal.buyer_email,
+      const { approval, created } = await startApproval(services, asMarketplace(ctx), params.deal_id, {
+        approver: body.approver_email,
         comment: body.comment,
       });
       ctx.status = created ? 201 : 200;
@@ -252,14 +199,58 @@ export function dealRoutes(api: Api, services: Services): void {
       200: { description: 'The live payment still pending', schema: EscrowResponse },
     },
     handler: async (ctx, { params, body }) => {
-      const snapshot = await marketplaceDeal(services, ctx, params.deal_id);
-      if (body.amount > snapshot.deal.amount) {
-        throw new Problem(400, 'amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
-      }
-      const mode = (ctx.state.marketplace as Marketplace).mode;
-      const { payment, created } = await startEscrow(services, snapshot, mode, body.amount, body.description);
+      const { payment, created } = await startEscrow(services, asMarketplace(ctx), params.deal_id, body);
       ctx.status = created ? 201 : 200;
       ctx.body = escrowResponse(payment);
+    },
+  });
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/cancel',
+    operationId: 'cancelDeal',
+    summary: 'Cancel the deal before money is held',
+    description: 'A live payment still pending is cancelled at the acquirer. Once money is held or paid: 400 deal_not_cancellable.',
+    params: DealParams,
+    body: z.object({ reason: z.string().max(2000).default('').describe('Told to the buyer and in the deal.cancelled webhook') }).optional(),
+    responses: { 200: { description: 'The full deal state, status cancelled', schema: DealView } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = dealView(await cancelDeal(services, asMarketplace(ctx), params.deal_id, body?.reason.trim() ?? ''));
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/invitation',
+    operationId: 'resendInvitation',
+    summary: "Mail the buyer's invitation again",
+    description:
+      'A fresh invitation (14 days again) when the buyer has not set a password yet, otherwise a link to the deal. ' +
+      'At most 3 an hour per deal (429 too_many_invitations with Retry-After).',
+    params: DealParams,
+    responses: { 202: { description: 'The mail is on its way', schema: z.object({ ok: z.literal(true) }) } },
+    handler: async (ctx, { params }) => {
+      await resendInvitation(services, ctx.state.marketplace as Marketplace, params.deal_id);
+      ctx.status = 202;
+      ctx.body = { ok: true };
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/dispute/messages',
+    operationId: 'addDisputeMessage',
+    summary: "A message in the deal's open dispute",
+    description: 'Buyer, seller and the arbiter read it; 400 no_open_dispute when the deal has none.',
+    params: DealParams,
+    body: z.object({ text: nonBlank(5000) }),
+    responses: { 201: { description: 'The message', schema: DisputeView.shape.messages.element } },
+    handler: async (ctx, { params, body }) => {
+      const message = await addDisputeMessage(services, asMarketplace(ctx), params.deal_id, { text: body.text, files: [] });
+      ctx.status = 201;
+      ctx.body = { ...message, files: [] };
     },
   });
 }

@@ -1,7 +1,18 @@
 // Reading and writing deal records in PostgreSQL. Reads never need the workflow (DESIGN rule 2); writes after
 // creation happen only in the workflow's persistence activity (activities/deals.ts).
-import type { Db, DbClient } from '../db.ts';
-import type { ApprovalRecord, DealRecord, DealSnapshot, DocumentRecord, PaymentRecord } from './model.ts';
+import type { DbClient } from '../db.ts';
+import type {
+  ActorKind,
+  ApprovalRecord,
+  CancellationRecord,
+  DealRecord,
+  DealSnapshot,
+  DealStatus,
+  DisputeMessage,
+  DisputeRecord,
+  DocumentRecord,
+  PaymentRecord,
+} from './model.ts';
 
 export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 
@@ -15,7 +26,7 @@ function toDeal(row: Record<string, any>): DealRecord {
 }
 
 /** Inserts the deal unless the marketplace already has this external_id; returns the stored one either way. */
-export async function insertDeal(db: Db, deal: NewDeal): Promise<{ deal: DealRecord; created: boolean }> {
+export async function insertDeal(db: DbClient, deal: NewDeal): Promise<{ deal: DealRecord; created: boolean }> {
   const inserted = await db.query(
     `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -44,7 +55,7 @@ export async function findDeal(db: DbClient, where: { id: string } | { marketpla
 export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSnapshot | undefined> {
   const deal = await findDeal(db, { id: dealId });
   if (!deal) return undefined;
-  const [documents, approvals, payments] = await Promise.all([
+  const [documents, approvals, payments, cancellation, dispute, messages] = await Promise.all([
     db.query(
       `SELECT id, kind, name, content_type, size, sha256, created_at FROM deal_documents WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
@@ -58,7 +69,15 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
          FROM deal_payments WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
     ),
+    db.query('SELECT cancelled_at, cancel_actor, cancel_reason FROM deals WHERE id = $1 AND cancelled_at IS NOT NULL', [dealId]),
+    db.query(
+      `SELECT status, reason, opened_by, opened_at, decision_outcome, decision_reason, decided_at FROM deal_disputes WHERE deal_id = $1`,
+      [dealId],
+    ),
+    db.query(`SELECT id, author, text, files, created_at FROM deal_dispute_messages WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]),
   ]);
+  const cancelled = cancellation.rows[0];
+  const disputed = dispute.rows[0];
   return {
     deal,
     documents: documents.rows.map((row) => ({ ...row, size: Number(row.size), created_at: iso(row.created_at)! }) as DocumentRecord),
@@ -76,5 +95,97 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           updated_at: iso(row.updated_at)!,
         }) as PaymentRecord,
     ),
+    cancellation: cancelled
+      ? ({ actor: cancelled.cancel_actor, reason: cancelled.cancel_reason, cancelled_at: iso(cancelled.cancelled_at)! } as CancellationRecord)
+      : null,
+    dispute: disputed
+      ? ({
+          status: disputed.status,
+          reason: disputed.reason,
+          opened_by: disputed.opened_by as ActorKind,
+          opened_at: iso(disputed.opened_at)!,
+          messages: messages.rows.map((row) => ({ ...row, created_at: iso(row.created_at)! }) as DisputeMessage),
+          decision: disputed.decision_outcome
+            ? { outcome: disputed.decision_outcome, reason: disputed.decision_reason ?? '', decided_at: iso(disputed.decided_at)! }
+            : null,
+        } as DisputeRecord)
+      : null,
   };
+}
+
+export interface DealListFilter {
+  marketplaceId: string;
+  limit: number;
+  /** A deal id: the page starts after it (newest first). */
+  startingAfter?: string;
+  status?: DealStatus;
+  createdGte?: string;
+  createdLte?: string;
+}
+
+/** A page of the marketplace's deals, newest first; `has_more` when another page follows. */
+export async function listDeals(db: DbClient, filter: DealListFilter): Promise<{ snapshots: DealSnapshot[]; hasMore: boolean }> {
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM deals d
+      WHERE marketplace_id = $1
+        AND ($2::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM deals WHERE id = $2 AND marketplace_id = $1))
+        AND ($3::text IS NULL OR status = $3)
+        AND ($4::timestamptz IS NULL OR created_at >= $4)
+        AND ($5::timestamptz IS NULL OR created_at <= $5)
+      ORDER BY created_at DESC, id DESC LIMIT $6`,
+    [filter.marketplaceId, filter.startingAfter ?? null, filter.status ?? null, filter.createdGte ?? null, filter.createdLte ?? null, filter.limit + 1],
+  );
+  const ids = result.rows.slice(0, filter.limit).map((row) => row.id);
+  const snapshots = (await Promise.all(ids.map((id) => loadSnapshot(db, id)))) as DealSnapshot[];
+  return { snapshots, hasMore: result.rows.length > filter.limit };
+}
+
+/** Whether the marketplace has a deal of this id (a cursor must name one of its own). */
+export async function marketplaceHasDeal(db: DbClient, marketplaceId: string, dealId: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM deals WHERE id = $1 AND marketplace_id = $2', [dealId, marketplaceId])).rowCount === 1;
+}
+
+/** The deals a person takes part in, newest first, with their part: buyer, seller or approver of one of its approvals. */
+export async function dealsOfPerson(db: DbClient, email: string): Promise<{ id: string; role: 'buyer' | 'seller' | 'approver' }[]> {
+  const result = await db.query<{ id: string; role: 'buyer' | 'seller' | 'approver' }>(
+    `SELECT DISTINCT ON (d.created_at, d.id) d.id,
+            CASE WHEN lower(d.buyer_email) = lower($1) THEN 'buyer'
+                 WHEN lower(d.seller_email) = lower($1) THEN 'seller' ELSE 'approver' END AS role
+       FROM deals d
+      WHERE lower(d.buyer_email) = lower($1) OR lower(d.seller_email) = lower($1)
+         OR d.id IN (SELECT deal_id FROM deal_approvals WHERE lower(approver) = lower($1))
+      ORDER BY d.created_at DESC, d.id DESC LIMIT 500`,
+    [email],
+  );
+  return result.rows;
+}
+
+/** Approvals addressed to the person, newest first, with their deals. */
+export async function approvalsOfPerson(db: DbClient, email: string): Promise<{ id: string; deal_id: string }[]> {
+  const result = await db.query<{ id: string; deal_id: string }>(
+    `SELECT id, deal_id FROM deal_approvals WHERE lower(approver) = lower($1) ORDER BY created_at DESC, id DESC LIMIT 200`,
+    [email],
+  );
+  return result.rows;
+}
+
+/** The deal an approval belongs to. */
+export async function dealOfApproval(db: DbClient, approvalId: string): Promise<string | undefined> {
+  return (await db.query<{ deal_id: string }>('SELECT deal_id FROM deal_approvals WHERE id = $1', [approvalId])).rows[0]?.deal_id;
+}
+
+/** A stored file of a deal (a document, or a dispute's evidence) with where its bytes are. */
+export async function dealFile(
+  db: DbClient,
+  fileId: string,
+): Promise<{ deal_id: string; name: string; content_type: string; storage_key: string } | undefined> {
+  const document = await db.query('SELECT deal_id, name, content_type, storage_key FROM deal_documents WHERE id = $1', [fileId]);
+  if (document.rows[0]) return document.rows[0];
+  const evidence = await db.query(
+    `SELECT m.deal_id, f.name, f.content_type, f.storage_key
+       FROM deal_dispute_messages m, jsonb_to_recordset(m.files) AS f(id uuid, name text, content_type text, storage_key text)
+      WHERE f.id = $1`,
+    [fileId],
+  );
+  return evidence.rows[0];
 }

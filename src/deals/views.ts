@@ -2,7 +2,18 @@
 import { z } from 'zod';
 import { EmailSchema } from '../accounts/users.ts';
 import { ProblemSchema } from '../http/api.ts';
-import { DEAL_STATUSES, DOCUMENT_KINDS, PAYMENT_STATUSES, dealStatus, type DealRecord, type DealSnapshot, type PaymentRecord } from './model.ts';
+import {
+  ACTORS,
+  DEAL_STATUSES,
+  DISPUTE_AUTHORS,
+  DOCUMENT_KINDS,
+  PAYMENT_STATUSES,
+  dealStatus,
+  type DealRecord,
+  type DealSnapshot,
+  type DisputeRecord,
+  type PaymentRecord,
+} from './model.ts';
 
 /** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
 export const MAX_AMOUNT = 1e13;
@@ -112,6 +123,28 @@ export const PaymentView = z.object({
   updated_at: z.iso.datetime(),
 });
 
+export const DisputeView = z
+  .object({
+    status: z.enum(['open', 'decided']),
+    reason: z.string(),
+    opened_at: z.iso.datetime(),
+    messages: z.array(
+      z.object({
+        id: z.uuid(),
+        author: z.enum(DISPUTE_AUTHORS),
+        text: z.string(),
+        files: z.array(z.object({ id: z.uuid(), name: z.string(), size: z.number().int() })),
+        created_at: z.iso.datetime(),
+      }),
+    ),
+    decision: z.object({ outcome: z.enum(['release', 'refund']), reason: z.string(), decided_at: z.iso.datetime() }).nullable(),
+  })
+  .describe('The dispute, once opened: its reason, both sides’ messages with evidence, and the arbiter’s decision');
+
+export const CancellationView = z
+  .object({ actor: z.enum(ACTORS), reason: z.string(), cancelled_at: z.iso.datetime() })
+  .describe('Who cancelled the deal before payment, and why');
+
 export const DealView = z.object({
   id: z.uuid(),
   external_id: z.string(),
@@ -126,6 +159,8 @@ export const DealView = z.object({
   documents: z.array(DocumentView),
   approvals: z.array(ApprovalView),
   payments: z.array(PaymentView),
+  dispute: DisputeView.nullable(),
+  cancellation: CancellationView.nullable(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -155,9 +190,17 @@ export function dealView(snapshot: DealSnapshot): z.infer<typeof DealView> {
     documents: snapshot.documents,
     approvals: snapshot.approvals,
     payments: snapshot.payments.map(paymentView),
+    dispute: snapshot.dispute ? disputeView(snapshot.dispute) : null,
+    cancellation: snapshot.cancellation ?? null,
     created_at: deal.created_at,
     updated_at: deal.updated_at,
   };
+}
+
+/** The dispute as the parties see it: where evidence files are stored stays inside. */
+export function disputeView(dispute: DisputeRecord): z.infer<typeof DisputeView> {
+  const { opened_by: _opener, ...view } = dispute;
+  return { ...view, messages: dispute.messages.map((message) => ({ ...message, files: message.files.map(({ id, name, size }) => ({ id, name, size })) })) };
 }
 
 export function paymentView(payment: PaymentRecord): z.infer<typeof PaymentView> {

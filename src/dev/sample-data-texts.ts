@@ -68,7 +68,7 @@ export function samplePracticeDecisions(count = 240): PracticeDecision[] {
       title: `${topic.title} (${fas ? 'решение по жалобе' : 'решение суда'})`,
       text:
         `${subject}. Существо спора: ${topic.issue}. Заявитель ссылался на нарушение ${topic.articles}. ` +
-        `Исследовав материалы дела, ${fas ? 'комиссия' : 'суд'} пришла к выводу: ${won ? topic.won : topic.lost}. ${outcome} ` +
+        `Исследовав материалы дела, ${fas ? 'комиссия пришла' : 'суд пришел'} к выводу: ${won ? topic.won : topic.lost}. ${outcome} ` +
         `Это решение сгенерировано как пример данных сервиса и не является реальным судебным актом.`,
       url: `https://sample.invalid/practice/${i + 1}`,
     };

@@ -34,8 +34,8 @@ export interface RouteDefinition<
   use?: Middleware[];
   /** A JSON body, validated. */
   body?: B;
-  /** A body the handler reads itself (file uploads); documented only. */
-  rawBody?: { contentType: string; description: string };
+  /** A body the handler reads itself (file uploads); documented only, as `schema` when given (a multipart form's fields). */
+  rawBody?: { contentType: string; description: string; schema?: z.ZodType };
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
@@ -215,7 +215,11 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     requestBody = {
       required: true,
       description: route.rawBody.description,
-      content: { [route.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } },
+      content: {
+        [route.rawBody.contentType]: {
+          schema: route.rawBody.schema ? jsonSchema(strict(route.rawBody.schema), 'input') : { type: 'string', format: 'binary' },
+        },
+      },
     };
   }
 

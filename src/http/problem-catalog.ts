@@ -146,8 +146,38 @@ const CATALOG: Record<string, ProblemType> = {
   deal_closed: {
     title: 'The deal is closed',
     statuses: [400],
-    meaning: 'The deal is paid or refunded and takes no more changes.',
+    meaning: 'The deal is paid, refunded or cancelled and takes no more changes.',
     action: 'Create a new deal for new business.',
+  },
+  approval_pending: {
+    title: 'An approval is pending',
+    statuses: [400],
+    meaning: 'The buyer is deciding on the documents as they are: they cannot change until the approval is decided.',
+    action: 'Wait for the decision (deal.approved or deal.rejected); after a rejection, add documents and start a new approval.',
+  },
+  deal_not_cancellable: {
+    title: 'The deal can no longer be cancelled',
+    statuses: [400],
+    meaning: 'The money is held or has moved: a deal is cancelled only before that.',
+    action: 'Refund held money instead (the buyer, or an administrator), or open a dispute.',
+  },
+  no_open_dispute: {
+    title: 'The deal has no open dispute',
+    statuses: [400],
+    meaning: 'Messages go to an open dispute; this deal has none, or its dispute is decided.',
+    action: 'Reload the deal; a dispute is opened by the buyer while the money is held.',
+  },
+  reason_required: {
+    title: 'A reason is required',
+    statuses: [400],
+    meaning: 'Opening a dispute and deciding one are explained in words: the other side and the arbiter read them.',
+    action: 'Send the move again with a non-empty `reason`.',
+  },
+  too_many_invitations: {
+    title: 'The invitation was sent too often',
+    statuses: [429],
+    meaning: 'A deal’s invitation is sent again a few times an hour at most, so that nobody is flooded with mail.',
+    action: 'Wait for the seconds in Retry-After; meanwhile the buyer can use the link already sent.',
   },
   invalid_record: {
     title: 'The change cannot be stored',
@@ -205,6 +235,14 @@ const CATALOG: Record<string, ProblemType> = {
       'marketplace, sandbox included). Loopback receivers are allowed only where the service runs with ' +
       'WEBHOOK_ALLOW_LOOPBACK=true, as `npm start` does on a developer’s machine.',
     action: 'Register a publicly reachable URL (https for live marketplaces).',
+  },
+  invalid_cursor: {
+    title: 'The list cursor is not valid here',
+    statuses: [400],
+    meaning:
+      'A list’s `starting_after` or `ending_before` names no item of that list (an unknown id, or one of another ' +
+      'marketplace), or both were given: a page is taken either after an item or before it.',
+    action: 'Take the cursor from an item of a page you listed with the same key (`event_id` in GET /api/mkt/events), and send only one of the two.',
   },
   temporal_unavailable: {
     title: 'The workflow engine is unavailable',

@@ -10,14 +10,17 @@ export interface DeliveryToSend {
   event_id: string;
   event: string;
   body: Buffer;
-  /** The endpoint as it is now (null when none): a changed URL gets the retries. */
+  /** The endpoint as it is now (null when none): a changed URL or a rotated secret applies to the retries. */
   url: string | null;
   secret_encrypted: string | null;
+  /** The secret a rotation replaced, while its overlap lasts (by the database's clock); null otherwise. */
+  previous_secret_encrypted: string | null;
 }
 
 export async function loadDelivery(db: Db, deliveryId: string): Promise<DeliveryToSend | undefined> {
   const result = await db.query<DeliveryToSend>(
-    `SELECT d.id, d.status, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted
+    `SELECT d.id, d.status, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted,
+            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS previous_secret_encrypted
        FROM webhook_deliveries d
        JOIN webhook_events e ON e.id = d.event_id
        LEFT JOIN webhook_endpoints w ON w.marketplace_id = e.marketplace_id
@@ -35,7 +38,11 @@ export interface AttemptRecord {
   durationMs: number;
 }
 
-/** Logs the attempt and moves the delivery to the same status, in one statement. A re-run attempt overwrites. */
+/**
+ * Logs the attempt and moves the delivery to the same status, in one statement. A re-run attempt overwrites. A
+ * delivery skipped while this attempt was under way (the webhook was unregistered) stays skipped unless the attempt
+ * settled it, so no later attempt revives it.
+ */
 export async function recordAttempt(db: Db, deliveryId: string, record: AttemptRecord): Promise<void> {
   await db.query(
     `WITH logged AS (
@@ -44,7 +51,8 @@ export async function recordAttempt(db: Db, deliveryId: string, record: AttemptR
        ON CONFLICT (delivery_id, attempt) DO UPDATE
          SET status = EXCLUDED.status, http_status = EXCLUDED.http_status, error = EXCLUDED.error,
              duration_ms = EXCLUDED.duration_ms, attempted_at = now())
-     UPDATE webhook_deliveries SET status = $3, updated_at = now() WHERE id = $1`,
+     UPDATE webhook_deliveries SET status = CASE WHEN status = 'skipped' AND $3 = 'retrying' THEN status ELSE $3 END, updated_at = now()
+      WHERE id = $1`,
     [deliveryId, record.attempt, record.status, record.httpStatus, record.error, record.durationMs],
   );
 }

@@ -1,4 +1,5 @@
-// Webhook registration for marketplaces (/api/mkt/webhook) and the administrators' webhook log and replay.
+// Webhook registration for marketplaces (/api/mkt/webhook: register, read, unregister, rotate the secret), their
+// events list (event-routes.ts), and the administrators' webhook log and replay.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { WEBHOOK_URL } from '../http/web-addresses.ts';
@@ -9,7 +10,16 @@ import type { Services } from '../services.ts';
 import { requireAdmin } from '../accounts/admin.ts';
 import { findMarketplace, requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
 import type { webhookReplayWorkflow } from '../../workflows/webhook-replay.ts';
-import { checkWebhookUrl, findWebhookEndpoint, saveWebhookEndpoint } from './endpoints.ts';
+import {
+  MAX_PREVIOUS_SECRET_SECONDS,
+  checkWebhookUrl,
+  deleteWebhookEndpoint,
+  findWebhookEndpoint,
+  rotateWebhookSecret,
+  saveWebhookEndpoint,
+  type WebhookEndpoint,
+} from './endpoints.ts';
+import { eventRoutes } from './event-routes.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
 import { createDelivery, deleteDelivery, eventOfDeliveryOrAttempt, listAttempts } from './deliveries.ts';
 
@@ -21,18 +31,34 @@ const WebhookUrl = z
   .meta({ format: 'uri' })
   .describe('Receiving URL at a public address (https for live marketplaces); loopback only where the service allows it');
 
+const Events = z.array(z.enum(WEBHOOK_EVENTS));
+
 const Registered = z.object({
   ok: z.literal(true),
   url: z.string(),
-  secret: z.string().describe('Signing secret, whsec_ and base64 of 32 bytes; the same for the life of the endpoint'),
+  events: Events.describe('The event types sent to it'),
+  secret: z.string().describe('Signing secret, whsec_ and base64 of 32 bytes; kept until rotated, whatever else changes'),
 });
+
+const PreviousExpiresAt = z.iso
+  .datetime()
+  .nullable()
+  .describe('Until when the secret the last rotation replaced signs beside the current one (a past time: it signs no more); null before any rotation');
 
 const Registration = z.object({
   url: z.string(),
-  events: z.array(z.enum(WEBHOOK_EVENTS)).describe('The events sent to it'),
+  events: Events.describe('The event types sent to it'),
+  previous_expires_at: PreviousExpiresAt,
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
+
+const Rotated = z.object({
+  secret: z.string().describe('The new signing secret; X-Svc-Signature and the first webhook-signature use it'),
+  previous_expires_at: PreviousExpiresAt,
+});
+
+const NO_WEBHOOK = 'No webhook is registered; POST /api/mkt/webhook with {url} first.';
 
 const AttemptItem = z.object({
   id: z.uuid().describe('The attempt; replay accepts it'),
@@ -63,21 +89,26 @@ export function webhookRoutes(api: Api, services: Services): void {
     method: 'post',
     path: '/api/mkt/webhook',
     operationId: 'registerWebhook',
-    summary: 'Register or change the webhook URL',
+    summary: 'Register or change the webhook URL and the events sent to it',
     description:
       'Events are POSTed as JSON signed with X-Svc-Signature (hex HMAC-SHA256 of the raw body keyed with the secret) ' +
-      'and Standard Webhooks headers. The secret is made on the first registration and kept when the URL changes.',
+      'and Standard Webhooks headers. The secret is made on the first registration and kept when the URL or the ' +
+      'events change. `events` replaces the types sent; without it every type is sent, those added later included. ' +
+      'A change applies to events that happen after it; every event is listed at GET /api/mkt/events either way.',
     tags: ['Marketplace'],
     security: ['marketplaceKey'],
     use: [marketplaceKey],
-    body: z.object({ url: WebhookUrl }),
+    body: z.object({
+      url: WebhookUrl,
+      events: Events.min(1).optional().describe('The event types to send (repeats count once); absent: all of them'),
+    }),
     responses: { 200: { description: 'Registered', schema: Registered } },
     handler: async (ctx, { body }) => {
       const marketplace = ctx.state.marketplace as Marketplace;
       await checkWebhookUrl(marketplace, body.url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK });
-      const endpoint = await saveWebhookEndpoint(db, masterKey, marketplace.id, body.url);
+      const endpoint = await saveWebhookEndpoint(db, masterKey, marketplace.id, body.url, body.events);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = { ok: true, url: endpoint.url, secret: endpoint.secret };
+      ctx.body = { ok: true, url: endpoint.url, events: endpoint.events, secret: endpoint.secret };
     },
   });
 
@@ -93,15 +124,69 @@ export function webhookRoutes(api: Api, services: Services): void {
     handler: async (ctx) => {
       const marketplace = ctx.state.marketplace as Marketplace;
       const endpoint = await findWebhookEndpoint(db, masterKey, marketplace.id);
-      if (!endpoint) throw notFound('No webhook is registered; POST /api/mkt/webhook with {url} first.');
+      if (!endpoint) throw notFound(NO_WEBHOOK);
       ctx.body = {
         url: endpoint.url,
-        events: WEBHOOK_EVENTS,
+        events: endpoint.events,
+        previous_expires_at: previousExpiresAt(endpoint),
         created_at: endpoint.created_at.toISOString(),
         updated_at: endpoint.updated_at.toISOString(),
       };
     },
   });
+
+  api.route({
+    method: 'delete',
+    path: '/api/mkt/webhook',
+    operationId: 'deleteWebhook',
+    summary: 'Unregister the webhook',
+    description:
+      'No delivery is made for later events; deliveries not yet delivered stop (an attempt already under way ' +
+      'finishes) and show as skipped. Events are still recorded and listed at GET /api/mkt/events. A later ' +
+      'registration makes a new secret. Answers 204 when no webhook is registered too, so a repeat is safe.',
+    tags: ['Marketplace'],
+    security: ['marketplaceKey'],
+    use: [marketplaceKey],
+    responses: { 204: { description: 'No webhook is registered now' } },
+    handler: async (ctx) => {
+      await deleteWebhookEndpoint(db, (ctx.state.marketplace as Marketplace).id);
+      ctx.status = 204;
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/api/mkt/webhook/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+    summary: 'Make a new signing secret, the old one signing beside it for a while',
+    description:
+      'Until `previous_expires_at` every attempt carries both signatures: `webhook-signature` lists `v1,<new> v1,<old>` ' +
+      '(Standard Webhooks libraries accept either), X-Svc-Signature is made with the new secret and ' +
+      'X-Svc-Signature-Previous with the old one; then only the new one. Retries of earlier events are signed the ' +
+      'same way. A secret replaced by an earlier rotation stops signing at once. 404 when no webhook is registered.',
+    tags: ['Marketplace'],
+    security: ['marketplaceKey'],
+    use: [marketplaceKey],
+    body: z.object({
+      expire_previous_after_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_PREVIOUS_SECRET_SECONDS)
+        .default(86_400)
+        .describe('How long the replaced secret keeps signing; 0 stops it at once (a leaked secret)'),
+    }),
+    responses: { 200: { description: 'The new secret', schema: Rotated } },
+    handler: async (ctx, { body }) => {
+      const marketplace = ctx.state.marketplace as Marketplace;
+      const endpoint = await rotateWebhookSecret(db, masterKey, marketplace.id, body.expire_previous_after_seconds);
+      if (!endpoint) throw notFound(NO_WEBHOOK);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { secret: endpoint.secret, previous_expires_at: previousExpiresAt(endpoint) };
+    },
+  });
+
+  eventRoutes(api, services, marketplaceKey);
 
   api.route({
     method: 'get',
@@ -157,3 +242,5 @@ export function webhookRoutes(api: Api, services: Services): void {
     },
   });
 }
+
+const previousExpiresAt = (endpoint: WebhookEndpoint) => endpoint.previous_expires_at?.toISOString() ?? null;

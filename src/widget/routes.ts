@@ -5,12 +5,9 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { createDeal, startEscrow } from '../deals/routes.ts';
-import { updateDeal } from '../deals/commands.ts';
+import { continueDeal, createDeal, startEscrow } from '../deals/service.ts';
 import { DealConflictProblem, DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
 import { dealStatus } from '../deals/model.ts';
-import { loadSnapshot } from '../deals/store.ts';
-import { continueUpdate } from '../../workflows/deal-messages.ts';
 import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
 import { preflight, widgetCors } from './cors.ts';
 import { addressSubject, countCreation, keySubject, rateLimited } from './limits.ts';
@@ -110,8 +107,7 @@ export function widgetRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'The deal after the step', schema: WidgetDeal } },
     handler: async (ctx, { body }) => {
       const { marketplace, snapshot } = widget(ctx);
-      await updateDeal(services, snapshot, continueUpdate, { marketplace_name: marketplace.name, locale: body.locale });
-      ctx.body = widgetDeal((await loadSnapshot(services.db, snapshot.deal.id))!, config.BASE_URL);
+      ctx.body = widgetDeal(await continueDeal(services, { kind: 'widget', marketplace }, snapshot.deal.id, body.locale), config.BASE_URL);
     },
   });
 
@@ -137,7 +133,7 @@ export function widgetRoutes(api: Api, services: Services): void {
       const result = (params: Record<string, string>) =>
         `${config.BASE_URL}${RESULT_PATH}?${new URLSearchParams({ deal_id: snapshot.deal.id, locale: query.locale, ...params })}`;
       try {
-        const { payment, created } = await startEscrow(services, snapshot, marketplace.mode, 0, '');
+        const { payment, created } = await startEscrow(services, { kind: 'widget', marketplace }, snapshot.deal.id, { amount: 0, description: '' });
         if (html) return seeOther(ctx, payment.payment_url ?? result({ status: payment.status }));
         ctx.status = created ? 201 : 200;
         ctx.body = escrowResponse(payment);

@@ -56,6 +56,7 @@ function toRecord(notice: Node): TenderRecord | undefined {
     valueAmount: price ? Number(price) : null,
     valueCurrency: (currency && first(currency, 'code')) ?? 'RUB',
     status: 'active',
+    law: '44-fz',
     procurementMethod: (placingWay && first(placingWay, 'name')) ?? null,
     publishedAt: iso(first(notice, 'publishDTInEIS') ?? first(notice, 'docPublishDate') ?? first(notice, 'publishDate')),
     deadlineAt: iso(first(notice, 'endDT') ?? first(notice, 'endDate')),

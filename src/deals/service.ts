@@ -1,0 +1,369 @@
+// A deal's verbs, whoever asks: the marketplace's API, its widget, the buyer and the seller in the cabinet, and the
+// administrators. Each verb loads the deal once through one access policy (dealFor: another party's deal does not
+// exist, 404; a verb outside the party's role, 404 too), then asks the deal's workflow, its only writer, whose
+// validators apply the rules of src/deals/rules.ts. The rules are not checked here against PostgreSQL: the workflow
+// holds the deal as it is, and PostgreSQL may not have a write yet (or may have lost one the workflow will put back).
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Services } from '../services.ts';
+import { inTransaction } from '../db.ts';
+import { insertWebhookEvent } from '../webhooks/events.ts';
+import { notFound, Problem } from '../http/problem.ts';
+import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
+import type { Marketplace } from '../marketplaces/marketplaces.ts';
+import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
+import { invitationToken, renewInvitation } from '../cabinet/invitations.ts';
+import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
+import {
+  addDocumentUpdate,
+  cancelUpdate,
+  continueUpdate,
+  decideUpdate,
+  disputeMessageUpdate,
+  movePaymentUpdate,
+  startApprovalUpdate,
+  startEscrowUpdate,
+  type MovePaymentInput,
+} from '../../workflows/deal-messages.ts';
+import { dealStatus, isFinal, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
+import { allowedActions, roleMay, type DealRole, type DealVerb, type PaymentAction } from './rules.ts';
+import {
+  approvalsOfPerson,
+  dealFile,
+  dealOfApproval,
+  dealsOfPerson,
+  insertDeal,
+  listDeals,
+  loadSnapshot,
+  marketplaceHasDeal,
+  type DealListFilter,
+} from './store.ts';
+import { startDealWorkflow, updateDeal } from './commands.ts';
+import { dealConflicts, withDealDefaults, type DealInput } from './views.ts';
+
+/** Who asks. A person's part in a deal (buyer, seller, approver) is found from the deal. */
+export type DealActor =
+  | { kind: 'marketplace'; marketplace: Marketplace }
+  | { kind: 'widget'; marketplace: Marketplace }
+  | { kind: 'person'; user: User }
+  | { kind: 'administrator' };
+
+export interface DealInContext {
+  snapshot: DealSnapshot;
+  role: DealRole;
+}
+
+const isUuid = (value: string) => z.uuid().safeParse(value).success;
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** A person's part in the deal, or undefined when they have none. */
+function personRole(snapshot: DealSnapshot, user: User): DealRole | undefined {
+  if (same(snapshot.deal.buyer_email, user.email)) return 'buyer';
+  if (snapshot.deal.seller_email && same(snapshot.deal.seller_email, user.email)) return 'seller';
+  if (snapshot.approvals.some((approval) => same(approval.approver, user.email))) return 'approver';
+  return undefined;
+}
+
+/** The actor's place in a loaded deal, or undefined when the deal is not theirs to see. */
+export function roleIn(snapshot: DealSnapshot, actor: DealActor): DealRole | undefined {
+  switch (actor.kind) {
+    case 'marketplace':
+    case 'widget':
+      return snapshot.deal.marketplace_id === actor.marketplace.id ? actor.kind : undefined;
+    case 'person':
+      return personRole(snapshot, actor.user);
+    case 'administrator':
+      return 'administrator';
+  }
+}
+
+/** The one access policy: the deal with the actor's role in it, or 404 for a deal that is not theirs. */
+export async function dealFor(services: Services, actor: DealActor, dealId: string): Promise<DealInContext> {
+  const snapshot = isUuid(dealId) ? await loadSnapshot(services.db, dealId) : undefined;
+  const role = snapshot && roleIn(snapshot, actor);
+  if (!snapshot || !role) throw notFound('No such deal.');
+  return { snapshot, role };
+}
+
+/** The verbs the actor may use on the deal now (an approver other than the buyer decides only their own approval). */
+export function actionsFor(snapshot: DealSnapshot, role: DealRole, actor: DealActor): DealVerb[] {
+  const pending = snapshot.approvals.find((approval) => approval.status === 'pending');
+  return allowedActions(snapshot, role).filter(
+    (verb) => verb !== 'decide_approval' || (actor.kind === 'person' && pending !== undefined && same(pending.approver, actor.user.email)),
+  );
+}
+
+/** Loads the deal for the verb: 404 when the actor's role has no such verb. */
+async function dealForVerb(services: Services, actor: DealActor, dealId: string, verb: DealVerb): Promise<DealInContext> {
+  const found = await dealFor(services, actor, dealId);
+  if (!roleMay(found.role, verb)) throw notFound('No such deal.');
+  return found;
+}
+
+/**
+ * Creates the deal (idempotent on external_id) and starts its workflow. A repeat that gives a field with another
+ * value than the stored deal has is 409 deal_conflict naming those fields: the request meant another deal, and
+ * answering with the stored one would hide that.
+ */
+export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
+  // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
+  const { deal, created } = await inTransaction(services.db, async (client) => {
+    const inserted = await insertDeal(client, { id: randomUUID(), marketplace_id: marketplace.id, ...withDealDefaults(input) });
+    if (inserted.created) {
+      const { deal } = inserted;
+      await insertWebhookEvent(client, {
+        eventId: randomUUID(),
+        deliveryId: randomUUID(),
+        event: 'deal.created',
+        occurredAt: deal.created_at,
+        status: 'created',
+        actor: 'marketplace',
+        deal,
+      });
+    }
+    return inserted;
+  });
+  const conflicts = created ? [] : dealConflicts(deal, input);
+  if (conflicts.length > 0) {
+    throw new Problem(
+      409,
+      'deal_conflict',
+      `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
+        'Repeat the creation with the stored values, or use a new external_id for a new deal.',
+      { extensions: { fields: conflicts } },
+    );
+  }
+  // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
+  const snapshot = created ? { deal, documents: [], approvals: [], payments: [], dispute: null, cancellation: null } : (await loadSnapshot(services.db, deal.id))!;
+  // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
+  if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
+  return { snapshot, created };
+}
+
+/** A page of the marketplace's deals; a cursor naming a deal that is not its own is 400. */
+export async function marketplaceDeals(services: Services, marketplace: Marketplace, filter: Omit<DealListFilter, 'marketplaceId'>) {
+  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await marketplaceHasDeal(services.db, marketplace.id, filter.startingAfter)))) {
+    throw new Problem(400, 'invalid_cursor', 'starting_after must be the id of one of your deals, as a previous page listed it.');
+  }
+  return listDeals(services.db, { ...filter, marketplaceId: marketplace.id });
+}
+
+/**
+ * Stores the file in the buyer's cloud first; the workflow records only the reference. When the deal refuses the
+ * document (closed, or the update failed as a whole), the file goes again: a refused upload leaves nothing behind.
+ */
+export async function addDocument(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  input: { kind: DocumentKind; name: string; contentType: string; bytes: Buffer },
+) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'add_document');
+  const { user } = await ensureUser(services.db, { email: snapshot.deal.buyer_email, name: snapshot.deal.buyer_name });
+  const organization = (await personalOrganization(services.db, user.id))!;
+  const documentId = randomUUID();
+  const stored = await services.documents.put({ organizationId: organization.id, documentId, bytes: input.bytes, contentType: input.contentType });
+  return withFileRemovedOnRefusal(services, [stored.key], () =>
+    updateDeal(services, snapshot, addDocumentUpdate, {
+      id: documentId,
+      kind: input.kind,
+      name: input.name,
+      content_type: input.contentType,
+      size: stored.size,
+      sha256: stored.sha256,
+      created_at: new Date().toISOString(),
+      organization_id: organization.id,
+      storage_key: stored.key,
+    }),
+  );
+}
+
+/** Runs the change; when the deal refuses it for certain (4xx), the files stored for it go again. */
+async function withFileRemovedOnRefusal<T>(services: Services, keys: string[], change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    // Only a certain refusal removes the files: after a timeout (503) the update may still be recorded.
+    if (error instanceof Problem && error.status < 500) {
+      for (const key of keys) {
+        await services.documents.remove(key).catch((removal: unknown) => {
+          services.logger.error({ err: removal, storage_key: key }, 'could not remove a refused file');
+        });
+      }
+    }
+    throw error;
+  }
+}
+
+export async function startApproval(services: Services, actor: DealActor, dealId: string, input: { approver: string; comment: string }) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'start_approval');
+  return updateDeal(services, snapshot, startApprovalUpdate, { approver: input.approver || snapshot.deal.buyer_email, comment: input.comment });
+}
+
+/** Starts escrow through the marketplace's acquirer; `created` false for the live payment still pending. */
+export async function startEscrow(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: { amount: number; description: string }) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'start_escrow');
+  if (input.amount > snapshot.deal.amount) {
+    throw new Problem(400, 'amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
+  }
+  const provider = providerForMode(actor.marketplace.mode);
+  let holdLimitSeconds: number;
+  try {
+    holdLimitSeconds = escrowProvider(provider, services.config).holdLimitSeconds;
+  } catch (error) {
+    if (!(error instanceof EscrowConfigError)) throw error;
+    throw new Problem(503, 'acquirer_not_configured', `Live escrow is not configured on this service: ${error.message}`);
+  }
+  return updateDeal(services, snapshot, startEscrowUpdate, {
+    amount: input.amount,
+    description: input.description,
+    provider,
+    // The buyer's deal page in the cabinet, where the acquirer sends them back after paying.
+    return_url: `${services.config.BASE_URL}/cabinet/view/deals/${snapshot.deal.id}`,
+    hold_limit_seconds: holdLimitSeconds,
+  });
+}
+
+/** The widget's Continue: a contract when the deal has none, then the buyer's approval. */
+export async function continueDeal(services: Services, actor: DealActor & { kind: 'widget' }, dealId: string, locale: 'ru' | 'en') {
+  const { snapshot } = await dealFor(services, actor, dealId);
+  await updateDeal(services, snapshot, continueUpdate, { marketplace_name: actor.marketplace.name, locale });
+  return (await loadSnapshot(services.db, dealId))!;
+}
+
+/** The approver's decision; anyone else's approval does not exist for them (404). */
+export async function decideApproval(services: Services, user: User, approvalId: string, decision: 'approve' | 'reject', comment: string) {
+  const dealId = isUuid(approvalId) ? await dealOfApproval(services.db, approvalId) : undefined;
+  const found = dealId ? await dealFor(services, { kind: 'person', user }, dealId).catch(() => undefined) : undefined;
+  const approval = found?.snapshot.approvals.find((candidate) => candidate.id === approvalId);
+  if (!found || !approval || !same(approval.approver, user.email)) throw notFound('No such approval.');
+  return updateDeal(services, found.snapshot, decideUpdate, { approval_id: approvalId, decision, comment, actor: user.email });
+}
+
+/**
+ * Release, refund or dispute: the buyer, or an administrator on any deal. A dispute needs a reason; an administrator
+ * moving a disputed payment decides the dispute as the arbiter, with a written reason.
+ */
+export async function moveEscrow(services: Services, actor: DealActor, dealId: string, action: PaymentAction, reason = '') {
+  const { snapshot, role } = await dealForVerb(services, actor, dealId, action);
+  const arbiter = role === 'administrator' && snapshot.payments.at(-1)?.status === 'disputed';
+  if ((action === 'dispute' || arbiter) && !reason.trim()) {
+    throw new Problem(400, 'reason_required', arbiter ? 'Write the reason for the decision; both sides will read it.' : 'Say why you open the dispute.');
+  }
+  const mover: MovePaymentInput['actor'] = role === 'buyer' ? 'buyer' : arbiter ? 'arbiter' : 'administrator';
+  return updateDeal(services, snapshot, movePaymentUpdate, { action, actor: mover, reason: reason.trim() || undefined });
+}
+
+/** The arbiter's decision on a dispute: release to the seller or refund the buyer, with the reason both sides read. */
+export async function resolveDispute(services: Services, dealId: string, outcome: 'release' | 'refund', reason: string) {
+  const { snapshot } = await dealForVerb(services, { kind: 'administrator' }, dealId, 'resolve');
+  if (snapshot.payments.at(-1)?.status !== 'disputed') throw new Problem(400, 'invalid_payment_state', 'Only a disputed payment can be resolved.');
+  return moveEscrow(services, { kind: 'administrator' }, dealId, outcome, reason);
+}
+
+/** Cancels a deal before money is held: the marketplace, or an administrator. */
+export async function cancelDeal(services: Services, actor: DealActor, dealId: string, reason: string) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'cancel');
+  await updateDeal(services, snapshot, cancelUpdate, { actor: actor.kind === 'administrator' ? 'administrator' : 'marketplace', reason });
+  return (await loadSnapshot(services.db, dealId))!;
+}
+
+/** The author a party writes as in the dispute's thread. */
+function disputeAuthor(role: DealRole): DisputeAuthor {
+  if (role === 'buyer' || role === 'seller' || role === 'marketplace') return role;
+  if (role === 'administrator') return 'arbiter';
+  throw notFound('No such deal.');
+}
+
+/** A message (and evidence files, stored first) in the dispute's thread, by a buyer, seller, marketplace or the arbiter. */
+export async function addDisputeMessage(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  input: { text: string; files: { name: string; contentType: string; bytes: Buffer }[] },
+) {
+  const { snapshot, role } = await dealForVerb(services, actor, dealId, 'message');
+  const author = disputeAuthor(role);
+  const { user } = await ensureUser(services.db, { email: snapshot.deal.buyer_email, name: snapshot.deal.buyer_name });
+  const organization = (await personalOrganization(services.db, user.id))!;
+  const files: DisputeFile[] = [];
+  for (const file of input.files) {
+    const id = randomUUID();
+    const stored = await services.documents.put({ organizationId: organization.id, documentId: id, bytes: file.bytes, contentType: file.contentType });
+    files.push({ id, name: file.name, size: stored.size, content_type: file.contentType, storage_key: stored.key });
+  }
+  const message = { id: randomUUID(), author, text: input.text, files, created_at: new Date().toISOString() };
+  return withFileRemovedOnRefusal(
+    services,
+    files.map((file) => file.storage_key),
+    () => updateDeal(services, snapshot, disputeMessageUpdate, { message }),
+  );
+}
+
+/**
+ * Mails the buyer a fresh invitation, or a sign-in link when the account has a password; limited per deal (429 with
+ * Retry-After) so a marketplace cannot turn it into a mail cannon.
+ */
+export async function resendInvitation(services: Services, marketplace: Marketplace, dealId: string): Promise<void> {
+  const { snapshot } = await dealFor(services, { kind: 'marketplace', marketplace }, dealId);
+  const limit = await services.db.query<{ hits: number; retry_after: number }>(
+    `INSERT INTO deal_invitation_windows AS w (deal_id, hits, window_started_at) VALUES ($1, 1, now())
+     ON CONFLICT (deal_id) DO UPDATE SET
+       hits = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN 1 ELSE w.hits + 1 END,
+       window_started_at = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN now() ELSE w.window_started_at END
+     RETURNING hits, ceil(extract(epoch FROM window_started_at + make_interval(secs => $2) - now()))::int AS retry_after`,
+    [dealId, INVITATION_WINDOW_SECONDS],
+  );
+  const { hits, retry_after } = limit.rows[0]!;
+  if (hits > INVITATIONS_PER_WINDOW) {
+    throw new Problem(429, 'too_many_invitations', `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`, {
+      headers: { 'Retry-After': String(Math.max(retry_after, 1)) },
+    });
+  }
+  const { deal } = snapshot;
+  const { user } = await ensureUser(services.db, { email: deal.buyer_email, name: deal.buyer_name });
+  const locale = (await findMailRecipient(services.db, user.email))?.locale ?? 'ru';
+  const invitation = await renewInvitation(services.db, user.id);
+  const dealUrl = dealPageUrl(services.config.BASE_URL, deal.id);
+  const mail = invitation
+    ? invitationMail({
+        role: 'buyer',
+        locale,
+        name: user.name,
+        svcId: user.id,
+        dealTitle: deal.title,
+        marketplaceName: marketplace.name,
+        link: `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`,
+        dealUrl,
+      })
+    : // The account has a password: the deal's link, which asks them to sign in.
+      dealMail(locale, user.name, { marketplaceName: marketplace.name, title: deal.title, amount: deal.amount, currency: deal.currency, url: dealUrl }, { kind: 'new_deal', role: 'buyer' });
+  await services.mailer.send({ key: `invitation-again/${deal.id}/${randomUUID()}`, to: user.email, ...mail });
+}
+
+const INVITATIONS_PER_WINDOW = 3;
+const INVITATION_WINDOW_SECONDS = 3600;
+
+/** The person's deals, newest first, each with their part in it. */
+export async function dealsOfUser(services: Services, user: User): Promise<DealInContext[]> {
+  const rows = await dealsOfPerson(services.db, user.email);
+  const snapshots = await Promise.all(rows.map((row) => loadSnapshot(services.db, row.id)));
+  return snapshots.map((snapshot, index) => ({ snapshot: snapshot!, role: rows[index]!.role }));
+}
+
+/** Approvals addressed to the person, newest first, each with its deal. */
+export async function approvalsOfUser(services: Services, user: User) {
+  const items = [];
+  for (const row of await approvalsOfPerson(services.db, user.email)) {
+    const snapshot = (await loadSnapshot(services.db, row.deal_id))!;
+    items.push({ approval: snapshot.approvals.find((approval) => approval.id === row.id)!, snapshot });
+  }
+  return items;
+}
+
+/** A document or an evidence file of a deal the actor may see, with its bytes; 404 otherwise. */
+export async function fileFor(services: Services, actor: DealActor, fileId: string) {
+  const file = isUuid(fileId) ? await dealFile(services.db, fileId) : undefined;
+  if (!file || !(await dealFor(services, actor, file.deal_id).catch(() => undefined))) throw notFound('No such document.');
+  return { name: file.name, content_type: file.content_type, body: await services.documents.get(file.storage_key) };
+}

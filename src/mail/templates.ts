@@ -1,0 +1,361 @@
+// Every mail the service sends about accounts and deals, in Russian and English, as plain text. One place, so each mail
+// names the marketplace and links to the deal page the same way; both languages fill one typed table, so a mail missing
+// in either fails type-checking. What was sent is in the outbox (GET /admin/mail).
+import type { ActorKind, DisputeAuthor } from '../deals/model.ts';
+import { formatMoney, type Lang } from '../cabinet/i18n.ts';
+
+export interface Mail {
+  subject: string;
+  text: string;
+}
+
+/** The cabinet page of one deal, where every deal mail leads. */
+export const dealPageUrl = (baseUrl: string, dealId: string): string => `${baseUrl}/cabinet/view/deals/${dealId}`;
+
+export interface InvitationInput {
+  role: 'buyer' | 'seller' | 'approver';
+  locale: Lang;
+  /** The invitee's name, '' when unknown. */
+  name: string;
+  svcId: string;
+  dealTitle: string;
+  marketplaceName: string;
+  /** The set-password link. */
+  link: string;
+  dealUrl: string;
+}
+
+/** What every deal notice says about the deal. */
+export interface DealFacts {
+  marketplaceName: string;
+  title: string;
+  /** The deal's amount, or the payment's in mails about money. */
+  amount: number;
+  currency: string;
+  url: string;
+}
+
+export type Party = 'buyer' | 'seller';
+
+/** One mail of a deal's step, with what its text needs. A reason is left out of the text when blank. */
+export type DealNoticeMail =
+  | { kind: 'new_deal'; role: Party }
+  | { kind: 'approval_requested' }
+  | { kind: 'approved' }
+  | { kind: 'rejected'; comment: string }
+  | { kind: 'money_held'; role: Party }
+  | { kind: 'released'; role: Party; actor?: ActorKind }
+  | { kind: 'refunded'; role: Party; actor?: ActorKind; reason?: string }
+  | { kind: 'dispute_opened'; actor?: ActorKind; reason?: string }
+  | { kind: 'dispute_decided'; role: Party; outcome: 'release' | 'refund'; reason?: string }
+  | { kind: 'cancelled'; actor?: ActorKind; reason?: string }
+  | { kind: 'dispute_message'; author: DisputeAuthor; text: string };
+
+type DealNoticeKind = DealNoticeMail['kind'];
+/** The steps that say who made the move. */
+type MoveKind = Extract<DealNoticeMail, { actor?: ActorKind }>['kind'];
+
+/** The deal as a template quotes it: the title already in the language's quotes (empty when untitled), the amount formatted. */
+interface Quoted {
+  marketplace: string;
+  title: string;
+  amount: string;
+}
+
+type Notice<K extends DealNoticeKind> = (deal: Quoted, notice: Extract<DealNoticeMail, { kind: K }>) => { subject: string; body: string[] };
+
+interface Words {
+  greeting(name: string): string;
+  /** ` "title"` in the language's quotes, '' for an untitled deal. */
+  quote(title: string): string;
+  actor(actor: ActorKind, marketplace: string): string;
+  author(author: DisputeAuthor, marketplace: string): string;
+  /** "Refunded by" and the like, before the actor. */
+  by: Record<MoveKind, string>;
+  reason: string;
+  arbiterReason: string;
+  openDeal: string;
+  marketplace: string;
+  invitation: {
+    subject: string;
+    /** `title` as quote() gives it. */
+    opening: Record<InvitationInput['role'], (marketplace: string, title: string) => string>;
+    account(svcId: string): string;
+  };
+  notices: { [K in DealNoticeKind]: Notice<K> };
+}
+
+const en: Words = {
+  greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+  quote: (title) => (title ? ` "${title}"` : ''),
+  actor: (actor, marketplace) =>
+    ({
+      buyer: 'the buyer',
+      seller: 'the seller',
+      marketplace: `the marketplace ${marketplace}`,
+      administrator: 'the service administrator',
+      arbiter: 'the arbiter',
+      acquirer: 'the payment provider',
+      system: 'the service, automatically',
+    })[actor],
+  author: (author, marketplace) =>
+    ({ buyer: 'The buyer', seller: 'The seller', marketplace: `The marketplace ${marketplace}`, arbiter: 'The arbiter' })[author],
+  by: { refunded: 'Refunded by', released: 'Released by', dispute_opened: 'Opened by', cancelled: 'Cancelled by' },
+  reason: 'Reason',
+  arbiterReason: "The arbiter's reason",
+  openDeal: 'Open the deal',
+  marketplace: 'Marketplace',
+  invitation: {
+    subject: 'your account for safe deals',
+    opening: {
+      buyer: (marketplace, title) => `The marketplace ${marketplace} has opened a safe deal for you${colon(title)}`,
+      seller: (marketplace, title) => `A buyer on ${marketplace} has opened a safe deal with you${colon(title)}`,
+      approver: (marketplace, title) => `You are asked to approve the terms of a safe deal on ${marketplace}${colon(title)}`,
+    },
+    account: (svcId) => `Your account (svc ID ${svcId}) is ready. Set a password to open your cabinet:`,
+  },
+  notices: {
+    new_deal: (d, n) => ({
+      subject: `new safe deal${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `The marketplace ${d.marketplace} has opened a safe deal for you${colon(d.title)}, ${d.amount}.`
+          : `A buyer on ${d.marketplace} has opened a safe deal with you${colon(d.title)}, ${d.amount}.`,
+      ],
+    }),
+    approval_requested: (d) => ({
+      subject: `please approve the terms of the deal${d.title}`,
+      body: [
+        `You are asked to approve the terms of the safe deal${d.title}, ${d.amount}.`,
+        'Read its documents and approve or reject them in your cabinet.',
+      ],
+    }),
+    approved: (d) => ({
+      subject: `the buyer approved the deal${d.title}`,
+      body: [`The buyer approved the terms of the deal${d.title}. Next the buyer pays ${d.amount}, held in escrow until the deal is done.`],
+    }),
+    rejected: (d, n) => ({
+      subject: `the buyer rejected the deal${d.title}`,
+      body: [
+        `The buyer rejected the terms of the deal${d.title}.`,
+        n.comment.trim() ? `The buyer's comment: ${n.comment.trim()}` : 'The buyer left no comment.',
+      ],
+    }),
+    money_held: (d, n) => ({
+      subject: `money held for the deal${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `Your payment for the deal${d.title}, ${d.amount}, is held in escrow. The seller gets it only when you release it; if something goes wrong, open a dispute on the deal page.`
+          : `The buyer's payment for the deal${d.title}, ${d.amount}, is held in escrow. You can fulfil the order: the money is released to you when the buyer confirms.`,
+      ],
+    }),
+    released: (d, n) => ({
+      subject: `money released for the deal${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `The money for the deal${d.title}, ${d.amount}, has been released to the seller. The deal is complete.`
+          : `The buyer's money for the deal${d.title}, ${d.amount}, has been released to you. The deal is complete.`,
+      ],
+    }),
+    refunded: (d, n) => ({
+      subject: `money returned for the deal${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `The deal${d.title} was cancelled and your money, ${d.amount}, returned to you.`
+          : `The deal${d.title} was cancelled and the buyer's money, ${d.amount}, returned to the buyer.`,
+      ],
+    }),
+    dispute_opened: (d) => ({
+      subject: `dispute opened on the deal${d.title}`,
+      body: [
+        `A dispute has been opened on the deal${d.title}. The money, ${d.amount}, stays held until the arbiter decides.`,
+        'Add your messages and evidence on the deal page.',
+      ],
+    }),
+    dispute_decided: (d, n) => ({
+      subject: `the arbiter decided the dispute on the deal${d.title}`,
+      body: [
+        `The arbiter has decided the dispute on the deal${d.title}: ` +
+          {
+            release: { buyer: `the money, ${d.amount}, goes to the seller.`, seller: `the money, ${d.amount}, is released to you.` },
+            refund: { buyer: `the money, ${d.amount}, is returned to you.`, seller: `the money, ${d.amount}, is returned to the buyer.` },
+          }[n.outcome][n.role],
+      ],
+    }),
+    cancelled: (d) => ({
+      subject: `the deal${d.title} was cancelled`,
+      body: [`The deal${d.title} was cancelled before payment. No money was taken.`],
+    }),
+    dispute_message: (d, n) => ({
+      subject: `new message in the dispute on the deal${d.title}`,
+      body: [`${en.author(n.author, d.marketplace)} wrote in the dispute on the deal${d.title}:`, quoteLines(n.text)],
+    }),
+  },
+};
+
+const ru: Words = {
+  greeting: (name) => (name ? `Здравствуйте, ${name}!` : 'Здравствуйте!'),
+  quote: (title) => (title ? ` «${title}»` : ''),
+  actor: (actor, marketplace) =>
+    ({
+      buyer: 'покупатель',
+      seller: 'продавец',
+      marketplace: `маркетплейс ${marketplace}`,
+      administrator: 'администратор сервиса',
+      arbiter: 'арбитр',
+      acquirer: 'платёжный провайдер',
+      system: 'сервис, автоматически',
+    })[actor],
+  author: (author, marketplace) =>
+    ({ buyer: 'Покупатель', seller: 'Продавец', marketplace: `Маркетплейс ${marketplace}`, arbiter: 'Арбитр' })[author],
+  by: { refunded: 'Кто вернул', released: 'Кто перевёл', dispute_opened: 'Кто открыл', cancelled: 'Кто отменил' },
+  reason: 'Причина',
+  arbiterReason: 'Обоснование арбитра',
+  openDeal: 'Открыть сделку',
+  marketplace: 'Маркетплейс',
+  invitation: {
+    subject: 'ваш аккаунт для безопасных сделок',
+    opening: {
+      buyer: (marketplace, title) => `Маркетплейс ${marketplace} открыл для вас безопасную сделку${title}`,
+      seller: (marketplace, title) => `Покупатель на ${marketplace} открыл с вами безопасную сделку${title}`,
+      approver: (marketplace, title) => `Вас просят согласовать условия безопасной сделки${title} на ${marketplace}`,
+    },
+    account: (svcId) => `Ваш аккаунт (svc ID ${svcId}) готов. Задайте пароль, чтобы войти в личный кабинет:`,
+  },
+  notices: {
+    new_deal: (d, n) => ({
+      subject: `новая безопасная сделка${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `Маркетплейс ${d.marketplace} открыл для вас безопасную сделку${d.title} на сумму ${d.amount}.`
+          : `Покупатель на ${d.marketplace} открыл с вами безопасную сделку${d.title} на сумму ${d.amount}.`,
+      ],
+    }),
+    approval_requested: (d) => ({
+      subject: `согласуйте условия сделки${d.title}`,
+      body: [
+        `Вас просят согласовать условия безопасной сделки${d.title} на сумму ${d.amount}.`,
+        'Прочитайте документы и согласуйте или отклоните их в личном кабинете.',
+      ],
+    }),
+    approved: (d) => ({
+      subject: `покупатель согласовал сделку${d.title}`,
+      body: [`Покупатель согласовал условия сделки${d.title}. Дальше он оплачивает ${d.amount}; деньги будут зарезервированы до завершения сделки.`],
+    }),
+    rejected: (d, n) => ({
+      subject: `покупатель отклонил сделку${d.title}`,
+      body: [
+        `Покупатель отклонил условия сделки${d.title}.`,
+        n.comment.trim() ? `Комментарий покупателя: ${n.comment.trim()}` : 'Покупатель не оставил комментария.',
+      ],
+    }),
+    money_held: (d, n) => ({
+      subject: `деньги по сделке${d.title} зарезервированы`,
+      body: [
+        n.role === 'buyer'
+          ? `Ваш платёж по сделке${d.title}, ${d.amount}, зарезервирован. Продавец получит деньги, только когда вы их переведёте; если что-то пойдёт не так, откройте спор на странице сделки.`
+          : `Платёж покупателя по сделке${d.title}, ${d.amount}, зарезервирован. Можно выполнять заказ: деньги переведут вам, когда покупатель подтвердит.`,
+      ],
+    }),
+    released: (d, n) => ({
+      subject: `деньги по сделке${d.title} переведены`,
+      body: [
+        n.role === 'buyer'
+          ? `Деньги по сделке${d.title}, ${d.amount}, переведены продавцу. Сделка завершена.`
+          : `Деньги покупателя по сделке${d.title}, ${d.amount}, переведены вам. Сделка завершена.`,
+      ],
+    }),
+    refunded: (d, n) => ({
+      subject: `деньги по сделке${d.title} возвращены`,
+      body: [
+        n.role === 'buyer'
+          ? `Сделка${d.title} отменена, ваши деньги, ${d.amount}, возвращены вам.`
+          : `Сделка${d.title} отменена, деньги покупателя, ${d.amount}, возвращены покупателю.`,
+      ],
+    }),
+    dispute_opened: (d) => ({
+      subject: `открыт спор по сделке${d.title}`,
+      body: [
+        `По сделке${d.title} открыт спор. Деньги, ${d.amount}, остаются зарезервированными до решения арбитра.`,
+        'Добавьте свои сообщения и доказательства на странице сделки.',
+      ],
+    }),
+    dispute_decided: (d, n) => ({
+      subject: `арбитр решил спор по сделке${d.title}`,
+      body: [
+        `Арбитр решил спор по сделке${d.title}: ` +
+          {
+            release: { buyer: `деньги, ${d.amount}, переводятся продавцу.`, seller: `деньги, ${d.amount}, переводятся вам.` },
+            refund: { buyer: `деньги, ${d.amount}, возвращаются вам.`, seller: `деньги, ${d.amount}, возвращаются покупателю.` },
+          }[n.outcome][n.role],
+      ],
+    }),
+    cancelled: (d) => ({
+      subject: `сделка${d.title} отменена`,
+      body: [`Сделка${d.title} отменена до оплаты. Деньги не списывались.`],
+    }),
+    dispute_message: (d, n) => ({
+      subject: `новое сообщение в споре по сделке${d.title}`,
+      body: [`${ru.author(n.author, d.marketplace)} пишет в споре по сделке${d.title}:`, quoteLines(n.text)],
+    }),
+  },
+};
+
+const WORDS: Record<Lang, Words> = { en, ru };
+
+/** English names the deal after "you": `…with you: "Bicycle"`. */
+const colon = (title: string) => (title ? `:${title}` : '');
+
+/** Someone's own words in a mail, marked as a quotation line by line. */
+function quoteLines(text: string): string {
+  return text
+    .trim()
+    .split(/\r?\n/)
+    .map((line) => `> ${line}`)
+    .join('\n');
+}
+
+/** Greeting, paragraphs, the link, and the marketplace's name last, where every mail has it. */
+function frame(words: Words, name: string, marketplace: string, paragraphs: string[], url: string): string {
+  return [words.greeting(name.trim()), ...paragraphs, `${words.openDeal}: ${url}`, `${words.marketplace}: ${marketplace}`].join('\n\n') + '\n';
+}
+
+export function invitationMail(input: InvitationInput): Mail {
+  const words = WORDS[input.locale];
+  return {
+    subject: `${input.marketplaceName}: ${words.invitation.subject}`,
+    text: frame(
+      words,
+      input.name,
+      input.marketplaceName,
+      [`${words.invitation.opening[input.role](input.marketplaceName, words.quote(input.dealTitle.trim()))}.`, `${words.invitation.account(input.svcId)}\n\n${input.link}`],
+      input.dealUrl,
+    ),
+  };
+}
+
+/** The mail of one step of a deal to one person, in their language. */
+export function dealMail(locale: Lang, recipientName: string, deal: DealFacts, notice: DealNoticeMail): Mail {
+  const words = WORDS[locale];
+  const quoted: Quoted = {
+    marketplace: deal.marketplaceName,
+    title: words.quote(deal.title.trim()),
+    amount: formatMoney(locale, deal.amount, deal.currency),
+  };
+  // The table is indexed by the notice's own kind, a pairing TypeScript cannot follow through the union.
+  const render = words.notices[notice.kind] as Notice<DealNoticeKind>;
+  const { subject, body } = render(quoted, notice as never);
+  return {
+    subject: `${deal.marketplaceName}: ${subject}`,
+    text: frame(words, recipientName, deal.marketplaceName, [...body, ...details(words, deal.marketplaceName, notice)], deal.url),
+  };
+}
+
+/** Who made the move and why, for the steps where that matters; blank reasons are left out. */
+function details(words: Words, marketplace: string, notice: DealNoticeMail): string[] {
+  const lines: string[] = [];
+  if ('actor' in notice && notice.actor) lines.push(`${words.by[notice.kind]}: ${words.actor(notice.actor, marketplace)}`);
+  const reason = 'reason' in notice ? notice.reason?.trim() : undefined;
+  if (reason) lines.push(`${notice.kind === 'dispute_decided' ? words.arbiterReason : words.reason}: ${reason}`);
+  return lines.length ? [lines.join('\n')] : [];
+}
