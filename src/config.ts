@@ -69,6 +69,7 @@ export const EnvSchema = z.object({
   WIDGET_TOKEN_TTL_SECONDS: positiveInt.default(1800),
   WIDGET_CREATE_LIMIT_PER_KEY: positiveInt.default(600),
   WIDGET_CREATE_LIMIT_PER_ADDRESS: positiveInt.default(30),
+  WIDGET_FIND_LIMIT_PER_ADDRESS: positiveInt.default(300),
   WIDGET_CREATE_WINDOW_SECONDS: positiveInt.default(600),
   NODE_ENV: z.string().optional(),
   MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),

@@ -28,7 +28,7 @@ describe('abuse limits on widget creation', () => {
   let one: TestServer;
   let two: TestServer;
   beforeAll(async () => {
-    const env = { WIDGET_CREATE_LIMIT_PER_KEY: '3', WIDGET_CREATE_LIMIT_PER_ADDRESS: '6', WIDGET_CREATE_WINDOW_SECONDS: '600' };
+    const env = { WIDGET_CREATE_LIMIT_PER_KEY: '3', WIDGET_CREATE_LIMIT_PER_ADDRESS: '6', WIDGET_FIND_LIMIT_PER_ADDRESS: '2', WIDGET_CREATE_WINDOW_SECONDS: '600' };
     [one, two] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
   });
   afterAll(async () => {
@@ -57,6 +57,21 @@ describe('abuse limits on widget creation', () => {
     expect(addressLimited.headers['retry-after']).toBeDefined();
     // Another client address is not held back by this one.
     expect((await postFrom(uniqueLoopback(), url(one), deal(b.public_key))).status).toBe(201);
+  });
+
+  it('limits lookups (page loads) per client address in windows of their own, which never use up the creations', async () => {
+    const marketplace = await json(await post(`${one.url}/admin/marketplaces`, { name: 'Looked up' }, admin(one)));
+    const order = { public_key: marketplace.public_key, external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer') };
+    const lookup = (client: string, server: TestServer) => postFrom(client, `${server.url}/api/mkt/widget/deals/lookup`, order);
+    const client = uniqueLoopback();
+    expect((await lookup(client, one)).status).toBe(204);
+    expect((await lookup(client, two)).status).toBe(204);
+    const limited = await lookup(client, one);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(500);
+    // The same address still creates (and another address still looks up): the windows are apart.
+    expect((await postFrom(client, `${two.url}/api/mkt/widget/deals`, order)).status).toBe(201);
+    expect((await lookup(uniqueLoopback(), two)).status).toBe(200);
   });
 
   it('lets exactly the limit through when a burst of creations lands on both instances at once', async () => {

@@ -114,6 +114,112 @@ describe('widget deal creation', () => {
   });
 });
 
+/** The buyer's mails that carry an invitation link, once the deal's workflow has provisioned the buyer. */
+async function invitationMails(dealId: string, email: string): Promise<number> {
+  await expect
+    .poll(async () => (await server.services.db.query('SELECT buyer_id FROM deals WHERE id = $1', [dealId])).rows[0]?.buyer_id, { timeout: 20_000 })
+    .toBeTruthy();
+  const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
+  return mail.items.filter((item: { text: string }) => item.text.includes('/cabinet/invite?token=')).length;
+}
+
+describe('the invitation line', () => {
+  it("is true only for the creation that invites a new buyer: not a repeat, not the buyer's next deal, not a buyer who signs in", async () => {
+    const first = await create();
+    expect(first.response.status).toBe(201);
+    expect(first.deal.invitation_sent).toBe(true);
+    expect(await invitationMails(first.deal.id, first.body.buyer_email)).toBe(1);
+    const repeat = await post(widgetUrl(''), first.body);
+    expect(repeat.status).toBe(200);
+    expect((await json(repeat)).invitation_sent).toBe(false);
+
+    // The same buyer, invited already and without a password yet, opens another deal: no second invitation goes.
+    const second = await create({ buyer_email: first.body.buyer_email });
+    expect(second.response.status).toBe(201);
+    expect(second.deal.invitation_sent).toBe(false);
+    expect(await invitationMails(second.deal.id, first.body.buyer_email)).toBe(1);
+
+    // A buyer who has set a password gets none either.
+    await signInFromInvitation(server, first.body.buyer_email as string);
+    const third = await create({ buyer_email: first.body.buyer_email });
+    expect(third.response.status).toBe(201);
+    expect(third.deal.invitation_sent).toBe(false);
+    expect(await invitationMails(third.deal.id, first.body.buyer_email)).toBe(1);
+  });
+});
+
+describe('the widget lookup (a page load)', () => {
+  const lookup = (body: Record<string, unknown>, headers: Record<string, string> = {}) => post(widgetUrl('/lookup'), body, headers);
+
+  it('answers 204 for an order without a deal and makes none; the creation after it is the first (201)', async () => {
+    const body = { public_key: sandbox.public_key, external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), title: 'Bicycle Aris', amount: 1500.5 };
+    const none = await lookup(body);
+    expect(none.status).toBe(204);
+    expect(none.headers.get('cache-control')).toBe('no-store');
+    expect(await none.text()).toBe('');
+    expect((await server.services.db.query('SELECT 1 FROM deals WHERE external_id = $1', [body.external_id])).rowCount).toBe(0);
+    expect((await post(widgetUrl(''), body)).status).toBe(201);
+  });
+
+  it('finds the deal of the order in its real state with a fresh token, and never says an invitation went', async () => {
+    const deal = await created();
+    const { public_key, external_id, buyer_email, seller_email, title, amount, description } = deal.body;
+    const found = await lookup({ public_key, external_id, buyer_email, seller_email, title, amount, description });
+    expect(found.status).toBe(200);
+    const first = await json(found);
+    expect(first).toMatchObject({ id: deal.id, external_id, status: 'created', invitation_sent: false, widget_token: expect.any(String) });
+    expect(first.widget_token).not.toBe(deal.widget_token);
+    expect(decodeJwt(first.widget_token)).toMatchObject({ sub: deal.id, mkt: sandbox.id });
+
+    // The state moves on; a later page load sees where it stands, with only the buyer's own e-mail (any case).
+    expect((await start(deal.id, first.widget_token)).status).toBe(200);
+    const again = await json(await lookup({ public_key, external_id, buyer_email: String(buyer_email).toUpperCase() }));
+    expect(again).toMatchObject({ id: deal.id, status: 'approval', invitation_sent: false });
+    expect((await getDeal(deal.id, again.widget_token)).status).toBe('approval');
+  });
+
+  it('gives no token to another buyer or for other deal values (409 naming them), nor for a wrong key', async () => {
+    const deal = await created();
+    const { public_key, external_id } = deal.body;
+    const other = await lookup({ public_key, external_id, buyer_email: uniqueEmail('intruder') });
+    expect(other.status).toBe(409);
+    const problem = await json(other);
+    expect(problem).toMatchObject({ code: 'deal_conflict', fields: ['buyer_email'] });
+    expect(problem.widget_token).toBeUndefined();
+    const changed = await lookup({ public_key, external_id, buyer_email: deal.buyer_email, amount: 1 });
+    expect(changed.status).toBe(409);
+    expect(await json(changed)).toMatchObject({ code: 'deal_conflict', fields: ['amount'] });
+    // Another marketplace's key does not see this marketplace's order.
+    const elsewhere = await lookup({ public_key: live.public_key, external_id, buyer_email: deal.buyer_email }, { Origin: SHOP });
+    expect(elsewhere.status).toBe(204);
+    expect((await lookup({ public_key: sandbox.secret_key, external_id, buyer_email: deal.buyer_email })).status).toBe(401);
+    expect((await lookup({ public_key: `pk_${randomBytes(24).toString('base64url')}`, external_id, buyer_email: deal.buyer_email })).status).toBe(401);
+    const unknownField = await lookup({ public_key, external_id, buyer_email: deal.buyer_email, widget_token: deal.widget_token });
+    expect(unknownField.status).toBe(400);
+  });
+
+  it("keeps a live marketplace's origins", async () => {
+    const deal = await created({}, live);
+    const body = { public_key: live.public_key, external_id: deal.body.external_id, buyer_email: deal.buyer_email };
+    const ok = await lookup(body, { Origin: SHOP });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(SHOP);
+    const evil = await lookup(body, { Origin: 'https://evil.example' });
+    expect(evil.status).toBe(403);
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('is documented with its 204 and the invitation_sent field', async () => {
+    const document = await json(await fetch(`${server.url}/api/openapi.json`));
+    const operation = document.paths['/api/mkt/widget/deals/lookup'].post;
+    expect(operation.operationId).toBe('widgetLookupDeal');
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '204', '409']));
+    expect(operation.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+    const creation = document.paths['/api/mkt/widget/deals'].post.responses['201'].content['application/json'].schema;
+    expect(creation.required).toContain('invitation_sent');
+  });
+});
+
 describe('the widget token', () => {
   it('reads the deal as the buyer sees it, with the cabinet link; from the header or the wt query', async () => {
     const deal = await created();
@@ -293,7 +399,7 @@ describe('Pay safely', () => {
 
 describe('CORS', () => {
   it('answers preflights for the widget endpoints', async () => {
-    for (const path of ['', `/${crypto.randomUUID()}/start`, `/${crypto.randomUUID()}`]) {
+    for (const path of ['', '/lookup', `/${crypto.randomUUID()}/start`, `/${crypto.randomUUID()}`]) {
       const response = await fetch(widgetUrl(path), {
         method: 'OPTIONS',
         headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-svc-widget-token' },

@@ -8,7 +8,7 @@ import { readRawBody } from '../http/body.ts';
 import { EmailSchema } from '../accounts/users.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
 import { nonBlank } from '../http/text.ts';
-import { queryInt } from '../http/query-values.ts';
+import { QueryTimestamp, queryInt } from '../http/query-values.ts';
 import { DEAL_STATUSES, dealStatus, DOCUMENT_KINDS } from './model.ts';
 import { findDeal, loadSnapshot } from './store.ts';
 import {
@@ -86,10 +86,10 @@ export function dealRoutes(api: Api, services: Services): void {
     query: z.object({
       external_id: z.string().min(1).max(128).optional().describe('The deal with this external_id, as the full deal state'),
       limit: queryInt(1, 100).default(20).describe('Deals per page'),
-      starting_after: z.string().max(64).optional().describe('A deal id: the page starts after it'),
+      starting_after: z.string().min(1).max(64).optional().describe('A deal id: the page starts after it'),
       status: z.enum(DEAL_STATUSES).optional(),
-      created_gte: z.iso.datetime({ offset: true }).optional().describe('Created at or after (ISO 8601)'),
-      created_lte: z.iso.datetime({ offset: true }).optional().describe('Created at or before (ISO 8601)'),
+      created_gte: QueryTimestamp.optional().describe('Created at or after (ISO 8601)'),
+      created_lte: QueryTimestamp.optional().describe('Created at or before (ISO 8601)'),
     }),
     responses: {
       200: {

@@ -25,7 +25,7 @@ import {
   startEscrowUpdate,
   type MovePaymentInput,
 } from '../../workflows/deal-messages.ts';
-import { dealStatus, isFinal, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
+import { dealStatus, isFinal, type DealRecord, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
 import { allowedActions, roleMay, type DealRole, type DealVerb, type PaymentAction } from './rules.ts';
 import {
   approvalsOfPerson,
@@ -123,21 +123,25 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
     }
     return inserted;
   });
-  const conflicts = created ? [] : dealConflicts(deal, input);
-  if (conflicts.length > 0) {
-    throw new Problem(
-      409,
-      'deal_conflict',
-      `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
-        'Repeat the creation with the stored values, or use a new external_id for a new deal.',
-      { extensions: { fields: conflicts } },
-    );
-  }
+  if (!created) refuseConflicts(deal, input);
   // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
   const snapshot = created ? { deal, documents: [], approvals: [], payments: [], dispute: null, cancellation: null } : (await loadSnapshot(services.db, deal.id))!;
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };
+}
+
+/** 409 deal_conflict naming the fields the input gives with other values than the stored deal has, if any. */
+export function refuseConflicts(deal: DealRecord, input: DealInput): void {
+  const conflicts = dealConflicts(deal, input);
+  if (conflicts.length === 0) return;
+  throw new Problem(
+    409,
+    'deal_conflict',
+    `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
+      'Repeat the creation with the stored values, or use a new external_id for a new deal.',
+    { extensions: { fields: conflicts } },
+  );
 }
 
 /** A page of the marketplace's deals; a cursor naming a deal that is not its own is 400. */

@@ -267,7 +267,9 @@ const CATALOG: Record<string, ProblemType> = {
   rate_limited: {
     title: 'Too many widget deal creations',
     statuses: [429],
-    meaning: 'Widget deal creations are limited per public key and per client address in a sliding window.',
+    meaning:
+      'Widget deal creations are limited per public key and per client address in a fixed window; widget lookups (a page ' +
+      'load finding its order’s deal) per client address, in windows of their own.',
     action: 'Wait the Retry-After header’s seconds, then try again.',
   },
 

@@ -9,6 +9,8 @@ import { addressKey } from '../accounts/login-limits.ts';
 /** The subject of the per-address limit: IPv4 as is, IPv6 by its /64 (one subscriber usually holds a whole /64). */
 export const addressSubject = (ip: string) => `address:${addressKey(ip)}`;
 export const keySubject = (marketplaceId: string) => `key:${marketplaceId}`;
+/** Lookups (every page load of the widget) have windows of their own: reloading never uses up the creations. */
+export const lookupSubject = (ip: string) => `lookup:${addressKey(ip)}`;
 
 /** Counts one attempt for `subject`; the seconds until its window closes when that exceeds `limit`, else undefined. */
 export async function countCreation(db: Db, subject: string, limit: number, windowSeconds: number): Promise<number | undefined> {
@@ -29,8 +31,8 @@ export async function countCreation(db: Db, subject: string, limit: number, wind
   return row.hits > limit ? row.retry_after : undefined;
 }
 
-export function rateLimited(retryAfterSeconds: number, what: string): Problem {
-  return new Problem(429, 'rate_limited', `Too many widget deal creations ${what}; retry in ${retryAfterSeconds} s.`, {
+export function rateLimited(retryAfterSeconds: number, what: string, calls = 'creations'): Problem {
+  return new Problem(429, 'rate_limited', `Too many widget deal ${calls} ${what}; retry in ${retryAfterSeconds} s.`, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 }

@@ -1,17 +1,21 @@
 // The widget API (`/api/mkt/widget`): the buyer's side of a deal, driven from the storefront by the widget script.
-// It reuses the marketplace operations (createDeal, addDocument, startEscrow) so both follow the same rules.
+// It reuses the deal service (createDeal, continueDeal, startEscrow) so both follow the same rules. A page load finds
+// its order's deal again with the lookup (the storefront's external_id and the buyer's e-mail, as a repeat of the
+// creation would, but making nothing): the browser keeps no token between page views.
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { continueDeal, createDeal, startEscrow } from '../deals/service.ts';
+import { continueDeal, createDeal, refuseConflicts, startEscrow } from '../deals/service.ts';
 import { DealConflictProblem, DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
-import { dealStatus } from '../deals/model.ts';
+import { dealStatus, type DealSnapshot } from '../deals/model.ts';
+import { findDeal, loadSnapshot } from '../deals/store.ts';
 import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
 import { preflight, widgetCors } from './cors.ts';
-import { addressSubject, countCreation, keySubject, rateLimited } from './limits.ts';
+import { addressSubject, countCreation, keySubject, lookupSubject, rateLimited } from './limits.ts';
 import { issueWidgetToken } from './token.ts';
+import { buyerGetsInvitation } from './invitation.ts';
 import { WidgetDeal, WidgetDealCreated, widgetDeal } from './view.ts';
 import { RESULT_PATH } from './pages.ts';
 
@@ -28,11 +32,28 @@ export function widgetRoutes(api: Api, services: Services): void {
     if (wait !== undefined) throw rateLimited(wait, 'from this address');
     await next();
   };
+  const lookupLimit: Middleware = async (ctx, next) => {
+    const wait = await countCreation(services.db, lookupSubject(ctx.ip), config.WIDGET_FIND_LIMIT_PER_ADDRESS, window);
+    if (wait !== undefined) throw rateLimited(wait, 'from this address', 'lookups');
+    await next();
+  };
   const token = requireWidgetToken(services);
+  /** What the creation and the lookup answer: the deal, a fresh token, and whether a mail invited the buyer. */
+  const withToken = async (snapshot: DealSnapshot, marketplaceId: string, invitationSent: boolean) => {
+    const issued = await issueWidgetToken(services.masterKey, { dealId: snapshot.deal.id, marketplaceId }, config.WIDGET_TOKEN_TTL_SECONDS);
+    return {
+      id: snapshot.deal.id,
+      external_id: snapshot.deal.external_id,
+      status: dealStatus(snapshot),
+      widget_token: issued.token,
+      expires_at: issued.expiresAt.toISOString(),
+      invitation_sent: invitationSent,
+    };
+  };
   const common = { tags: ['Widget'], security: ['widgetToken'], use: [widgetCors, token] };
   const widget = (ctx: Context) => ctx.state.widget as WidgetState;
 
-  for (const path of [BASE, `${BASE}/:deal_id`, `${BASE}/:deal_id/start`, `${BASE}/:deal_id/escrow`]) api.router.options(path, preflight);
+  for (const path of [BASE, `${BASE}/lookup`, `${BASE}/:deal_id`, `${BASE}/:deal_id/start`, `${BASE}/:deal_id/escrow`]) api.router.options(path, preflight);
 
   api.route({
     method: 'post',
@@ -61,16 +82,48 @@ export function widgetRoutes(api: Api, services: Services): void {
       if (wait !== undefined) throw rateLimited(wait, 'for this public key');
       // The public key and an external_id are guessable; a repeat gets a token only when it gives the deal's own
       // values, the buyer's e-mail (always given) included: createDeal answers 409 deal_conflict otherwise.
+      // Read before the deal is made: its workflow provisions the buyer (and may invite them) right after.
+      const invites = await buyerGetsInvitation(services.db, fields.buyer_email);
       const { snapshot, created } = await createDeal(services, marketplace, fields);
-      const issued = await issueWidgetToken(services.masterKey, { dealId: snapshot.deal.id, marketplaceId: marketplace.id }, config.WIDGET_TOKEN_TTL_SECONDS);
       ctx.status = created ? 201 : 200;
-      ctx.body = {
-        id: snapshot.deal.id,
-        external_id: snapshot.deal.external_id,
-        status: dealStatus(snapshot),
-        widget_token: issued.token,
-        expires_at: issued.expiresAt.toISOString(),
-      };
+      ctx.body = await withToken(snapshot, marketplace.id, created && invites);
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: `${BASE}/lookup`,
+    operationId: 'widgetLookupDeal',
+    summary: "Find the deal of the storefront's order (the widget's page load), creating nothing",
+    description:
+      'The same body as the creation. When the external_id names a deal and the fields given match it (the buyer\'s ' +
+      'e-mail always), answers it with a fresh widget token as a repeat of the creation would; 204 when there is no ' +
+      'deal yet, so the buyer starts one with the creation. The widget calls it on every page load, so it keeps no ' +
+      'token in the storefront\'s storage. Limited per client address (WIDGET_FIND_LIMIT_PER_ADDRESS), apart from creations.',
+    tags: ['Widget'],
+    use: [widgetCors, lookupLimit],
+    body: DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') }),
+    responses: {
+      200: { description: 'The deal this external_id names, with a fresh widget token (invitation_sent is false)', schema: WidgetDealCreated },
+      204: { description: 'No deal has this external_id yet' },
+      409: {
+        description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
+        contentType: 'application/problem+json',
+        schema: DealConflictProblem,
+      },
+    },
+    handler: async (ctx, { body }) => {
+      const { public_key: publicKey, ...fields } = body;
+      const marketplace = await marketplaceForPublicKey(services, ctx, publicKey);
+      ctx.set('Cache-Control', 'no-store');
+      const deal = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id });
+      if (deal) refuseConflicts(deal, fields);
+      const snapshot = deal && (await loadSnapshot(services.db, deal.id));
+      if (!snapshot) {
+        ctx.status = 204;
+        return;
+      }
+      ctx.body = await withToken(snapshot, marketplace.id, false);
     },
   });
 

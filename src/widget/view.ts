@@ -6,7 +6,13 @@ import { DealCreated } from '../deals/views.ts';
 
 export const WidgetDealCreated = DealCreated.extend({
   widget_token: z.string().describe('JWT for X-Svc-Widget-Token (or the wt query); for this deal only'),
-  expires_at: z.iso.datetime().describe('When the token stops working; repeat the creation for a fresh one'),
+  expires_at: z.iso.datetime().describe('When the token stops working; repeat the creation (or the lookup) for a fresh one'),
+  invitation_sent: z
+    .boolean()
+    .describe(
+      "Whether this call made the buyer a new account invitation (a mail to set a password): true only for the creation of a buyer's " +
+        'first deal; false for a returning buyer, a repeat and a lookup. The widget says "we sent an invitation" only then.',
+    ),
 });
 
 export const WidgetDeal = z.object({

@@ -15,6 +15,8 @@ export interface Created {
   status: string;
   widget_token: string;
   expires_at: string;
+  /** True only when this creation invited the buyer (a mail to set a password). */
+  invitation_sent: boolean;
 }
 
 export interface Deal {
@@ -49,6 +51,11 @@ export class WidgetApi {
     return this.call('POST', '/api/mkt/widget/deals', undefined, input);
   }
 
+  /** The deal of this order with a fresh token, or undefined when the order has no deal yet (204). */
+  async lookup(input: DealInput): Promise<Created | undefined> {
+    return (await this.call<Created | undefined>('POST', '/api/mkt/widget/deals/lookup', undefined, input)) ?? undefined;
+  }
+
   deal(id: string, token: string): Promise<Deal> {
     return this.call('GET', `/api/mkt/widget/deals/${encodeURIComponent(id)}`, token);
   }
@@ -71,6 +78,7 @@ export class WidgetApi {
     } catch {
       throw new WidgetError('network', 0); // offline, or the origin is not registered (CORS)
     }
+    if (response.status === 204) return undefined as T;
     const data = await response.json().catch(() => ({}));
     if (!response.ok) throw new WidgetError(typeof data.code === 'string' ? data.code : 'http', response.status);
     return data as T;

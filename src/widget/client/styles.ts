@@ -24,9 +24,12 @@ a{color:var(--accent)}
 .state{font-weight:600}
 .error{color:var(--error)}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.note{font-size:12px;color:var(--muted)}
+.w .note.error{color:var(--error)}
 .w.compact{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;padding:8px 12px}
 .w.compact p{margin:0;flex:1 1 12rem}
+.w.compact .note{flex-basis:100%}
 .w.compact .action{margin:0}
 .w.button{display:inline-block;border:0;padding:0;background:transparent}
-.w.button .note{font-size:12px;color:var(--muted);margin:4px 0 0}
+.w.button .note{margin:4px 0 0}
 `;
