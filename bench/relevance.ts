@@ -16,7 +16,7 @@ import { ensureSampleData } from '../src/dev/sample-data-load.ts';
 import type { ProductKey } from '../src/dev/sample-data-catalog.ts';
 import { migrate } from '../src/migrate.ts';
 import { createLogger } from '../src/log.ts';
-import { TenderSearchInput } from '../src/data-api/schemas.ts';
+import { TenderSearchQuery, tenderSearch } from '../src/data-api/schemas.ts';
 import { searchBounds, searchTenders } from '../src/data-api/tenders.ts';
 import { JUDGMENTS, type JudgedTender, type Judgment } from './relevance-judgments.ts';
 
@@ -52,7 +52,7 @@ async function truth(db: Db): Promise<Map<string, JudgedTender>> {
 }
 
 async function engine(db: Db, judgment: Judgment): Promise<string[]> {
-  const input = TenderSearchInput.parse({ ...judgment.query, limit: '50' });
+  const input = tenderSearch(TenderSearchQuery.parse({ ...judgment.query, limit: '50' }));
   return (await searchTenders(db, input, searchBounds(10_000))).items.map((item) => item.id);
 }
 

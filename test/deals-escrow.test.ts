@@ -1,8 +1,7 @@
 // Escrow beyond the sandbox: a live marketplace's two-stage YooKassa payment against the local double of its API,
-// and the durable timer that acts before the acquirer's hold lapses.
+// and the date a hold lapses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
-import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 /** A marketplace with one deal that the buyer has approved, and the buyer's cabinet token. */
@@ -102,31 +101,29 @@ describe('live escrow through YooKassa', () => {
   });
 });
 
+// What happens at the lapse is played on the time-skipping test server (test/deal-hold-lapse.test.ts), from records
+// like these: here only that a hold made through the API is dated to lapse when the acquirer lets the money go.
 describe('the hold limit', () => {
   let server: TestServer;
-  let receiver: Receiver;
   let secretKey: string;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    // Act 3 s after the hold starts instead of 12 h before a 7-day lapse.
-    server = await startTestServer({ worker: true, env: { ESCROW_HOLD_MARGIN_SECONDS: String(7 * 24 * 3600 - 3), ESCROW_HOLD_POLICY: 'refund' } });
+    server = await startTestServer({ worker: true });
     const created = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Slow shop' }, { Authorization: `Bearer ${server.adminToken}` }));
     secretKey = created.secret_key;
-    await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': secretKey });
   });
   afterAll(async () => {
     await server?.stop();
-    await receiver?.stop();
   });
 
-  it('refunds money still held shortly before the acquirer would release it, and tells the marketplace', async () => {
-    const { deal, getDeal, escrow } = await approvedDeal(server, secretKey);
+  it('dates the lapse of a sandbox hold 7 days ahead, as YooKassa would', async () => {
+    const { getDeal, escrow } = await approvedDeal(server, secretKey);
+    const asked = Date.now();
     expect((await escrow()).status).toBe(201);
-    expect((await getDeal()).status).toBe('escrow_hold');
-    await expect.poll(async () => (await getDeal()).status, { timeout: 20_000, interval: 500 }).toBe('refunded');
-    await expect
-      .poll(() => receiver.received.map((request) => JSON.parse(request.body.toString())).filter((event) => event.id === deal.id).map((event) => event.event), { timeout: 20_000 })
-      .toEqual(['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.refunded']);
+    const deal = await getDeal();
+    expect(deal.status).toBe('escrow_hold');
+    const lapse = Date.parse(deal.payments[0].hold_expires_at);
+    expect(lapse).toBeGreaterThanOrEqual(asked + 7 * 24 * 3600 * 1000 - 1000);
+    expect(lapse).toBeLessThanOrEqual(Date.now() + 7 * 24 * 3600 * 1000);
   });
 });

@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { json, startTestServer, uniqueId, type TestServer } from './helpers.ts';
 import { bearer, dataKey, seedTenders, withSampleData } from './doubles/data-setup.ts';
+import { indexQuery, parseTsquery, tsqueryText } from '../src/data-api/tender-filters.ts';
 
 let server: TestServer;
 let key: string;
@@ -131,25 +132,32 @@ describe('sorts and cursors', () => {
     expect((await list({ source, limit: '100' })).next_cursor).toBeNull();
   });
 
-  it('refuse a cursor of another sort, a made-up one, and a cursor with offset', async () => {
+  it('refuse a cursor of another sort, a made-up one, a cursor with offset, and values that contradict each other', async () => {
     const page = await list({ source, limit: '1', sort: 'deadline' });
-    const refused = async (query: Record<string, string>, field: string) => {
+    const refused = async (query: Record<string, string>, code: string, field: string) => {
       const response = await fetch(`${server.url}/v1/tenders?${new URLSearchParams(query)}`, { headers: bearer(key) });
       expect(response.status).toBe(400);
       const problem = await json(response);
-      expect(problem.code).toBe('validation_failed');
-      expect(problem.errors.map((error: { path: string }) => error.path)).toContain(field);
+      expect(problem.code, JSON.stringify(query)).toBe(code);
+      // A shape error names its field; a conflict or a cursor names it in words.
+      if (code === 'validation_failed') expect(problem.errors.map((error: { path: string }) => error.path)).toContain(field);
+      else expect(problem.detail).toContain(field);
     };
-    await refused({ cursor: page.next_cursor, sort: 'newest' }, 'cursor');
-    await refused({ cursor: 'not-a-cursor' }, 'cursor');
-    await refused({ cursor: page.next_cursor, sort: 'deadline', offset: '5' }, 'offset');
-    await refused({ sort: 'relevance' }, 'sort');
-    await refused({ status: 'open' }, 'status');
-    await refused({ deadline_from: '2026-13-01' }, 'deadline_from');
-    await refused({ value_min: '10', value_max: '5' }, 'value_min');
-    await refused({ classification: 'cpv:abc' }, 'classification');
-    await refused({ currency: 'RUBLE' }, 'currency');
-    await refused({ law: '44 fz' }, 'law');
+    // Shapes the OpenAPI document states: validation_failed, naming the field.
+    await refused({ cursor: 'not a cursor' }, 'validation_failed', 'cursor');
+    await refused({ status: 'open' }, 'validation_failed', 'status');
+    await refused({ deadline_from: '2026-13-01' }, 'validation_failed', 'deadline_from');
+    await refused({ deadline_to: '2026-11-01T10:00:00-20:12' }, 'validation_failed', 'deadline_to');
+    await refused({ classification: 'cpv:abc' }, 'validation_failed', 'classification');
+    await refused({ classification: '' }, 'validation_failed', 'classification');
+    await refused({ currency: 'RUBLE' }, 'validation_failed', 'currency');
+    await refused({ law: '44 fz' }, 'validation_failed', 'law');
+    // Well-shaped, but not a cursor this API gave, or parameters that contradict one another.
+    await refused({ cursor: 'bm90LWEtY3Vyc29y' }, 'invalid_cursor', 'cursor');
+    await refused({ cursor: page.next_cursor, sort: 'newest' }, 'conflicting_parameters', 'cursor');
+    await refused({ cursor: page.next_cursor, sort: 'deadline', offset: '5' }, 'conflicting_parameters', 'offset');
+    await refused({ sort: 'relevance' }, 'conflicting_parameters', 'sort');
+    await refused({ value_min: '10', value_max: '5' }, 'conflicting_parameters', 'value_min');
   });
 });
 
@@ -187,5 +195,49 @@ describe('MCP search_tenders and tender_facets', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('the part of a search the index finds (selective searches at a million tenders)', () => {
+  it('rewrites each thesaurus term once: every lexeme of a concept appears once, a phrase concept is not widened', async () => {
+    const { rows } = await server.services.db.query<{ cars: string; maintenance: string }>(
+      `SELECT tender_query('passenger cars Manchester')::text AS cars, tender_query('ремонт автомобилей')::text AS maintenance`);
+    const lexemes = rows[0]!.cars.match(/'[^']+'/g)!;
+    expect(lexemes.length).toBe(new Set(lexemes).size);
+    expect(rows[0]!.cars).toContain("'vehicl'");
+    // «ремонт автомобилей» is vehicle maintenance, not every repair of every vehicle
+    expect(rows[0]!.maintenance).not.toContain("'overhaul'");
+    expect(rows[0]!.maintenance).toContain("'автосервис'");
+  });
+
+  it('reads the share of each lexeme from the planner statistics, prefixes summed, unknown ones at a floor', async () => {
+    const { rows } = await server.services.db.query<{ f: { default: number; lexemes: Record<string, number> } }>(
+      `SELECT tender_search_frequencies($1::tsquery) AS f`, ["'поставк' & '#okpd2:21':* & 'zzzunknown'"]);
+    const { f } = rows[0]!;
+    expect(Object.keys(f.lexemes).sort()).toEqual(['#okpd2:21:*', 'zzzunknown', 'поставк']);
+    expect(f.default).toBeGreaterThan(0);
+    expect(f.lexemes.zzzunknown).toBe(f.default);
+    for (const share of Object.values(f.lexemes)) expect(share).toBeLessThanOrEqual(1);
+  });
+
+  it('parses and prints tsqueries as PostgreSQL does: quotes, prefixes, phrases and negations kept', () => {
+    for (const text of ["'a' & ( 'b' | 'c' )", "'it''s':* & !'x'", "( 'school' <-> 'textbook' ) & 'cork'", "'a' | 'b' & 'c'"]) {
+      expect(tsqueryText(parseTsquery(text)!).replace(/[()\s]/g, '')).toBe(text.replace(/[()\s]/g, ''));
+    }
+    expect(parseTsquery('')).toBeUndefined();
+  });
+
+  it('leaves a common filter and negations out of the index, to be tested on the rows; keeps the rare parts', () => {
+    const query = parseTsquery("'томск' & ( 'школ' | 'school' ) & '@ru' & !'ремонт'")!;
+    const parts = query.kind === 'and' ? query.operands : [query];
+    const frequencies = { default: 0.001, lexemes: { 'томск': 0.04, 'школ': 0.1, school: 0.03, '@ru': 0.45, 'ремонт': 0.1 } };
+    const chosen = indexQuery(parts, frequencies, 1_000_000, 2000)!;
+    expect(chosen.exact).toBe(false);
+    expect(chosen.index).toContain("'томск'");
+    expect(chosen.index).not.toContain('ремонт');
+    // A small query goes to the index whole: nothing left to test on the rows.
+    expect(indexQuery([parseTsquery("'a'")!, parseTsquery("'b'")!], { default: 0.001, lexemes: {} }, 5000, 2000))
+      .toEqual({ index: "'a' & 'b'", exact: true });
+    expect(indexQuery([parseTsquery("!'a'")!], frequencies, 1_000_000, 2000)).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import {
   CorporaSchema, CountriesSchema, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, PracticeResultsSchema,
-  PracticeSearchInput, SearchTendersToolInput, SourcesSchema, TenderCardSchema, TenderFacetsToolInput, TenderIdInput,
+  PracticeSearchInput, SearchTendersToolInput, SourcesSchema, tenderSearch, TenderCardSchema, TenderFacetsToolInput, TenderIdInput,
   TenderListSchema,
 } from './schemas.ts';
 import { searchTenders, tenderCard, tenderCountries, tenderFacets, type SearchBounds } from './tenders.ts';
@@ -93,7 +93,7 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
       '"okpd2:21.20"), buyer (name words or id), country, source, law (44-fz, 223-fz, eu-2014-24, …). sort: relevance, ' +
       'newest, deadline, value_asc, value_desc. Without query: the newest tenders the filters let through. For the next ' +
       'page pass next_cursor as cursor. Same as GET /v1/tenders.',
-    SearchTendersToolInput, TenderListSchema, ({ query, ...args }) => searchTenders(db, { ...args, q: query }, bounds));
+    SearchTendersToolInput, TenderListSchema, ({ query, ...args }) => searchTenders(db, tenderSearch({ ...args, q: query }, 'query'), bounds));
   tool('get_tender', 'Get a tender card',
     'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
     TenderIdInput, TenderCardSchema, async ({ id }) => {

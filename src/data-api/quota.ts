@@ -72,12 +72,15 @@ export async function checkAndCount(db: Db, key: string, units: number, now = ne
   };
 }
 
+/** Requests refused for what they asked, before any search ran. */
+const REFUSED_INPUT = new Set(['validation_failed', 'invalid_cursor', 'conflicting_parameters']);
+
 /**
- * The quota rule for a request that has ended: refused by validation (400 validation_failed) or failed on our side
- * (5xx) costs nothing; everything else counts.
+ * The quota rule for a request that has ended: refused for its input (validation_failed, invalid_cursor,
+ * conflicting_parameters) or failed on our side (5xx) costs nothing; everything else counts.
  */
 export function costsNothing(status: number, code?: string): boolean {
-  return status >= 500 || (status === 400 && code === 'validation_failed');
+  return status >= 500 || (status === 400 && code !== undefined && REFUSED_INPUT.has(code));
 }
 
 /** Gives back units a request took; the usage as it is afterwards. */

@@ -8,7 +8,7 @@ import { requireDataKey } from './auth.ts';
 import type { Usage } from './quota.ts';
 import {
   CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MeSchema,
-  PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema, TenderSearchInput,
+  PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema, TenderSearchQuery, tenderSearch,
 } from './schemas.ts';
 import { searchBounds, searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
 import { listSources } from './sources.ts';
@@ -37,14 +37,14 @@ export function dataRoutes(api: Api, services: Services): void {
       'value; page by offset or by cursor (next_cursor). At most 2000 matches are ranked (the newest ones for a very ' +
       'common word); total is then a lower bound (total_relation gte).',
     tags: ['Tenders'],
-    query: TenderSearchInput,
+    query: TenderSearchQuery,
     responses: {
       200: { description: 'A page of tenders', schema: TenderListSchema },
       503: { description: 'The search ran past its time budget (search_timeout): a quoted phrase or negation of very common words' },
       ...errors,
     },
     handler: async (ctx, { query }) => {
-      ctx.body = await searchTenders(db, query, bounds);
+      ctx.body = await searchTenders(db, tenderSearch(query), bounds);
     },
   });
 

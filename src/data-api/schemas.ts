@@ -2,7 +2,8 @@
 // input and output schemas, so both faces give the same data.
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
-import { queryInt, queryNumber } from '../http/query-values.ts';
+import { Problem } from '../http/problem.ts';
+import { QueryTimestamp, queryInt, queryNumber } from '../http/query-values.ts';
 
 export const MAX_LIMIT = 100;
 export const MAX_TOP_K = 50;
@@ -19,7 +20,7 @@ export type TenderSort = (typeof TENDER_SORTS)[number];
 export const MAX_VALUE = 1e13;
 
 /** A date or a moment: 2026-11-01 or 2026-11-01T09:00:00Z. A date as an upper bound takes in the whole day. */
-const isoMoment = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+const isoMoment = z.union([z.iso.date(), QueryTimestamp]);
 
 /** A classification code prefix, optionally naming its scheme: 33600000, cpv:336, okpd2:21.20. */
 export interface ClassificationPrefix {
@@ -27,18 +28,18 @@ export interface ClassificationPrefix {
   code: string;
 }
 const CLASSIFICATION = /^(?:(cpv|okpd2):)?([0-9][0-9.-]{0,19})$/i;
+// The whole list's shape, so the OpenAPI document says exactly what is taken (JSON Schema patterns have no flags).
+const PREFIX = ' *(?:(?:[cC][pP][vV]|[oO][kK][pP][dD]2):)?[0-9][0-9.-]{0,19} *';
 const classificationList = z
   .string()
   .max(400)
-  .transform((value, ctx): ClassificationPrefix[] => {
-    const parts = value.split(',').map((part) => part.trim()).filter(Boolean);
-    const parsed = parts.map((part) => CLASSIFICATION.exec(part));
-    if (parts.length === 0 || parts.length > 20 || parsed.some((match) => !match)) {
-      ctx.addIssue({ code: 'custom', message: 'must be 1 to 20 comma-separated code prefixes such as 33600000, cpv:336 or okpd2:21.20' });
-      return z.NEVER;
-    }
-    return parsed.map((match) => ({ ...(match![1] ? { scheme: match![1].toLowerCase() as 'cpv' | 'okpd2' } : {}), code: match![2]! }));
-  });
+  .regex(new RegExp(`^${PREFIX}(?:,${PREFIX}){0,19}$`), 'must be 1 to 20 comma-separated code prefixes such as 33600000, cpv:336 or okpd2:21.20')
+  .transform((value): ClassificationPrefix[] =>
+    value.split(',').map((part) => {
+      const match = CLASSIFICATION.exec(part.trim())!;
+      return { ...(match[1] ? { scheme: match[1].toLowerCase() as 'cpv' | 'okpd2' } : {}), code: match[2]! };
+    }),
+  );
 
 /** Where the previous page ended: the sort it was made for and the sort keys of its last item (base64url JSON). */
 export interface TenderCursor {
@@ -48,22 +49,21 @@ export interface TenderCursor {
 export function encodeCursor(cursor: TenderCursor): string {
   return Buffer.from(JSON.stringify({ s: cursor.sort, k: cursor.keys })).toString('base64url');
 }
-const cursorText = z
-  .string()
-  .max(1000)
-  .transform((value, ctx): TenderCursor => {
-    try {
-      const { s, k } = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-      const keyCount = s === 'relevance' ? 3 : 2;
-      if (TENDER_SORTS.includes(s) && Array.isArray(k) && k.length === keyCount && k.every((key) => typeof key === 'string')) {
-        return { sort: s, keys: k };
-      }
-    } catch {
-      // not base64url JSON: refused below
+const cursorText = z.string().min(1).max(1000).regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor as a page gave it');
+
+/** The cursor a page gave, or 400 invalid_cursor: its shape is documented, what it holds is ours. */
+function decodeCursor(value: string): TenderCursor {
+  try {
+    const { s, k } = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+    const keyCount = s === 'relevance' ? 3 : 2;
+    if (TENDER_SORTS.includes(s) && Array.isArray(k) && k.length === keyCount && k.every((key) => typeof key === 'string')) {
+      return { sort: s, keys: k };
     }
-    ctx.addIssue({ code: 'custom', message: 'is not a cursor this API gave; pass next_cursor from the previous page as it is' });
-    return z.NEVER;
-  });
+  } catch {
+    // not base64url JSON: refused below
+  }
+  throw new Problem(400, 'invalid_cursor', 'cursor is not one this API gave; pass next_cursor from the previous page as it is.');
+}
 
 /**
  * The filters of GET /v1/tenders, /v1/tenders/facets and their MCP tools. REST reads every value from the query
@@ -108,41 +108,36 @@ function searchFields(number: (min: number, max: number) => z.ZodType<number>, i
   };
 }
 
-/** What searches and facets need to know about the text. */
-interface WithText {
-  q?: string;
-  sort?: TenderSort;
-  cursor?: TenderCursor;
-  offset?: number;
-  value_min?: number;
-  value_max?: number;
-}
-function checkSearch(text: 'q' | 'query') {
-  return (input: WithText & Record<string, unknown>, ctx: z.RefinementCtx) => {
-    const hasText = input[text] !== undefined;
-    if (input.sort === 'relevance' && !hasText) ctx.addIssue({ code: 'custom', path: ['sort'], message: `relevance needs ${text}` });
-    const sort = input.sort ?? (hasText ? 'relevance' : 'newest');
-    if (input.cursor && input.cursor.sort !== sort) {
-      ctx.addIssue({ code: 'custom', path: ['cursor'], message: `was made for sort=${input.cursor.sort}, not ${sort}` });
-    }
-    if (input.cursor && input.offset) ctx.addIssue({ code: 'custom', path: ['offset'], message: 'cannot be combined with cursor' });
-    if (input.value_min !== undefined && input.value_max !== undefined && input.value_min > input.value_max) {
-      ctx.addIssue({ code: 'custom', path: ['value_min'], message: 'must not exceed value_max' });
-    }
-  };
-}
+export const TenderSearchQuery = z.object({ q: nonBlank(MAX_QUERY_LENGTH).optional().describe(QUERY_DESCRIPTION), ...searchFields(queryNumber, queryInt) });
+/** A search as tenders.ts runs it: the cursor decoded. */
+export type TenderSearchInput = Omit<z.output<typeof TenderSearchQuery>, 'cursor'> & { cursor?: TenderCursor };
 
-export const TenderSearchInput = z
-  .object({ q: nonBlank(MAX_QUERY_LENGTH).optional().describe(QUERY_DESCRIPTION), ...searchFields(queryNumber, queryInt) })
-  .superRefine(checkSearch('q'));
-export type TenderSearchInput = z.output<typeof TenderSearchInput>;
+/**
+ * The search the request asks for, or 400: a cursor this API did not give (invalid_cursor), or parameters that each
+ * have a documented shape but contradict one another (conflicting_parameters), which a schema cannot say.
+ */
+export function tenderSearch(input: z.output<typeof TenderSearchQuery>, text: 'q' | 'query' = 'q'): TenderSearchInput {
+  const conflict = (message: string) => new Problem(400, 'conflicting_parameters', message);
+  const hasText = input.q !== undefined;
+  if (input.sort === 'relevance' && !hasText) throw conflict(`sort=relevance needs ${text}: without text there is no relevance.`);
+  if (input.value_min !== undefined && input.value_max !== undefined && input.value_min > input.value_max) {
+    throw conflict('value_min must not exceed value_max.');
+  }
+  if (input.cursor === undefined) return { ...input, cursor: undefined };
+  if (input.offset) throw conflict('offset cannot be combined with cursor: the cursor already says where the page starts.');
+  const cursor = decodeCursor(input.cursor);
+  const sort = input.sort ?? (hasText ? 'relevance' : 'newest');
+  if (cursor.sort !== sort) throw conflict(`cursor was made for sort=${cursor.sort}, not ${sort}.`);
+  return { ...input, cursor };
+}
 
 const jsonNumber = (min: number, max: number) => z.number().min(min).max(max);
 const jsonInt = (min: number, max: number) => z.number().int().min(min).max(max);
 /** search_tenders: the text is `query`, as in search_practice and search_knowledge. */
-export const SearchTendersToolInput = z
-  .object({ query: nonBlank(MAX_QUERY_LENGTH).optional().describe(`${QUERY_DESCRIPTION} Latest tenders when absent.`), ...searchFields(jsonNumber, jsonInt) })
-  .superRefine(checkSearch('query'));
+export const SearchTendersToolInput = z.object({
+  query: nonBlank(MAX_QUERY_LENGTH).optional().describe(`${QUERY_DESCRIPTION} Latest tenders when absent.`),
+  ...searchFields(jsonNumber, jsonInt),
+});
 
 export const FacetsInput = z.object({
   q: nonBlank(MAX_QUERY_LENGTH).optional().describe('Count only the tenders this text finds (as GET /v1/tenders does)'),

@@ -31,10 +31,11 @@ function classificationQuery(prefixes: ClassificationPrefix[]): string {
 /**
  * The filters as a tsquery expression (lexemes) and conditions on ranges; either may be empty. Ranges come as `keys`,
  * written on the expressions the sort indexes hold (missing values as ±infinity), so a list sorted by deadline from
- * today, or by value above a bound, starts at the bound instead of reading every earlier entry; as `columns`, which
- * no index serves, for ranked searches whose candidates the GIN index finds; or not at all (`none`).
+ * today, or by value above a bound, starts at the bound instead of reading every earlier entry, and a search may
+ * intersect a selective range with what the GIN index finds; as `columns`, which no index serves (a range most
+ * tenders pass is tested on the candidates); or not at all (`none`). `lexemes: false` leaves the lexemes out.
  */
-export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys' | 'columns' | 'none' = 'keys'): { lexemes?: string; conditions: string[] } {
+export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys' | 'columns' | 'none' = 'keys', lexemes = true): { lexemes?: string; conditions: string[] } {
   const terms: string[] = [];
   if (filters.country) terms.push(lexeme('@', filters.country));
   if (filters.status) terms.push(lexeme('~status:', filters.status));
@@ -42,8 +43,8 @@ export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys'
   if (filters.law) terms.push(lexeme('~law:', filters.law));
   if (filters.currency) terms.push(lexeme('~currency:', filters.currency));
   if (filters.classification) terms.push(classificationQuery(filters.classification));
-  const parts = terms.length > 0 ? [`${params.add(terms.join(' & '))}::tsquery`] : [];
-  if (filters.buyer) parts.push(`tender_buyer_query(${params.add(filters.buyer)})`);
+  const parts = lexemes && terms.length > 0 ? [`${params.add(terms.join(' & '))}::tsquery`] : [];
+  if (lexemes && filters.buyer) parts.push(`tender_buyer_query(${params.add(filters.buyer)})`);
 
   const conditions: string[] = [];
   if (ranges === 'none') return { lexemes: parts.length > 0 ? `(${parts.join(' && ')})` : undefined, conditions };
@@ -127,4 +128,142 @@ export function concepts(tsquery: string): Concept[] {
   const positive = (topLevelOr ? [tsquery] : parts).map((part) => part.trim()).filter((part) => part && !part.startsWith('!'));
   const weighted = (part: string, weight: string) => part.replace(/'((?:[^']|'')*)'(:\*)?/g, (_m, word: string, prefix = '') => `'${word}'${prefix || ':'}${weight}`);
   return positive.map((part) => ({ title: weighted(part, 'A'), body: weighted(part, 'B'), label: weighted(part, 'C'), any: part }));
+}
+
+/** A tsquery as PostgreSQL prints it, as a tree: lexemes (quoted, with their `:*` or weight suffix) and operators. */
+export type QueryNode =
+  | { kind: 'lexeme'; text: string; key: string }
+  | { kind: 'not'; operand: QueryNode }
+  | { kind: 'and' | 'or'; operands: QueryNode[] }
+  | { kind: 'phrase'; operator: string; operands: QueryNode[] };
+
+/** Parses PostgreSQL's text form of a tsquery (precedence: ! above <-> above & above |); undefined when empty. */
+export function parseTsquery(text: string): QueryNode | undefined {
+  const tokens = text.match(/'(?:[^']|'')*'(?::[*A-D]+)?|<\d*->|<\d+>|[&|!()]/g) ?? [];
+  let at = 0;
+  const or = (): QueryNode => {
+    const operands = [and()];
+    while (tokens[at] === '|') { at++; operands.push(and()); }
+    return operands.length === 1 ? operands[0]! : { kind: 'or', operands };
+  };
+  const and = (): QueryNode => {
+    const operands = [phrase()];
+    while (tokens[at] === '&') { at++; operands.push(phrase()); }
+    return operands.length === 1 ? operands[0]! : { kind: 'and', operands };
+  };
+  const phrase = (): QueryNode => {
+    let node = unary();
+    while (tokens[at]?.startsWith('<')) {
+      const operator = tokens[at++]!;
+      node = { kind: 'phrase', operator, operands: [node, unary()] };
+    }
+    return node;
+  };
+  const unary = (): QueryNode => {
+    const token = tokens[at++];
+    if (token === '!') return { kind: 'not', operand: unary() };
+    if (token === '(') {
+      const node = or();
+      at++; // ')'
+      return node;
+    }
+    if (!token?.startsWith("'")) throw new Error(`unexpected ${token ?? 'end'} in tsquery ${text}`);
+    const [, word = '', suffix = ''] = /^'((?:[^']|'')*)'(.*)$/.exec(token)!;
+    return { kind: 'lexeme', text: token, key: word.replace(/''/g, "'") + (suffix.includes('*') ? ':*' : '') };
+  };
+  return tokens.length > 0 ? or() : undefined;
+}
+
+export function tsqueryText(node: QueryNode): string {
+  const wrap = (child: QueryNode) => (child.kind === 'lexeme' ? child.text : `( ${tsqueryText(child)} )`);
+  switch (node.kind) {
+    case 'lexeme': return node.text;
+    case 'not': return `!${wrap(node.operand)}`;
+    case 'and': return node.operands.map(wrap).join(' & ');
+    case 'or': return node.operands.map(wrap).join(' | ');
+    case 'phrase': return node.operands.map(wrap).join(` ${node.operator} `);
+  }
+}
+
+/** The share of tenders holding each lexeme (tender_search_frequencies), from the planner's statistics. */
+export interface Frequencies {
+  default: number;
+  lexemes: Record<string, number>;
+}
+
+/**
+ * The GIN index scan, in units of one posting list entry it checks (about 0.13 µs at a million tenders): it walks the
+ * entries of the rarest lexemes whose absence rules a tender out (its "required" entries, rarest first) and, for each,
+ * advances the other lexemes' lists and evaluates the query, which costs more the more lexemes it holds
+ * (ENTRY_COST each); testing a row it finds (reading a tender_search row of about 1 kB and matching the whole query)
+ * costs ROW_COST.
+ */
+const ENTRY_COST = 1 / 12;
+const ROW_COST = 25;
+
+type Ternary = 'yes' | 'no' | 'maybe';
+
+/**
+ * The part of a search the GIN index should find, the rest being tested on the rows it finds. Every lexeme of a
+ * thesaurus concept that is rarer than the query's rarest word becomes an entry the index scan walks («new» and
+ * «construct» of «building works», each word of a concept of twenty), and a rare filter does too, while a common one
+ * (`~currency:rub`, `@ru`) costs next to nothing once a rarer part drives the scan. So, from the planner's share of
+ * each lexeme (`frequencies`, of `total` tenders), wanting `candidates` matches, the query's parts (its words'
+ * concepts and the filters) go in rarest first while each lowers the estimated cost: the entries walked, plus the rows
+ * tested until `candidates` of them match the parts left out. Negations stay out (an index cannot find what lacks a
+ * word). `index` finds a superset of the matches; `exact` says it is the whole query (no test on the rows needed).
+ */
+export function indexQuery(parts: QueryNode[], frequencies: Frequencies, total: number, candidates: number): { index: string; exact: boolean } | undefined {
+  const share = (node: QueryNode): number => {
+    switch (node.kind) {
+      case 'lexeme': return frequencies.lexemes[node.key] ?? frequencies.default;
+      case 'not': return 1 - share(node.operand);
+      case 'or': return Math.min(1, node.operands.reduce((sum, operand) => sum + share(operand), 0));
+      default: return node.operands.reduce((product, operand) => product * share(operand), 1);
+    }
+  };
+  const lexemes = (node: QueryNode): Array<QueryNode & { kind: 'lexeme' }> =>
+    node.kind === 'lexeme' ? [node] : node.kind === 'not' ? lexemes(node.operand) : node.operands.flatMap(lexemes);
+  const value = (node: QueryNode, absent: Set<string>): Ternary => {
+    switch (node.kind) {
+      case 'lexeme': return absent.has(node.key) ? 'no' : 'maybe';
+      case 'not': { const v = value(node.operand, absent); return v === 'yes' ? 'no' : v === 'no' ? 'yes' : 'maybe'; }
+      case 'or': {
+        const values = node.operands.map((operand) => value(operand, absent));
+        return values.includes('yes') ? 'yes' : values.every((v) => v === 'no') ? 'no' : 'maybe';
+      }
+      default: {
+        const values = node.operands.map((operand) => value(operand, absent));
+        return values.includes('no') ? 'no' : values.every((v) => v === 'yes') ? 'yes' : 'maybe';
+      }
+    }
+  };
+  // The entries the scan walks: the rarest lexemes, until their absence alone rules a tender out.
+  const walked = (chosen: QueryNode[]): number => {
+    const query: QueryNode = { kind: 'and', operands: chosen };
+    const all = [...new Map(lexemes(query).map((lexeme) => [lexeme.key, share(lexeme)])).entries()].sort((a, b) => a[1] - b[1]);
+    const absent = new Set<string>();
+    let entries = 0;
+    for (const [key, lexemeShare] of all) {
+      absent.add(key);
+      entries += lexemeShare;
+      if (value(query, absent) === 'no') break;
+    }
+    return entries * (1 + ENTRY_COST * all.length);
+  };
+  const indexable = (node: QueryNode): boolean =>
+    node.kind === 'lexeme' || (node.kind === 'or' ? node.operands.every(indexable) : node.kind !== 'not' && node.operands.some(indexable));
+  const ranked = parts.filter(indexable).sort((a, b) => share(a) - share(b));
+  if (ranked.length === 0) return undefined;
+  const wanted = candidates / Math.max(total, 1);
+  // Entries walked, plus rows tested: those the index finds, or fewer when `candidates` of them match the rest sooner.
+  const cost = (chosen: QueryNode[]) => {
+    const rows = chosen.reduce((product, part) => product * share(part), 1);
+    const rest = ranked.filter((part) => !chosen.includes(part)).reduce((product, part) => product * share(part), 1);
+    return walked(chosen) + ROW_COST * Math.min(rows, wanted / Math.max(rest, 1e-9));
+  };
+  const chosen = [ranked[0]!];
+  for (const part of ranked.slice(1)) if (cost([...chosen, part]) < cost(chosen)) chosen.push(part);
+  const exact = chosen.length === parts.length;
+  return { index: chosen.map((node) => (node.kind === 'lexeme' ? node.text : `( ${tsqueryText(node)} )`)).join(' & '), exact };
 }

@@ -9,7 +9,9 @@ import {
   encodeCursor, type CountriesSchema, type FacetsSchema, type TenderCardSchema, type TenderFilters, type TenderListSchema,
   type TenderSchema, type TenderSearchInput, type TenderSort,
 } from './schemas.ts';
-import { concepts, filterSql, Params, sortSql } from './tender-filters.ts';
+import {
+  concepts, filterSql, indexQuery, Params, parseTsquery, sortSql, type Concept, type Frequencies, type QueryNode,
+} from './tender-filters.ts';
 
 export type Tender = z.output<typeof TenderSchema>;
 export type TenderCard = z.output<typeof TenderCardSchema>;
@@ -34,6 +36,8 @@ export const searchBounds = (timeoutMs: number): SearchBounds => ({ candidates: 
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
+/** A search's range the planner expects to pass fewer than this share of the tenders may be read from its B-tree. */
+const SELECTIVE_RANGE = 0.05;
 /** A list filter the planner expects in fewer than this share of the tenders is read from the GIN index first. */
 const RARE_FILTER = 0.02;
 
@@ -156,7 +160,10 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
 async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
   try {
     return await inTransaction(db, async (client) => {
-      await client.query(`SET LOCAL statement_timeout = ${Math.ceil(bounds.timeoutMs)}`);
+      // A plan that reads the whole table is never the search's: with a LIMIT and an estimate of many matches (words
+      // that are common apart), the planner may bet on finding them early in a sequential scan and test @@ on every
+      // tender; the walk and the GIN index bound the work instead.
+      await client.query(`SET LOCAL statement_timeout = ${Math.ceil(bounds.timeoutMs)}; SET LOCAL enable_seqscan = off`);
       return await boundedSearch(client, input, q, bounds);
     });
   } catch (error) {
@@ -177,11 +184,11 @@ const QUERY_CANCELED = '57014';
  * asked); 0.5 in a label alone, 0.4 when its words are spread over several fields. Rounded to four places and reckoned
  * from the start of today, so a score, and a cursor made of it, holds all day.
  */
-const score = (concepts: string) => `round((
-    0.9 * coalesce((SELECT avg(
-      CASE WHEN c.search @@ x.title THEN 0.85 WHEN c.search @@ x.body THEN 0.55 WHEN c.search @@ x.label THEN 0.35
-        WHEN c.search @@ x.anywhere THEN 0.4 ELSE 0 END + CASE WHEN c.search @@ x.label THEN 0.15 ELSE 0 END)
-      FROM ${concepts} AS x(title, body, label, anywhere)), 1)
+const score = (concepts: Concept[]) => `round((
+    0.9 * ${concepts.length === 0 ? '1' : `(${concepts.map((x) => `
+      CASE WHEN c.search @@ ${x.title} THEN CASE WHEN c.search @@ ${x.label} THEN 1.00 ELSE 0.85 END
+        WHEN c.search @@ ${x.body} THEN CASE WHEN c.search @@ ${x.label} THEN 0.70 ELSE 0.55 END
+        WHEN c.search @@ ${x.label} THEN 0.50 WHEN c.search @@ ${x.any} THEN 0.4 ELSE 0 END`).join(' +')}) / ${concepts.length}`}
     + 0.1 * CASE WHEN c.published_at IS NULL THEN 0
       ELSE exp(-greatest(0, extract(epoch FROM date_trunc('day', now()) - c.published_at)) / 31557600) END)::numeric, 4)::float8`;
 
@@ -189,27 +196,41 @@ async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, 
   const sort = effectiveSort(input);
   const probe = new Params();
   const text = probe.add(q);
-  // The estimate reads the statistics of the lexemes; ranges only narrow the candidates later.
+  // One statement reads the query (tender_query) and its filter lexemes, the planner's estimate of how common they are
+  // together and the share of each of their lexemes; ranges only narrow the candidates later.
   const probeFilters = filterSql(input, probe, 'none');
-  const estimate = await db.query<{ words: string; nodes: number; share: number; walked: number }>(
-    `SELECT w::text AS words, numnode(w) AS nodes,
-       tender_search_share(${probeFilters.lexemes ? `w && ${probeFilters.lexemes}` : 'w'}) AS share,
-       ${input.country ? `tender_search_share(('''@' || lower(${probe.add(input.country)}) || '''')::tsquery)` : '1'}::float8 AS walked
-     FROM tender_query(${text}) AS w`,
+  const estimate = await db.query<{ words: string; nodes: number; filters: string | null; share: number; walked: number; frequencies: Frequencies; total: number }>(
+    `SELECT w::text AS words, numnode(w) AS nodes, f::text AS filters,
+       tender_search_share(coalesce(w && f, w)) AS share,
+       ${input.country ? `tender_search_share(('''@' || lower(${probe.add(input.country)}) || '''')::tsquery)` : '1'}::float8 AS walked,
+       tender_search_frequencies(coalesce(w && f, w)) AS frequencies,
+       (SELECT reltuples FROM pg_class WHERE oid = 'tender_search'::regclass)::float8 AS total
+     FROM tender_query(${text}) AS w, (SELECT CAST(${probeFilters.lexemes ?? 'NULL'} AS tsquery) AS f) AS filter`,
     probe.values,
   );
-  const { words, nodes, share, walked } = estimate.rows[0]!;
+  const { words, nodes, filters: filterWords, share, walked, frequencies, total } = estimate.rows[0]!;
   if (nodes === 0) return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset, next_cursor: null };
 
+  // A range few tenders pass (deadlines from today) is written on its sort index's key, so the planner may intersect
+  // that index with what the GIN index finds; a wide one (most values below a bound) on the column, tested on the
+  // candidates, since reading half of a B-tree costs more than the rows it spares. The planner's estimate decides.
+  const rangeProbe = new Params();
+  const probeRanges = filterSql(input, rangeProbe, 'keys', false).conditions;
+  const rangeForm = probeRanges.length === 0 ? 'columns' : (await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM tender_search s WHERE ${probeRanges.join(' AND ')}`, rangeProbe.values,
+  )).rows[0]!['QUERY PLAN'][0]!.Plan['Plan Rows'] < SELECTIVE_RANGE * Math.max(total, 1) ? 'keys' : 'columns';
+
   const params = new Params();
-  const match = `${params.add(words)}::tsquery`;
-  const filters = filterSql(input, params, 'columns');
-  const where = [`s.search @@ ${filters.lexemes ? `(${match} && ${filters.lexemes})` : match}`, ...filters.conditions].join(' AND ');
+  const match = `${params.add(filterWords ? `( ${words} ) & ( ${filterWords} )` : words)}::tsquery`;
+  const ranges = filterSql(input, params, rangeForm, false).conditions;
   const parts = concepts(words);
   const ranking: Ranking = {
     sort,
-    concepts: `unnest(${params.add(parts.map((c) => c.title))}::tsquery[], ${params.add(parts.map((c) => c.body))}::tsquery[],
-      ${params.add(parts.map((c) => c.label))}::tsquery[], ${params.add(parts.map((c) => c.any))}::tsquery[])`,
+    // Each concept's four forms as parameters, written into the score expression: no subquery per candidate.
+    concepts: parts.map((c) => ({
+      title: `${params.add(c.title)}::tsquery`, body: `${params.add(c.body)}::tsquery`,
+      label: `${params.add(c.label)}::tsquery`, any: `${params.add(c.any)}::tsquery`,
+    })),
     minScore: params.add(input.min_score ?? 0),
   };
 
@@ -220,17 +241,25 @@ async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, 
     const newest = await rankCandidates(db, input, walk, ranking, `SELECT s.* FROM (
         SELECT * FROM tender_search s ${country}
         ORDER BY coalesce(s.published_at, '-infinity') DESC, s.id DESC LIMIT ${Math.ceil(bounds.candidates / bounds.broadShare)}) AS s
-      WHERE ${where} LIMIT ${bounds.candidates}`);
+      WHERE ${[`s.search @@ ${match}`, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`);
     if (newest.matched >= bounds.candidates) return toList(input, newest, bounds, sort);
   }
-  const fromIndex = `SELECT s.* FROM tender_search s WHERE ${where} LIMIT ${bounds.candidates}`;
+  // The GIN index finds the part of the query worth its posting lists (indexQuery); the rest is tested on the rows it
+  // finds (ts_match_vq is @@ in a form the planner does not take to the index).
+  const top = (node: QueryNode | undefined) => (node ? (node.kind === 'and' ? node.operands : [node]) : []);
+  const indexed = indexQuery([...top(parseTsquery(words)), ...top(filterWords ? parseTsquery(filterWords) : undefined)], frequencies,
+    total, bounds.candidates);
+  const where = indexed && !indexed.exact
+    ? [`s.search @@ ${params.add(indexed.index)}::tsquery`, `ts_match_vq(s.search, ${match})`]
+    : [`s.search @@ ${match}`];
+  const fromIndex = `SELECT s.* FROM tender_search s WHERE ${[...where, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`;
   return toList(input, await rankCandidates(db, input, params, ranking, fromIndex), bounds, sort);
 }
 
 interface Ranking {
   sort: TenderSort;
-  /** The query's concepts as rows (title, body, label, anywhere). */
-  concepts: string;
+  /** The query's concepts: each as the placeholders of its forms (title, body, label, anywhere). */
+  concepts: Concept[];
   minScore: string;
 }
 
@@ -249,7 +278,7 @@ async function rankCandidates(db: DbClient, input: TenderSearchInput, base: Para
     `WITH candidates AS MATERIALIZED (${candidates}),
      passing AS MATERIALIZED (
        SELECT * FROM (SELECT c.id, c.published_at, c.deadline_at, c.value_amount, ${score(ranking.concepts)} AS score
-                      FROM candidates c) AS scored
+                      FROM candidates c OFFSET 0) AS scored
        WHERE scored.score >= ${ranking.minScore}),
      page AS (
        SELECT p.id, p.score, ${order.cursorKeys} AS cursor_keys, row_number() OVER (ORDER BY ${order.orderBy}) AS n

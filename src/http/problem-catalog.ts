@@ -241,8 +241,11 @@ const CATALOG: Record<string, ProblemType> = {
     statuses: [400],
     meaning:
       'A list’s `starting_after` or `ending_before` names no item of that list (an unknown id, or one of another ' +
-      'marketplace), or both were given: a page is taken either after an item or before it.',
-    action: 'Take the cursor from an item of a page you listed with the same key (`event_id` in GET /api/mkt/events), and send only one of the two.',
+      'marketplace), or both were given: a page is taken either after an item or before it. For tenders: `cursor` is ' +
+      'not a next_cursor this API gave.',
+    action:
+      'Take the cursor from an item of a page you listed with the same key (`event_id` in GET /api/mkt/events, ' +
+      '`next_cursor` in GET /v1/tenders), and send only one of the two.',
   },
   temporal_unavailable: {
     title: 'The workflow engine is unavailable',
@@ -380,6 +383,14 @@ const CATALOG: Record<string, ProblemType> = {
       'A full-text search was stopped because it had to read most tenders, as a quoted phrase or a negation of very ' +
       'common words does.',
     action: 'Remove the quotes, add a rarer word or a country filter, and search again.',
+  },
+  conflicting_parameters: {
+    title: 'The parameters contradict one another',
+    statuses: [400],
+    meaning:
+      'Each parameter has a valid shape, but together they ask for something impossible: sort=relevance without text, ' +
+      'value_min above value_max, a cursor with an offset, or a cursor made for another sort. The request is not counted.',
+    action: 'Drop or change one of the parameters `detail` names, and send the request again.',
   },
   quota_exceeded: {
     title: 'The monthly quota is used up',

@@ -23,6 +23,14 @@ const BASE = '/api/mkt/widget/deals';
 const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
 const Locale = z.enum(['ru', 'en']).default('ru').describe("The widget's language; the generated contract is written in it");
 
+/** What the storefront sends to create or find the deal of its order. */
+const WidgetDealRequest = DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') });
+const CONFLICT = {
+  description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
+  contentType: 'application/problem+json',
+  schema: DealConflictProblem,
+};
+
 export function widgetRoutes(api: Api, services: Services): void {
   const { config } = services;
   const window = config.WIDGET_CREATE_WINDOW_SECONDS;
@@ -65,15 +73,11 @@ export function widgetRoutes(api: Api, services: Services): void {
       'same deal with a fresh token. Limited per public key and per client address (429 with Retry-After).',
     tags: ['Widget'],
     use: [widgetCors, addressLimit],
-    body: DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') }),
+    body: WidgetDealRequest,
     responses: {
       201: { description: 'A new deal and its widget token', schema: WidgetDealCreated },
       200: { description: 'The deal this external_id names, with a fresh widget token', schema: WidgetDealCreated },
-      409: {
-        description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
-        contentType: 'application/problem+json',
-        schema: DealConflictProblem,
-      },
+      409: CONFLICT,
     },
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
@@ -102,15 +106,11 @@ export function widgetRoutes(api: Api, services: Services): void {
       'token in the storefront\'s storage. Limited per client address (WIDGET_FIND_LIMIT_PER_ADDRESS), apart from creations.',
     tags: ['Widget'],
     use: [widgetCors, lookupLimit],
-    body: DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') }),
+    body: WidgetDealRequest,
     responses: {
       200: { description: 'The deal this external_id names, with a fresh widget token (invitation_sent is false)', schema: WidgetDealCreated },
       204: { description: 'No deal has this external_id yet' },
-      409: {
-        description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
-        contentType: 'application/problem+json',
-        schema: DealConflictProblem,
-      },
+      409: CONFLICT,
     },
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
