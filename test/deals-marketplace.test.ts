@@ -64,6 +64,12 @@ describe('the list of deals', () => {
     expect(foreign.status).toBe(400);
     expect((await json(foreign)).code).toBe('invalid_cursor');
     expect((await json(await fetch(api('/deals'), { headers: mkt(other.secret_key) }))).items).toEqual([]);
+    // Moments PostgreSQL could not hold are refused by their documented shape, never a 500.
+    for (const moment of ['0000-02-29T06:27:00Z', '2026-11-01T10:00:00-20:12']) {
+      const impossible = await fetch(api(`/deals?created_gte=${encodeURIComponent(moment)}`), { headers: mkt() });
+      expect(impossible.status, moment).toBe(400);
+      expect((await json(impossible)).code).toBe('validation_failed');
+    }
   });
 });
 

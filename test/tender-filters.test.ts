@@ -148,6 +148,7 @@ describe('sorts and cursors', () => {
     await refused({ status: 'open' }, 'validation_failed', 'status');
     await refused({ deadline_from: '2026-13-01' }, 'validation_failed', 'deadline_from');
     await refused({ deadline_to: '2026-11-01T10:00:00-20:12' }, 'validation_failed', 'deadline_to');
+    await refused({ published_from: '0000-02-29' }, 'validation_failed', 'published_from');
     await refused({ classification: 'cpv:abc' }, 'validation_failed', 'classification');
     await refused({ classification: '' }, 'validation_failed', 'classification');
     await refused({ currency: 'RUBLE' }, 'validation_failed', 'currency');

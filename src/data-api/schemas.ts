@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
 import { Problem } from '../http/problem.ts';
-import { QueryTimestamp, queryInt, queryNumber } from '../http/query-values.ts';
+import { QueryDate, QueryTimestamp, queryInt, queryNumber } from '../http/query-values.ts';
 
 export const MAX_LIMIT = 100;
 export const MAX_TOP_K = 50;
@@ -20,7 +20,7 @@ export type TenderSort = (typeof TENDER_SORTS)[number];
 export const MAX_VALUE = 1e13;
 
 /** A date or a moment: 2026-11-01 or 2026-11-01T09:00:00Z. A date as an upper bound takes in the whole day. */
-const isoMoment = z.union([z.iso.date(), QueryTimestamp]);
+const isoMoment = z.union([QueryDate, QueryTimestamp]);
 
 /** A classification code prefix, optionally naming its scheme: 33600000, cpv:336, okpd2:21.20. */
 export interface ClassificationPrefix {
