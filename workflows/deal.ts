@@ -70,7 +70,10 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   // A run that continues an earlier one starts from that run's memory: PostgreSQL gets it once more.
   if (patches.reassert && workflowInfo().continuedFromExecutionRunId) await exclusive(() => deal.reassert());
   if (!input.provisioned) {
-    const created = await deal.records.provisionParties(deal.dealId);
+    // Under the lock since 'deal-people': an update that came with the start waits, so its write never runs beside
+    // this one. Two local activities at once in one workflow task can come back in another order on replay.
+    const provision = () => deal.records.provisionParties(deal.dealId);
+    const created = await (patches.people ? exclusive(provision) : provision());
     // The API wrote deal.created with the deal, before any change could happen: it goes first.
     if (patches.people && created?.deliveryId) deliveries.unshift(created.deliveryId);
   }

@@ -77,12 +77,23 @@ export async function updateDeal<Ret, Arg>(
   }
 }
 
+/**
+ * gRPC codes of a Temporal server that is away, restarting or busy: CANCELLED (1), DEADLINE_EXCEEDED (4),
+ * RESOURCE_EXHAUSTED (8), ABORTED (10), UNAVAILABLE (14). An update-with-start is safe to send again after each.
+ */
+const TRANSIENT_GRPC_CODES = new Set([1, 4, 8, 10, 14]);
+
+/**
+ * Errors of the Temporal client that mean "not now" rather than "no": the call timed out, the server was away, or an
+ * update it had not yet made durable was lost with a restarting server or worker (the poll for its outcome then finds
+ * no such update: WorkflowNotFoundError).
+ */
+const TRANSIENT_ERRORS = new Set(['WorkflowUpdateRPCTimeoutOrCancelledError', 'ServiceError', 'WorkflowNotFoundError']);
+
 function toProblem(error: unknown): unknown {
   if ((error as Error).name !== 'WorkflowUpdateFailedError') {
     const code = (error as { code?: number }).code;
-    // gRPC DEADLINE_EXCEEDED (4) or UNAVAILABLE (14): no worker answered in time.
-    const timedOut = (error as Error).name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
-    if (timedOut || code === 4 || code === 14 || (error as Error).name === 'ServiceError') {
+    if (TRANSIENT_ERRORS.has((error as Error).name) || (code !== undefined && TRANSIENT_GRPC_CODES.has(code))) {
       return new Problem(503, 'deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
         headers: { 'Retry-After': '5' },
       });

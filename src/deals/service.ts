@@ -36,6 +36,7 @@ import {
   listDeals,
   loadSnapshot,
   marketplaceHasDeal,
+  countInvitationResend,
   type DealListFilter,
 } from './store.ts';
 import { startDealWorkflow, updateDeal } from './commands.ts';
@@ -310,15 +311,7 @@ export async function addDisputeMessage(
  */
 export async function resendInvitation(services: Services, marketplace: Marketplace, dealId: string): Promise<void> {
   const { snapshot } = await dealFor(services, { kind: 'marketplace', marketplace }, dealId);
-  const limit = await services.db.query<{ hits: number; retry_after: number }>(
-    `INSERT INTO deal_invitation_windows AS w (deal_id, hits, window_started_at) VALUES ($1, 1, now())
-     ON CONFLICT (deal_id) DO UPDATE SET
-       hits = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN 1 ELSE w.hits + 1 END,
-       window_started_at = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN now() ELSE w.window_started_at END
-     RETURNING hits, ceil(extract(epoch FROM window_started_at + make_interval(secs => $2) - now()))::int AS retry_after`,
-    [dealId, INVITATION_WINDOW_SECONDS],
-  );
-  const { hits, retry_after } = limit.rows[0]!;
+  const { hits, retry_after } = await countInvitationResend(services.db, dealId, INVITATION_WINDOW_SECONDS);
   if (hits > INVITATIONS_PER_WINDOW) {
     throw new Problem(429, 'too_many_invitations', `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`, {
       headers: { 'Retry-After': String(Math.max(retry_after, 1)) },

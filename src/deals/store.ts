@@ -189,3 +189,19 @@ export async function dealFile(
   );
   return evidence.rows[0];
 }
+
+/**
+ * Counts one more resend of the deal's invitation in its fixed window (in PostgreSQL, so every server instance counts
+ * against the same limit); answers the count and the seconds until the window ends.
+ */
+export async function countInvitationResend(db: DbClient, dealId: string, windowSeconds: number): Promise<{ hits: number; retry_after: number }> {
+  const result = await db.query<{ hits: number; retry_after: number }>(
+    `INSERT INTO deal_invitation_windows AS w (deal_id, hits, window_started_at) VALUES ($1, 1, now())
+     ON CONFLICT (deal_id) DO UPDATE SET
+       hits = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN 1 ELSE w.hits + 1 END,
+       window_started_at = CASE WHEN w.window_started_at < now() - make_interval(secs => $2) THEN now() ELSE w.window_started_at END
+     RETURNING hits, ceil(extract(epoch FROM window_started_at + make_interval(secs => $2) - now()))::int AS retry_after`,
+    [dealId, windowSeconds],
+  );
+  return result.rows[0]!;
+}
