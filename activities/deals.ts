@@ -9,7 +9,7 @@ import { inTransaction, type DbClient } from '../src/db.ts';
 import { ensureUser, findMailRecipient } from '../src/accounts/users.ts';
 import { findMarketplace } from '../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../src/mail/templates.ts';
-import { createNotificationActivities, type DealNotice } from '../src/deals/notifications.ts';
+import { createDealNotifier, type DealNotice } from '../src/deals/notifications.ts';
 import { ensureInvitation, invitationToken } from '../src/cabinet/invitations.ts';
 import { findDeal } from '../src/deals/store.ts';
 import type {
@@ -142,7 +142,7 @@ async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRe
 
 export function createDealActivities(services: Services) {
   const { db } = services;
-  const { notifyDealChange } = createNotificationActivities(services);
+  const { notifyDealChange } = createDealNotifier(services);
   const mail = (notice: DealNotice) =>
     notifyDealChange(notice).catch((error: unknown) => {
       services.logger.error({ err: error, deal_id: notice.dealId, event_id: notice.eventId }, 'a deal notice could not be mailed');

@@ -1,10 +1,10 @@
-// Deal notices: the templates on their own, then the activity over the real PostgreSQL, with a deal's rows written
+// Deal notices: the templates on their own, then the notifier over the real PostgreSQL, with a deal's rows written
 // directly as the deal workflow would have recorded them, and the outbox read back.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser } from '../src/accounts/users.ts';
 import { createMarketplace } from '../src/marketplaces/marketplaces.ts';
-import { createNotificationActivities, type DealNotice } from '../src/deals/notifications.ts';
+import { createDealNotifier, type DealNotice } from '../src/deals/notifications.ts';
 import { ACTORS, DISPUTE_AUTHORS, type PaymentStatus } from '../src/deals/model.ts';
 import { dealMail, invitationMail, type DealFacts, type DealNoticeMail, type Mail } from '../src/mail/templates.ts';
 import { startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
@@ -112,7 +112,7 @@ describe('notifyDealChange', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    notify = createNotificationActivities(server.services).notifyDealChange;
+    notify = createDealNotifier(server.services).notifyDealChange;
     ({ marketplace } = await createMarketplace(server.services.db, { name: uniqueId('Velo Shop'), mode: 'sandbox' }));
   });
   afterAll(async () => {

@@ -31,7 +31,7 @@ interface Planned {
 /** Statuses whose mails are about the money paid, so they quote the payment's amount rather than the deal's. */
 const MONEY_STATUSES: readonly DealStatus[] = ['escrow_hold', 'paid', 'refunded', 'disputed'];
 
-export function createNotificationActivities(services: Services) {
+export function createDealNotifier(services: Services) {
   return {
     /** Mails everyone the change concerns; answers how many mails it calls for (each written once, however often it runs). */
     async notifyDealChange(notice: DealNotice): Promise<number> {
@@ -51,7 +51,7 @@ export function createNotificationActivities(services: Services) {
       };
       let mails = 0;
       for (const { role, email, mail, onlyWithPassword } of planned) {
-        // Not made yet (the activity that makes the accounts runs apart from this one): Russian, the default.
+        // Not made yet (the activity that makes the accounts runs apart from the one that mails): Russian, the default.
         const recipient = await findMailRecipient(services.db, email);
         if (onlyWithPassword && !recipient?.has_password) continue;
         const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');

@@ -1,10 +1,10 @@
 // Finds the Temporal CLI (it has no npm package): TEMPORAL_CLI, then `temporal` on PATH, then our cached build,
 // and otherwise builds it once with Go into the cache. Run directly (`npm run temporal:cli`) it prints the path.
-import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runWithProgress } from './progress.ts';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 // Later tags have a `replace` in go.mod, which `go install pkg@version` refuses.
@@ -63,28 +63,16 @@ export async function buildWithGo(options: {
   say(`Building ${what} with Go into ${cacheDir}.`);
   say('This happens once per machine and takes a few minutes; later starts reuse the build.');
   const started = Date.now();
-  let packages = 0;
-  let lastLines: string[] = [];
-  const child = spawn(go, ['install', '-v', ...options.modules], {
+  const { code, lastLines } = await runWithProgress({
+    command: go,
+    args: ['install', '-v', ...options.modules],
     env: { ...env, GOBIN: cacheDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const onOutput = (chunk: Buffer) => {
-    const lines = chunk.toString().split('\n').filter(Boolean);
+    unit: 'packages compiled',
+    doing: `building ${what}`,
     // `go install -v` prints one line per package it downloads or compiles: our progress meter.
-    packages += lines.filter((line) => !line.startsWith('go: ')).length;
-    lastLines = [...lastLines, ...lines].slice(-20);
-  };
-  child.stdout.on('data', onOutput);
-  child.stderr.on('data', onOutput);
-  const ticker = setInterval(() => {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    say(`  still building ${what}: ${packages} packages compiled, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
-  }, 15_000);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  }).finally(() => clearInterval(ticker));
+    counts: (line) => !line.startsWith('go: '),
+    say,
+  });
   if (code !== 0) {
     throw new Error(
       `Building ${what} failed (go install exited with ${code}). Its last output:\n${lastLines.join('\n')}\n` +

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { progressStep } from './progress.ts';
+import { progressStep, runWithProgress } from './progress.ts';
 import { freePort } from './ports.ts';
 import { findOnPath, isExecutable } from './temporal-cli.ts';
 
@@ -100,30 +100,17 @@ ${dependency('org.slf4j', 'slf4j-nop', SLF4J_VERSION)}
 }
 
 async function runMaven(mvn: string, dir: string, lib: string, say: (message: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
-  const started = Date.now();
-  let downloaded = 0;
-  let lastLines: string[] = [];
-  const child = spawn(mvn, ['-B', '-f', path.join(dir, 'pom.xml'), `${DEPENDENCY_PLUGIN}:copy-dependencies`, '-DincludeScope=runtime', `-DoutputDirectory=${lib}`], {
+  const { code, lastLines } = await runWithProgress({
+    command: mvn,
+    args: ['-B', '-f', path.join(dir, 'pom.xml'), `${DEPENDENCY_PLUGIN}:copy-dependencies`, '-DincludeScope=runtime', `-DoutputDirectory=${lib}`],
     cwd: dir,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const onOutput = (chunk: Buffer) => {
-    const lines = chunk.toString().split('\n').filter(Boolean);
+    unit: 'files downloaded',
+    doing: 'resolving the test server',
     // In batch mode Maven prints one "Downloaded from central: …" line per file it fetches: our progress meter.
-    downloaded += lines.filter((line) => line.includes('Downloaded from')).length;
-    lastLines = [...lastLines, ...lines].slice(-20);
-  };
-  child.stdout.on('data', onOutput);
-  child.stderr.on('data', onOutput);
-  const ticker = setInterval(() => {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    say(`  still resolving the test server: ${downloaded} files downloaded, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
-  }, 15_000);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  }).finally(() => clearInterval(ticker));
+    counts: (line) => line.includes('Downloaded from'),
+    say,
+  });
   if (code !== 0) {
     throw new Error(
       `Resolving ${ARTIFACT} with Maven failed (mvn exited with ${code}). Its last output:\n${lastLines.join('\n')}\n` +
