@@ -99,6 +99,15 @@ interface Figures {
   exitCode: number;
 }
 
+/**
+ * Schemathesis closes with a pytest-style footer ("=== 2 warnings in 150.06s ==="). CI reads such a line as pytest
+ * finishing with no test run, so the echo says it in other words; the saved log keeps the original.
+ */
+function echoed(line: string): string {
+  const footer = /^=+ (.+) in ([\d.]+)s =+$/.exec(line);
+  return footer ? `Schemathesis finished: ${footer[1]} (${footer[2]} s)` : line;
+}
+
 function fuzz(binary: string, document: string, url: string, headers: string[], only: string[] = []): Promise<Figures> {
   say(`▸ Schemathesis on ${url}${only.length > 0 ? ` (${only.join(' ')})` : ''} (all checks, ${SECONDS} s)…`);
   const args = ['--config-file', CONFIG, 'run', url, ...only, '--checks', 'all', '--max-time', String(SECONDS), '--workers', '2',
@@ -107,12 +116,16 @@ function fuzz(binary: string, document: string, url: string, headers: string[], 
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: path.join(ROOT, 'test/fuzz') } });
     let text = '';
+    let line = '';
     child.stdout.on('data', (chunk) => {
       text += chunk;
-      process.stdout.write(chunk);
+      const lines = (line + chunk).split('\n');
+      line = lines.pop()!;
+      for (const complete of lines) say(echoed(complete));
     });
     child.on('error', reject);
     child.on('exit', (code) => {
+      if (line) say(echoed(line));
       writeFileSync(path.join(OUTPUT, `${document}.log`), text);
       const tested = /Tested:\s*(\d+)/.exec(text)?.[1];
       const selected = /Selected:\s*(\d+\/\d+)/.exec(text)?.[1];
