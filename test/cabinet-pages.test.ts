@@ -159,9 +159,9 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     const accepted = await browser.post('/cabinet/invite', { _csrf: csrfOf(invite), token, password: PASSWORD, password_confirm: PASSWORD });
     expect(accepted.status).toBe(303);
     expect(accepted.location).toBe('/cabinet');
-    const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_cabinet='))!;
+    const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_session='))!;
     const lifetime = server.services.config.CABINET_TOKEN_TTL_SECONDS;
-    expect(sessionCookie).toMatch(new RegExp(`^svc_cabinet=ct_[\\w-]+; Path=/cabinet; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`));
+    expect(sessionCookie).toMatch(new RegExp(`^svc_session=ct_[\\w-]+; Path=/; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`));
 
     const home = await browser.follow(accepted);
     expect(home.status).toBe(200);
@@ -285,7 +285,7 @@ describe('sessions', () => {
     expect(wrong.status).toBe(401);
     expect(words(wrong)).toContain('The e-mail or the password is wrong.');
     expect(wrong.text).toContain(`value="${deal.buyer_email}"`);
-    expect(browser.cookies.has('svc_cabinet')).toBe(false);
+    expect(browser.cookies.has('svc_session')).toBe(false);
 
     const signedIn = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email: deal.buyer_email, password: PASSWORD, next: `/cabinet/view/deals/${deal.id}` });
     expect(signedIn.status).toBe(303);
@@ -304,16 +304,16 @@ describe('sessions', () => {
   it('signs out: the cookie is cleared and the token stops working', async () => {
     const { deal } = await dealInApproval();
     const browser = await buyerBrowser(deal.buyer_email);
-    const token = browser.cookies.get('svc_cabinet')!;
+    const token = browser.cookies.get('svc_session')!;
     expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
     const home = await browser.get('/cabinet');
     expect((await browser.post('/cabinet/sign-out', {})).status).toBe(403);
     const out = await browser.post('/cabinet/sign-out', { _csrf: csrfOf(home) });
     expect(out.location).toBe('/cabinet/sign-in?signed_out=1');
-    expect(browser.cookies.has('svc_cabinet')).toBe(false);
+    expect(browser.cookies.has('svc_session')).toBe(false);
     expect(words(await browser.follow(out))).toContain('You have signed out.');
     expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
-    const again = await new Browser().get('/cabinet', { Cookie: `svc_cabinet=${token}` });
+    const again = await new Browser().get('/cabinet', { Cookie: `svc_session=${token}` });
     expect(again.status).toBe(303);
   });
 

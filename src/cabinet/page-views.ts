@@ -6,15 +6,12 @@ import type { DealRole, DealVerb, PaymentAction } from '../deals/rules.ts';
 import type { DealInContext } from '../deals/service.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
 import { html, type SafeHtml } from '../http/html.ts';
-import { csrfField, message } from './html.ts';
-import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Lang, type Translate } from './i18n.ts';
+import { csrfField, message } from '../web/layout.ts';
+import type { View } from '../web/page.ts';
+import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Translate } from '../web/i18n.ts';
 import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX } from './dispute-form.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 
-export interface View {
-  lang: Lang;
-  t: Translate;
-}
 
 export const COMMENT_MAX = 2000;
 const BUTTON_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger' } as const;
@@ -60,12 +57,6 @@ export function inviteInvalidBody({ t }: View): SafeHtml {
 <li>${t('inviteInvalidSignIn')} <a href="/cabinet/sign-in">${t('goToSignIn')}</a></li>
 <li>${t('inviteInvalidAsk')}</li>
 </ul>`;
-}
-
-export function errorBody({ t }: View, title: string, text: string, signedIn: boolean): SafeHtml {
-  return html`<h1>${title}</h1>
-<p>${text}</p>
-<p><a href="${signedIn ? '/cabinet' : '/cabinet/sign-in'}">${signedIn ? t('backHome') : t('goToSignIn')}</a></p>`;
 }
 
 const dealTitle = (t: Translate, snapshot: DealSnapshot) => snapshot.deal.title.trim() || t('untitled');

@@ -21,10 +21,10 @@ import {
   moveEscrow,
   type DealActor,
 } from '../deals/service.ts';
-import { PasswordSchema, acceptInvitation, profile, signInLimited } from './operations.ts';
+import { PasswordSchema, acceptInvitation, profile, signInLimited } from '../accounts/operations.ts';
 import { DisputeMessageForm, EVIDENCE_FILES_MAX, MESSAGE_FORM_LIMIT_BYTES, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
-import { requireCabinetUser } from './sessions.ts';
-import { bearerOrPageSession } from './web-session.ts';
+import { requireCabinetUser } from '../accounts/sessions.ts';
+import { bearerOrPageSession } from '../web/session.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const IdParams = z.object({ id: z.string() });

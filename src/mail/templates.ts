@@ -2,7 +2,7 @@
 // names the marketplace and links to the deal page the same way; both languages fill one typed table, so a mail missing
 // in either fails type-checking. What was sent is in the outbox (GET /admin/mail).
 import type { ActorKind, DisputeAuthor } from '../deals/model.ts';
-import { formatMoney, type Lang } from '../cabinet/i18n.ts';
+import { formatMoney, type Lang } from '../web/i18n.ts';
 
 export interface Mail {
   subject: string;

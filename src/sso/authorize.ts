@@ -8,13 +8,14 @@ import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { bearerToken } from '../accounts/admin.ts';
 import { hashSecret } from '../secrets.ts';
-import { redirect } from '../cabinet/page-kit.ts';
-import { revokeSession, userForToken } from '../cabinet/sessions.ts';
-import { signIn, type Session } from '../cabinet/operations.ts';
+import { redirect } from '../web/page.ts';
+import { revokeSession, userForToken } from '../accounts/sessions.ts';
+import { signIn, type Session } from '../accounts/operations.ts';
 import { checkAuthorizeRequest, withParams, type AuthorizeRequest } from './authorize-request.ts';
 import { issueCode } from './codes.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
-import { loginPage, ssoPage, validCsrf } from './page.ts';
+import { loginPage, ssoPage } from './page.ts';
+import { validPreSessionCsrf } from '../web/session.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
 const AuthorizeQuery = z.object({
@@ -90,7 +91,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       429: { description: 'Too many wrong passwords for this account or address; see Retry-After', contentType: 'text/html' },
     }),
     handler: ssoPage(services, async (p, params, form) => {
-      if (!validCsrf(p.ctx, services, form?.get('_csrf') ?? undefined)) {
+      if (!validPreSessionCsrf(p.ctx, services, form?.get('_csrf') ?? undefined)) {
         throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
       }
       const checked = await checkAuthorizeRequest(services.db, params);

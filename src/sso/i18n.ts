@@ -1,6 +1,6 @@
 // The SSO pages' own words, English and Russian (typed against each other like the cabinet's); the shared ones
 // (the sign-in title, e-mail, password, the wrong-password limit, the layout) come from the cabinet's dictionary.
-import { isLang, preferredLang, type Lang } from '../cabinet/i18n.ts';
+import { isLang, preferredLang, type Lang } from '../web/i18n.ts';
 
 const en = {
   continueTo: 'to continue to {client}',

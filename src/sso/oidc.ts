@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { bearerToken } from '../accounts/admin.ts';
-import { readForm } from '../cabinet/page-kit.ts';
+import { readForm } from '../web/page.ts';
 import { authenticateClient } from './clients.ts';
 import { redeemCode } from './codes.ts';
 import { OAuthProblem, asOAuthProblem, invalidClient, invalidRequest, oauthProblemResponses } from './oauth-problem.ts';

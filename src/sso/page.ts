@@ -5,16 +5,12 @@ import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
-import { keyedDigest, newSecret } from '../secrets.ts';
-import { translator } from '../cabinet/i18n.ts';
-import { readForm, send, type Page } from '../cabinet/page-kit.ts';
-import { readCookie, sameToken } from '../cabinet/web-session.ts';
+import { translator } from '../web/i18n.ts';
+import { readForm, send, type Page } from '../web/page.ts';
+import { preSessionCsrf } from '../web/session.ts';
 import { Params, type AuthorizeRequest } from './authorize-request.ts';
 import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.ts';
 import { errorBody, loginBody } from './views.ts';
-
-const CSRF_COOKIE = 'svc_sso_pre';
-const CSRF_COOKIE_SECONDS = 3600;
 
 interface SsoPage extends Page {
   st: SsoTranslate;
@@ -68,25 +64,9 @@ export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequ
     targetHost: request.target.host,
     carried: request.carried,
     lang: p.lang,
-    csrf: csrfToken(p.ctx, services),
+    csrf: preSessionCsrf(p.ctx, services),
     email,
     error,
   });
   send(p, status, p.t('signInTitle'), body, `/sso/authorize?${new URLSearchParams(request.carried).toString()}`);
-}
-
-/** The login form's token: a keyed digest of a random cookie scoped to /sso (the cabinet's cookies stay in /cabinet). */
-function csrfToken(ctx: Context, services: Services): string {
-  let nonce = readCookie(ctx, CSRF_COOKIE);
-  if (!nonce || !/^pre_[A-Za-z0-9_-]{43}$/.test(nonce)) {
-    nonce = newSecret('pre_');
-    const secure = services.config.BASE_URL.startsWith('https:') ? '; Secure' : '';
-    ctx.append('Set-Cookie', `${CSRF_COOKIE}=${nonce}; Path=/sso; Max-Age=${CSRF_COOKIE_SECONDS}; HttpOnly; SameSite=Lax${secure}`);
-  }
-  return keyedDigest(services.masterKey, 'sso-csrf', nonce);
-}
-
-export function validCsrf(ctx: Context, services: Services, presented: string | undefined): boolean {
-  const nonce = readCookie(ctx, CSRF_COOKIE);
-  return !!nonce && sameToken(keyedDigest(services.masterKey, 'sso-csrf', nonce), presented);
 }

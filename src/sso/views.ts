@@ -1,8 +1,8 @@
 // The SSO pages: the login form and the error page, in the cabinet's layout and stylesheet (same origin, nothing
 // from other origins). Each names where the user is going, so a look at the page tells them whom they sign in to.
-import { csrfField, message } from '../cabinet/html.ts';
+import { csrfField, message } from '../web/layout.ts';
 import { html, type SafeHtml } from '../http/html.ts';
-import type { Translate } from '../cabinet/i18n.ts';
+import type { Translate } from '../web/i18n.ts';
 import { credentialFields } from '../cabinet/page-views.ts';
 import type { SsoTranslate } from './i18n.ts';
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../http/problem.ts';
-import { STYLESHEET_PATH } from '../cabinet/html.ts';
+import { STYLESHEET_PATH } from '../web/layout.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import type { DemoCredentials } from '../dev/demo.ts';
 

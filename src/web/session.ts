@@ -1,15 +1,16 @@
-// The web pages' session: the cabinet token (ct_…) kept in an HttpOnly cookie, and CSRF tokens for every form.
+// The web pages' session: the cabinet token (ct_…) kept in an HttpOnly cookie for the whole site, so the cabinet and
+// the SSO authorize step share one sign-in, and CSRF tokens for every form.
 // A form's token is an HMAC of the session token (or, before sign-in, of a random pre-session cookie) with the master
 // key, so nothing extra is stored and a token from one session is useless in another.
 import type { Context, Middleware } from 'koa';
 import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import { keyedDigest, newSecret, safeEqual } from '../secrets.ts';
-import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, userForToken } from './sessions.ts';
-import type { Session } from './operations.ts';
+import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, userForToken } from '../accounts/sessions.ts';
+import type { Session } from '../accounts/operations.ts';
 
-export const SESSION_COOKIE = 'svc_cabinet';
-const PRE_SESSION_COOKIE = 'svc_cabinet_pre';
+export const SESSION_COOKIE = 'svc_session';
+const PRE_SESSION_COOKIE = 'svc_pre';
 const PRE_SESSION_SECONDS = 24 * 3600;
 export const LANG_COOKIE = 'svc_lang';
 
@@ -27,7 +28,7 @@ export function readCookie(ctx: Context, name: string): string | undefined {
  */
 export function setCookie(ctx: Context, services: Services, name: string, value: string, maxAgeSeconds: number): void {
   const secure = services.config.BASE_URL.startsWith('https:') ? '; Secure' : '';
-  ctx.append('Set-Cookie', `${name}=${value}; Path=/cabinet; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`);
+  ctx.append('Set-Cookie', `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`);
 }
 
 function sessionToken(ctx: Context): string | undefined {

@@ -4,9 +4,9 @@
 import { z } from 'zod';
 import type { Services } from '../services.ts';
 import { badRequest, Problem, unauthorized } from '../http/problem.ts';
-import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
-import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from '../accounts/users.ts';
-import { MIN_PASSWORD_LENGTH, verifyPassword } from '../accounts/passwords.ts';
+import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
+import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from './users.ts';
+import { MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { consumeInvitation } from './invitations.ts';
 import { createSession } from './sessions.ts';
 

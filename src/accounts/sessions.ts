@@ -1,10 +1,10 @@
 // Cabinet tokens (ct_…): the spec's cabinet token, stored as a hash with an expiry. SSO accepts the same token.
 import type { Middleware } from 'koa';
 import type { Db } from '../db.ts';
-import { bearerToken } from '../accounts/admin.ts';
+import { bearerToken } from './admin.ts';
 import { unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
-import { findUserById, type User } from '../accounts/users.ts';
+import { findUserById, type User } from './users.ts';
 
 export const CABINET_TOKEN_PREFIX = 'ct_';
 

@@ -6,8 +6,14 @@ export const LANGS = ['en', 'ru'] as const;
 export type Lang = (typeof LANGS)[number];
 
 const en = {
-  appName: 'Cabinet',
+  appName: 'svc ID',
   switchLanguage: 'Русский',
+  // The signed-in user's sections, in the header of every page
+  navDeals: 'Deals',
+  navProfile: 'Profile',
+  navSecurity: 'Password and sessions',
+  navDataKeys: 'Data API keys',
+  navSites: 'Connected sites',
   signOut: 'Sign out',
   signedInAs: 'Signed in as {email}',
   // Sign-in
@@ -173,7 +179,12 @@ const en = {
 export type MessageKey = keyof typeof en;
 
 const ru: Record<MessageKey, string> = {
-  appName: 'Личный кабинет',
+  appName: 'svc ID',
+  navDeals: 'Сделки',
+  navProfile: 'Профиль',
+  navSecurity: 'Пароль и сеансы',
+  navDataKeys: 'Ключи API данных',
+  navSites: 'Подключённые сайты',
   switchLanguage: 'English',
   signOut: 'Выйти',
   signedInAs: 'Вы вошли как {email}',

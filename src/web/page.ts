@@ -9,9 +9,9 @@ import { readRawBody } from '../http/body.ts';
 import { assertText } from '../http/text.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
 import type { SafeHtml } from '../http/html.ts';
-import { layout } from './html.ts';
-import { errorBody, type View } from './page-views.ts';
-import { LANG_COOKIE, pageUser, readCookie, setCookie } from './web-session.ts';
+import { layout } from './layout.ts';
+import { html } from '../http/html.ts';
+import { LANG_COOKIE, pageUser, readCookie, setCookie } from './session.ts';
 
 const FORM_LIMIT_BYTES = 64 * 1024;
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
@@ -30,6 +30,10 @@ const EXPLAINED = new Set<string>([
 ]);
 
 export type SignedIn = { user: User; csrf: string };
+export interface View {
+  lang: Lang;
+  t: Translate;
+}
 export interface Page extends View {
   ctx: Context;
 }
@@ -75,6 +79,12 @@ export async function errorPage(p: Page, services: Services, error: unknown): Pr
         ? ['forbiddenTitle', p.t('csrfFailed')]
         : ['errorTitle', problem ? problemWords(p.t, problem) : p.t('internalError')];
   send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : '/cabinet', signed);
+}
+
+function errorBody({ t }: View, title: string, text: string, signedIn: boolean): SafeHtml {
+  return html`<h1>${title}</h1>
+<p>${text}</p>
+<p><a href="${signedIn ? '/cabinet' : '/cabinet/sign-in'}">${signedIn ? t('backHome') : t('goToSignIn')}</a></p>`;
 }
 
 /** A problem (or a rule's refusal, which has the same code) in the reader's words. */

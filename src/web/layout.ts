@@ -1,8 +1,17 @@
-// The one page layout all cabinet pages share, and the form pieces they and the SSO pages use.
+// The one page layout every web page shares (cabinet, SSO), with the signed-in user's sections, and the form pieces.
 import { html, type SafeHtml } from '../http/html.ts';
-import type { Lang, Translate } from './i18n.ts';
+import type { Lang, MessageKey, Translate } from './i18n.ts';
 
 export const STYLESHEET_PATH = '/cabinet/assets/cabinet.css';
+
+/** The signed-in user's sections: the header links to each (pages under /cabinet/view are the web twins of JSON routes). */
+export const SECTIONS = [
+  ['/cabinet', 'navDeals'],
+  ['/cabinet/view/profile', 'navProfile'],
+  ['/cabinet/view/security', 'navSecurity'],
+  ['/cabinet/view/data-keys', 'navDataKeys'],
+  ['/cabinet/view/connected-sites', 'navSites'],
+] as const satisfies readonly (readonly [string, MessageKey])[];
 
 export interface LayoutOptions {
   lang: Lang;
@@ -33,6 +42,7 @@ ${signedIn &&
   html`<span class="who">${t('signedInAs', { email: signedIn.email })}</span>
 <form method="post" action="/cabinet/sign-out" class="inline">${csrfField(signedIn.csrf)}<button type="submit" class="link">${t('signOut')}</button></form>`}
 </nav>
+${signedIn && html`<nav class="sections" aria-label="${t('appName')}">${SECTIONS.map(([href, key]) => html`<a href="${href}">${t(key)}</a>`)}</nav>`}
 </header>
 <main>
 ${body}
