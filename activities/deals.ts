@@ -10,7 +10,7 @@ import { ensureUser, findMailRecipient } from '../src/accounts/users.ts';
 import { findMarketplace } from '../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../src/mail/templates.ts';
 import { createDealNotifier, type DealNotice } from '../src/deals/notifications.ts';
-import { ensureInvitation, invitationToken } from '../src/accounts/invitations.ts';
+import { ensureInvitation, invitationToken } from '../src/accounts/tokens.ts';
 import { findDeal } from '../src/deals/store.ts';
 import type {
   ActorKind,

@@ -6,14 +6,19 @@ import { healthChecks, type Services } from './services.ts';
 import { marketplaceRoutes } from './marketplaces/routes.ts';
 import { mailRoutes } from './mail/routes.ts';
 import { dataKeyAdminRoutes } from './data-api/admin-routes.ts';
+import { dataKeyCabinetRoutes } from './data-api/cabinet-routes.ts';
+import { dataKeyCabinetPages } from './data-api/cabinet-pages.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
 import { cabinetPages } from './cabinet/pages.ts';
+import { accountRoutes } from './accounts/routes.ts';
+import { accountPages } from './accounts/pages.ts';
 import { ssoRoutes } from './sso/routes.ts';
 import { widget } from './widget/index.ts';
+import { adminRoutes } from './admin/routes.ts';
 
 export function createMainApp(services: Services): Koa {
   const api = new Api({
@@ -36,10 +41,15 @@ export function createMainApp(services: Services): Koa {
   widget(api, services);
   cabinetRoutes(api, services);
   cabinetPages(api, services);
+  accountRoutes(api, services);
+  accountPages(api, services);
   ssoRoutes(api, services);
   adminDealRoutes(api, services);
+  adminRoutes(api, services);
   mailRoutes(api, services);
   dataKeyAdminRoutes(api, services);
+  dataKeyCabinetRoutes(api, services);
+  dataKeyCabinetPages(api, services);
   webhookRoutes(api, services);
   escrowNotificationRoutes(api, services);
   return createApp({

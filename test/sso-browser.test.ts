@@ -1,6 +1,7 @@
 // A real browser (Debian's Chromium, driven by playwright-core): a user without a token follows a client's sign-in
-// link, signs in on the form, and lands on the client's redirect URI with code and state; the client's server then
-// exchanges the code for the profile. Checks that the page's CSP lets the form's 303 reach the client.
+// link, signs in on the form, allows the client on the consent page, and lands on the client's redirect URI with code
+// and state; the client's server then exchanges the code for the profile. A second client then needs no password,
+// only its consent. Checks that the pages' CSP lets the forms' 303 reach the client.
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,7 @@ let server: TestServer;
 let callbacks: http.Server;
 let redirectUri: string;
 let client: Client;
+let second: Client;
 let browser: BrowserContext;
 let profileDir: string;
 
@@ -28,6 +30,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
   redirectUri = `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`;
   client = await registerClient(server, { name: 'Browser shop', redirect_uris: redirectUri });
+  second = await registerClient(server, { name: 'Second shop', redirect_uris: redirectUri });
   profileDir = mkdtempSync(path.join(os.tmpdir(), 'sso-chromium-'));
   browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 });
@@ -51,7 +54,9 @@ describe('signing in through the form in a browser', () => {
     expect(await page.title()).toContain('Sign in');
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[type=submit]')]);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/sso/consent'), page.click('button[type=submit]')]);
+    expect(await page.textContent('h1')).toBe('Let Browser shop sign you in with svc ID?');
+    await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[value=allow]')]);
 
     const landed = new URL(page.url());
     expect(`${landed.origin}${landed.pathname}`).toBe(redirectUri);
@@ -64,6 +69,17 @@ describe('signing in through the form in a browser', () => {
 
     const profile = await exchange(server, { client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: redirectUri });
     expect(await json(profile)).toMatchObject({ svc_id: user.id, email: user.email, name: 'Vera' });
+    await page.close();
+  });
+
+  it('signs in to a second client without the password: only its consent', async () => {
+    const page = await browser.newPage();
+    await page.goto(authorizeUrl(server, { client_id: second.client_id, redirect_uri: redirectUri, state: 'second-state' }));
+    expect(new URL(page.url()).pathname).toBe('/sso/consent');
+    expect(await page.locator('input[name=password]').count()).toBe(0);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[value=allow]')]);
+    expect(new URL(page.url()).searchParams.get('state')).toBe('second-state');
+    expect(new URL(page.url()).searchParams.get('code')).toMatch(/^ac_/);
     await page.close();
   });
 

@@ -1,5 +1,5 @@
-// What the SSO tests share: a registered client, a user with a password and a cabinet token, and the calls a client
-// makes (authorize without following redirects, the JSON exchange).
+// What the SSO tests share: a registered client, a user with a password and a cabinet token, the calls a client
+// makes (authorize without following redirects, the JSON exchange), and a browser without JavaScript that keeps cookies.
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { json, post, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -60,3 +60,55 @@ export function oidcToken(server: TestServer, form: Record<string, string>, head
 }
 
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+/** A browser without JavaScript over real HTTP: keeps its cookies, never follows redirects on its own. */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(
+    private readonly server: TestServer,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  async request(method: string, url: string, form?: Record<string, string>): Promise<Reply> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(new URL(url, this.server.url), {
+      method,
+      redirect: 'manual',
+      headers: {
+        Accept: 'text/html',
+        ...(cookie ? { Cookie: cookie } : {}),
+        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+        ...this.headers,
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(pair.slice(0, at));
+      else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
+  }
+
+  get(url: string): Promise<Reply> {
+    return this.request('GET', url);
+  }
+
+  post(url: string, form: Record<string, string>): Promise<Reply> {
+    return this.request('POST', url, form);
+  }
+}
+
+/** The hidden fields of a page's forms, unescaped (the last form's value wins for a repeated name). */
+export function hiddenFields(text: string): Record<string, string> {
+  const unescape = (value: string) => value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+  return Object.fromEntries([...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescape(m[2]!)]));
+}

@@ -1,6 +1,7 @@
-// The SSO login form as a browser without JavaScript meets it, over real HTTP: the page and its headers, nothing
-// from other origins, CSRF, wrong passwords, 303 to the client with code, state and iss, Russian, and the limits on
-// wrong passwords per account and address, per address, and the per-account ceiling.
+// The SSO login form as a browser without JavaScript meets it, over real HTTP: the page and its headers, its title
+// and links, nothing from other origins, CSRF, wrong passwords, 303 to the consent page and then to the client with
+// code, state and iss, Russian, and the limits on wrong passwords per account and address, per address, and the
+// per-account ceiling.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestServer, uniqueEmail, uniqueLoopback, type TestServer } from './helpers.ts';
@@ -81,24 +82,45 @@ describe('the login form', () => {
     const sources = [...page.text.matchAll(/(?:src|href|action)="([^"]+)"/g)].map((m) => m[1]!);
     for (const source of sources) expect(source.startsWith('/')).toBe(true);
     expect(page.text).not.toMatch(/<script/);
-    expect(page.text).toContain('Bike Shop &#60;b&#62;'); // escaped, never markup
+    expect(page.text).toContain('<h1>Sign in to svc ID to continue to Bike Shop &#60;b&#62;</h1>'); // escaped, never markup
     expect(page.text).toContain('client.example.com');
+    // Both links lead to the cabinet's pages; after signing up the user comes back to this very request.
+    const signUp = new URL(page.text.match(/<a href="([^"]+)">Create an account<\/a>/)![1]!.replace(/&#38;/g, '&'), server.url);
+    expect(signUp.pathname).toBe('/cabinet/sign-up');
+    expect(new URL(signUp.searchParams.get('next')!, server.url).href).toBe(authorizeUrl(server, params()));
+    expect(page.text).toContain('<a href="/cabinet/forgot-password">Forgot your password?</a>');
     expect(hidden(page)).toMatchObject({ client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 'state-1', lang: 'en' });
   });
 
-  it('signs in and answers 303 to the client with code, state and iss; the code buys the profile', async () => {
+  it('signs in, starting the browser session; the first time the client asks, consent; then 303 with code, state and iss', async () => {
     const user = await createUser(server, 'Boris');
     const response = await signInOnForm(user.email, PASSWORD);
     expect(response.status).toBe(303);
-    const location = new URL(response.headers.location!);
+    const consent = new URL(response.headers.location!, server.url);
+    expect(consent.pathname).toBe('/sso/consent');
+    expect(Object.fromEntries(consent.searchParams)).toEqual(params());
+    // The form's sign-in is this browser's cabinet session now, beside the one createUser made through POST /cabinet/login.
+    const session = (response.headers['set-cookie'] ?? []).find((line) => line.startsWith('svc_session=ct_'));
+    expect(session).toBeDefined();
+    const sessions = await server.services.db.query('SELECT count(*) FROM cabinet_sessions WHERE user_id = $1', [user.id]);
+    expect(sessions.rows[0].count).toBe(2);
+
+    const cookie = session!.split(';')[0]!;
+    const page = await request('GET', consent.href, { cookie });
+    expect(page.status).toBe(200);
+    const allowed = await request('POST', `${server.url}/sso/consent`, { form: { ...hidden(page), decision: 'allow' }, cookie });
+    expect(allowed.status).toBe(303);
+    const location = new URL(allowed.headers.location!);
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
     expect(location.searchParams.get('state')).toBe('state-1');
     expect(location.searchParams.get('iss')).toBe(server.url);
     const body = { client_id: client.client_id, client_secret: client.client_secret, code: location.searchParams.get('code')!, redirect_uri: REDIRECT_URI };
     expect(await json(await exchange(server, body))).toMatchObject({ svc_id: user.id, email: user.email, name: 'Boris' });
-    // The cabinet session the login made was only a proof: nobody holds its token, so it is gone.
-    const sessions = await server.services.db.query('SELECT count(*) FROM cabinet_sessions WHERE user_id = $1', [user.id]);
-    expect(sessions.rows[0].count).toBe(1); // the one createUser made through POST /cabinet/login
+
+    // The next sign-in on the form goes straight to the client.
+    const next = await signInOnForm(user.email, PASSWORD);
+    expect(next.status).toBe(303);
+    expect(new URL(next.headers.location!).searchParams.get('code')).toMatch(/^ac_/);
   });
 
   it('shows the form again with 401 for a wrong password, keeping the request and the e-mail', async () => {
@@ -137,7 +159,9 @@ describe('the login form', () => {
   it('speaks Russian for Accept-Language ru, ui_locales=ru or lang=ru, and keeps it through the post', async () => {
     const ru = await request('GET', authorizeUrl(server, params()), { headers: { 'Accept-Language': 'ru-RU,ru;q=0.9,en;q=0.5' } });
     expect(ru.text).toContain('<html lang="ru">');
-    expect(ru.text).toContain('Вход');
+    expect(ru.text).toContain('<h1>Войдите в svc ID, чтобы продолжить на Bike Shop &#60;b&#62;</h1>');
+    expect(ru.text).toContain('Создать аккаунт');
+    expect(ru.text).toContain('Забыли пароль?');
     expect((await request('GET', authorizeUrl(server, params({ ui_locales: 'ru en' })))).text).toContain('чтобы продолжить на');
     const page = await request('GET', authorizeUrl(server, params({ lang: 'ru' })));
     expect(hidden(page).lang).toBe('ru');

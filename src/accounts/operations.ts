@@ -1,5 +1,5 @@
-// The cabinet's account operations (sign-in, invitations, profile), shared by the JSON routes (routes.ts) and the web
-// pages (pages.ts) so both follow the same rules. What a user sees and does in a deal is the deal service's
+// The cabinet's account operations (sign-in, invitations, profile; sign-up and passwords in self-service.ts), shared
+// by the JSON routes and the web pages so both follow the same rules. What a user sees and does in a deal is the deal service's
 // (src/deals/service.ts), with its one access policy.
 import { z } from 'zod';
 import type { Services } from '../services.ts';
@@ -7,7 +7,7 @@ import { badRequest, Problem, unauthorized } from '../http/problem.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
 import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from './users.ts';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
-import { consumeInvitation } from './invitations.ts';
+import { consumeToken, spendPasswordLinks } from './tokens.ts';
 import { createSession } from './sessions.ts';
 
 export const PasswordSchema = z
@@ -18,13 +18,13 @@ export const PasswordSchema = z
 export type Session = { token: string; expires_at: string };
 
 /** A new cabinet session for the e-mail and password, or 401. */
-export async function signIn(services: Services, email: string, password: string): Promise<Session> {
+export async function signIn(services: Services, email: string, password: string, userAgent = ''): Promise<Session> {
   // Forms send what was typed; a stray space around the address is not a wrong address.
   const parsed = EmailSchema.safeParse(email.trim());
   const login = parsed.success ? await findLogin(services.db, parsed.data) : undefined;
   const valid = await verifyPassword(login?.password_hash ?? null, password);
   if (!login || !valid) throw unauthorized('The e-mail or the password is wrong.', 'Bearer realm="cabinet"');
-  return createSession(services.db, login.id, services.config.CABINET_TOKEN_TTL_SECONDS);
+  return createSession(services.db, login.id, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
 }
 
 /**
@@ -32,7 +32,7 @@ export async function signIn(services: Services, email: string, password: string
  * same windows as the SSO login form): 429 too_many_attempts with Retry-After once one is spent; the password is not
  * even checked then.
  */
-export async function signInLimited(services: Services, email: string, password: string, ip: string): Promise<Session> {
+export async function signInLimited(services: Services, email: string, password: string, ip: string, userAgent = ''): Promise<Session> {
   const { db } = services;
   const subjects = loginSubjects(email, ip);
   const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
@@ -41,20 +41,21 @@ export async function signInLimited(services: Services, email: string, password:
       headers: { 'Retry-After': String(retryAfter) },
     });
   }
-  const session = await signIn(services, email, password);
+  const session = await signIn(services, email, password, userAgent);
   await loginSucceeded(db, subjects);
   return session;
 }
 
 /** Sets the password of the invited user (the caller validated it) and signs them in; 400 invalid_invitation. */
-export async function acceptInvitation(services: Services, token: string, password: string): Promise<Session> {
-  const userId = await consumeInvitation(services.db, services.masterKey, token);
+export async function acceptInvitation(services: Services, token: string, password: string, userAgent = ''): Promise<Session> {
+  const userId = (await consumeToken(services.db, services.masterKey, 'invitation', token))?.user_id;
   if (!userId) throw badRequest('invalid_invitation', 'The invitation link is not valid, was already used or has expired. Ask for a new one.');
   await setPassword(services.db, userId, password);
-  return createSession(services.db, userId, services.config.CABINET_TOKEN_TTL_SECONDS);
+  await spendPasswordLinks(services.db, userId);
+  return createSession(services.db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
 }
 
 export async function profile(services: Services, user: User) {
   const org = (await personalOrganization(services.db, user.id))!;
-  return { svc_id: user.id, email: user.email, name: user.name, org: { id: org.id, name: org.name } };
+  return { svc_id: user.id, email: user.email, name: user.name, locale: user.locale, org: { id: org.id, name: org.name } };
 }

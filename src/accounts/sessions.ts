@@ -1,42 +1,57 @@
-// Cabinet tokens (ct_…): the spec's cabinet token, stored as a hash with an expiry. SSO accepts the same token.
+// Cabinet tokens (ct_…): the spec's cabinet token, stored as a hash with an expiry. SSO accepts the same token. Each
+// session also has a public id, the browser it was started in and when it was last used, for its owner's list.
 import type { Middleware } from 'koa';
-import type { Db } from '../db.ts';
+import type { Db, DbClient } from '../db.ts';
 import { bearerToken } from './admin.ts';
-import { unauthorized } from '../http/problem.ts';
+import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { findUserById, type User } from './users.ts';
 
 export const CABINET_TOKEN_PREFIX = 'ct_';
+/** Last use is written at most this often, not on every request. */
+const LAST_USE_RESOLUTION_SECONDS = 300;
+const USER_AGENT_MAX = 512;
 
-export async function createSession(db: Db, userId: string, ttlSeconds: number): Promise<{ token: string; expires_at: string }> {
+export async function createSession(db: Db, userId: string, ttlSeconds: number, userAgent = ''): Promise<{ token: string; expires_at: string }> {
   const token = newSecret(CABINET_TOKEN_PREFIX);
   const result = await db.query<{ expires_at: Date }>(
-    `INSERT INTO cabinet_sessions (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+    `INSERT INTO cabinet_sessions (token_hash, user_id, expires_at, user_agent) VALUES ($1, $2, now() + make_interval(secs => $3), $4)
      RETURNING expires_at`,
-    [hashSecret(token), userId, ttlSeconds],
+    [hashSecret(token), userId, ttlSeconds, userAgent.slice(0, USER_AGENT_MAX)],
   );
   return { token, expires_at: result.rows[0]!.expires_at.toISOString() };
 }
 
-export async function userForToken(db: Db, token: string): Promise<User | undefined> {
+/** The live session of this token and its user; its last use is brought up to date when it is older than a few minutes. */
+export async function sessionForToken(db: Db, token: string): Promise<{ user: User; sessionId: string } | undefined> {
   const presented = hashSecret(token);
-  const result = await db.query<{ user_id: string; token_hash: Buffer }>(
-    'SELECT user_id, token_hash FROM cabinet_sessions WHERE token_hash = $1 AND expires_at > now()',
-    [presented],
+  const result = await db.query<{ id: string; user_id: string; token_hash: Buffer }>(
+    `WITH touched AS (
+       UPDATE cabinet_sessions SET last_used_at = now()
+        WHERE token_hash = $1 AND expires_at > now() AND last_used_at < now() - make_interval(secs => $2)
+     )
+     SELECT id, user_id, token_hash FROM cabinet_sessions WHERE token_hash = $1 AND expires_at > now()`,
+    [presented, LAST_USE_RESOLUTION_SECONDS],
   );
   const row = result.rows[0];
   if (!row || !safeEqual(presented, row.token_hash)) return undefined;
-  return findUserById(db, row.user_id);
+  const user = await findUserById(db, row.user_id);
+  return user && { user, sessionId: row.id };
 }
 
-/** `Authorization: Bearer ct_…` → `ctx.state.user`, or 401. */
+export async function userForToken(db: Db, token: string): Promise<User | undefined> {
+  return (await sessionForToken(db, token))?.user;
+}
+
+/** `Authorization: Bearer ct_…` → `ctx.state.user` (and `ctx.state.sessionId`), or 401. */
 export function requireCabinetUser(db: Db): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('Authorization'));
     if (!token) throw unauthorized('Sign in (POST /cabinet/login) and send the token as Authorization: Bearer <token>.', 'Bearer realm="cabinet"');
-    const user = await userForToken(db, token);
-    if (!user) throw unauthorized('The cabinet token is not valid or has expired; sign in again.', 'Bearer realm="cabinet", error="invalid_token"');
-    ctx.state.user = user;
+    const session = await sessionForToken(db, token);
+    if (!session) throw unauthorized('The cabinet token is not valid or has expired; sign in again.', 'Bearer realm="cabinet", error="invalid_token"');
+    ctx.state.user = session.user;
+    ctx.state.sessionId = session.sessionId;
     await next();
   };
 }
@@ -44,4 +59,41 @@ export function requireCabinetUser(db: Db): Middleware {
 /** Signing out: the token stops working at once, wherever it was copied. */
 export async function revokeSession(db: Db, token: string): Promise<void> {
   await db.query('DELETE FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(token)]);
+}
+
+export interface SessionItem {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  user_agent: string;
+  current: boolean;
+}
+
+/** The user's live sessions, the most recently used first; `current` marks the one asking. */
+export async function sessionsOfUser(db: Db, userId: string, currentId: string | undefined): Promise<SessionItem[]> {
+  const result = await db.query<{ id: string; created_at: Date; last_used_at: Date; user_agent: string }>(
+    `SELECT id, created_at, last_used_at, user_agent FROM cabinet_sessions
+      WHERE user_id = $1 AND expires_at > now() ORDER BY last_used_at DESC, created_at DESC`,
+    [userId],
+  );
+  return result.rows.map((row) => ({
+    id: row.id,
+    created_at: row.created_at.toISOString(),
+    last_used_at: row.last_used_at.toISOString(),
+    user_agent: row.user_agent,
+    current: row.id === currentId,
+  }));
+}
+
+/** Ends one of the user's sessions by its public id; 404 for an id that is not theirs (or not an id at all). */
+export async function revokeSessionOfUser(db: Db, userId: string, sessionId: string): Promise<void> {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId);
+  const result = uuid ? await db.query('DELETE FROM cabinet_sessions WHERE id = $1 AND user_id = $2', [sessionId, userId]) : undefined;
+  if (!result?.rowCount) throw notFound('No such session.');
+}
+
+/** Ends every session of the user but `keep` (none when undefined): how many ended. */
+export async function endSessions(db: DbClient, userId: string, keep?: string): Promise<number> {
+  const result = await db.query('DELETE FROM cabinet_sessions WHERE user_id = $1 AND ($2::uuid IS NULL OR id <> $2)', [userId, keep ?? null]);
+  return result.rowCount ?? 0;
 }

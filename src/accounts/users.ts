@@ -13,10 +13,15 @@ export const EmailSchema = z
     return local.length <= 64 && domain.split('.').every((label) => label.length <= 63);
   }, 'must be an e-mail address (at most 64 characters before the @ and 63 in each part of the domain)');
 
+/** The longest name a person may give themselves. */
+export const NAME_MAX = 200;
+
 export interface User {
   id: string;
   email: string;
   name: string;
+  /** The language of the user's mail and, once chosen in the profile, of their pages. */
+  locale: 'ru' | 'en';
   created_at: Date;
 }
 
@@ -26,7 +31,7 @@ export interface Organization {
   personal: boolean;
 }
 
-const USER_COLUMNS = 'id, email, name, created_at';
+const USER_COLUMNS = 'id, email, name, locale, created_at';
 
 /**
  * The user with this e-mail (any case), made with a personal organization when there is none. Safe under concurrency:
@@ -80,8 +85,31 @@ export async function setPassword(db: DbClient, userId: string, password: string
   ]);
 }
 
-function personalOrganizationName(user: User): string {
+function personalOrganizationName(user: { name: string; email: string }): string {
   return user.name.trim() || user.email;
+}
+
+/**
+ * Changes the name and the language. A personal organization still named as it was made (after the old name, or the
+ * address) follows the new name; one its owner renamed keeps its name.
+ */
+export async function updateProfile(db: Db, user: User, changes: { name?: string; locale?: 'ru' | 'en' }): Promise<User> {
+  return inTransaction(db, async (client) => {
+    const updated = await client.query<User>(
+      `UPDATE users SET name = coalesce($2, name), locale = coalesce($3, locale), updated_at = now() WHERE id = $1
+       RETURNING ${USER_COLUMNS}`,
+      [user.id, changes.name ?? null, changes.locale ?? null],
+    );
+    const after = updated.rows[0]!;
+    if (changes.name !== undefined) {
+      await client.query('UPDATE organizations SET name = $3 WHERE owner_id = $1 AND personal AND name = $2', [
+        user.id,
+        personalOrganizationName(user),
+        personalOrganizationName(after),
+      ]);
+    }
+    return after;
+  });
 }
 
 /** The user and their password hash, for signing in. */

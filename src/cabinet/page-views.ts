@@ -5,6 +5,7 @@ import { dealStatus } from '../deals/model.ts';
 import type { DealRole, DealVerb, PaymentAction } from '../deals/rules.ts';
 import type { DealInContext } from '../deals/service.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
+import { accountTranslator } from '../accounts/i18n.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { View } from '../web/page.ts';
@@ -16,13 +17,17 @@ import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 export const COMMENT_MAX = 2000;
 const BUTTON_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger' } as const;
 
-export function signInBody({ t }: View, form: { email: string; next: string; csrf: string; error?: string; notice?: string }): SafeHtml {
+export function signInBody({ t, lang }: View, form: { email: string; next: string; csrf: string; error?: string; notice?: string }): SafeHtml {
+  const a = accountTranslator(lang);
+  // A new account comes back here (to an SSO sign-in, say) once its address is confirmed.
+  const signUpHref = form.next === '/cabinet' ? '/cabinet/sign-up' : `/cabinet/sign-up?next=${encodeURIComponent(form.next)}`;
   return html`<h1>${t('signInTitle')}</h1>
 ${message('notice', form.notice)}${message('error', form.error)}
 <form method="post" action="/cabinet/sign-in">
 ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 ${credentialFields(t, form.email)}
 </form>
+<p><a href="/cabinet/forgot-password">${a('forgotPasswordLink')}</a> · <a href="${signUpHref}">${a('createAccountLink')}</a></p>
 <p class="hint">${t('signInHint')}</p>`;
 }
 

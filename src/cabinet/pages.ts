@@ -8,12 +8,12 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound, Problem } from '../http/problem.ts';
-import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
-import type { Translate } from '../web/i18n.ts';
 import { STYLESHEET_PATH } from '../web/layout.ts';
 import { COMMENT_MAX, confirmBody, dealBody, homeBody, inviteBody, inviteInvalidBody, signInBody } from './page-views.ts';
-import { invitationUsable } from '../accounts/invitations.ts';
-import { PasswordSchema, acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
+import { tokenUsable } from '../accounts/tokens.ts';
+import { passwordProblem } from '../accounts/pages.ts';
+import { accountTranslator } from '../accounts/i18n.ts';
+import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
 import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, type DealActor } from '../deals/service.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
 import { dealOfApproval } from '../deals/store.ts';
@@ -41,7 +41,8 @@ export function cabinetPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const next = safeNext(p.ctx.query.next, base());
       if (await pageUser(p.ctx, services)) return redirect(p.ctx, next);
-      const notice = p.ctx.query.signed_out ? p.t('signedOut') : undefined;
+      const signedOut = p.ctx.query.signed_out;
+      const notice = signedOut === 'everywhere' ? accountTranslator(p.lang)('signedOutEverywhere') : signedOut ? p.t('signedOut') : undefined;
       const csrf = preSessionCsrf(p.ctx, services);
       send(p, 200, p.t('signInTitle'), signInBody(p, { email: '', next, csrf, notice }));
     }),
@@ -58,7 +59,7 @@ export function cabinetPages(api: Api, services: Services): void {
       let session: Session;
       try {
         if (password.length > 200) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
-        session = await signInLimited(services, email, password, p.ctx.ip);
+        session = await signInLimited(services, email, password, p.ctx.ip, p.ctx.get('User-Agent'));
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
         const limited = error.status === 429;
@@ -77,7 +78,7 @@ export function cabinetPages(api: Api, services: Services): void {
     '/cabinet/invite',
     page(services, async (p) => {
       const token = typeof p.ctx.query.token === 'string' ? p.ctx.query.token : '';
-      if (!(await invitationUsable(services.db, services.masterKey, token))) return invalidInvitation(p);
+      if (!(await tokenUsable(services.db, services.masterKey, 'invitation', token))) return invalidInvitation(p);
       send(p, 200, p.t('inviteTitle'), inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services) }));
     }),
   );
@@ -88,7 +89,7 @@ export function cabinetPages(api: Api, services: Services): void {
       const form = await readForm(p.ctx);
       if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw csrfFailed();
       const token = form.get('token') ?? '';
-      if (!(await invitationUsable(services.db, services.masterKey, token))) return invalidInvitation(p);
+      if (!(await tokenUsable(services.db, services.masterKey, 'invitation', token))) return invalidInvitation(p);
       const password = form.get('password') ?? '';
       const problem = passwordProblem(p.t, password, form.get('password_confirm') ?? '');
       if (problem) {
@@ -97,7 +98,7 @@ export function cabinetPages(api: Api, services: Services): void {
       }
       let session: Session;
       try {
-        session = await acceptInvitation(services, token, password);
+        session = await acceptInvitation(services, token, password, p.ctx.get('User-Agent'));
       } catch (error) {
         if (error instanceof Problem && error.code === 'invalid_invitation') return invalidInvitation(p); // used meanwhile
         throw error;
@@ -274,11 +275,4 @@ async function confirmPage(
 
 function invalidInvitation(p: Page): void {
   send(p, 400, p.t('inviteInvalidTitle'), inviteInvalidBody(p), p.ctx.method === 'GET' ? undefined : '/cabinet/sign-in');
-}
-
-function passwordProblem(t: Translate, password: string, confirmation: string): string | undefined {
-  if (password !== confirmation) return t('passwordsDiffer');
-  const parsed = PasswordSchema.safeParse(password);
-  if (parsed.success) return undefined;
-  return parsed.error.issues[0]?.code === 'too_big' ? t('passwordTooLong', { max: 200 }) : t('passwordTooShort', { min: MIN_PASSWORD_LENGTH });
 }

@@ -69,7 +69,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
     description: 'Wrong passwords are limited per account and per address (429 too_many_attempts with Retry-After).',
     responses: { 200: { description: 'The cabinet token', schema: Session } },
     handler: async (ctx, { body }) => {
-      ctx.body = await signInLimited(services, body.email, body.password, ctx.ip);
+      ctx.body = await signInLimited(services, body.email, body.password, ctx.ip, ctx.get('User-Agent'));
     },
   });
 
@@ -82,7 +82,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
     body: z.object({ token: z.string().min(1).max(200), password: PasswordSchema }),
     responses: { 200: { description: 'The cabinet token', schema: Session } },
     handler: async (ctx, { body }) => {
-      ctx.body = await acceptInvitation(services, body.token, body.password);
+      ctx.body = await acceptInvitation(services, body.token, body.password, ctx.get('User-Agent'));
     },
   });
 

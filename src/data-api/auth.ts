@@ -1,4 +1,6 @@
-// Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement.
+// Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement. Nothing about
+// keys is kept in process memory: every request (REST, and every MCP message) looks its key up in the database, so a
+// key revoked in the cabinet is refused from the next request on, by every server instance.
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../log.ts';
 import { Problem, unauthorized } from '../http/problem.ts';

@@ -46,9 +46,7 @@ const CHECK_AND_COUNT = `
 
 /** The account of an active key with its usage, taking `units` requests from the quota when they fit. */
 export async function checkAndCount(db: Db, key: string, units: number, now = new Date()): Promise<Usage | undefined> {
-  const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-  const resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  const monthDay = month.toISOString().slice(0, 10);
+  const { month, resetsAt, monthDay } = calendarMonth(now);
   const result = await db.query<{ id: string; tariff: Tariff; quota: number | null; counted: number | null; before: number | null }>(
     CHECK_AND_COUNT,
     [hashSecret(key), monthDay, units],
@@ -69,6 +67,42 @@ export async function checkAndCount(db: Db, key: string, units: number, now = ne
     month: monthDay,
     resetsAt,
     windowSeconds: (resetsAt.getTime() - month.getTime()) / 1000,
+  };
+}
+
+/** The calendar month (UTC) of `now`: its first day, that day as YYYY-MM-DD, and the start of the next month. */
+function calendarMonth(now: Date): { month: Date; monthDay: string; resetsAt: Date } {
+  const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const resetsAt = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  return { month, monthDay: month.toISOString().slice(0, 10), resetsAt };
+}
+
+/** An account's tariff and this month's usage as its owner reads them; `monthly_quota` and `remaining` null: unlimited. */
+export interface AccountUsage {
+  tariff: Tariff;
+  monthly_quota: number | null;
+  used: number;
+  remaining: number | null;
+  resets_at: string;
+}
+
+/** Reads the usage without counting anything; a user without a data account sees the free tariff, nothing used. */
+export async function accountUsage(db: Db, accountId: string, now = new Date()): Promise<AccountUsage> {
+  const { monthDay, resetsAt } = calendarMonth(now);
+  const result = await db.query<{ tariff: Tariff; quota: number | null; used: number | null }>(
+    `SELECT a.tariff, COALESCE(a.monthly_quota, ${QUOTA_SQL}) AS quota,
+       (SELECT used FROM data_usage WHERE account_id = a.id AND month = $2::date) AS used
+     FROM data_accounts a WHERE a.id = $1`,
+    [accountId, monthDay],
+  );
+  const row = result.rows[0] ?? { tariff: 'free' as const, quota: TARIFF_QUOTAS.free, used: 0 };
+  const used = row.used ?? 0;
+  return {
+    tariff: row.tariff,
+    monthly_quota: row.quota,
+    used,
+    remaining: row.quota === null ? null : Math.max(0, row.quota - used),
+    resets_at: resetsAt.toISOString(),
   };
 }
 

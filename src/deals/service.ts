@@ -12,7 +12,7 @@ import { notFound, Problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
-import { invitationToken, renewInvitation } from '../accounts/invitations.ts';
+import { invitationToken, renewInvitation } from '../accounts/tokens.ts';
 import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
 import {
   addDocumentUpdate,

@@ -292,6 +292,20 @@ const CATALOG: Record<string, ProblemType> = {
     meaning: 'The invitation link is unknown, already used or expired.',
     action: 'Sign in if you already set a password, or ask for a new invitation.',
   },
+  invalid_token: {
+    title: 'The link is not valid',
+    statuses: [400],
+    meaning:
+      'A sign-up confirmation or password reset link is unknown, forged, already used or expired (a reset link lasts ' +
+      'an hour, a sign-up confirmation 24 hours), or the account got a password another way meanwhile.',
+    action: 'Ask for a new link (sign up again, or “Forgot your password?”), or sign in if you know your password.',
+  },
+  wrong_password: {
+    title: 'The current password is wrong',
+    statuses: [400],
+    meaning: 'Changing the password needs the current one; wrong ones count against the same limits as signing in.',
+    action: 'Type the current password again, or sign out and use “Forgot your password?”.',
+  },
   csrf_failed: {
     title: 'The form token is wrong',
     statuses: [403],
@@ -397,6 +411,12 @@ const CATALOG: Record<string, ProblemType> = {
     statuses: [429],
     meaning: 'The data API key’s account has spent its requests for this calendar month (UTC). RateLimit headers show the usage.',
     action: 'Wait until the quota renews (Retry-After, and resets_at in GET /v1/me), or move to a higher tariff.',
+  },
+  too_many_data_keys: {
+    title: 'Too many active data API keys',
+    statuses: [409],
+    meaning: 'An account holds at most 20 active data API keys at a time; this one has that many already. Nothing was issued.',
+    action: 'Revoke a key you no longer use (POST /cabinet/data-keys/{id}/revoke, or the cabinet’s data keys page), then issue the new one.',
   },
 };
 

@@ -359,3 +359,104 @@ function details(words: Words, marketplace: string, notice: DealNoticeMail): str
   if (reason) lines.push(`${notice.kind === 'dispute_decided' ? words.arbiterReason : words.reason}: ${reason}`);
   return lines.length ? [lines.join('\n')] : [];
 }
+
+/** Mails about the account itself: confirming a sign-up, an address that already has one, resets, a changed password. */
+interface AccountWords {
+  greeting(name: string): string;
+  signup: { subject: string; body: string; ignore: string };
+  exists: { subject: string; body: string; signIn: string; reset: string; ignore: string };
+  reset: { subject: string; body: string; ignore: string };
+  changed: { subject: string; body: string; notYou: string };
+}
+
+const accountEn: AccountWords = {
+  greeting: en.greeting,
+  signup: {
+    subject: 'svc ID: confirm your e-mail address',
+    body: 'Someone, hopefully you, asked to create an svc ID account with this address. Open this link within 24 hours to confirm it and finish:',
+    ignore: 'If it was not you, ignore this mail: no account is created without the link.',
+  },
+  exists: {
+    subject: 'svc ID: you already have an account',
+    body: 'Someone, hopefully you, tried to create an svc ID account with this address, but you already have one.',
+    signIn: 'Sign in',
+    reset: 'Forgot your password? Set a new one',
+    ignore: 'If it was not you, ignore this mail: nothing has changed.',
+  },
+  reset: {
+    subject: 'svc ID: set a new password',
+    body: 'Someone, hopefully you, asked to set a new password for your svc ID account. Open this link within an hour; it works once:',
+    ignore: 'If it was not you, ignore this mail: your password stays as it is.',
+  },
+  changed: {
+    subject: 'svc ID: your password was changed',
+    body: 'The password of your svc ID account has just been changed, and your other sessions were signed out.',
+    notYou: 'If it was not you, set a new password at once',
+  },
+};
+
+const accountRu: AccountWords = {
+  greeting: ru.greeting,
+  signup: {
+    subject: 'svc ID: подтвердите адрес электронной почты',
+    body: 'Кто-то (надеемся, вы) попросил создать учётную запись svc ID с этим адресом. Откройте ссылку в течение 24 часов, чтобы подтвердить адрес и завершить регистрацию:',
+    ignore: 'Если это были не вы, просто не обращайте внимания на письмо: без перехода по ссылке учётная запись не создаётся.',
+  },
+  exists: {
+    subject: 'svc ID: у вас уже есть учётная запись',
+    body: 'Кто-то (надеемся, вы) попытался создать учётную запись svc ID с этим адресом, но она у вас уже есть.',
+    signIn: 'Войти',
+    reset: 'Забыли пароль? Задайте новый',
+    ignore: 'Если это были не вы, просто не обращайте внимания на письмо: ничего не изменилось.',
+  },
+  reset: {
+    subject: 'svc ID: новый пароль',
+    body: 'Кто-то (надеемся, вы) попросил задать новый пароль для вашей учётной записи svc ID. Откройте ссылку в течение часа; она работает один раз:',
+    ignore: 'Если это были не вы, просто не обращайте внимания на письмо: пароль останется прежним.',
+  },
+  changed: {
+    subject: 'svc ID: пароль изменён',
+    body: 'Пароль вашей учётной записи svc ID только что изменён, а на других устройствах выполнен выход.',
+    notYou: 'Если это были не вы, сразу задайте новый пароль',
+  },
+};
+
+const ACCOUNT_WORDS: Record<Lang, AccountWords> = { en: accountEn, ru: accountRu };
+
+/** The address where a reset or a sign-in starts, for mails that point there. */
+export interface AccountLinks {
+  signIn: string;
+  forgotPassword: string;
+}
+
+export function signupConfirmationMail(locale: Lang, name: string, link: string): Mail {
+  const words = ACCOUNT_WORDS[locale];
+  return { subject: words.signup.subject, text: [words.greeting(name.trim()), `${words.signup.body}\n\n${link}`, words.signup.ignore].join('\n\n') + '\n' };
+}
+
+export function accountExistsMail(locale: Lang, name: string, links: AccountLinks): Mail {
+  const words = ACCOUNT_WORDS[locale];
+  return {
+    subject: words.exists.subject,
+    text:
+      [
+        words.greeting(name.trim()),
+        words.exists.body,
+        `${words.exists.signIn}: ${links.signIn}\n${words.exists.reset}: ${links.forgotPassword}`,
+        words.exists.ignore,
+      ].join('\n\n') + '\n',
+  };
+}
+
+export function passwordResetMail(locale: Lang, name: string, link: string): Mail {
+  const words = ACCOUNT_WORDS[locale];
+  return { subject: words.reset.subject, text: [words.greeting(name.trim()), `${words.reset.body}\n\n${link}`, words.reset.ignore].join('\n\n') + '\n' };
+}
+
+export function passwordChangedMail(locale: Lang, name: string, links: AccountLinks): Mail {
+  const words = ACCOUNT_WORDS[locale];
+  return {
+    subject: words.changed.subject,
+    text: [words.greeting(name.trim()), words.changed.body, `${words.changed.notYou}: ${links.forgotPassword}`].join('\n\n') + '\n',
+  };
+}

@@ -7,12 +7,13 @@ import { findClient, type SsoClient } from './clients.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
 
 /** Carried through the login form, so that the POST repeats exactly the request the page was shown for. */
-export const CARRIED = ['client_id', 'redirect_uri', 'state', 'scope', 'nonce', 'code_challenge', 'code_challenge_method', 'response_type', 'prompt'] as const;
+export const CARRIED = ['client_id', 'redirect_uri', 'state', 'scope', 'nonce', 'code_challenge', 'code_challenge_method', 'response_type', 'prompt', 'max_age'] as const;
 
 const MAX_STATE = 2048;
 const MAX_NONCE = 512;
 const MAX_SCOPE = 1000;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/; // base64url of a SHA-256 digest
+const MAX_AGE = /^\d{1,9}$/; // seconds; a billion is over thirty years
 
 export interface AuthorizeRequest {
   client: SsoClient;
@@ -24,7 +25,10 @@ export interface AuthorizeRequest {
   scope: string;
   nonce?: string;
   codeChallenge?: string;
-  prompt?: string;
+  /** OpenID Connect's prompt values (`none`, `login`; others are ignored). */
+  prompts: ReadonlySet<string>;
+  /** OpenID Connect's max_age: a session that began longer ago than this many seconds must sign in again. */
+  maxAge?: number;
   carried: Record<string, string>;
 }
 
@@ -92,6 +96,10 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
   if (nonce !== undefined && nonce.length > MAX_NONCE) return refuse('invalid_request', `nonce is longer than ${MAX_NONCE} characters.`);
   const scope = params.get('scope') ?? '';
   if (scope.length > MAX_SCOPE) return refuse('invalid_scope', `scope is longer than ${MAX_SCOPE} characters.`);
+  const prompts = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
+  if (prompts.has('none') && prompts.size > 1) return refuse('invalid_request', 'prompt=none cannot be combined with other prompt values.');
+  const maxAge = params.get('max_age') ?? undefined;
+  if (maxAge !== undefined && !MAX_AGE.test(maxAge)) return refuse('invalid_request', 'max_age must be a whole number of seconds.');
 
   const carried: Record<string, string> = {};
   for (const name of CARRIED) {
@@ -99,7 +107,7 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
     if (value) carried[name] = value;
   }
   return {
-    request: { client, redirectUri, target, state, scope, nonce, codeChallenge, prompt: params.get('prompt') ?? undefined, carried },
+    request: { client, redirectUri, target, state, scope, nonce, codeChallenge, prompts, maxAge: maxAge === undefined ? undefined : Number(maxAge), carried },
   };
 }
 

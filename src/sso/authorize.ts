@@ -1,24 +1,25 @@
 // GET /sso/authorize and the login form it shows. With a cabinet token in Authorization it issues a code and answers
-// 302 to the client; a browser without one gets the form, whose POST signs in with the cabinet's login and answers
-// 303 to the client (a top-level navigation). Errors are pages (problem+json for callers that ask for JSON).
+// 302 to the client at once (the spec's flow, no consent). A browser reuses its cabinet session (the svc_session
+// cookie) unless prompt=login or max_age asks for a fresh sign-in; otherwise it gets the form, whose POST signs in,
+// starts that browser session (so the next client needs no password) and answers 303 to the client (a top-level
+// navigation), or to the consent page the first time this client asks. Errors are pages (problem+json for callers
+// that ask for JSON).
 import { z } from 'zod';
-import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { bearerToken } from '../accounts/admin.ts';
-import { hashSecret } from '../secrets.ts';
-import { redirect } from '../web/page.ts';
-import { revokeSession, userForToken } from '../accounts/sessions.ts';
+import { userForToken } from '../accounts/sessions.ts';
 import { signIn, type Session } from '../accounts/operations.ts';
-import { checkAuthorizeRequest, withParams, type AuthorizeRequest } from './authorize-request.ts';
-import { issueCode } from './codes.ts';
+import { checkAuthorizeRequest } from './authorize-request.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage } from './page.ts';
-import { validPreSessionCsrf } from '../web/session.ts';
+import { startPageSession, validPreSessionCsrf } from '../web/session.ts';
+import { browserSession, continueSignedIn, issueAndRedirect, refuse, sessionStartedAt } from './outcome.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
-const AuthorizeQuery = z.object({
+/** The query of the authorize step; the consent page carries the same. */
+export const AuthorizeQuery = z.object({
   client_id: text('The SSO client'),
   redirect_uri: text('One of the redirect URIs the client registered; the code is bound to it'),
   state: text('Required: a random value the client compares on return (CSRF protection)'),
@@ -27,7 +28,8 @@ const AuthorizeQuery = z.object({
   code_challenge: text('PKCE: base64url(SHA-256(code_verifier))'),
   code_challenge_method: text('PKCE: `S256` (the only method supported)'),
   nonce: text('OpenID Connect: echoed in the ID token'),
-  prompt: text('`none`: answer login_required instead of showing the form'),
+  prompt: text('`login`: always the form; `none`: never a page (login_required without a session, consent_required before consent)'),
+  max_age: text('Seconds: a browser session that began longer ago signs in again on the form'),
   ui_locales: text('`ru` or `en` for the login form'),
   lang: text('`ru` or `en` for the login form'),
 });
@@ -42,15 +44,18 @@ export function authorizeRoutes(api: Api, services: Services): void {
     method: 'get',
     path: '/sso/authorize',
     operationId: 'ssoAuthorize',
-    summary: 'Start single sign-on: a code for the client, or the login form',
+    summary: 'Start single sign-on: a code for the client, the consent page, or the login form',
     description:
-      'With `Authorization: Bearer <cabinet token>`: 302 to `redirect_uri` with `code`, `state` and `iss` (RFC 9207). ' +
-      'A browser without a token gets the login form. Also the OpenID Connect authorization endpoint (PKCE S256).',
+      'With `Authorization: Bearer <cabinet token>`: 302 to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), ' +
+      'at once. A browser signed in to the cabinet goes straight back with a code, after the consent page the first ' +
+      'time it signs in to this client (a marketplace\'s own client needs none); `prompt=login` and `max_age` ask for ' +
+      'the login form instead, `prompt=none` never shows a page (error `login_required` or `consent_required`). ' +
+      'Also the OpenID Connect authorization endpoint (PKCE S256).',
     tags: ['SSO'],
     security: ['cabinetToken', 'anonymous'],
     query: AuthorizeQuery,
     responses: pageResponses({
-      302: { description: 'To the client with code, state and iss (or an OAuth error)' },
+      302: { description: 'To the client with code, state and iss (or an OAuth error), or to the consent page' },
       200: { description: 'The login form', contentType: 'text/html' },
       401: { description: 'The cabinet token in Authorization is not valid', contentType: 'text/html' },
     }),
@@ -69,7 +74,11 @@ export function authorizeRoutes(api: Api, services: Services): void {
         }
         return issueAndRedirect(p.ctx, services, request, user.id, await sessionStartedAt(services, token), 302);
       }
-      if (request.prompt === 'none') {
+      const session = await browserSession(p.ctx, services);
+      if (session && !request.prompts.has('login') && !tooOld(session.signedInAt, request.maxAge)) {
+        return continueSignedIn(p.ctx, services, request, session, 302);
+      }
+      if (request.prompts.has('none')) {
         return refuse(p.ctx, services, { target: request.target, state: request.state, error: 'login_required', description: 'The user is not signed in.' }, 302);
       }
       loginPage(p, services, request, 200, '');
@@ -85,7 +94,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
     tags: ['SSO'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The login form' },
     responses: pageResponses({
-      303: { description: 'To the client with code, state and iss' },
+      303: { description: 'To the client with code, state and iss, or to the consent page the first time this client asks' },
       401: { description: 'Wrong e-mail or password: the form again', contentType: 'text/html' },
       403: { description: 'The form token is missing or wrong', contentType: 'text/html' },
       429: { description: 'Too many wrong passwords for this account or address; see Retry-After', contentType: 'text/html' },
@@ -105,59 +114,29 @@ export function authorizeRoutes(api: Api, services: Services): void {
         p.ctx.set('Retry-After', String(retryAfter));
         return loginPage(p, services, request, 429, email, p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }));
       }
-      const session = await signInOrNothing(services, email, password);
+      const session = await signInOrNothing(services, email, password, p.ctx.get('User-Agent'));
       if (!session) return loginPage(p, services, request, 401, email, p.t('wrongCredentials'));
       await loginSucceeded(services.db, subjects);
-      // The cabinet's login made a session only to prove who this is; nobody holds its token, so it ends here.
+      // The form's sign-in is this browser's cabinet session from now on, so the next client needs no password.
+      await startPageSession(p.ctx, services, session);
       const user = await userForToken(services.db, session.token);
-      await revokeSession(services.db, session.token);
       if (!user) throw new Error('a fresh cabinet session has no user');
-      return issueAndRedirect(p.ctx, services, request, user.id, new Date(), 303);
+      const signedInAt = (await sessionStartedAt(services, session.token)) ?? new Date();
+      return continueSignedIn(p.ctx, services, request, { user, signedInAt }, 303);
     }),
   });
 }
 
-async function issueAndRedirect(ctx: Context, services: Services, request: AuthorizeRequest, userId: string, authTime: Date | undefined, status: 302 | 303) {
-  const code = await issueCode(
-    services.db,
-    {
-      clientId: request.client.client_id,
-      userId,
-      redirectUri: request.redirectUri,
-      scope: request.scope,
-      nonce: request.nonce,
-      codeChallenge: request.codeChallenge,
-      authTime,
-    },
-    services.config.SSO_CODE_TTL_SECONDS,
-  );
-  sendTo(ctx, withParams(request.target, { code, state: request.state, iss: services.config.BASE_URL }), status);
-}
-
-/** An error the client handles (RFC 6749 §4.1.2.1), sent to its checked redirect URI with the state and iss. */
-function refuse(ctx: Context, services: Services, refusal: { target: URL; state: string; error: string; description: string }, status: 302 | 303) {
-  const values = { error: refusal.error, error_description: refusal.description, state: refusal.state, iss: services.config.BASE_URL };
-  sendTo(ctx, withParams(refusal.target, values), status);
-}
-
-function sendTo(ctx: Context, location: string, status: 302 | 303) {
-  if (status === 303) return redirect(ctx, location);
-  ctx.status = 302;
-  ctx.redirect(location);
+/** OpenID Connect's max_age: the sign-in is older than the client accepts (max_age=0 always is). */
+function tooOld(signedInAt: Date, maxAge: number | undefined): boolean {
+  return maxAge !== undefined && Date.now() - signedInAt.getTime() >= maxAge * 1000;
 }
 
 /** The cabinet's login; undefined for wrong credentials (over-long passwords never reach the hash). */
-async function signInOrNothing(services: Services, email: string, password: string): Promise<Session | undefined> {
+async function signInOrNothing(services: Services, email: string, password: string, userAgent: string): Promise<Session | undefined> {
   if (password.length > 200) return undefined;
-  return signIn(services, email, password).catch((error: unknown) => {
+  return signIn(services, email, password, userAgent).catch((error: unknown) => {
     if (error instanceof Problem && error.status === 401) return undefined;
     throw error;
   });
 }
-
-/** When the cabinet session behind this token began: the ID token's auth_time. */
-async function sessionStartedAt(services: Services, token: string): Promise<Date | undefined> {
-  const result = await services.db.query<{ created_at: Date }>('SELECT created_at FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(token)]);
-  return result.rows[0]?.created_at;
-}
-

@@ -79,6 +79,12 @@ export async function clientCard(db: DbClient, masterKey: Buffer, clientId: stri
   return result.rows[0] && card(masterKey, result.rows[0]);
 }
 
+/** A registered client's name, whatever its marketplace's state (for pages that name a client the user had). */
+export async function clientName(db: DbClient, clientId: string): Promise<string | undefined> {
+  const result = await db.query<{ name: string }>('SELECT name FROM sso_clients WHERE client_id = $1', [clientId]);
+  return result.rows[0]?.name;
+}
+
 export async function listClients(db: DbClient): Promise<SsoClient[]> {
   const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c ORDER BY c.created_at DESC, c.client_id LIMIT 1000`);
   return result.rows.map(withoutSecret);

@@ -1,10 +1,39 @@
-// The SSO pages' own words, English and Russian (typed against each other like the cabinet's); the shared ones
-// (the sign-in title, e-mail, password, the wrong-password limit, the layout) come from the cabinet's dictionary.
+// The SSO pages' own words (the login form, consent, errors, the connected sites), English and Russian, typed against
+// each other like the cabinet's; the shared ones (the service's name, e-mail, password, the wrong-password limit, the
+// layout) come from the cabinet's dictionary.
 import { isLang, preferredLang, type Lang } from '../web/i18n.ts';
 
 const en = {
-  continueTo: 'to continue to {client}',
+  signInTo: 'Sign in to {service} to continue to {client}',
   returnTo: 'After signing in you return to {host}.',
+  createAccount: 'Create an account',
+  forgotPassword: 'Forgot your password?',
+  // Consent, the first time a site asks
+  consentTitle: 'Let {client} sign you in with {service}?',
+  signedInAs: 'You are signed in to {service} as {email}.',
+  otherAccount: 'Use another account',
+  consentReceives: '{client} ({host}) will receive:',
+  receivesSvcId: 'your svc ID, the permanent identifier of your account',
+  receivesEmail: 'your e-mail address: {email}',
+  receivesName: 'your name: {name}',
+  receivesNoName: 'your name (you have not given one yet)',
+  receivesOrg: 'your personal organization: its identifier and name ({org})',
+  allow: 'Allow',
+  cancel: 'Cancel',
+  consentHint: 'Either way you return to {host}. You can disconnect the site at any time under Connected sites in your cabinet.',
+  // Connected sites
+  sitesIntro: 'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and personal organization.',
+  noSites: 'You have not signed in to any site with {service} yet.',
+  connectedOn: 'Connected on {date}',
+  lastSignIn: 'last sign-in on {date}',
+  disconnect: 'Disconnect',
+  disconnectTitle: 'Disconnect {site}?',
+  disconnectText:
+    '{site} stops getting your data at once: what it received at sign-in stops working. If you sign in there again, you are asked to allow it again.',
+  disconnectButton: 'Yes, disconnect',
+  disconnectBack: 'No, back to connected sites',
+  disconnected: '{site} is disconnected.',
+  notConnected: 'This site is not connected to your account: it may have been disconnected already.',
   errorTitle: 'This sign-in link does not work',
   unknown_client: 'The site that sent you here is not registered with us, so you cannot sign in to it this way.',
   redirect_uri_not_allowed:
@@ -19,8 +48,34 @@ const en = {
 export type SsoMessage = keyof typeof en;
 
 const ru: Record<SsoMessage, string> = {
-  continueTo: 'чтобы продолжить на {client}',
+  signInTo: 'Войдите в {service}, чтобы продолжить на {client}',
   returnTo: 'После входа вы вернётесь на {host}.',
+  createAccount: 'Создать аккаунт',
+  forgotPassword: 'Забыли пароль?',
+  consentTitle: 'Разрешить {client} вход через {service}?',
+  signedInAs: 'Вы вошли в {service} как {email}.',
+  otherAccount: 'Войти с другим аккаунтом',
+  consentReceives: '{client} ({host}) получит:',
+  receivesSvcId: 'ваш svc ID — постоянный идентификатор вашего аккаунта',
+  receivesEmail: 'адрес электронной почты: {email}',
+  receivesName: 'ваше имя: {name}',
+  receivesNoName: 'ваше имя (вы его пока не указали)',
+  receivesOrg: 'вашу личную организацию: её идентификатор и название ({org})',
+  allow: 'Разрешить',
+  cancel: 'Отмена',
+  consentHint: 'В любом случае вы вернётесь на {host}. Отключить сайт можно в любой момент в разделе «Подключённые сайты» вашего кабинета.',
+  sitesIntro: 'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и личную организацию.',
+  noSites: 'Вы ещё не входили ни на один сайт через {service}.',
+  connectedOn: 'Подключён {date}',
+  lastSignIn: 'последний вход {date}',
+  disconnect: 'Отключить',
+  disconnectTitle: 'Отключить {site}?',
+  disconnectText:
+    '{site} сразу перестанет получать ваши данные: то, что он получил при входе, перестанет действовать. Если вы снова войдёте туда, разрешение спросят ещё раз.',
+  disconnectButton: 'Да, отключить',
+  disconnectBack: 'Нет, вернуться к подключённым сайтам',
+  disconnected: '{site} отключён.',
+  notConnected: 'Этот сайт не подключён к вашему аккаунту: возможно, его уже отключили.',
   errorTitle: 'Эта ссылка для входа не работает',
   unknown_client: 'Сайт, который направил вас сюда, у нас не зарегистрирован, поэтому войти на него так нельзя.',
   redirect_uri_not_allowed:

@@ -1,6 +1,7 @@
 // What every SSO page shares: the language, the headers (never framed, no referrer, a CSP whose form-action lets
-// the login form's answer reach the client), errors as pages in the reader's language (problem+json for callers
-// that ask for JSON), the login form, and its CSRF token.
+// the login and consent forms' answers reach the client), errors as pages in the reader's language (problem+json for
+// callers that ask for JSON), and the two forms: the login form (its CSRF token from the pre-session cookie) and the
+// consent page (the signed-in session's token).
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import type { Logger } from '../log.ts';
@@ -10,7 +11,9 @@ import { readForm, send, type Page } from '../web/page.ts';
 import { preSessionCsrf } from '../web/session.ts';
 import { Params, type AuthorizeRequest } from './authorize-request.ts';
 import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.ts';
-import { errorBody, loginBody } from './views.ts';
+import { consentBody, errorBody, loginBody } from './views.ts';
+import { personalOrganization } from '../accounts/users.ts';
+import { CONSENT_PATH, requestPath, type BrowserSession } from './outcome.ts';
 
 interface SsoPage extends Page {
   st: SsoTranslate;
@@ -23,7 +26,7 @@ export function ssoPage(services: Services, handler: (p: SsoPage, params: Params
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('X-Frame-Options', 'DENY');
     ctx.set('Content-Security-Policy', contentSecurityPolicy());
-    ctx.set('Vary', 'Accept, Accept-Language');
+    ctx.set('Vary', 'Accept, Accept-Language, Cookie');
     let p = pageFor(ctx, ssoLang(undefined, undefined, ctx.get('Accept-Language')));
     let params: Params | undefined;
     try {
@@ -59,14 +62,36 @@ function errorPage(p: SsoPage, services: Services, error: unknown, getPath?: str
 
 export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequest, status: number, email: string, error?: string): void {
   p.ctx.set('Content-Security-Policy', contentSecurityPolicy(request.target));
+  const title = p.st('signInTo', { service: p.t('appName'), client: request.client.name });
+  // After signing up the user is signed in afresh, so prompt=login would only ask for the new password once more.
+  const { prompt: _prompt, ...afterSignUp } = request.carried;
   const body = loginBody(p, {
-    clientName: request.client.name,
+    title,
     targetHost: request.target.host,
     carried: request.carried,
     lang: p.lang,
     csrf: preSessionCsrf(p.ctx, services),
     email,
     error,
+    signUpNext: `/sso/authorize?${new URLSearchParams(afterSignUp).toString()}`,
   });
-  send(p, status, p.t('signInTitle'), body, `/sso/authorize?${new URLSearchParams(request.carried).toString()}`);
+  send(p, status, title, body, requestPath('/sso/authorize', request));
+}
+
+/** What the client will receive and whether the user lets it: the first sign-in to a client in this browser. */
+export async function consentPage(p: SsoPage, services: Services, request: AuthorizeRequest, session: BrowserSession, status: number): Promise<void> {
+  p.ctx.set('Content-Security-Policy', contentSecurityPolicy(request.target));
+  const org = await personalOrganization(services.db, session.user.id);
+  const title = p.st('consentTitle', { client: request.client.name, service: p.t('appName') });
+  const body = consentBody(p, {
+    title,
+    clientName: request.client.name,
+    targetHost: request.target.host,
+    user: { email: session.user.email, name: session.user.name.trim(), org: org?.name ?? '' },
+    carried: request.carried,
+    lang: p.lang,
+    csrf: session.csrf,
+    otherAccount: requestPath('/sso/authorize', request, { prompt: 'login' }),
+  });
+  send(p, status, title, body, requestPath(CONSENT_PATH, request));
 }

@@ -1,5 +1,6 @@
 // Single sign-on: the spec's token exchange (JSON in, profile out), client registration and the administrative card,
-// plus the authorize page and the standard OpenID Connect endpoints beside them.
+// plus the authorize and consent pages, the standard OpenID Connect endpoints beside them, and the user's connected
+// sites (JSON and page).
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
 import type { Api } from '../http/api.ts';
@@ -11,6 +12,9 @@ import { redeemCode } from './codes.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
 import { rotateSigningKey } from './signing-keys.ts';
 import { authorizeRoutes } from './authorize.ts';
+import { consentRoutes } from './consent.ts';
+import { connectedSiteRoutes } from './connected-sites.ts';
+import { connectedSitePages } from './connected-sites-pages.ts';
 import { oidcRoutes } from './oidc.ts';
 import { ClientCard, Profile, RedirectUris } from './schemas.ts';
 import { asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
@@ -24,6 +28,9 @@ export function ssoRoutes(api: Api, services: Services): void {
   const ClientParams = z.object({ client_id: z.string().max(128) });
 
   authorizeRoutes(api, services);
+  consentRoutes(api, services);
+  connectedSiteRoutes(api, services);
+  connectedSitePages(api, services);
 
   api.route({
     method: 'post',

@@ -1,5 +1,6 @@
-// The SSO pages: the login form and the error page, in the cabinet's layout and stylesheet (same origin, nothing
-// from other origins). Each names where the user is going, so a look at the page tells them whom they sign in to.
+// The SSO pages: the login form, the consent page and the error page, in the cabinet's layout and stylesheet (same
+// origin, nothing from other origins). Each names the service and where the user is going, so a look at the page
+// tells them whom they sign in to and what that site gets.
 import { csrfField, message } from '../web/layout.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import type { Translate } from '../web/i18n.ts';
@@ -13,17 +14,55 @@ export interface SsoView {
 
 export function loginBody(
   { t, st }: SsoView,
-  form: { clientName: string; targetHost: string; carried: Record<string, string>; lang: string; csrf: string; email: string; error?: string },
+  form: { title: string; targetHost: string; carried: Record<string, string>; lang: string; csrf: string; email: string; error?: string; signUpNext: string },
 ): SafeHtml {
-  return html`<h1>${t('signInTitle')}</h1>
-<p>${st('continueTo', { client: form.clientName })}</p>
+  return html`<h1>${form.title}</h1>
 ${message('error', form.error)}
 <form method="post" action="/sso/authorize">
-${csrfField(form.csrf)}<input type="hidden" name="lang" value="${form.lang}">
-${Object.entries(form.carried).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}
+${csrfField(form.csrf)}${carriedFields(form)}
 ${credentialFields(t, form.email)}
 </form>
+<p><a href="/cabinet/forgot-password">${st('forgotPassword')}</a></p>
+<p><a href="/cabinet/sign-up?next=${encodeURIComponent(form.signUpNext)}">${st('createAccount')}</a></p>
 <p class="hint">${st('returnTo', { host: form.targetHost })}</p>`;
+}
+
+/** Whom the user lets in, where it returns them, and each thing it receives, with Allow and Cancel. */
+export function consentBody(
+  { t, st }: SsoView,
+  form: {
+    title: string;
+    clientName: string;
+    targetHost: string;
+    user: { email: string; name: string; org: string };
+    carried: Record<string, string>;
+    lang: string;
+    csrf: string;
+    otherAccount: string;
+  },
+): SafeHtml {
+  const { user } = form;
+  return html`<h1>${form.title}</h1>
+<p>${st('signedInAs', { service: t('appName'), email: user.email })} <a href="${form.otherAccount}">${st('otherAccount')}</a></p>
+<p>${st('consentReceives', { client: form.clientName, host: form.targetHost })}</p>
+<ul>
+<li>${st('receivesSvcId')}</li>
+<li>${st('receivesEmail', { email: user.email })}</li>
+<li>${user.name ? st('receivesName', { name: user.name }) : st('receivesNoName')}</li>
+<li>${st('receivesOrg', { org: user.org })}</li>
+</ul>
+<form method="post" action="/sso/consent">
+${csrfField(form.csrf)}${carriedFields(form)}
+<div class="actions"><button type="submit" name="decision" value="allow">${st('allow')}</button>
+<button type="submit" name="decision" value="cancel" class="secondary">${st('cancel')}</button></div>
+</form>
+<p class="hint">${st('consentHint', { host: form.targetHost })}</p>`;
+}
+
+/** The authorization request in hidden fields, so the form's POST repeats exactly the request the page was shown for. */
+function carriedFields(form: { carried: Record<string, string>; lang: string }): SafeHtml {
+  return html`<input type="hidden" name="lang" value="${form.lang}">
+${Object.entries(form.carried).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}`;
 }
 
 export function errorBody({ st }: SsoView, text: string, code: string): SafeHtml {

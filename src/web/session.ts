@@ -6,7 +6,7 @@ import type { Context, Middleware } from 'koa';
 import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import { keyedDigest, newSecret, safeEqual } from '../secrets.ts';
-import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, userForToken } from '../accounts/sessions.ts';
+import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, sessionForToken } from '../accounts/sessions.ts';
 import type { Session } from '../accounts/operations.ts';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -37,10 +37,10 @@ function sessionToken(ctx: Context): string | undefined {
 }
 
 /** The signed-in user of this browser, with the CSRF token for their forms. */
-export async function pageUser(ctx: Context, services: Services): Promise<{ user: User; csrf: string } | undefined> {
+export async function pageUser(ctx: Context, services: Services): Promise<{ user: User; csrf: string; sessionId: string } | undefined> {
   const token = sessionToken(ctx);
-  const user = token ? await userForToken(services.db, token) : undefined;
-  return user && token ? { user, csrf: keyedDigest(services.masterKey, 'cabinet-csrf', token) } : undefined;
+  const session = token ? await sessionForToken(services.db, token) : undefined;
+  return session && token ? { ...session, csrf: keyedDigest(services.masterKey, 'cabinet-csrf', token) } : undefined;
 }
 
 /** Sets the session cookie; a session this browser had before is revoked, so one browser holds one session. */
@@ -84,6 +84,7 @@ export function bearerOrPageSession(services: Services): Middleware {
     const signedIn = ctx.get('Authorization') === '' ? await pageUser(ctx, services) : undefined;
     if (!signedIn) return bearer(ctx, next);
     ctx.state.user = signedIn.user;
+    ctx.state.sessionId = signedIn.sessionId;
     await next();
   };
 }

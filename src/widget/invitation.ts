@@ -7,7 +7,7 @@ import type { DbClient } from '../db.ts';
 
 export async function buyerGetsInvitation(db: DbClient, email: string): Promise<boolean> {
   const result = await db.query<{ invited: boolean }>(
-    `SELECT u.password_hash IS NULL AND NOT EXISTS (SELECT 1 FROM invitations i WHERE i.user_id = u.id) AS invited
+    `SELECT u.password_hash IS NULL AND NOT EXISTS (SELECT 1 FROM account_tokens i WHERE i.user_id = u.id AND i.purpose = 'invitation') AS invited
        FROM users u WHERE lower(u.email) = lower($1)`,
     [email],
   );

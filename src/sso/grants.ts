@@ -1,0 +1,58 @@
+// What a user has let SSO clients have: one grant per user and client, recorded with every code issued. The browser
+// asks consent before the first (and after a revocation); a marketplace's own client needs none. Revoking a grant
+// also ends what the client holds: the user's access tokens for it stop working and their unused codes expire.
+import type { Db } from '../db.ts';
+import type { SsoClient } from './clients.ts';
+
+export interface ConnectedSite {
+  client_id: string;
+  name: string;
+  first_at: Date;
+  last_at: Date;
+}
+
+/** Whether the browser must ask the user before this client gets a code. */
+export async function consentNeeded(db: Db, client: SsoClient, userId: string): Promise<boolean> {
+  if (client.marketplace_id !== null) return false;
+  const result = await db.query('SELECT 1 FROM sso_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, client.client_id]);
+  return result.rowCount === 0;
+}
+
+/** A sign-in to the client: starts the grant (again, after a revocation) or moves its last_at. */
+export async function recordGrant(db: Db, clientId: string, userId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO sso_grants AS g (user_id, client_id) VALUES ($1, $2)
+     ON CONFLICT (user_id, client_id) DO UPDATE
+        SET last_at = now(), revoked_at = NULL, first_at = CASE WHEN g.revoked_at IS NULL THEN g.first_at ELSE now() END`,
+    [userId, clientId],
+  );
+}
+
+/** The user's live grants, the most recently used first. */
+export async function connectedSites(db: Db, userId: string): Promise<ConnectedSite[]> {
+  const result = await db.query<ConnectedSite>(
+    `SELECT g.client_id, c.name, g.first_at, g.last_at FROM sso_grants g JOIN sso_clients c USING (client_id)
+      WHERE g.user_id = $1 AND g.revoked_at IS NULL ORDER BY g.last_at DESC, g.client_id`,
+    [userId],
+  );
+  return result.rows;
+}
+
+/** Revokes a live grant in one statement with the client's tokens and codes; undefined when there is none. */
+export async function revokeSite(db: Db, userId: string, clientId: string): Promise<(ConnectedSite & { revoked_at: Date }) | undefined> {
+  const result = await db.query<ConnectedSite & { revoked_at: Date }>(
+    `WITH revoked AS (
+       UPDATE sso_grants SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL
+       RETURNING user_id, client_id, first_at, last_at, revoked_at
+     ), tokens AS (
+       UPDATE sso_access_tokens t SET revoked_at = now() FROM revoked r
+        WHERE t.user_id = r.user_id AND t.client_id = r.client_id AND t.revoked_at IS NULL
+     ), codes AS (
+       UPDATE sso_codes k SET expires_at = now() FROM revoked r
+        WHERE k.user_id = r.user_id AND k.client_id = r.client_id AND k.consumed_at IS NULL AND k.expires_at > now()
+     )
+     SELECT r.client_id, c.name, r.first_at, r.last_at, r.revoked_at FROM revoked r JOIN sso_clients c USING (client_id)`,
+    [userId, clientId],
+  );
+  return result.rows[0];
+}

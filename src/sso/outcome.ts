@@ -1,0 +1,83 @@
+// How an authorization request ends once the user is known: a code for the client (recording the grant), an error
+// at the client's checked redirect URI (RFC 6749 §4.1.2.1), or first the consent page when the client has no grant.
+// Also the browser's cabinet session as the SSO steps see it, with the time its user signed in (the ID token's
+// auth_time, and what max_age is measured against).
+import type { Context } from 'koa';
+import type { Services } from '../services.ts';
+import type { User } from '../accounts/users.ts';
+import { hashSecret } from '../secrets.ts';
+import { redirect } from '../web/page.ts';
+import { SESSION_COOKIE, pageUser, readCookie } from '../web/session.ts';
+import { withParams, type AuthorizeRequest } from './authorize-request.ts';
+import { issueCode } from './codes.ts';
+import { consentNeeded, recordGrant } from './grants.ts';
+
+export const CONSENT_PATH = '/sso/consent';
+
+export interface BrowserSession {
+  user: User;
+  csrf: string;
+  signedInAt: Date;
+}
+
+/** The signed-in user of this browser (the svc_session cookie), or undefined. */
+export async function browserSession(ctx: Context, services: Services): Promise<BrowserSession | undefined> {
+  const signed = await pageUser(ctx, services);
+  const token = readCookie(ctx, SESSION_COOKIE);
+  const signedInAt = signed && token ? await sessionStartedAt(services, token) : undefined;
+  return signed && signedInAt && { ...signed, signedInAt };
+}
+
+/** When the cabinet session behind this token began. */
+export async function sessionStartedAt(services: Services, token: string): Promise<Date | undefined> {
+  const result = await services.db.query<{ created_at: Date }>('SELECT created_at FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(token)]);
+  return result.rows[0]?.created_at;
+}
+
+/** This request's address on another SSO step (the consent page, the login form), carrying it unchanged. */
+export function requestPath(path: string, request: AuthorizeRequest, extra: Record<string, string> = {}): string {
+  return `${path}?${new URLSearchParams({ ...request.carried, ...extra }).toString()}`;
+}
+
+/** A signed-in user in the browser: the code, unless the client still needs their consent (prompt=none: an error). */
+export async function continueSignedIn(ctx: Context, services: Services, request: AuthorizeRequest, session: Omit<BrowserSession, 'csrf'>, status: 302 | 303) {
+  if (await consentNeeded(services.db, request.client, session.user.id)) {
+    if (request.prompts.has('none')) {
+      return refuse(ctx, services, { target: request.target, state: request.state, error: 'consent_required', description: 'The user has not allowed this client yet.' }, status);
+    }
+    return sendTo(ctx, requestPath(CONSENT_PATH, request), status);
+  }
+  return issueAndRedirect(ctx, services, request, session.user.id, session.signedInAt, status);
+}
+
+/** A code for the client, sent to its redirect URI with state and iss (RFC 9207); the grant records this sign-in. */
+export async function issueAndRedirect(ctx: Context, services: Services, request: AuthorizeRequest, userId: string, authTime: Date | undefined, status: 302 | 303) {
+  await recordGrant(services.db, request.client.client_id, userId);
+  const code = await issueCode(
+    services.db,
+    {
+      clientId: request.client.client_id,
+      userId,
+      redirectUri: request.redirectUri,
+      scope: request.scope,
+      nonce: request.nonce,
+      codeChallenge: request.codeChallenge,
+      authTime,
+    },
+    services.config.SSO_CODE_TTL_SECONDS,
+  );
+  sendTo(ctx, withParams(request.target, { code, state: request.state, iss: services.config.BASE_URL }), status);
+}
+
+/** An error the client handles (RFC 6749 §4.1.2.1), sent to its checked redirect URI with the state and iss. */
+export function refuse(ctx: Context, services: Services, refusal: { target: URL; state: string; error: string; description: string }, status: 302 | 303) {
+  const values = { error: refusal.error, error_description: refusal.description, state: refusal.state, iss: services.config.BASE_URL };
+  sendTo(ctx, withParams(refusal.target, values), status);
+}
+
+/** 302 answers a GET (as the spec says); 303 a form post, so the browser follows with a GET. */
+export function sendTo(ctx: Context, location: string, status: 302 | 303) {
+  if (status === 303) return redirect(ctx, location);
+  ctx.status = 302;
+  ctx.redirect(location);
+}
