@@ -40,6 +40,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Every test's client is 127.0.0.1, and the widget creation limits count in the shared database: tests of that
     // limit set their own and come from a uniqueLoopback() address.
     WIDGET_CREATE_LIMIT_PER_ADDRESS: '1000000',
+    // The same for sign-in attempts per address (every attempt counts until a right password takes it back): tests
+    // of that limit set their own and sign in from addresses of their own.
+    SSO_LOGIN_ADDRESS_LIMIT: '1000000',
     ...env,
   });
 }
