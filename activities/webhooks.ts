@@ -52,13 +52,20 @@ export function createWebhookActivities(services: Services, options: WebhookActi
         result = await postWebhook(url, headers, delivery.body, { pinned, timeoutMs: services.config.WEBHOOK_TIMEOUT_SECONDS * 1000 });
       } catch (error) {
         if (!(error instanceof AddressNotAllowed)) throw error;
-        result = { httpStatus: null, retryAfter: null, error: `address not allowed: ${error.message}`, durationMs: 0 };
+        result = { httpStatus: null, retryAfter: null, error: `address not allowed: ${error.message}`, durationMs: 0, responseExcerpt: null };
       }
 
       const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
       const gone = result.httpStatus === 410;
       const status = delivered ? 'delivered' : gone ? 'failed' : 'retrying';
-      await recordAttempt(db, deliveryId, { attempt, status, httpStatus: result.httpStatus, error: result.error, durationMs: result.durationMs });
+      await recordAttempt(db, deliveryId, {
+        attempt,
+        status,
+        httpStatus: result.httpStatus,
+        error: result.error,
+        durationMs: result.durationMs,
+        responseExcerpt: result.responseExcerpt,
+      });
       logger.info({ delivery_id: deliveryId, event: delivery.event, attempt, status, http_status: result.httpStatus }, 'webhook attempt');
       if (delivered) return;
       if (gone) {

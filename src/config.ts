@@ -22,6 +22,8 @@ export const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  // Where operators open a deal's workflow from the console (the embedded dev server's Web UI unless told).
+  TEMPORAL_UI_URL: url.default('http://127.0.0.1:8233'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('svc'),
   TEMPORAL_CLI: optionalText,
   TEMPORAL_API_KEY: optionalText,

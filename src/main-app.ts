@@ -4,6 +4,8 @@ import { Api } from './http/api.ts';
 import { createApp } from './http/app.ts';
 import { healthChecks, type Services } from './services.ts';
 import { marketplaceRoutes } from './marketplaces/routes.ts';
+import { adminMarketplaceRoutes } from './marketplaces/admin-routes.ts';
+import { marketplaceConsolePages } from './marketplaces/console-pages.ts';
 import { mailRoutes } from './mail/routes.ts';
 import { dataKeyAdminRoutes } from './data-api/admin-routes.ts';
 import { dataKeyCabinetRoutes } from './data-api/cabinet-routes.ts';
@@ -12,6 +14,7 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
+import { dealConsolePages } from './deals/console-pages.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
 import { cabinetPages } from './cabinet/pages.ts';
 import { accountRoutes } from './accounts/routes.ts';
@@ -19,6 +22,9 @@ import { accountPages } from './accounts/pages.ts';
 import { ssoRoutes } from './sso/routes.ts';
 import { widget } from './widget/index.ts';
 import { adminRoutes } from './admin/routes.ts';
+import { consolePages } from './admin/console-pages.ts';
+import { ssoConsolePages } from './sso/console-pages.ts';
+import { dataAccountConsolePages } from './data-api/console-pages.ts';
 
 export function createMainApp(services: Services): Koa {
   const api = new Api({
@@ -37,6 +43,8 @@ export function createMainApp(services: Services): Koa {
     },
   });
   marketplaceRoutes(api, services);
+  adminMarketplaceRoutes(api, services);
+  marketplaceConsolePages(api, services);
   dealRoutes(api, services);
   widget(api, services);
   cabinetRoutes(api, services);
@@ -45,7 +53,11 @@ export function createMainApp(services: Services): Koa {
   accountPages(api, services);
   ssoRoutes(api, services);
   adminDealRoutes(api, services);
+  dealConsolePages(api, services);
   adminRoutes(api, services);
+  consolePages(api, services);
+  ssoConsolePages(api, services);
+  dataAccountConsolePages(api, services);
   mailRoutes(api, services);
   dataKeyAdminRoutes(api, services);
   dataKeyCabinetRoutes(api, services);

@@ -9,7 +9,7 @@ import { createLogger } from '../src/log.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { createMainApp } from '../src/main-app.ts';
 import { listen } from '../src/http/server.ts';
-import { createAdminToken } from '../src/accounts/admin.ts';
+import { createAdminToken } from '../src/admin/auth.ts';
 import { startWorker, type RunningWorker } from '../src/worker.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { dealWorkflowId } from '../src/deals/model.ts';

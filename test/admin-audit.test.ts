@@ -1,7 +1,7 @@
 // The audit log: every administrative change is written with its actor, action, object and answer (secrets
 // redacted); reads and refused requests are not; the log is filtered and paged; the database refuses to rewrite it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminToken } from '../src/accounts/admin.ts';
+import { createAdminToken } from '../src/admin/auth.ts';
 import { json, post, startTestServer, uniqueId, type TestServer } from './helpers.ts';
 
 let server: TestServer;

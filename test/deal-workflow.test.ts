@@ -108,7 +108,7 @@ describe('webhook delivery of one deal', () => {
     expect(third!.headers['x-svc-delivery']).toBe(first!.headers['x-svc-delivery']);
 
     const log = await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
-    const created = log.filter((item: { deal_id: string; event: string }) => item.deal_id === deal.id && item.event === 'deal.created');
+    const created = log.items.filter((item: { deal_id: string; event: string }) => item.deal_id === deal.id && item.event === 'deal.created');
     expect(created.map((item: { attempt: number; status: string; http_status: number }) => [item.attempt, item.status, item.http_status]).sort()).toEqual([
       [1, 'retrying', 500],
       [2, 'retrying', 503],

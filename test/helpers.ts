@@ -7,7 +7,7 @@ import { createServices, type Services } from '../src/services.ts';
 import { listen } from '../src/http/server.ts';
 import { createMainApp } from '../src/main-app.ts';
 import { createDataApp } from '../src/data-app.ts';
-import { createAdminToken } from '../src/accounts/admin.ts';
+import { createAdminToken } from '../src/admin/auth.ts';
 import { startWorker, type RunningWorker } from '../src/worker.ts';
 
 export function uniqueId(prefix = 't'): string {

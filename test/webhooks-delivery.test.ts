@@ -167,7 +167,7 @@ async function attempts(marketplaceId: string): Promise<any[]> {
     headers: { Authorization: `Bearer ${server.adminToken}` },
   });
   expect(response.status).toBe(200);
-  return (await json(response)).reverse();
+  return (await json(response)).items.reverse();
 }
 
 // ---- the timeout ---------------------------------------------------------------------------------------------------

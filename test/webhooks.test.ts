@@ -5,7 +5,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createAdminToken } from '../src/accounts/admin.ts';
+import { createAdminToken } from '../src/admin/auth.ts';
 import { parseConfig } from '../src/config.ts';
 import { listen, type RunningServer } from '../src/http/server.ts';
 import { createLogger } from '../src/log.ts';
@@ -105,7 +105,7 @@ function startDelivery(deliveryId: string) {
 async function log(marketplaceId: string, query = ''): Promise<any[]> {
   const response = await fetch(`${server.url}/admin/marketplaces/${marketplaceId}/webhook-deliveries${query}`, { headers: admin() });
   expect(response.status).toBe(200);
-  return json(response);
+  return (await json(response)).items;
 }
 
 async function deliveryStatus(deliveryId: string): Promise<string> {

@@ -2,7 +2,7 @@
 // session also has a public id, the browser it was started in and when it was last used, for its owner's list.
 import type { Middleware } from 'koa';
 import type { Db, DbClient } from '../db.ts';
-import { bearerToken } from './admin.ts';
+import { bearerToken } from '../admin/auth.ts';
 import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { findUserById, type User } from './users.ts';

@@ -4,13 +4,14 @@
 import type { Db, DbClient } from '../db.ts';
 import { keyedDigest, safeEqual } from '../secrets.ts';
 
-export type TokenPurpose = 'invitation' | 'password_reset' | 'signup';
+export type TokenPurpose = 'invitation' | 'password_reset' | 'signup' | 'admin_setup';
 
-const PREFIX: Record<TokenPurpose, string> = { invitation: 'inv_', password_reset: 'rst_', signup: 'sup_' };
+const PREFIX: Record<TokenPurpose, string> = { invitation: 'inv_', password_reset: 'rst_', signup: 'sup_', admin_setup: 'ads_' };
 export const TOKEN_TTL_SECONDS: Record<TokenPurpose, number> = {
   invitation: 14 * 24 * 3600,
   password_reset: 3600,
   signup: 24 * 3600,
+  admin_setup: 3 * 24 * 3600,
 };
 
 export interface TokenRow {

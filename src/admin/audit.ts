@@ -68,7 +68,8 @@ export function auditEntryFor(ctx: Context, actor: string): AuditEntry {
   const params = (ctx.params ?? {}) as Record<string, string>;
   const answer = ctx.body !== null && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body) ? (ctx.body as Record<string, unknown>) : undefined;
   const segments = ctx.path.split('/').filter(Boolean);
-  const objectType = (segments[1] === 'sso' ? `sso_${segments[2] ?? ''}` : (segments[1] ?? 'admin')).replace(/s$/, '').replace(/-/g, '_');
+  const plural = segments[1] === 'sso' ? `sso_${segments[2] ?? ''}` : (segments[1] ?? 'admin');
+  const objectType = plural.replace(/ies$/, 'y').replace(/s$/, '').replace(/-/g, '_');
   const fromAnswer = answer?.id ?? answer?.client_id ?? answer?.account_id;
   const objectId = params.id ?? params.client_id ?? (typeof fromAnswer === 'string' ? fromAnswer : null);
   const action = (ctx as Context & { _matchedRouteName?: string })._matchedRouteName ?? `${ctx.method} ${ctx.path}`;

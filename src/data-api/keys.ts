@@ -139,3 +139,35 @@ export async function accountIdForKey(db: Db, key: string): Promise<string | und
   const row = result.rows[0];
   return row && safeEqual(presented, row.key_hash) ? row.account_id : undefined;
 }
+
+/** The keys of several accounts at once (administrators' lists), each account's in the order of listDataKeys. */
+export async function listDataKeysOf(db: Db, accountIds: string[]): Promise<Map<string, DataKeyItem[]>> {
+  const keys = new Map<string, DataKeyItem[]>(accountIds.map((id) => [id, []]));
+  const result = await db.query<KeyRow & { account_id: string }>(
+    `SELECT account_id, ${KEY_COLUMNS} FROM data_keys WHERE account_id = ANY($1::uuid[])
+     ORDER BY revoked_at IS NOT NULL, created_at DESC, id`,
+    [accountIds],
+  );
+  for (const row of result.rows) keys.get(row.account_id)?.push(item(row));
+  return keys;
+}
+
+/** An administrator issues a key to an existing account, with the same limit as its owner has; 404 without one. */
+export async function issueAccountKey(db: Db, accountId: string, name: string): Promise<{ id: string; name: string; key: string }> {
+  if (!(await dataAccountExists(db, accountId))) throw notFound('No such data account.');
+  return issueOwnDataKey(db, accountId, name);
+}
+
+/** An administrator revokes any account's key by its id: the key before and after, and its account. */
+export async function revokeAnyDataKey(db: Db, keyId: string): Promise<{ account_id: string; before: DataKeyItem; after: DataKeyItem }> {
+  if (!z.uuid().safeParse(keyId).success) throw notFound('No such data API key.');
+  const result = await db.query<KeyRow & { account_id: string }>(`SELECT account_id, ${KEY_COLUMNS} FROM data_keys WHERE id = $1`, [keyId]);
+  const row = result.rows[0];
+  if (!row) throw notFound('No such data API key.');
+  return { account_id: row.account_id, before: item(row), after: await revokeDataKey(db, row.account_id, keyId) };
+}
+
+export async function dataAccountExists(db: Db, accountId: string): Promise<boolean> {
+  if (!z.uuid().safeParse(accountId).success) return false;
+  return ((await db.query('SELECT 1 FROM data_accounts WHERE id = $1', [accountId])).rowCount ?? 0) > 0;
+}

@@ -5,7 +5,7 @@
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { hashSecret } from '../secrets.ts';
-import { TARIFF_QUOTAS, type Tariff } from './keys.ts';
+import { listDataKeysOf, TARIFF_QUOTAS, type DataKeyItem, type Tariff } from './keys.ts';
 
 export interface Usage {
   accountId: string;
@@ -181,4 +181,82 @@ export function rateLimitHeaders(usage: Usage, now = new Date()): Record<string,
 
 export function secondsUntilReset(usage: Usage, now = new Date()): number {
   return Math.max(1, Math.ceil((usage.resetsAt.getTime() - now.getTime()) / 1000));
+}
+
+/**
+ * A data account as administrators see it: its owner's e-mail, tariff, the quota in force (null: unlimited) and
+ * whether it is the account's own (`custom_quota`) rather than the tariff's, this month's usage, and its keys.
+ */
+export interface DataAccountItem {
+  id: string;
+  email: string;
+  tariff: Tariff;
+  monthly_quota: number | null;
+  custom_quota: boolean;
+  used: number;
+  keys: DataKeyItem[];
+}
+
+// $1 month (first day, UTC); the caller adds its WHERE, ORDER and LIMIT.
+const ACCOUNTS_SQL = `
+  SELECT a.id, u.email, a.tariff, COALESCE(a.monthly_quota, ${QUOTA_SQL}) AS quota, a.monthly_quota IS NOT NULL AS custom_quota,
+    COALESCE(d.used, 0) AS used
+  FROM data_accounts a JOIN users u ON u.id = a.id LEFT JOIN data_usage d ON d.account_id = a.id AND d.month = $1::date`;
+
+type AccountRow = { id: string; email: string; tariff: Tariff; quota: number | null; custom_quota: boolean; used: number };
+
+async function withKeys(db: Db, rows: AccountRow[]): Promise<DataAccountItem[]> {
+  const keys = await listDataKeysOf(db, rows.map((row) => row.id));
+  return rows.map((row) => ({
+    id: row.id,
+    email: row.email,
+    tariff: row.tariff,
+    monthly_quota: row.quota,
+    custom_quota: row.custom_quota,
+    used: row.used,
+    keys: keys.get(row.id) ?? [],
+  }));
+}
+
+/** Data accounts, newest first, whose owner's e-mail contains `q` (any case); `starting_after` is an account id. */
+export async function listDataAccounts(
+  db: Db,
+  filter: { q?: string; limit: number; starting_after?: string },
+  now = new Date(),
+): Promise<{ items: DataAccountItem[]; has_more: boolean }> {
+  const pattern = filter.q === undefined ? null : `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const result = await db.query<AccountRow>(
+    `${ACCOUNTS_SQL}
+     WHERE ($2::text IS NULL OR u.email ILIKE $2)
+       AND ($3::uuid IS NULL OR (a.created_at, a.id) < (SELECT created_at, id FROM data_accounts WHERE id = $3))
+     ORDER BY a.created_at DESC, a.id DESC LIMIT $4`,
+    [calendarMonth(now).monthDay, pattern, filter.starting_after ?? null, filter.limit + 1],
+  );
+  return { items: await withKeys(db, result.rows.slice(0, filter.limit)), has_more: result.rows.length > filter.limit };
+}
+
+export async function findDataAccount(db: Db, accountId: string, now = new Date()): Promise<DataAccountItem | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId)) return undefined;
+  const result = await db.query<AccountRow>(`${ACCOUNTS_SQL} WHERE a.id = $2`, [calendarMonth(now).monthDay, accountId]);
+  return (await withKeys(db, result.rows))[0];
+}
+
+/**
+ * Changes the tariff and the account's own quota (null: the tariff's again). Every data request reads both afresh
+ * (checkAndCount), so the change holds from the next request on every instance.
+ */
+export async function updateDataAccount(
+  db: Db,
+  accountId: string,
+  changes: { tariff?: Tariff; monthly_quota?: number | null },
+): Promise<{ before: DataAccountItem; after: DataAccountItem } | undefined> {
+  const before = await findDataAccount(db, accountId);
+  if (!before) return undefined;
+  await db.query(
+    `UPDATE data_accounts SET tariff = COALESCE($2, tariff),
+        monthly_quota = CASE WHEN $3::boolean THEN $4::bigint ELSE monthly_quota END, updated_at = now()
+      WHERE id = $1`,
+    [accountId, changes.tariff ?? null, changes.monthly_quota !== undefined, changes.monthly_quota ?? null],
+  );
+  return { before, after: (await findDataAccount(db, accountId))! };
 }

@@ -5,6 +5,7 @@ import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpda
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
+import type { ProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
 import type { DealSettings, DealWorkflowInput } from '../../workflows/deal-messages.ts';
@@ -13,7 +14,7 @@ const WORKFLOW_TYPE = 'dealWorkflow';
 const UPDATE_DEADLINE_MS = 30_000;
 
 /** Failure types the workflow raises, as the HTTP status they answer with. */
-const FAILURE_STATUS: Record<string, number> = {
+const FAILURE_STATUS: Partial<Record<ProblemCode, number>> = {
   not_found: 404,
   no_documents: 400,
   approval_not_allowed: 400,
@@ -103,7 +104,7 @@ function toProblem(error: unknown): unknown {
   let activityFailed = false;
   for (let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined; cause; cause = (cause as { cause?: Error }).cause) {
     const type = (cause as { type?: string }).type;
-    if (type && FAILURE_STATUS[type]) return new Problem(FAILURE_STATUS[type]!, type, cause.message);
+    if (type && Object.hasOwn(FAILURE_STATUS, type)) return new Problem(FAILURE_STATUS[type as ProblemCode]!, type as ProblemCode, cause.message);
     activityFailed ||= cause.name === 'ActivityFailure';
   }
   if (activityFailed) {

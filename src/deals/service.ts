@@ -10,7 +10,7 @@ import { inTransaction } from '../db.ts';
 import { insertWebhookEvent } from '../webhooks/events.ts';
 import { notFound, Problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
-import type { Marketplace } from '../marketplaces/marketplaces.ts';
+import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
 import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
 import { invitationToken, renewInvitation } from '../accounts/tokens.ts';
 import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
@@ -25,7 +25,7 @@ import {
   startEscrowUpdate,
   type MovePaymentInput,
 } from '../../workflows/deal-messages.ts';
-import { dealStatus, isFinal, type DealRecord, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
+import { dealStatus, dealWorkflowId, isFinal, type DealRecord, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
 import { allowedActions, roleMay, type DealRole, type DealVerb, type PaymentAction } from './rules.ts';
 import {
   approvalsOfPerson,
@@ -37,6 +37,11 @@ import {
   loadSnapshot,
   marketplaceHasDeal,
   countInvitationResend,
+  dealDeliveries,
+  dealEvents,
+  findDeal,
+  hasDispute,
+  listDisputes,
   type DealListFilter,
 } from './store.ts';
 import { startDealWorkflow, updateDeal } from './commands.ts';
@@ -363,4 +368,47 @@ export async function fileFor(services: Services, actor: DealActor, fileId: stri
   const file = isUuid(fileId) ? await dealFile(services.db, fileId) : undefined;
   if (!file || !(await dealFor(services, actor, file.deal_id).catch(() => undefined))) throw notFound('No such document.');
   return { name: file.name, content_type: file.content_type, body: await services.documents.get(file.storage_key) };
+}
+
+// Administrators: every marketplace's deals, what happened to one, the disputes queue, and the buyer's invitation again.
+
+const ADMINISTRATOR: DealActor = { kind: 'administrator' };
+
+/** A page of every marketplace's deals; a cursor that names no deal is 400. */
+export async function administratorDeals(services: Services, filter: DealListFilter) {
+  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await findDeal(services.db, { id: filter.startingAfter })))) {
+    throw new Problem(400, 'invalid_cursor', 'starting_after must be the id of a deal, as a previous page listed it.');
+  }
+  return listDeals(services.db, filter);
+}
+
+/** The deal with its webhook events, its deliveries, and where its workflow is in the Temporal Web UI. */
+export async function administratorDeal(services: Services, dealId: string) {
+  const { snapshot, role } = await dealFor(services, ADMINISTRATOR, dealId);
+  const [events, deliveries] = await Promise.all([dealEvents(services.db, dealId), dealDeliveries(services.db, dealId)]);
+  return { snapshot, actions: actionsFor(snapshot, role, ADMINISTRATOR), events, deliveries, temporalUrl: temporalUrl(services, snapshot.deal) };
+}
+
+/** The deal's workflow in the Temporal Web UI (its id is fixed by the marketplace and the external id). */
+export function temporalUrl(services: Services, deal: DealRecord): string {
+  const { TEMPORAL_UI_URL, TEMPORAL_NAMESPACE } = services.config;
+  const workflowId = dealWorkflowId(deal.marketplace_id, deal.external_id);
+  return `${TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+/** A page of disputes with their deals: open ones oldest first; a cursor that names no dispute of that status is 400. */
+export async function disputeQueue(services: Services, filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string }) {
+  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await hasDispute(services.db, filter.startingAfter, filter.status)))) {
+    throw new Problem(400, 'invalid_cursor', `starting_after must be the deal id of a ${filter.status} dispute, as a previous page listed it.`);
+  }
+  const { rows, hasMore } = await listDisputes(services.db, filter);
+  const snapshots = await Promise.all(rows.map((row) => loadSnapshot(services.db, row.deal_id)));
+  return { items: rows.map((row, index) => ({ ...row, snapshot: snapshots[index]! })), hasMore };
+}
+
+/** The buyer's invitation again, sent by an administrator as the deal's marketplace would, under the same limit. */
+export async function administratorResendInvitation(services: Services, dealId: string): Promise<void> {
+  const { snapshot } = await dealFor(services, ADMINISTRATOR, dealId);
+  const marketplace = (await findMarketplace(services.db, snapshot.deal.marketplace_id))!;
+  await resendInvitation(services, marketplace, dealId);
 }

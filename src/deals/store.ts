@@ -114,26 +114,41 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
 }
 
 export interface DealListFilter {
-  marketplaceId: string;
+  /** The marketplace's own list; absent, every marketplace's (administrators). */
+  marketplaceId?: string;
   limit: number;
   /** A deal id: the page starts after it (newest first). */
   startingAfter?: string;
   status?: DealStatus;
   createdGte?: string;
   createdLte?: string;
+  externalId?: string;
+  /** The buyer's address, in any case. */
+  buyerEmail?: string;
 }
 
-/** A page of the marketplace's deals, newest first; `has_more` when another page follows. */
+/** A page of deals (one marketplace's, or all for administrators), newest first; `has_more` when another page follows. */
 export async function listDeals(db: DbClient, filter: DealListFilter): Promise<{ snapshots: DealSnapshot[]; hasMore: boolean }> {
   const result = await db.query<{ id: string }>(
     `SELECT id FROM deals d
-      WHERE marketplace_id = $1
-        AND ($2::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM deals WHERE id = $2 AND marketplace_id = $1))
+      WHERE ($1::uuid IS NULL OR marketplace_id = $1)
+        AND ($2::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM deals WHERE id = $2 AND ($1::uuid IS NULL OR marketplace_id = $1)))
         AND ($3::text IS NULL OR status = $3)
         AND ($4::timestamptz IS NULL OR created_at >= $4)
         AND ($5::timestamptz IS NULL OR created_at <= $5)
+        AND ($7::text IS NULL OR external_id = $7)
+        AND ($8::text IS NULL OR lower(buyer_email) = lower($8))
       ORDER BY created_at DESC, id DESC LIMIT $6`,
-    [filter.marketplaceId, filter.startingAfter ?? null, filter.status ?? null, filter.createdGte ?? null, filter.createdLte ?? null, filter.limit + 1],
+    [
+      filter.marketplaceId ?? null,
+      filter.startingAfter ?? null,
+      filter.status ?? null,
+      filter.createdGte ?? null,
+      filter.createdLte ?? null,
+      filter.limit + 1,
+      filter.externalId ?? null,
+      filter.buyerEmail ?? null,
+    ],
   );
   const ids = result.rows.slice(0, filter.limit).map((row) => row.id);
   const snapshots = (await Promise.all(ids.map((id) => loadSnapshot(db, id)))) as DealSnapshot[];
@@ -204,4 +219,99 @@ export async function countInvitationResend(db: DbClient, dealId: string, window
     [dealId, windowSeconds],
   );
   return result.rows[0]!;
+}
+
+/** A deal's webhook events, oldest first: its timeline, with who made each change and why. */
+export async function dealEvents(db: DbClient, dealId: string): Promise<DealEventRecord[]> {
+  const result = await db.query(
+    `SELECT id, event, occurred_at, convert_from(body, 'UTF8')::jsonb ->> 'actor' AS actor, convert_from(body, 'UTF8')::jsonb ->> 'reason' AS reason
+       FROM webhook_events WHERE deal_id = $1 ORDER BY occurred_at, created_at, id`,
+    [dealId],
+  );
+  return result.rows.map((row) => ({ id: row.id, type: row.event, created_at: iso(row.occurred_at)!, actor: row.actor, reason: row.reason }));
+}
+
+export interface DealEventRecord {
+  id: string;
+  type: string;
+  created_at: string;
+  actor: ActorKind | null;
+  reason: string | null;
+}
+
+export interface DealDeliveryRecord {
+  delivery_id: string;
+  event: string;
+  /** 0 for a delivery not attempted yet. */
+  attempt: number;
+  status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
+  http_status: number | null;
+  error: string | null;
+  at: string;
+}
+
+/** Every attempt of every webhook delivery of the deal's events, oldest first; a delivery not tried yet as attempt 0. */
+export async function dealDeliveries(db: DbClient, dealId: string): Promise<DealDeliveryRecord[]> {
+  const result = await db.query(
+    `SELECT d.id AS delivery_id, e.event, coalesce(a.attempt, 0) AS attempt, coalesce(a.status, d.status) AS status,
+            a.http_status, a.error, coalesce(a.attempted_at, d.created_at) AS at
+       FROM webhook_events e
+       JOIN webhook_deliveries d ON d.event_id = e.id
+       LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
+      WHERE e.deal_id = $1
+      ORDER BY coalesce(a.attempted_at, d.created_at), d.id, a.attempt`,
+    [dealId],
+  );
+  return result.rows.map((row) => ({ ...row, attempt: Number(row.attempt), at: iso(row.at)! }) as DealDeliveryRecord);
+}
+
+export interface DisputeQueueRow {
+  deal_id: string;
+  status: 'open' | 'decided';
+  reason: string;
+  opened_at: string;
+  decided_at: string | null;
+  messages_count: number;
+}
+
+/**
+ * A page of disputes: open ones oldest first (the queue an arbiter works through), decided ones newest decision first.
+ * The cursor is a deal id of the same list.
+ */
+export async function listDisputes(
+  db: DbClient,
+  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string },
+): Promise<{ rows: DisputeQueueRow[]; hasMore: boolean }> {
+  const open = filter.status === 'open';
+  const result = await db.query(
+    `SELECT p.deal_id, p.status, p.reason, p.opened_at, p.decided_at,
+            (SELECT count(*) FROM deal_dispute_messages m WHERE m.deal_id = p.deal_id)::int AS messages_count
+       FROM deal_disputes p
+      WHERE p.status = $1
+        AND ($2::uuid IS NULL OR ${
+          open
+            ? '(p.opened_at, p.deal_id) > (SELECT opened_at, deal_id FROM deal_disputes WHERE deal_id = $2 AND status = $1)'
+            : '(p.decided_at, p.deal_id) < (SELECT decided_at, deal_id FROM deal_disputes WHERE deal_id = $2 AND status = $1)'
+        })
+      ORDER BY ${open ? 'p.opened_at, p.deal_id' : 'p.decided_at DESC, p.deal_id DESC'} LIMIT $3`,
+    [filter.status, filter.startingAfter ?? null, filter.limit + 1],
+  );
+  const rows = result.rows
+    .slice(0, filter.limit)
+    .map((row) => ({ ...row, opened_at: iso(row.opened_at)!, decided_at: iso(row.decided_at) }) as DisputeQueueRow);
+  return { rows, hasMore: result.rows.length > filter.limit };
+}
+
+/** Whether a dispute of this status belongs to the deal (a cursor of the disputes list must name one). */
+export async function hasDispute(db: DbClient, dealId: string, status: 'open' | 'decided'): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM deal_disputes WHERE deal_id = $1 AND status = $2', [dealId, status])).rowCount === 1;
+}
+
+/** Marketplaces by name, for the console's filter and for naming a deal's marketplace. */
+export async function marketplaceNames(db: DbClient, ids?: string[]): Promise<Map<string, string>> {
+  const result = await db.query<{ id: string; name: string }>(
+    ids ? 'SELECT id, name FROM marketplaces WHERE id = ANY($1::uuid[]) ORDER BY name' : 'SELECT id, name FROM marketplaces ORDER BY name, id LIMIT 500',
+    ids ? [ids] : [],
+  );
+  return new Map(result.rows.map((row) => [row.id, row.name]));
 }

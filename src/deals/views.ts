@@ -14,6 +14,8 @@ import {
   type DisputeRecord,
   type PaymentRecord,
 } from './model.ts';
+import { DEAL_VERBS } from './rules.ts';
+import type { DisputeQueueRow } from './store.ts';
 
 /** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
 export const MAX_AMOUNT = 1e13;
@@ -216,5 +218,72 @@ export function escrowResponse(payment: PaymentRecord): z.infer<typeof EscrowRes
     provider: payment.provider,
     status: payment.status,
     ...(payment.payment_url ? { payment_url: payment.payment_url } : {}),
+  };
+}
+
+// What administrators see besides the deal: its timeline of webhook events, their deliveries, and the disputes queue.
+
+export const DealEventView = z.object({
+  type: z.string().describe('deal.<status>'),
+  created_at: z.iso.datetime(),
+  actor: z.enum(ACTORS).nullable().describe('Who made the change; null in events from before actors were told'),
+  reason: z.string().nullable(),
+});
+
+export const DealDeliveryView = z.object({
+  delivery_id: z.uuid(),
+  event: z.string(),
+  attempt: z.number().int().describe('0: not attempted yet'),
+  status: z.enum(['pending', 'delivered', 'retrying', 'failed', 'skipped']),
+  http_status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  at: z.iso.datetime(),
+});
+
+export const AdminDealListItem = DealView.extend({ marketplace_id: z.uuid() });
+
+export const AdminDealView = AdminDealListItem.extend({
+  allowed_actions: z.array(z.enum(DEAL_VERBS)).describe('What an administrator may do to the deal now'),
+  events: z.array(DealEventView).describe('The webhook events of the deal, oldest first'),
+  deliveries: z.array(DealDeliveryView).describe('Every attempt of every webhook delivery of the deal, oldest first'),
+  temporal_url: z.url().describe("The deal's workflow in the Temporal Web UI"),
+});
+
+export const DisputeQueueItem = z.object({
+  deal_id: z.uuid(),
+  external_id: z.string(),
+  marketplace_id: z.uuid(),
+  title: z.string(),
+  amount: z.number(),
+  currency: z.string(),
+  buyer_email: z.string(),
+  seller_email: z.string(),
+  status: z.enum(['open', 'decided']),
+  reason: z.string(),
+  opened_at: z.iso.datetime(),
+  messages_count: z.number().int(),
+  decision: DisputeView.shape.decision,
+});
+
+export function adminDealListItem(snapshot: DealSnapshot): z.infer<typeof AdminDealListItem> {
+  return { ...dealView(snapshot), marketplace_id: snapshot.deal.marketplace_id };
+}
+
+export function disputeQueueItem(item: DisputeQueueRow & { snapshot: DealSnapshot }): z.infer<typeof DisputeQueueItem> {
+  const { deal } = item.snapshot;
+  return {
+    deal_id: deal.id,
+    external_id: deal.external_id,
+    marketplace_id: deal.marketplace_id,
+    title: deal.title,
+    amount: deal.amount,
+    currency: deal.currency,
+    buyer_email: deal.buyer_email,
+    seller_email: deal.seller_email,
+    status: item.status,
+    reason: item.reason,
+    opened_at: item.opened_at,
+    messages_count: item.messages_count,
+    decision: item.snapshot.dispute?.decision ?? null,
   };
 }

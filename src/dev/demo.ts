@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../db.ts';
-import { createAdminToken, isAdminToken } from '../accounts/admin.ts';
+import { createAdminToken, isAdminToken } from '../admin/auth.ts';
 import { createMarketplace, marketplaceByKey } from '../marketplaces/marketplaces.ts';
 import { accountIdForKey, issueDataKey } from '../data-api/keys.ts';
 

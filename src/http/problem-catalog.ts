@@ -11,7 +11,7 @@ export interface ProblemType {
 
 const RETRY_LATER = 'Retry after the Retry-After header’s seconds (or a few seconds); the request is safe to repeat.';
 
-const CATALOG: Record<string, ProblemType> = {
+const CATALOG = {
   // Any endpoint
   bad_request: {
     title: 'Bad request',
@@ -50,8 +50,23 @@ const CATALOG: Record<string, ProblemType> = {
   forbidden: {
     title: 'Not allowed here',
     statuses: [403],
-    meaning: 'The credential is valid but may not act on this resource, for example a widget token used on another deal.',
-    action: 'Use a credential issued for this resource (a widget token comes with each widget deal creation).',
+    meaning:
+      'The credential is valid but may not act on this resource, for example a widget token used on another deal, or ' +
+      'an administrator whose role (arbiter, support) does not cover this change.',
+    action: 'Use a credential issued for this resource (a widget token comes with each widget deal creation), or ask an administrator with the admin role.',
+  },
+  // Administration
+  administrator_exists: {
+    title: 'Already an administrator',
+    statuses: [409],
+    meaning: 'The e-mail belongs to an administrator already.',
+    action: 'Change their role with PATCH /admin/administrators/{id}, or send them a new setup link from the console.',
+  },
+  last_admin: {
+    title: 'The last administrator',
+    statuses: [409],
+    meaning: 'The change would leave no enabled administrator with the admin role, and nobody could then make another.',
+    action: 'Make another administrator with the admin role first (POST /admin/administrators), then change this one.',
   },
   not_found: {
     title: 'No such resource',
@@ -338,6 +353,12 @@ const CATALOG: Record<string, ProblemType> = {
     meaning: 'An SSO client with this client_id is already registered.',
     action: 'Choose another client_id, or read the existing client (GET /admin/sso/clients/{client_id}).',
   },
+  sso_client_of_marketplace: {
+    title: 'The marketplace owns this SSO client',
+    statuses: [409],
+    meaning: 'The SSO client was made with a marketplace (its sso_redirect_uri); its name and redirect URI follow the marketplace, and it cannot be deleted on its own.',
+    action: 'Change sso_redirect_uri with PATCH /admin/marketplaces/{id}, or deactivate the marketplace; to stop the client alone, PATCH it with {"disabled": true}.',
+  },
   invalid_client: {
     title: 'Wrong client credentials',
     statuses: [401],
@@ -418,11 +439,15 @@ const CATALOG: Record<string, ProblemType> = {
     meaning: 'An account holds at most 20 active data API keys at a time; this one has that many already. Nothing was issued.',
     action: 'Revoke a key you no longer use (POST /cabinet/data-keys/{id}/revoke, or the cabinet’s data keys page), then issue the new one.',
   },
-};
+} satisfies Record<string, ProblemType>;
+
+/** Every code the service answers: `new Problem(…)` takes only these, so a code without an entry does not compile. */
+export type ProblemCode = keyof typeof CATALOG;
+
 
 /** The entry for a code, or undefined; inherited names such as `constructor` are not codes. */
 export function problemType(code: string): ProblemType | undefined {
-  return Object.hasOwn(CATALOG, code) ? CATALOG[code] : undefined;
+  return Object.hasOwn(CATALOG, code) ? CATALOG[code as ProblemCode] : undefined;
 }
 
 export function problemCodes(): string[] {

@@ -1,4 +1,5 @@
 // RFC 9457 problem details, made in one place. Handlers throw a Problem; the error middleware renders it.
+import type { ProblemCode } from './problem-catalog.ts';
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 
@@ -12,14 +13,14 @@ export type ProblemExtensions = Record<string, unknown> & { [K in 'type' | 'titl
 
 export class Problem extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ProblemCode;
   readonly headers: Record<string, string>;
   readonly errors?: FieldError[];
   readonly extensions: ProblemExtensions;
 
   constructor(
     status: number,
-    code: string,
+    code: ProblemCode,
     detail: string,
     options: { headers?: Record<string, string>; errors?: FieldError[]; extensions?: ProblemExtensions } = {},
   ) {
@@ -55,7 +56,7 @@ export interface ProblemBody {
   [member: string]: unknown;
 }
 
-export const badRequest = (code: string, detail: string) => new Problem(400, code, detail);
+export const badRequest = (code: ProblemCode, detail: string) => new Problem(400, code, detail);
 
 export const notFound = (detail = 'No such resource.') => new Problem(404, 'not_found', detail);
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { queryInt } from '../http/query-values.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { requireAdmin } from '../accounts/admin.ts';
+import { requireAdmin } from '../admin/auth.ts';
 import { EmailSchema } from '../accounts/users.ts';
 
 const MailItem = z.object({

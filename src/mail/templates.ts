@@ -460,3 +460,22 @@ export function passwordChangedMail(locale: Lang, name: string, links: AccountLi
     text: [words.greeting(name.trim()), words.changed.body, `${words.changed.notYou}: ${links.forgotPassword}`].join('\n\n') + '\n',
   };
 }
+
+/** A new administrator's mail: the link to set a password (when the account has none) and the second factor. */
+const ADMIN_SETUP_WORDS: Record<Lang, { subject: string; body: (role: string) => string; expires: string }> = {
+  en: {
+    subject: 'svc console: you are an administrator now',
+    body: (role) => `You were made an administrator of the svc console (role: ${role}). Open this link to set your password and the one-time codes of your authenticator app:`,
+    expires: 'The link works once, within 3 days. If you did not expect this mail, tell the person who runs the service.',
+  },
+  ru: {
+    subject: 'Консоль svc: вы администратор',
+    body: (role) => `Вас назначили администратором консоли svc (роль: ${role}). Откройте ссылку, чтобы задать пароль и одноразовые коды приложения-аутентификатора:`,
+    expires: 'Ссылка работает один раз, в течение 3 дней. Если вы не ждали этого письма, сообщите тому, кто управляет сервисом.',
+  },
+};
+
+export function adminSetupMail(locale: Lang, name: string, role: string, link: string): Mail {
+  const words = ADMIN_SETUP_WORDS[locale];
+  return { subject: words.subject, text: [ACCOUNT_WORDS[locale].greeting(name.trim()), `${words.body(role)}\n\n${link}`, words.expires].join('\n\n') + '\n' };
+}

@@ -2,7 +2,7 @@
 // Keys are stored only as SHA-256 hashes and found by hash, then compared in constant time.
 import type { Middleware } from 'koa';
 import type { PoolClient } from 'pg';
-import { inTransaction, type Db } from '../db.ts';
+import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 
@@ -36,21 +36,38 @@ export async function createMarketplace<T = undefined>(
   input: NewMarketplace,
   alongside?: (client: PoolClient, marketplace: Marketplace) => Promise<T>,
 ): Promise<{ marketplace: Marketplace; secretKey: string; publicKey: string; extra: T | undefined }> {
-  const secretKey = newSecret(SECRET_KEY_PREFIX);
-  const publicKey = newSecret(PUBLIC_KEY_PREFIX, 24);
+  const secretKey = newKey('secret');
+  const publicKey = newKey('public');
   const { marketplace, extra } = await inTransaction(db, async (client) => {
     const created = await client.query<Marketplace>(
       `INSERT INTO marketplaces (name, mode, sso_redirect_uri, allowed_origins) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
       [input.name, input.mode, input.sso_redirect_uri ?? null, input.allowed_origins ?? []],
     );
     const row = created.rows[0]!;
-    await client.query(
-      `INSERT INTO marketplace_keys (key_hash, marketplace_id, kind) VALUES ($1, $3, 'secret'), ($2, $3, 'public')`,
-      [hashSecret(secretKey), hashSecret(publicKey), row.id],
-    );
+    await insertKey(client, row.id, 'secret', secretKey);
+    await insertKey(client, row.id, 'public', publicKey);
     return { marketplace: row, extra: await alongside?.(client, row) };
   });
   return { marketplace, secretKey, publicKey, extra };
+}
+
+export type KeyKind = 'secret' | 'public';
+
+/** How many characters of a key the console shows to tell keys apart: the kind's prefix and 8 of its random ones. */
+const SHOWN_KEY_LENGTH = 11;
+
+/** Stores a new key of the marketplace: its hash, and its first characters for the console. */
+export async function insertKey(client: DbClient, marketplaceId: string, kind: KeyKind, key: string): Promise<void> {
+  await client.query('INSERT INTO marketplace_keys (key_hash, marketplace_id, kind, prefix) VALUES ($1, $2, $3, $4)', [
+    hashSecret(key),
+    marketplaceId,
+    kind,
+    key.slice(0, SHOWN_KEY_LENGTH),
+  ]);
+}
+
+export function newKey(kind: KeyKind): string {
+  return kind === 'secret' ? newSecret(SECRET_KEY_PREFIX) : newSecret(PUBLIC_KEY_PREFIX, 24);
 }
 
 export async function findMarketplace(db: Db, id: string): Promise<Marketplace | undefined> {
@@ -60,15 +77,16 @@ export async function findMarketplace(db: Db, id: string): Promise<Marketplace |
 
 /**
  * The active marketplace that owns this key of this kind, or undefined. Asked of PostgreSQL on every call, never
- * cached in the process: a revoked key or a deactivated marketplace must be refused by every instance at once, and
- * the lookup is one primary-key probe joined to one row.
+ * cached in the process: a revoked or expired key or a deactivated marketplace must be refused by every instance at
+ * once (by the database's clock, so instances agree), and the lookup is one primary-key probe joined to one row.
  */
-export async function marketplaceByKey(db: Db, key: string, kind: 'secret' | 'public'): Promise<Marketplace | undefined> {
+export async function marketplaceByKey(db: Db, key: string, kind: KeyKind): Promise<Marketplace | undefined> {
   const presented = hashSecret(key);
   const result = await db.query<Marketplace & { key_hash: Buffer }>(
     `SELECT k.key_hash, ${COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')}
        FROM marketplace_keys k JOIN marketplaces m ON m.id = k.marketplace_id
-      WHERE k.key_hash = $1 AND k.kind = $2 AND k.revoked_at IS NULL AND m.active`,
+      WHERE k.key_hash = $1 AND k.kind = $2 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+        AND m.active`,
     [presented, kind],
   );
   const row = result.rows[0];

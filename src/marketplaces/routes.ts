@@ -1,15 +1,14 @@
-// Marketplace activation (administrators) and the key check marketplaces start with (GET /api/mkt/ping).
+// Marketplace activation (administrators) and the key check marketplaces start with (GET /api/mkt/ping). The other
+// administrative operations on marketplaces are in admin-routes.ts.
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
 import { OriginSchema } from '../http/web-addresses.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { requireAdmin } from '../accounts/admin.ts';
-import { notFound } from '../http/problem.ts';
-import { createMarketplace, requireSecretKey, type Marketplace } from './marketplaces.ts';
-import { createMarketplaceClient } from '../sso/clients.ts';
+import { requireAdmin } from '../admin/auth.ts';
+import { requireSecretKey, type Marketplace } from './marketplaces.ts';
+import { activateMarketplace } from './admin.ts';
 import { ClientCard, ExactRedirectUri } from '../sso/schemas.ts';
-
 
 export const CreateMarketplaceBody = z.object({
   name: nonBlank(200).describe('Display name'),
@@ -50,51 +49,19 @@ export function marketplaceRoutes(api: Api, services: Services): void {
     body: CreateMarketplaceBody,
     responses: { 201: { description: 'The marketplace with its keys, shown only now', schema: MarketplaceCreated } },
     handler: async (ctx, { body }) => {
-      const { marketplace, secretKey, publicKey, extra: ssoClient } = await createMarketplace(services.db, body, (client, created) =>
-        created.sso_redirect_uri
-          ? createMarketplaceClient(client, services.masterKey, { ...created, sso_redirect_uri: created.sso_redirect_uri })
-          : Promise.resolve(null),
-      );
+      const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, body);
       ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
       ctx.body = {
         id: marketplace.id,
         name: marketplace.name,
         mode: marketplace.mode,
         secret_key: secretKey,
         public_key: publicKey,
-        sso_client: ssoClient ?? null,
+        sso_client: ssoClient,
         allowed_origins: marketplace.allowed_origins,
         created_at: marketplace.created_at.toISOString(),
       };
-    },
-  });
-
-  // Storefront origins for the widget's CORS (live marketplaces; sandbox ones accept any origin).
-  api.route({
-    method: 'patch',
-    path: '/admin/marketplaces/{id}',
-    operationId: 'updateMarketplace',
-    summary: "Set a marketplace's allowed_origins (the storefronts that may call the widget API)",
-    tags: ['Administration'],
-    security: ['adminToken'],
-    use: [admin],
-    params: z.object({ id: z.string() }),
-    body: z.object({ allowed_origins: z.array(OriginSchema).max(50).describe('Replaces the whole list') }).strict(),
-    responses: {
-      200: {
-        description: 'The marketplace',
-        schema: z.object({ id: z.uuid(), name: z.string(), mode: z.enum(['sandbox', 'live']), active: z.boolean(), allowed_origins: z.array(z.string()) }),
-      },
-    },
-    handler: async (ctx, { params, body }) => {
-      const updated = z.uuid().safeParse(params.id).success
-        ? await services.db.query<Marketplace>(
-            'UPDATE marketplaces SET allowed_origins = $2, updated_at = now() WHERE id = $1 RETURNING id, name, mode, active, allowed_origins',
-            [params.id, [...new Set(body.allowed_origins)]],
-          )
-        : undefined;
-      if (!updated?.rows[0]) throw notFound('No such marketplace.');
-      ctx.body = updated.rows[0];
     },
   });
 

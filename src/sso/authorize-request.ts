@@ -3,6 +3,7 @@
 // `state` is required (also a 400 page). Later errors go back to the client as RFC 6749 §4.1.2.1 error redirects.
 import type { Db } from '../db.ts';
 import { Problem } from '../http/problem.ts';
+import type { ProblemCode } from '../http/problem-catalog.ts';
 import { findClient, type SsoClient } from './clients.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
 
@@ -64,7 +65,7 @@ export class Params {
   }
 }
 
-const pageProblem = (code: string, detail: string) => new Problem(400, code, detail);
+const pageProblem = (code: ProblemCode, detail: string) => new Problem(400, code, detail);
 
 export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Checked> {
   const clientId = params.get('client_id');

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { bearerToken } from '../accounts/admin.ts';
+import { bearerToken } from '../admin/auth.ts';
 import { userForToken } from '../accounts/sessions.ts';
 import { signIn, type Session } from '../accounts/operations.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';

@@ -1,5 +1,7 @@
-// SSO clients: registration, the administrative card, secret rotation and client authentication. The cs_ secret is
-// checked through its SHA-256 in constant time and kept sealed with the master key so that the card can show it.
+// SSO clients: registration, the administrative list and card, changes (name, redirect URIs, disabled), deletion,
+// secret rotation and client authentication. The cs_ secret is checked through its SHA-256 in constant time and kept
+// sealed with the master key so that the card can show it. A disabled client, like the client of an inactive
+// marketplace, is not usable: every lookup that authorizes or authenticates goes through USABLE.
 import { isUniqueViolation, type DbClient } from '../db.ts';
 import { Problem } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret, safeEqual } from '../secrets.ts';
@@ -13,6 +15,7 @@ export interface SsoClient {
   marketplace_id: string | null;
   created_at: Date;
   secret_rotated_at: Date | null;
+  disabled_at: Date | null;
 }
 
 interface StoredClient extends SsoClient {
@@ -27,13 +30,21 @@ export interface ClientCard {
   redirect_uris: string;
   client_secret: string;
   marketplace_id: string | null;
+  /** Made with a marketplace, which owns it. */
+  automatic: boolean;
+  disabled: boolean;
   created_at: string;
   secret_rotated_at: string | null;
 }
 
-const COLUMNS = 'c.client_id, c.name, c.redirect_uris, c.marketplace_id, c.created_at, c.secret_rotated_at, c.secret_hash, c.secret_sealed';
-// A marketplace's client works only while the marketplace is active.
-const USABLE = 'FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id WHERE (c.marketplace_id IS NULL OR m.active)';
+/** The card without its secret: what lists and the audit log carry. */
+export type ClientSummary = Omit<ClientCard, 'client_secret'>;
+
+const COLUMNS =
+  'c.client_id, c.name, c.redirect_uris, c.marketplace_id, c.created_at, c.secret_rotated_at, c.disabled_at, c.secret_hash, c.secret_sealed';
+// A client works while it is enabled, and a marketplace's client only while the marketplace is active.
+const USABLE =
+  'FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id WHERE c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)';
 
 export async function createClient(
   db: DbClient,
@@ -85,9 +96,69 @@ export async function clientName(db: DbClient, clientId: string): Promise<string
   return result.rows[0]?.name;
 }
 
-export async function listClients(db: DbClient): Promise<SsoClient[]> {
-  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c ORDER BY c.created_at DESC, c.client_id LIMIT 1000`);
-  return result.rows.map(withoutSecret);
+/** A page of clients, newest first; `starting_after` is the last client_id of the previous page. */
+export async function listClients(
+  db: DbClient,
+  page: { limit: number; starting_after?: string },
+): Promise<{ items: ClientSummary[]; has_more: boolean }> {
+  const result = await db.query<StoredClient>(
+    `SELECT ${COLUMNS} FROM sso_clients c
+      WHERE $1::text IS NULL OR (c.created_at, c.client_id) < (SELECT created_at, client_id FROM sso_clients WHERE client_id = $1)
+      ORDER BY c.created_at DESC, c.client_id DESC LIMIT $2`,
+    [page.starting_after ?? null, page.limit + 1],
+  );
+  return { items: result.rows.slice(0, page.limit).map(summary), has_more: result.rows.length > page.limit };
+}
+
+/** Why a change or deletion of a marketplace's own client is refused: the marketplace's settings decide it. */
+function ownedByMarketplace(action: string): Problem {
+  return new Problem(
+    409,
+    'sso_client_of_marketplace',
+    `This SSO client was made with its marketplace and belongs to it: ${action} it through the marketplace (PATCH /admin/marketplaces/{id} ` +
+      'with sso_redirect_uri, or deactivate the marketplace). It can only be disabled and enabled here.',
+  );
+}
+
+/**
+ * Renames, re-points or disables (enables) a client in one statement; undefined when there is no such client. A
+ * marketplace's client can only be disabled or enabled (409 `sso_client_of_marketplace` otherwise).
+ */
+export async function updateClient(
+  db: DbClient,
+  clientId: string,
+  changes: { name?: string; redirect_uris?: string[]; disabled?: boolean },
+): Promise<{ before: ClientSummary; after: ClientSummary } | undefined> {
+  const before = await clientSummary(db, clientId);
+  if (!before) return undefined;
+  if (before.automatic && (changes.name !== undefined || changes.redirect_uris !== undefined)) throw ownedByMarketplace('change');
+  const result = await db.query<StoredClient>(
+    `UPDATE sso_clients c SET name = COALESCE($2, c.name), redirect_uris = COALESCE($3, c.redirect_uris),
+        disabled_at = CASE WHEN $4::boolean IS NULL THEN c.disabled_at WHEN $4 THEN COALESCE(c.disabled_at, now()) END
+      WHERE c.client_id = $1 RETURNING ${COLUMNS}`,
+    [clientId, changes.name ?? null, changes.redirect_uris ?? null, changes.disabled ?? null],
+  );
+  const row = result.rows[0];
+  return row && { before, after: summary(row) };
+}
+
+/**
+ * Deletes a client with its codes, access tokens and grants (the foreign keys cascade), so nothing it was issued works
+ * any more; the deleted client is the answer, undefined when there was none. A marketplace's client: 409.
+ */
+export async function deleteClient(db: DbClient, clientId: string): Promise<ClientSummary | undefined> {
+  const existing = await clientSummary(db, clientId);
+  if (!existing) return undefined;
+  if (existing.automatic) throw ownedByMarketplace('delete');
+  const result = await db.query<StoredClient>(`DELETE FROM sso_clients c WHERE c.client_id = $1 AND c.marketplace_id IS NULL RETURNING ${COLUMNS}`, [clientId]);
+  return result.rows[0] && summary(result.rows[0]);
+}
+
+/** Any registered client without its secret, or undefined. */
+export async function clientSummary(db: DbClient, clientId: string): Promise<ClientSummary | undefined> {
+  if (clientId.length === 0 || clientId.length > 128) return undefined;
+  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [clientId]);
+  return result.rows[0] && summary(result.rows[0]);
 }
 
 /** A new secret; the old one stops working at once. */
@@ -123,14 +194,20 @@ function withoutSecret(row: StoredClient): SsoClient {
   return client;
 }
 
-function card(masterKey: Buffer, row: StoredClient): ClientCard {
+function summary(row: StoredClient): ClientSummary {
   return {
     client_id: row.client_id,
     name: row.name,
     redirect_uris: row.redirect_uris.join(' '),
-    client_secret: decryptSecret(masterKey, row.secret_sealed),
     marketplace_id: row.marketplace_id,
+    automatic: row.marketplace_id !== null,
+    disabled: row.disabled_at !== null,
     created_at: row.created_at.toISOString(),
     secret_rotated_at: row.secret_rotated_at?.toISOString() ?? null,
   };
+}
+
+function card(masterKey: Buffer, row: StoredClient): ClientCard {
+  const { client_id, name, redirect_uris, ...rest } = summary(row);
+  return { client_id, name, redirect_uris, client_secret: decryptSecret(masterKey, row.secret_sealed), ...rest };
 }

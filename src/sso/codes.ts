@@ -7,6 +7,7 @@ import type { Db } from '../db.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { OAuthProblem, invalidClient } from './oauth-problem.ts';
 import { authenticateClient } from './clients.ts';
+import type { ProblemCode } from '../http/problem-catalog.ts';
 
 export const CODE_PREFIX = 'ac_';
 
@@ -71,7 +72,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
-        WHERE c.client_id = $2 AND c.secret_hash = $7 AND (c.marketplace_id IS NULL OR m.active)
+        WHERE c.client_id = $2 AND c.secret_hash = $7 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
      ), consumed AS (
        UPDATE sso_codes SET consumed_at = now()
         WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
@@ -114,7 +115,7 @@ async function whyNotRedeemed(db: Db, codeHash: Buffer, clientId: string, redire
     [codeHash],
   );
   const code = found.rows[0];
-  const grantProblem = (status: number, problemCode: string, detail: string) => new OAuthProblem(status, problemCode, 'invalid_grant', detail);
+  const grantProblem = (status: number, problemCode: ProblemCode, detail: string) => new OAuthProblem(status, problemCode, 'invalid_grant', detail);
   const unknown = grantProblem(400, 'invalid_code', 'The authorization code is not valid for this client.');
   if (!code) return unknown;
   if (code.consumed) {

@@ -3,13 +3,14 @@
 import { z } from 'zod';
 import { ProblemSchema } from '../http/api.ts';
 import { Problem, type FieldError } from '../http/problem.ts';
+import type { ProblemCode } from '../http/problem-catalog.ts';
 
 export type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
 
 export class OAuthProblem extends Problem {
   constructor(
     status: number,
-    code: string,
+    code: ProblemCode,
     readonly error: OAuthError,
     detail: string,
     headers: Record<string, string> = {},

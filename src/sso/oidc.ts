@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { bearerToken } from '../accounts/admin.ts';
+import { bearerToken } from '../admin/auth.ts';
 import { readForm } from '../web/page.ts';
 import { authenticateClient } from './clients.ts';
 import { redeemCode } from './codes.ts';

@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
 import { translator } from '../web/i18n.ts';
 import { readForm, send, type Page } from '../web/page.ts';
+import { CABINET_SITE } from '../web/layout.ts';
 import { preSessionCsrf } from '../web/session.ts';
 import { Params, type AuthorizeRequest } from './authorize-request.ts';
 import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.ts';
@@ -41,7 +42,7 @@ export function ssoPage(services: Services, handler: (p: SsoPage, params: Params
 }
 
 function pageFor(ctx: Context, lang: SsoPage['lang']): SsoPage {
-  return { ctx, lang, t: translator(lang), st: ssoTranslator(lang) };
+  return { ctx, lang, t: translator(lang), st: ssoTranslator(lang), site: CABINET_SITE };
 }
 
 /** No scripts, styles and images from this origin only, never framed; the form may post here and lead to the client. */

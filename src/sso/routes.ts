@@ -6,8 +6,10 @@ import { nonBlank } from '../http/text.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../http/problem.ts';
-import { requireAdmin } from '../accounts/admin.ts';
-import { clientCard, createClient, listClients, rotateSecret } from './clients.ts';
+import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
+import { recordAudit } from '../admin/audit.ts';
+import { queryInt } from '../http/query-values.ts';
+import { clientCard, createClient, deleteClient, listClients, rotateSecret, updateClient } from './clients.ts';
 import { redeemCode } from './codes.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
 import { rotateSigningKey } from './signing-keys.ts';
@@ -19,7 +21,9 @@ import { oidcRoutes } from './oidc.ts';
 import { ClientCard, Profile, RedirectUris } from './schemas.ts';
 import { asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
 
-const ClientId = z
+const ClientSummary = ClientCard.omit({ client_secret: true });
+
+export const ClientId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/, 'must be 1–128 letters, digits and . _ ~ - (starting with a letter or digit)');
 
@@ -85,17 +89,14 @@ export function ssoRoutes(api: Api, services: Services): void {
     path: '/admin/sso/clients',
     operationId: 'listSsoClients',
     summary: 'The SSO clients, newest first (without secrets)',
-    responses: { 200: { description: 'The clients', schema: z.object({ items: z.array(ClientCard.omit({ client_secret: true })) }) } },
-    handler: async (ctx) => {
-      const clients = await listClients(services.db);
-      ctx.body = {
-        items: clients.map((client) => ({
-          ...client,
-          redirect_uris: client.redirect_uris.join(' '),
-          created_at: client.created_at.toISOString(),
-          secret_rotated_at: client.secret_rotated_at?.toISOString() ?? null,
-        })),
-      };
+    description: 'The marketplaces’ automatic clients have `automatic: true` and their `marketplace_id`. Pass the last item’s client_id as `starting_after` for the next page.',
+    query: z.object({
+      limit: queryInt(1, 100).default(20).describe('Clients per page'),
+      starting_after: ClientId.optional().describe('A client_id: the page continues after it'),
+    }),
+    responses: { 200: { description: 'The clients', schema: z.object({ items: z.array(ClientSummary), has_more: z.boolean() }) } },
+    handler: async (ctx, { query }) => {
+      ctx.body = await listClients(services.db, query);
     },
   });
 
@@ -105,11 +106,58 @@ export function ssoRoutes(api: Api, services: Services): void {
     path: '/admin/sso/clients/{client_id}',
     operationId: 'ssoClientCard',
     summary: 'The client card, with its secret',
+    description:
+      'The admin role only (403 forbidden for the others: the secret lets its holder act as the client); each read is written to the audit log (`revealSsoClientSecret`). The list has every client without secrets.',
     params: ClientParams,
     responses: { 200: { description: 'The card', schema: ClientCard } },
     handler: async (ctx, { params }) => {
+      const { role } = ctx.state.admin as AdminActor;
+      if (role !== 'admin') throw forbiddenFor(role);
+      const card = (await clientCard(services.db, services.masterKey, params.client_id)) ?? throwNotFound();
+      await recordAudit(services.db, {
+        actor: (ctx.state.admin as AdminActor).actor,
+        action: 'revealSsoClientSecret',
+        object_type: 'sso_client',
+        object_id: card.client_id,
+      });
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = (await clientCard(services.db, services.masterKey, params.client_id)) ?? throwNotFound();
+      ctx.body = card;
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'patch',
+    path: '/admin/sso/clients/{client_id}',
+    operationId: 'updateSsoClient',
+    summary: 'Rename a client, replace its redirect URIs, or disable (and enable) it',
+    description:
+      'A disabled client is `invalid_client` at once at both token endpoints, unknown at authorize (the 400 page), and ' +
+      'its access tokens are refused at userinfo; enabling it restores all of that. A marketplace’s automatic client can ' +
+      'only be disabled or enabled here: 409 `sso_client_of_marketplace` for name or redirect_uris.',
+    params: ClientParams,
+    body: z.object({ name: nonBlank(200).optional(), redirect_uris: RedirectUris.optional(), disabled: z.boolean().optional() }),
+    responses: { 200: { description: 'The client after the change (without its secret)', schema: ClientSummary } },
+    handler: async (ctx, { params, body }) => {
+      const redirectUris = body.redirect_uris === undefined ? undefined : (parseRedirectUris(body.redirect_uris) as { uris: string[] }).uris;
+      const changed = (await updateClient(services.db, params.client_id, { ...body, redirect_uris: redirectUris })) ?? throwNotFound();
+      ctx.state.auditBefore = changed.before;
+      ctx.body = changed.after;
+    },
+  });
+
+  api.route({
+    ...admin,
+    method: 'delete',
+    path: '/admin/sso/clients/{client_id}',
+    operationId: 'deleteSsoClient',
+    summary: 'Delete a client with its codes, access tokens and grants',
+    description: 'Everything the client was issued stops working at once. A marketplace’s automatic client: 409 `sso_client_of_marketplace` (disable it instead).',
+    params: ClientParams,
+    responses: { 204: { description: 'Deleted' } },
+    handler: async (ctx, { params }) => {
+      ctx.state.auditBefore = (await deleteClient(services.db, params.client_id)) ?? throwNotFound();
+      ctx.status = 204;
     },
   });
 

@@ -16,6 +16,8 @@ export const ClientCard = z.object({
   redirect_uris: z.string().describe('Space-separated, as registered'),
   client_secret: z.string().describe('cs_…'),
   marketplace_id: z.uuid().nullable().describe('The marketplace this client was made for, if any'),
+  automatic: z.boolean().describe('Made with a marketplace (its sso_redirect_uri): the marketplace owns it, so it cannot be renamed, re-pointed or deleted here'),
+  disabled: z.boolean().describe('A disabled client is unknown at authorize, invalid_client at the token endpoints, and its access tokens are refused'),
   created_at: z.iso.datetime(),
   secret_rotated_at: z.iso.datetime().nullable(),
 });

@@ -32,13 +32,18 @@ export async function signIdToken(
     .sign(key.privateKey);
 }
 
-/** The user behind a live access token, as userinfo claims; undefined when unknown, expired or revoked. */
+/**
+ * The user behind a live access token, as userinfo claims; undefined when unknown, expired or revoked, or when its
+ * client is disabled (or its marketplace inactive): a client an administrator stopped stops reading profiles at once.
+ */
 export async function userInfo(db: Db, token: string) {
   const presented = hashSecret(token);
   const result = await db.query<{ token_hash: Buffer; user_id: string; email: string; name: string; org_id: string; org_name: string }>(
     `SELECT t.token_hash, u.id AS user_id, u.email, u.name, o.id AS org_id, o.name AS org_name
        FROM sso_access_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal
-      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()`,
+       JOIN sso_clients c ON c.client_id = t.client_id LEFT JOIN marketplaces m ON m.id = c.marketplace_id
+      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()
+        AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)`,
     [presented],
   );
   const row = result.rows[0];

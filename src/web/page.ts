@@ -1,4 +1,4 @@
-// What every cabinet page shares: the language choice, the headers each page carries, errors rendered as pages in
+// What every page shares (the cabinet's, and the console's as another site): the language choice, the headers each page carries, errors rendered as pages in
 // the reader's language (never JSON), redirects, form bodies, the signed-in check and the safe `next` rule.
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
@@ -9,7 +9,7 @@ import { readRawBody } from '../http/body.ts';
 import { assertText } from '../http/text.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
 import type { SafeHtml } from '../http/html.ts';
-import { layout } from './layout.ts';
+import { CABINET_SITE, layout, type Site } from './layout.ts';
 import { html } from '../http/html.ts';
 import { LANG_COOKIE, pageUser, readCookie, setCookie } from './session.ts';
 
@@ -27,6 +27,7 @@ const EXPLAINED = new Set<string>([
   'acquirer_refused',
   'acquirer_unavailable',
   'deal_engine_unavailable',
+  'forbidden',
 ]);
 
 export type SignedIn = { user: User; csrf: string };
@@ -36,6 +37,16 @@ export interface View {
 }
 export interface Page extends View {
   ctx: Context;
+  site: Site;
+}
+
+/** The signed-in person a page's header names, with the CSRF token of its sign-out form. */
+export type Signed = { email: string; csrf: string };
+
+export interface PageOptions {
+  site: Site;
+  /** Who is signed in to this site (for the header of error pages). */
+  signedIn(ctx: Context): Promise<Signed | undefined>;
 }
 
 /**
@@ -49,11 +60,13 @@ export function safeNext(value: unknown, baseUrl: string): string {
   return new URL(value, baseUrl).origin === new URL(baseUrl).origin ? value : fallback;
 }
 
-/** Wraps a page handler: language, headers every page carries, and errors as pages. */
-export function page(services: Services, handler: (p: Page) => Promise<void>) {
+/** Wraps a page handler: language, headers every page carries, and errors as pages. The cabinet's unless told. */
+export function page(services: Services, handler: (p: Page) => Promise<void>, options?: PageOptions) {
+  const site = options?.site ?? CABINET_SITE;
+  const signedIn = options?.signedIn ?? (async (ctx: Context) => signedOf(await pageUser(ctx, services)));
   return async (ctx: Context) => {
     const lang = chooseLang(ctx, services);
-    const p: Page = { ctx, lang, t: translator(lang) };
+    const p: Page = { ctx, lang, t: translator(lang), site };
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('X-Frame-Options', 'DENY');
@@ -61,30 +74,31 @@ export function page(services: Services, handler: (p: Page) => Promise<void>) {
     try {
       await handler(p);
     } catch (error) {
-      await errorPage(p, services, error);
+      await errorPage(p, services, error, await signedIn(ctx).catch(() => undefined));
     }
   };
 }
 
-export async function errorPage(p: Page, services: Services, error: unknown): Promise<void> {
+const signedOf = (signed: SignedIn | undefined): Signed | undefined => signed && { email: signed.user.email, csrf: signed.csrf };
+
+export async function errorPage(p: Page, services: Services, error: unknown, signed?: Signed): Promise<void> {
   const problem = error instanceof Problem ? error : undefined;
   if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in a cabinet page');
   const status = problem?.status ?? 500;
   for (const [name, value] of Object.entries(problem?.headers ?? {})) if (name !== 'WWW-Authenticate') p.ctx.set(name, value);
-  const signed = await pageUser(p.ctx, services).catch(() => undefined);
   const [title, text]: [MessageKey, string] =
     status === 404
       ? ['notFoundTitle', p.t('notFound')]
       : status === 403
-        ? ['forbiddenTitle', p.t('csrfFailed')]
+        ? ['forbiddenTitle', problem?.code === 'forbidden' ? p.t('forbidden') : p.t('csrfFailed')]
         : ['errorTitle', problem ? problemWords(p.t, problem) : p.t('internalError')];
-  send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : '/cabinet', signed);
+  send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : p.site.home, signed);
 }
 
-function errorBody({ t }: View, title: string, text: string, signedIn: boolean): SafeHtml {
+function errorBody({ t, site }: Page, title: string, text: string, signedIn: boolean): SafeHtml {
   return html`<h1>${title}</h1>
 <p>${text}</p>
-<p><a href="${signedIn ? '/cabinet' : '/cabinet/sign-in'}">${signedIn ? t('backHome') : t('goToSignIn')}</a></p>`;
+<p><a href="${signedIn ? site.home : site.signIn}">${signedIn ? t('backHome') : t('goToSignIn')}</a></p>`;
 }
 
 /** A problem (or a rule's refusal, which has the same code) in the reader's words. */
@@ -93,12 +107,12 @@ export function problemWords(t: Translate, problem: { code: string; status: numb
   return problem.status >= 500 ? t('internalError') : t('badForm');
 }
 
-export function send(p: Page, status: number, title: string, body: SafeHtml, getPath?: string, signedIn?: SignedIn): void {
+export function send(p: Page, status: number, title: string, body: SafeHtml, getPath?: string, signedIn?: SignedIn | Signed): void {
   p.ctx.status = status;
   p.ctx.type = 'text/html; charset=utf-8';
   p.ctx.set('Content-Language', p.lang);
-  const signed = signedIn && { email: signedIn.user.email, csrf: signedIn.csrf };
-  p.ctx.body = layout({ lang: p.lang, t: p.t, title, body, langHref: switchLangHref(p, getPath), signedIn: signed });
+  const signed = signedIn && ('user' in signedIn ? signedOf(signedIn) : signedIn);
+  p.ctx.body = layout({ lang: p.lang, t: p.t, title, body, langHref: switchLangHref(p, getPath), signedIn: signed, site: p.site });
 }
 
 /** This page's GET address in the other language; one-shot notices are dropped. */

@@ -1,5 +1,5 @@
-// One HTTP attempt of a webhook, and when to try again. No redirects are followed (3xx is a failure), the answer's
-// body is never read into memory or logged, and pinned addresses make the connection go to the IPs that passed the
+// One HTTP attempt of a webhook, and when to try again. No redirects are followed (3xx is a failure), only the first
+// KiB of the answer's body is read (for the administrators' webhook log; never logged), and pinned addresses make the connection go to the IPs that passed the
 // SSRF check while TLS still verifies the URL's host name.
 import http from 'node:http';
 import https from 'node:https';
@@ -9,6 +9,9 @@ import type { CheckedAddress } from './ssrf.ts';
 /** The default of WEBHOOK_TIMEOUT_SECONDS: how long one attempt waits for the answer's status line. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 export const MAX_RETRY_DELAY_MS = 12 * 3600 * 1000;
+/** The first bytes of an answer the webhook log keeps, and how long they are waited for after the status line. */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+const RESPONSE_EXCERPT_WAIT_MS = 2000;
 
 export interface AttemptResult {
   /** null when no answer came (network error, timeout). */
@@ -17,6 +20,8 @@ export interface AttemptResult {
   /** A short reason without secrets or the answer's body; null on 2xx. */
   error: string | null;
   durationMs: number;
+  /** The first bytes of the answer's body as text (control characters dropped); null when no answer came. */
+  responseExcerpt: string | null;
 }
 
 export function postWebhook(
@@ -27,11 +32,12 @@ export function postWebhook(
 ): Promise<AttemptResult> {
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
-  const done = (httpStatus: number | null, error: string | null, retryAfter: string | null = null): AttemptResult => ({
+  const done = (httpStatus: number | null, error: string | null, retryAfter: string | null = null, responseExcerpt: string | null = null): AttemptResult => ({
     httpStatus,
     retryAfter,
     error,
     durationMs: Math.round(performance.now() - started),
+    responseExcerpt,
   });
   return new Promise((resolve) => {
     const request = (url.protocol === 'https:' ? https : http).request(url, {
@@ -42,13 +48,28 @@ export function postWebhook(
     });
     const timer = setTimeout(() => request.destroy(new TimeoutError()), timeoutMs);
     request.on('response', (response) => {
-      // The status line decides; the answer's body is not our business, so the socket is dropped unread.
+      // The status line decides; of the body only the first bytes are read, briefly, for the log, then the socket is
+      // dropped. The duration is the status line's.
       clearTimeout(timer);
-      response.destroy();
       const status = response.statusCode ?? 0;
       const ok = status >= 200 && status < 300;
       const retryAfter = response.headers['retry-after'] ?? null;
-      resolve(done(status, ok ? null : `HTTP ${status}`, retryAfter));
+      const answered = done(status, ok ? null : `HTTP ${status}`, retryAfter);
+      const chunks: Buffer[] = [];
+      let length = 0;
+      const finish = () => {
+        clearTimeout(excerptTimer);
+        response.destroy();
+        resolve({ ...answered, responseExcerpt: excerpt(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES)) });
+      };
+      const excerptTimer = setTimeout(finish, RESPONSE_EXCERPT_WAIT_MS);
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        length += chunk.length;
+        if (length >= RESPONSE_EXCERPT_BYTES) finish();
+      });
+      response.on('end', finish);
+      response.on('error', finish);
     });
     request.on('error', (error) => {
       clearTimeout(timer);
@@ -75,6 +96,11 @@ export function parseRetryAfter(value: string, now: number): number | undefined 
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const date = /[a-z]/i.test(text) ? Date.parse(text) : NaN; // HTTP dates name a day and a month
   return Number.isNaN(date) ? undefined : Math.max(date - now, 0);
+}
+
+/** Text fit for the log and PostgreSQL: a character cut at the end and control characters (NUL included) dropped. */
+function excerpt(bytes: Buffer): string {
+  return bytes.toString('utf8').replace(/\uFFFD$/, '').replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
 }
 
 class TimeoutError extends Error {}

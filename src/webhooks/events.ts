@@ -115,7 +115,7 @@ export async function listWebhookEvents(
   const result = await db.query<StoredEvent>(
     `SELECT id AS event_id, event AS type, occurred_at, deal_id, body
        FROM webhook_events
-      WHERE marketplace_id = $1
+      WHERE marketplace_id = $1 AND deal_id IS NOT NULL -- an administrator's test events are no deal's history
         AND ($2::uuid IS NULL OR (occurred_at, seq) ${newer ? '>' : '<'}
              (SELECT occurred_at, seq FROM webhook_events WHERE id = $2::uuid AND marketplace_id = $1))
         AND ($3::uuid IS NULL OR deal_id = $3::uuid)

@@ -1,15 +1,16 @@
 // Webhook registration for marketplaces (/api/mkt/webhook: register, read, unregister, rotate the secret), their
-// events list (event-routes.ts), and the administrators' webhook log and replay.
-import { randomUUID } from 'node:crypto';
+// events list (event-routes.ts), and the administrators' side: the endpoint with its secret, a test event, the webhook
+// log and replays.
 import { z } from 'zod';
 import { WEBHOOK_URL } from '../http/web-addresses.ts';
-import { queryInt } from '../http/query-values.ts';
+import { QueryTimestamp, queryInt } from '../http/query-values.ts';
+import type { Db } from '../db.ts';
 import type { Api } from '../http/api.ts';
-import { Problem, notFound } from '../http/problem.ts';
+import { notFound } from '../http/problem.ts';
 import type { Services } from '../services.ts';
-import { requireAdmin } from '../accounts/admin.ts';
+import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
+import { recordAudit } from '../admin/audit.ts';
 import { findMarketplace, requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
-import type { webhookReplayWorkflow } from '../../workflows/webhook-replay.ts';
 import {
   MAX_PREVIOUS_SECRET_SECONDS,
   checkWebhookUrl,
@@ -21,7 +22,15 @@ import {
 } from './endpoints.ts';
 import { eventRoutes } from './event-routes.ts';
 import { WEBHOOK_EVENTS } from './events.ts';
-import { createDelivery, deleteDelivery, eventOfDeliveryOrAttempt, listAttempts } from './deliveries.ts';
+import {
+  REPLAY_BATCH,
+  TEST_EVENT,
+  eventOfDeliveryOrAttempt,
+  listAttempts,
+  replayFailedSince,
+  sendTestEvent,
+  startDelivery,
+} from './deliveries.ts';
 
 // No userinfo in the shape: credentials do not belong in a URL; receivers authenticate webhooks by their signature.
 const WebhookUrl = z
@@ -58,20 +67,33 @@ const Rotated = z.object({
   previous_expires_at: PreviousExpiresAt,
 });
 
+const ExpirePreviousSeconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_PREVIOUS_SECRET_SECONDS)
+  .default(86_400)
+  .describe('How long the replaced secret keeps signing; 0 stops it at once (a leaked secret)');
+
 const NO_WEBHOOK = 'No webhook is registered; POST /api/mkt/webhook with {url} first.';
+
+const AttemptStatus = z.enum(['delivered', 'retrying', 'failed']);
+const LoggedEvent = z.enum([...WEBHOOK_EVENTS, TEST_EVENT]);
 
 const AttemptItem = z.object({
   id: z.uuid().describe('The attempt; replay accepts it'),
   delivery_id: z.uuid().describe('X-Svc-Delivery of the attempt'),
   event_id: z.uuid().describe('webhook-id and the body event_id'),
   attempted_at: z.iso.datetime(),
-  event: z.enum(WEBHOOK_EVENTS),
-  deal_id: z.uuid(),
+  event: LoggedEvent,
+  deal_id: z.uuid().nullable().describe(`null for a ${TEST_EVENT} event`),
   attempt: z.number().int().describe('1 for the first attempt of a delivery'),
-  status: z.enum(['delivered', 'retrying', 'failed']),
+  status: AttemptStatus,
   http_status: z.number().int().nullable().describe('null when no answer came'),
   error: z.string().nullable().describe('Why the attempt failed'),
   duration_ms: z.number().int(),
+  request_body: z.string().describe('The JSON body sent (the same for every attempt of the event)'),
+  response_excerpt: z.string().nullable().describe('The first KiB of the answer’s body; null when no answer came'),
 });
 
 const Replayed = z.object({ delivery_id: z.uuid(), event_id: z.uuid(), status: z.literal('pending') });
@@ -168,13 +190,7 @@ export function webhookRoutes(api: Api, services: Services): void {
     security: ['marketplaceKey'],
     use: [marketplaceKey],
     body: z.object({
-      expire_previous_after_seconds: z
-        .number()
-        .int()
-        .min(0)
-        .max(MAX_PREVIOUS_SECRET_SECONDS)
-        .default(86_400)
-        .describe('How long the replaced secret keeps signing; 0 stops it at once (a leaked secret)'),
+      expire_previous_after_seconds: ExpirePreviousSeconds,
     }),
     responses: { 200: { description: 'The new secret', schema: Rotated } },
     handler: async (ctx, { body }) => {
@@ -188,25 +204,137 @@ export function webhookRoutes(api: Api, services: Services): void {
 
   eventRoutes(api, services, marketplaceKey);
 
+  const adminOnly = { tags: ['Administration'], security: ['adminToken'], use: [admin] };
+  const marketplaceOr404 = async (id: string) => {
+    const marketplace = UUID.test(id) ? await findMarketplace(db, id) : undefined;
+    if (!marketplace) throw notFound('No such marketplace.');
+    return marketplace;
+  };
+  const endpointOr404 = async (id: string) => {
+    const endpoint = await findWebhookEndpoint(db, masterKey, (await marketplaceOr404(id)).id);
+    if (!endpoint) throw notFound('The marketplace has registered no webhook.');
+    return endpoint;
+  };
+
   api.route({
+    ...adminOnly,
     method: 'get',
-    path: '/admin/marketplaces/{id}/webhook-deliveries',
-    operationId: 'listWebhookAttempts',
-    summary: "The marketplace's webhook log: every attempt, newest first",
-    tags: ['Administration'],
-    security: ['adminToken'],
-    use: [admin],
+    path: '/admin/marketplaces/{id}/webhook',
+    operationId: 'getMarketplaceWebhook',
+    summary: "The marketplace's webhook endpoint, its signing secret revealed",
+    description: 'Only the admin role may see the secret (403 forbidden for others); each reveal is written to the audit log as revealWebhookSecret.',
     params: IdParam,
-    query: z.object({ limit: queryInt(1, 500).default(100) }),
-    responses: { 200: { description: 'Attempts, newest first', schema: z.array(AttemptItem) } },
-    handler: async (ctx, { params, query }) => {
-      if (!UUID.test(params.id) || !(await findMarketplace(db, params.id))) throw notFound('No such marketplace.');
-      const items = await listAttempts(db, params.id, query.limit);
-      ctx.body = items.map((item) => ({ ...item, attempted_at: item.attempted_at.toISOString() }));
+    responses: {
+      200: {
+        description: 'The endpoint',
+        schema: z.object({
+          url: z.string(),
+          events: Events,
+          secret: z.string().describe('The current signing secret'),
+          previous_expires_at: PreviousExpiresAt,
+          created_at: z.iso.datetime(),
+        }),
+      },
+    },
+    handler: async (ctx, { params }) => {
+      const actor = ctx.state.admin as AdminActor;
+      if (actor.role !== 'admin') throw forbiddenFor(actor.role);
+      const endpoint = await endpointOr404(params.id);
+      await revealWebhookSecret(db, actor.actor, params.id, endpoint);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        url: endpoint.url,
+        events: endpoint.events,
+        secret: endpoint.secret,
+        previous_expires_at: previousExpiresAt(endpoint),
+        created_at: endpoint.created_at.toISOString(),
+      };
     },
   });
 
   api.route({
+    ...adminOnly,
+    method: 'post',
+    path: '/admin/marketplaces/{id}/webhook/rotate-secret',
+    operationId: 'rotateMarketplaceWebhookSecret',
+    summary: "Rotate the marketplace's webhook signing secret (as POST /api/mkt/webhook/rotate-secret does)",
+    params: IdParam,
+    body: z.object({ expire_previous_after_seconds: ExpirePreviousSeconds }),
+    responses: { 200: { description: 'The new secret', schema: Rotated } },
+    handler: async (ctx, { params, body }) => {
+      const before = await endpointOr404(params.id);
+      const endpoint = await rotateWebhookSecret(db, masterKey, params.id, body.expire_previous_after_seconds);
+      if (!endpoint) throw notFound('The marketplace has registered no webhook.');
+      ctx.state.auditBefore = { url: before.url, previous_expires_at: previousExpiresAt(before) };
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { secret: endpoint.secret, previous_expires_at: previousExpiresAt(endpoint) };
+    },
+  });
+
+  api.route({
+    ...adminOnly,
+    method: 'post',
+    path: '/admin/marketplaces/{id}/webhook/test',
+    operationId: 'sendWebhookTest',
+    summary: `Send a ${TEST_EVENT} event to the marketplace's webhook`,
+    description: `Signed and retried like every event; its attempts show in the webhook log. The body is {event: "${TEST_EVENT}", marketplace_id, event_id, occurred_at}.`,
+    params: IdParam,
+    responses: { 202: { description: 'The delivery is under way', schema: Replayed } },
+    handler: async (ctx, { params }) => {
+      await endpointOr404(params.id);
+      ctx.status = 202;
+      ctx.body = await sendTestEvent(services, params.id);
+    },
+  });
+
+  api.route({
+    ...adminOnly,
+    method: 'get',
+    path: '/admin/marketplaces/{id}/webhook-deliveries',
+    operationId: 'listWebhookAttempts',
+    summary: "The marketplace's webhook log: every attempt, newest first",
+    description: 'Filter by the attempt’s `status`, the `event` and the `deal_id`; pass the last item’s id as `starting_after` for the next page.',
+    params: IdParam,
+    query: z.object({
+      limit: queryInt(1, 500).default(100),
+      starting_after: z.uuid().optional().describe('An attempt id: the page continues with older attempts'),
+      status: AttemptStatus.optional(),
+      event: LoggedEvent.optional(),
+      deal_id: z.uuid().optional(),
+    }),
+    responses: { 200: { description: 'Attempts, newest first', schema: z.object({ items: z.array(AttemptItem), has_more: z.boolean() }) } },
+    handler: async (ctx, { params, query }) => {
+      await marketplaceOr404(params.id);
+      const page = await listAttempts(db, params.id, { limit: query.limit, startingAfter: query.starting_after, status: query.status, event: query.event, dealId: query.deal_id });
+      if (!page) throw notFound('starting_after is not an attempt of this marketplace.');
+      ctx.body = { items: page.items.map((item) => ({ ...item, attempted_at: item.attempted_at.toISOString() })), has_more: page.has_more };
+    },
+  });
+
+  api.route({
+    ...adminOnly,
+    method: 'post',
+    path: '/admin/marketplaces/{id}/webhook-deliveries/replay',
+    operationId: 'replayFailedWebhooks',
+    summary: 'Send again every event whose delivery failed since a moment',
+    description:
+      'Events delivered since, or still being sent, are left alone, so a repeat sends nothing twice; at most ' +
+      `${REPLAY_BATCH} events at a time (repeat for the next ones).`,
+    params: IdParam,
+    body: z.object({
+      since: QueryTimestamp.describe('Deliveries that failed at or after this moment'),
+      status: z.literal('failed').default('failed').describe('Which deliveries: failed ones (given up on)'),
+    }),
+    responses: { 202: { description: 'The replays are under way', schema: z.object({ replayed: z.number().int().describe('How many events are sent again') }) } },
+    handler: async (ctx, { params, body }) => {
+      await marketplaceOr404(params.id);
+      ctx.status = 202;
+      ctx.body = { replayed: await replayFailedSince(services, params.id, new Date(body.since)) };
+    },
+  });
+
+  api.route({
+    ...adminOnly,
     method: 'post',
     path: '/admin/webhook-deliveries/{id}/replay',
     operationId: 'replayWebhook',
@@ -214,33 +342,20 @@ export function webhookRoutes(api: Api, services: Services): void {
     description:
       '`id` is a delivery id or an attempt id from the webhook log. The replay carries the same event id, body and ' +
       'X-Svc-Signature, and a new X-Svc-Delivery; it is retried like any delivery.',
-    tags: ['Administration'],
-    security: ['adminToken'],
-    use: [admin],
     params: IdParam,
     responses: { 202: { description: 'The replay is under way', schema: Replayed } },
     handler: async (ctx, { params }) => {
       const found = UUID.test(params.id) ? await eventOfDeliveryOrAttempt(db, params.id) : undefined;
       if (!found) throw notFound('No such webhook delivery or attempt.');
-      const deliveryId = randomUUID();
-      await createDelivery(db, deliveryId, found.event_id);
-      try {
-        await services.temporal.workflow.start<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
-          args: [deliveryId],
-          workflowId: `webhook-replay/${deliveryId}`,
-          taskQueue: services.config.TEMPORAL_TASK_QUEUE,
-        });
-      } catch (error) {
-        await deleteDelivery(db, deliveryId).catch(() => {}); // no orphan pending delivery
-        services.logger.error({ err: error, delivery_id: deliveryId }, 'could not start a webhook replay');
-        throw new Problem(503, 'temporal_unavailable', 'The replay could not be started; retry shortly.', {
-          headers: { 'Retry-After': '5' },
-        });
-      }
       ctx.status = 202;
-      ctx.body = { delivery_id: deliveryId, event_id: found.event_id, status: 'pending' };
+      ctx.body = await startDelivery(services, found.event_id);
     },
   });
+}
+
+/** Writes that an administrator saw the signing secret (the log keeps the fact, never the secret). */
+export async function revealWebhookSecret(db: Db, actor: string, marketplaceId: string, endpoint: WebhookEndpoint): Promise<void> {
+  await recordAudit(db, { actor, action: 'revealWebhookSecret', object_type: 'marketplace', object_id: marketplaceId, after: { url: endpoint.url, secret: endpoint.secret } });
 }
 
 const previousExpiresAt = (endpoint: WebhookEndpoint) => endpoint.previous_expires_at?.toISOString() ?? null;

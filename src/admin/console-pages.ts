@@ -1,0 +1,294 @@
+// The console shell's pages: sign-in and sign-out, the setup of a new administrator (password and TOTP), the home
+// page, the audit log, the administrators, and the mail outbox. Sections (marketplaces, deals, SSO clients, data
+// accounts) add their own pages beside their JSON operations with the same wrapper (console.ts).
+import QRCode from 'qrcode';
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { html, SafeHtml } from '../http/html.ts';
+import { Problem } from '../http/problem.ts';
+import { EmailSchema } from '../accounts/users.ts';
+import { csrfField, message } from '../web/layout.ts';
+import { readForm, redirect, safeNext, send } from '../web/page.ts';
+import { preSessionCsrf, validPreSessionCsrf } from '../web/session.ts';
+import { ADMIN_ROLES, type AdminRole } from './auth.ts';
+import { listAudit, type AuditRecord } from './audit.ts';
+import {
+  ADMIN_SESSION_SECONDS,
+  adminSignIn,
+  completeSetup,
+  createAdministrator,
+  endAdminSession,
+  findAdministrator,
+  listAdministrators,
+  sendSetupLink,
+  setupState,
+  updateAdministrator,
+  type Administrator,
+} from './administrators.ts';
+import { auditConsole, consoleForm, consolePage, consoleToken, publicConsolePage, setConsoleCookie, type ConsolePage } from './console.ts';
+import type { ConsoleTranslate } from './console-i18n.ts';
+
+const AUDIT_PAGE = 50;
+const MAIL_PAGE = 100;
+const isRole = (value: unknown): value is AdminRole => ADMIN_ROLES.includes(value as AdminRole);
+const consoleNext = (value: unknown, baseUrl: string) => {
+  const next = safeNext(value, baseUrl);
+  return next.startsWith('/admin') ? next : '/admin';
+};
+
+export function consolePages(api: Api, services: Services): void {
+  const router = api.router;
+  const base = () => services.config.BASE_URL;
+
+  router.get(
+    '/admin/sign-in',
+    publicConsolePage(services, async (p) => {
+      const next = consoleNext(p.ctx.query.next, base());
+      const notice = p.ctx.query.signed_out ? p.c('signedOut') : undefined;
+      send(p, 200, p.c('signInTitle'), signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email: '', notice }));
+    }),
+  );
+
+  router.post(
+    '/admin/sign-in',
+    publicConsolePage(services, async (p) => {
+      const form = await readForm(p.ctx);
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+      const next = consoleNext(form.get('next'), base());
+      const email = (form.get('email') ?? '').trim().slice(0, 320);
+      try {
+        const parsed = EmailSchema.safeParse(email);
+        if (!parsed.success) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
+        const session = await adminSignIn(services, { email: parsed.data, password: (form.get('password') ?? '').slice(0, 200), totp: form.get('totp') ?? '', ip: p.ctx.ip });
+        setConsoleCookie(p.ctx, services, session.token, ADMIN_SESSION_SECONDS);
+        redirect(p.ctx, next);
+      } catch (error) {
+        if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
+        if (error.status === 429) p.ctx.set('Retry-After', error.headers['Retry-After']!);
+        const text = error.status === 429 ? p.c('tooManyAttempts', { minutes: Math.ceil(Number(error.headers['Retry-After']) / 60) }) : p.c('wrongCredentials');
+        send(p, error.status, p.c('signInTitle'), signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email, error: text }), '/admin/sign-in');
+      }
+    }),
+  );
+
+  router.post(
+    '/admin/sign-out',
+    consolePage(
+      services,
+      async (p) => {
+        await consoleForm(p);
+        await endAdminSession(services, consoleToken(p.ctx)!);
+        setConsoleCookie(p.ctx, services, '', 0);
+        redirect(p.ctx, '/admin/sign-in?signed_out=1');
+      },
+      { may: ADMIN_ROLES },
+    ),
+  );
+
+  router.get(
+    '/admin/setup',
+    publicConsolePage(services, async (p) => {
+      const token = typeof p.ctx.query.token === 'string' ? p.ctx.query.token : '';
+      const state = await setupState(services, token);
+      if (!state) return send(p, 400, p.c('setupInvalidTitle'), html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`);
+      send(p, 200, p.c('setupTitle'), await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services) }), '/admin/setup');
+    }),
+  );
+
+  router.post(
+    '/admin/setup',
+    publicConsolePage(services, async (p) => {
+      const form = await readForm(p.ctx);
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+      const token = form.get('token') ?? '';
+      const result = await completeSetup(services, {
+        token,
+        password: (form.get('password') ?? '').slice(0, 200),
+        code: form.get('totp') ?? '',
+      });
+      if ('session' in result) {
+        setConsoleCookie(p.ctx, services, result.session.token, ADMIN_SESSION_SECONDS);
+        return redirect(p.ctx, '/admin');
+      }
+      const state = await setupState(services, token);
+      if (!state) return send(p, 400, p.c('setupInvalidTitle'), html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`);
+      const words = { wrong_code: 'wrongCode', wrong_password: 'wrongPassword', password_required: 'passwordTooShort', invalid_link: 'setupInvalidText' } as const;
+      const body = await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services), error: p.c(words[result.refusal]) });
+      send(p, 400, p.c('setupTitle'), body, '/admin/setup');
+    }),
+  );
+
+  router.get(
+    '/admin',
+    consolePage(services, async (p) => {
+      const body = html`<h1>${p.c('homeTitle')}</h1>
+<p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`role_${p.admin.role}`) })}</p>
+<ul class="plain">${p.site.sections(p.lang).map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul>`;
+      send(p, 200, p.c('homeTitle'), body, undefined, p.admin);
+    }),
+  );
+
+  router.get(
+    '/admin/view/audit',
+    consolePage(services, async (p) => {
+      const text = (name: string) => (typeof p.ctx.query[name] === 'string' && p.ctx.query[name] ? String(p.ctx.query[name]).slice(0, 320) : undefined);
+      const after = text('starting_after');
+      const filter = { actor: text('actor'), action: text('action'), object_id: text('object_id') };
+      const page = await listAudit(services.db, { ...filter, starting_after: after && /^[0-9]{1,18}$/.test(after) ? after : undefined, limit: AUDIT_PAGE });
+      send(p, 200, p.c('auditTitle'), auditBody(p, filter, page), undefined, p.admin);
+    }),
+  );
+
+  router.get(
+    '/admin/view/administrators',
+    consolePage(services, async (p) => {
+      const done = p.ctx.query.done;
+      const notice = done === 'added' ? p.c('added') : done === 'saved' ? p.c('saved') : done === 'setup_sent' ? p.c('setupSent') : undefined;
+      send(p, 200, p.c('administratorsTitle'), administratorsBody(p, await listAdministrators(services.db), notice), undefined, p.admin);
+    }),
+  );
+
+  router.post(
+    '/admin/view/administrators',
+    consolePage(services, async (p) => {
+      const form = await consoleForm(p);
+      const email = EmailSchema.safeParse((form.get('email') ?? '').trim());
+      const role = form.get('role');
+      if (!email.success || !isRole(role)) throw new Problem(400, 'validation_failed', 'An e-mail address and a role.');
+      const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
+      await auditConsole(p, services, { action: 'createAdministrator', object_type: 'administrator', object_id: created.id, after: created });
+      redirect(p.ctx, '/admin/view/administrators?done=added');
+    }),
+  );
+
+  router.post(
+    '/admin/view/administrators/:id',
+    consolePage(services, async (p) => {
+      const form = await consoleForm(p);
+      const id = String(p.ctx.params.id);
+      const intent = form.get('intent');
+      if (intent === 'resend-setup') {
+        const administrator = await findAdministrator(services.db, id);
+        if (!administrator || administrator.status !== 'invited') throw new Problem(404, 'not_found', 'No administrator waiting for setup.');
+        await sendSetupLink(services, id);
+        await auditConsole(p, services, { action: 'sendAdministratorSetupLink', object_type: 'administrator', object_id: id, after: administrator });
+        return redirect(p.ctx, '/admin/view/administrators?done=setup_sent');
+      }
+      const role = form.get('role');
+      const changes = intent === 'disable' ? { disabled: true } : intent === 'enable' ? { disabled: false } : isRole(role) ? { role } : undefined;
+      if (!changes) throw new Problem(400, 'validation_failed', 'A role, or disable or enable.');
+      if (intent === 'disable' && form.get('confirmed') !== 'yes') {
+        const administrator = await findAdministrator(services.db, id);
+        if (!administrator) throw new Problem(404, 'not_found', 'No such administrator.');
+        return send(p, 200, p.c('disableConfirmTitle', { email: administrator.email }), disableConfirmBody(p, administrator), '/admin/view/administrators', p.admin);
+      }
+      const { before, after } = await updateAdministrator(services, id, changes);
+      await auditConsole(p, services, { action: 'updateAdministrator', object_type: 'administrator', object_id: id, before, after });
+      redirect(p.ctx, '/admin/view/administrators?done=saved');
+    }),
+  );
+
+  router.get(
+    '/admin/view/mail',
+    consolePage(services, async (p) => {
+      const to = typeof p.ctx.query.to === 'string' && p.ctx.query.to ? p.ctx.query.to.slice(0, 320) : undefined;
+      const mails = await services.mailer.list({ to, limit: MAIL_PAGE });
+      const body = html`<h1>${p.c('mailTitle')}</h1><p class="muted">${p.c('mailIntro')}</p>
+<form method="get" action="/admin/view/mail" class="inline"><label for="to">${p.c('to')}</label> <input id="to" name="to" type="email" value="${to ?? ''}"> <button type="submit">${p.c('filter')}</button></form>
+${mails.length === 0 ? html`<p>${p.c('noMail')}</p>` : html`<ul class="plain">${mails.map(
+        (mail) => html`<li><details><summary><time datetime="${mail.created_at.toISOString()}">${mail.created_at.toISOString().slice(0, 16).replace('T', ' ')}</time> · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
+      )}</ul>`}`;
+      send(p, 200, p.c('mailTitle'), body, undefined, p.admin);
+    }),
+  );
+}
+
+function signInBody(c: ConsoleTranslate, form: { csrf: string; next: string; email: string; error?: string; notice?: string }): SafeHtml {
+  return html`<h1>${c('signInTitle')}</h1>
+${message('notice', form.notice)}${message('error', form.error)}
+<form method="post" action="/admin/sign-in">
+${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
+<label for="email">${c('email')}</label>
+<input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${form.email}">
+<label for="password">${c('password')}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="200">
+<label for="totp">${c('totp')}</label>
+<input id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9 ]{6,7}" maxlength="7" aria-describedby="totp-hint">
+<p class="hint" id="totp-hint">${c('totpHint')}</p>
+<div><button type="submit">${c('signInButton')}</button></div>
+</form>`;
+}
+
+async function setupBody(
+  c: ConsoleTranslate,
+  state: { email: string; needsPassword: boolean; secret: string; uri: string; token: string; csrf: string; error?: string },
+): Promise<SafeHtml> {
+  // The QR code is an inline SVG made here: nothing is loaded from elsewhere, and the key never leaves the page.
+  const qr = await QRCode.toString(state.uri, { type: 'svg', margin: 1, width: 200 });
+  return html`<h1>${c('setupTitle')}</h1>
+${message('error', state.error)}
+<p>${c('setupIntro', { email: state.email })}</p>
+<figure class="qr" aria-label="${state.uri}">${new SafeHtml(qr)}</figure>
+<p>${c('setupKey')}: <code id="totp-secret">${state.secret}</code></p>
+<form method="post" action="/admin/setup">
+${csrfField(state.csrf)}<input type="hidden" name="token" value="${state.token}">
+<label for="password">${state.needsPassword ? c('setupNewPassword') : c('setupCurrentPassword')}</label>
+<input id="password" name="password" type="password" autocomplete="${state.needsPassword ? 'new-password' : 'current-password'}" required ${state.needsPassword ? html`minlength="8"` : ''} maxlength="200">
+${state.needsPassword && html`<p class="hint">${c('setupPasswordHint')}</p>`}
+<label for="totp">${c('totp')}</label>
+<input id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9 ]{6,7}" maxlength="7">
+<div><button type="submit">${c('setupButton')}</button></div>
+</form>`;
+}
+
+function auditBody(p: ConsolePage, filter: Record<string, string | undefined>, page: { items: AuditRecord[]; has_more: boolean }): SafeHtml {
+  const c = p.c;
+  const field = (name: 'actor' | 'action' | 'object_id', label: string) =>
+    html`<label for="${name}">${label}</label><input id="${name}" name="${name}" value="${filter[name] ?? ''}" maxlength="320">`;
+  const older = page.has_more
+    ? `/admin/view/audit?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).filter((entry): entry is [string, string] => !!entry[1])), starting_after: page.items.at(-1)!.id })}`
+    : undefined;
+  return html`<h1>${c('auditTitle')}</h1><p class="muted">${c('auditIntro')}</p>
+<form method="get" action="/admin/view/audit" class="filters">${field('actor', c('actor'))}${field('action', c('action'))}${field('object_id', c('object'))}<div><button type="submit">${c('filter')}</button></div></form>
+${page.items.length === 0 ? html`<p>${c('noRecords')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${c('at')}</th><th>${c('actor')}</th><th>${c('action')}</th><th>${c('object')}</th><th>${c('changes')}</th></tr></thead>
+<tbody>${page.items.map(
+      (record) => html`<tr><td><time datetime="${record.at}">${record.at.slice(0, 19).replace('T', ' ')}</time></td><td>${record.actor}</td><td>${record.action}</td>
+<td>${record.object_type}${record.object_id && html` <code>${record.object_id}</code>`}</td>
+<td><details><summary>${c('changes')}</summary><pre class="text">${JSON.stringify({ before: record.before, after: record.after }, null, 2)}</pre></details></td></tr>`,
+    )}</tbody></table></div>`}
+${older && html`<p><a href="${older}">${c('older')}</a></p>`}`;
+}
+
+function administratorsBody(p: ConsolePage, administrators: Administrator[], notice?: string): SafeHtml {
+  const c = p.c;
+  const roleSelect = (id: string, current: AdminRole) =>
+    html`<select id="${id}" name="role">${ADMIN_ROLES.map((role) => html`<option value="${role}"${role === current ? html` selected` : ''}>${c(`role_${role}`)}</option>`)}</select>`;
+  return html`<h1>${c('administratorsTitle')}</h1>
+${message('notice', notice)}
+<ul class="plain cards">${administrators.map(
+    (a) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${c(`status_${a.status}`)}</p>
+<p class="muted">${c('createdBy')}: ${a.created_by}</p>
+<form method="post" action="/admin/view/administrators/${a.id}">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="role">
+<label for="role-${a.id}">${c('role')}</label>${roleSelect(`role-${a.id}`, a.role)} <button type="submit">${c('save')}</button></form>
+<div class="actions">
+${a.status === 'invited' && html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="resend-setup"><button type="submit" class="secondary">${c('resendSetup')}</button></form>`}
+${a.status === 'disabled'
+  ? html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="enable"><button type="submit" class="secondary">${c('enable')}</button></form>`
+  : html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="disable"><button type="submit" class="danger">${c('disable')}</button></form>`}
+</div></li>`,
+  )}</ul>
+<section aria-labelledby="add"><h2 id="add">${c('addAdministrator')}</h2>
+<form method="post" action="/admin/view/administrators">${csrfField(p.admin.csrf)}
+<label for="new-email">${c('email')}</label><input id="new-email" name="email" type="email" required maxlength="254">
+<label for="new-role">${c('role')}</label>${roleSelect('new-role', 'support')}
+<div><button type="submit">${c('addButton')}</button></div></form></section>`;
+}
+
+function disableConfirmBody(p: ConsolePage, administrator: Administrator): SafeHtml {
+  return html`<h1>${p.c('disableConfirmTitle', { email: administrator.email })}</h1>
+<p>${p.c('disableConfirmText')}</p>
+<form method="post" action="/admin/view/administrators/${administrator.id}">${csrfField(p.admin.csrf)}
+<input type="hidden" name="intent" value="disable"><input type="hidden" name="confirmed" value="yes">
+<div class="actions"><button type="submit" class="danger">${p.c('disableConfirmButton')}</button> <a class="button secondary" href="/admin/view/administrators">${p.c('cancel')}</a></div></form>`;
+}

@@ -1,0 +1,183 @@
+// The console's data account pages: the accounts searched by e-mail with tariff, quota and this month's usage, and an
+// account's card (keys issued, shown once, and revoked after a confirmation; the tariff changed; the account's own
+// quota set or cleared). They call the functions of the JSON operations and write the same audit records.
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { html, type SafeHtml } from '../http/html.ts';
+import { Problem } from '../http/problem.ts';
+import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { csrfField, message } from '../web/layout.ts';
+import { redirect, send } from '../web/page.ts';
+import { DATA_KEY_NAME_MAX, issueAccountKey, revokeDataKey, TARIFF_QUOTAS, TARIFFS, type DataKeyItem, type Tariff } from './keys.ts';
+import { findDataAccount, listDataAccounts, updateDataAccount, type DataAccountItem } from './quota.ts';
+import { MAX_QUOTA } from './admin-routes.ts';
+import { dataConsoleTranslator, type DataConsoleTranslate } from './console-i18n.ts';
+
+const LIST = '/admin/view/data-accounts';
+const PAGE_SIZE = 20;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DONE = ['tariff', 'quota', 'quota_cleared', 'revoked'] as const;
+type Done = (typeof DONE)[number];
+
+type DataPage = ConsolePage & { d: DataConsoleTranslate };
+const withWords = (p: ConsolePage): DataPage => ({ ...p, d: dataConsoleTranslator(p.lang) });
+const accountPath = (id: string) => `${LIST}/${id}`;
+const isTariff = (value: unknown): value is Tariff => TARIFFS.includes(value as Tariff);
+const when = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')}</time>`;
+
+export function dataAccountConsolePages(api: Api, services: Services): void {
+  const router = api.router;
+  const { db } = services;
+
+  router.get(
+    LIST,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      const q = typeof p.ctx.query.q === 'string' && p.ctx.query.q.trim() ? p.ctx.query.q.trim().slice(0, 320) : undefined;
+      const after = typeof p.ctx.query.starting_after === 'string' && UUID.test(p.ctx.query.starting_after) ? p.ctx.query.starting_after : undefined;
+      const page = await listDataAccounts(db, { q, limit: PAGE_SIZE, starting_after: after });
+      send(p, 200, p.d('title'), listBody(p, q, page), undefined, p.admin);
+    }),
+  );
+
+  router.get(
+    `${LIST}/:id`,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      const account = await findOr404(String(p.ctx.params.id));
+      const done = DONE.find((value) => value === p.ctx.query.done);
+      send(p, 200, p.d('accountTitle', { email: account.email }), accountBody(p, account, { notice: done && p.d(`done_${done}`) }), undefined, p.admin);
+    }),
+  );
+
+  router.post(
+    `${LIST}/:id`,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      const form = await consoleForm(p);
+      const account = await findOr404(String(p.ctx.params.id));
+      const intent = form.get('intent');
+      const refuse = (status: number, error: string) =>
+        send(p, status, p.d('accountTitle', { email: account.email }), accountBody(p, account, { error }), accountPath(account.id), p.admin);
+      const change = async (changes: { tariff?: Tariff; monthly_quota?: number | null }, done: Done) => {
+        const changed = await updateDataAccount(db, account.id, changes);
+        if (!changed) throw notInConsole('data account');
+        await auditConsole(p, services, { action: 'updateDataAccount', object_type: 'data_account', object_id: account.id, before: changed.before, after: changed.after });
+        redirect(p.ctx, `${accountPath(account.id)}?done=${done}`);
+      };
+
+      if (intent === 'tariff') {
+        const tariff = form.get('tariff');
+        return isTariff(tariff) ? change({ tariff }, 'tariff') : refuse(400, p.d('badTariff'));
+      }
+      if (intent === 'quota') {
+        const text = (form.get('monthly_quota') ?? '').trim();
+        const quota = /^[0-9]{1,13}$/.test(text) ? Number(text) : NaN;
+        return Number.isInteger(quota) && quota <= MAX_QUOTA ? change({ monthly_quota: quota }, 'quota') : refuse(400, p.d('badQuota'));
+      }
+      if (intent === 'clear-quota') return change({ monthly_quota: null }, 'quota_cleared');
+      if (intent === 'issue-key') {
+        const name = (form.get('name') ?? '').trim();
+        if (name.length > DATA_KEY_NAME_MAX) return refuse(400, p.d('badName', { max: DATA_KEY_NAME_MAX }));
+        let issued: { id: string; key: string };
+        try {
+          issued = await issueAccountKey(db, account.id, name);
+        } catch (error) {
+          if (error instanceof Problem && error.code === 'too_many_data_keys') return refuse(409, p.d('tooManyKeys'));
+          throw error;
+        }
+        const answer = { id: issued.id, key: issued.key };
+        await auditConsole(p, services, { action: 'issueDataAccountKey', object_type: 'data_account', object_id: account.id, after: answer });
+        p.ctx.set('Cache-Control', 'no-store');
+        return send(p, 201, p.d('issuedTitle', { email: account.email }), issuedBody(p, account, issued.key), accountPath(account.id), p.admin);
+      }
+      if (intent === 'revoke') {
+        const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
+        if (!key) throw new Problem(404, 'not_found', 'No such data API key of this account.');
+        if (form.get('confirmed') !== 'yes') return send(p, 200, p.d('revokeConfirmTitle', { name: keyName(p, key) }), revokeConfirmBody(p, account, key), accountPath(account.id), p.admin);
+        const revoked = await revokeDataKey(db, account.id, key.id);
+        await auditConsole(p, services, { action: 'revokeDataKey', object_type: 'data_key', object_id: key.id, before: key, after: { ...revoked, account_id: account.id } });
+        return redirect(p.ctx, `${accountPath(account.id)}?done=revoked`);
+      }
+      throw new Problem(400, 'validation_failed', 'A tariff, a quota, a new key or a key to revoke.');
+    }),
+  );
+
+  async function findOr404(id: string): Promise<DataAccountItem> {
+    const account = await findDataAccount(db, id);
+    if (!account) throw notInConsole('data account');
+    return account;
+  }
+}
+
+const canChange = (p: DataPage) => p.admin.role === 'admin';
+const keyName = (p: DataPage, key: DataKeyItem) => key.name || p.d('noName');
+const number = (p: DataPage, value: number) => value.toLocaleString(p.lang === 'ru' ? 'ru-RU' : 'en-US');
+const quotaText = (p: DataPage, account: DataAccountItem) =>
+  `${account.monthly_quota === null ? p.d('unlimited') : number(p, account.monthly_quota)} ${account.custom_quota ? p.d('ownQuota') : p.d('tariffQuota')}`;
+
+function listBody(p: DataPage, q: string | undefined, page: { items: DataAccountItem[]; has_more: boolean }): SafeHtml {
+  const { d, c } = p;
+  const next = page.has_more ? `${LIST}?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}` : undefined;
+  return html`<h1>${d('title')}</h1><p class="muted">${d('intro')}</p>
+<form method="get" action="${LIST}" class="filters"><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${q ?? ''}"><div><button type="submit">${d('searchButton')}</button></div></form>
+${page.items.length === 0 ? html`<p>${d('noAccounts')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('email')}</th><th>${d('tariff')}</th><th>${d('quota')}</th><th>${d('used')}</th><th>${d('activeKeys')}</th></tr></thead>
+<tbody>${page.items.map(
+      (account) => html`<tr><td><a href="${accountPath(account.id)}">${account.email}</a></td><td>${account.tariff}</td><td>${quotaText(p, account)}</td>
+<td>${number(p, account.used)}</td><td>${account.keys.filter((key) => key.revoked_at === null).length}</td></tr>`,
+    )}</tbody></table></div>`}
+${next && html`<p><a href="${next}">${c('next')}</a></p>`}`;
+}
+
+function accountBody(p: DataPage, account: DataAccountItem, state: { notice?: string; error?: string }): SafeHtml {
+  const { d } = p;
+  const path = accountPath(account.id);
+  const form = (intent: string, body: SafeHtml, extra = '') =>
+    html`<form method="post" action="${path}"${extra ? html` class="${extra}"` : ''}>${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="${intent}">${body}</form>`;
+  const tariffLabel = (tariff: Tariff) => d('tariffOption', { tariff, quota: TARIFF_QUOTAS[tariff] === null ? d('unlimited') : number(p, TARIFF_QUOTAS[tariff]!) });
+  return html`<p><a href="${LIST}">${d('allAccounts')}</a></p>
+<h1>${d('accountTitle', { email: account.email })}</h1>
+${message('notice', state.notice)}${message('error', state.error)}
+<dl>
+<dt>${d('tariff')}</dt><dd id="account-tariff">${account.tariff}</dd>
+<dt>${d('quota')}</dt><dd id="account-quota">${quotaText(p, account)}</dd>
+<dt>${d('used')}</dt><dd id="account-used">${number(p, account.used)}</dd>
+</dl>
+<section aria-labelledby="keys"><h2 id="keys">${d('keysTitle')}</h2>
+${account.keys.length === 0 ? html`<p>${d('noKeys')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('keyName')}</th><th>${d('prefix')}</th><th>${d('created')}</th><th>${d('keyState')}</th><th></th></tr></thead>
+<tbody>${account.keys.map(
+      (key) => html`<tr><td>${keyName(p, key)}</td><td><code>${key.prefix ?? d('unknownPrefix')}</code></td><td>${when(key.created_at)}</td>
+<td>${key.revoked_at ? d('revokedOn', { date: key.revoked_at.slice(0, 16).replace('T', ' ') }) : d('active')}</td>
+<td>${key.revoked_at === null && canChange(p) && form('revoke', html`<input type="hidden" name="key_id" value="${key.id}"><button type="submit" class="danger">${d('revokeButton')}</button>`, 'inline')}</td></tr>`,
+    )}</tbody></table></div>`}
+${canChange(p) && html`<h3>${d('issueTitle')}</h3>${form('issue-key', html`<label for="key-name">${d('issueName')}</label><input id="key-name" name="name" maxlength="${DATA_KEY_NAME_MAX}">
+<div><button type="submit">${d('issueButton')}</button></div>`)}`}</section>
+${canChange(p)
+  ? html`<section aria-labelledby="tariff"><h2 id="tariff">${d('tariffTitle')}</h2>
+${form('tariff', html`<label for="tariff-select">${d('tariff')}</label><select id="tariff-select" name="tariff">${TARIFFS.map(
+      (tariff) => html`<option value="${tariff}"${tariff === account.tariff ? html` selected` : ''}>${tariffLabel(tariff)}</option>`,
+    )}</select> <button type="submit">${d('changeTariff')}</button>`)}</section>
+<section aria-labelledby="quota"><h2 id="quota">${d('quotaTitle')}</h2>
+${form('quota', html`<label for="monthly-quota">${d('quotaLabel')}</label><input id="monthly-quota" name="monthly_quota" type="number" min="0" max="${MAX_QUOTA}" step="1" required value="${account.custom_quota && account.monthly_quota !== null ? String(account.monthly_quota) : ''}" aria-describedby="quota-hint">
+<p class="hint" id="quota-hint">${d('quotaHint')}</p><div><button type="submit">${d('setQuota')}</button></div>`)}
+${account.custom_quota && form('clear-quota', html`<button type="submit" class="secondary">${d('clearQuota')}</button>`)}</section>`
+  : html`<p class="muted">${d('readOnly')}</p>`}`;
+}
+
+function revokeConfirmBody(p: DataPage, account: DataAccountItem, key: DataKeyItem): SafeHtml {
+  const path = accountPath(account.id);
+  return html`<h1>${p.d('revokeConfirmTitle', { name: keyName(p, key) })}</h1>
+<p>${p.d('revokeConfirmText')}</p>
+<form method="post" action="${path}">${csrfField(p.admin.csrf)}
+<input type="hidden" name="intent" value="revoke"><input type="hidden" name="key_id" value="${key.id}"><input type="hidden" name="confirmed" value="yes">
+<div class="actions"><button type="submit" class="danger">${p.d('revokeConfirmButton')}</button> <a class="button secondary" href="${path}">${p.c('cancel')}</a></div></form>`;
+}
+
+function issuedBody(p: DataPage, account: DataAccountItem, key: string): SafeHtml {
+  return html`<h1>${p.d('issuedTitle', { email: account.email })}</h1>
+<p>${p.d('issuedText')}</p>
+<p><code id="issued-key">${key}</code></p>
+<p><a class="button secondary" href="${accountPath(account.id)}">${p.d('backToAccount')}</a></p>`;
+}

@@ -1,0 +1,239 @@
+// The console's deals and disputes: the searched list, the deal page (timeline, documents, approvals, payments,
+// webhook deliveries, its workflow in Temporal), money moves behind a confirmation, the buyer's invitation again, and
+// the disputes queue where an arbiter reads both sides, writes to them and decides with a reason. Every change calls
+// the deal service as the JSON operation does and is audited under that operation's id.
+import type { Api } from '../http/api.ts';
+import type { Services } from '../services.ts';
+import { Problem } from '../http/problem.ts';
+import { redirect, send } from '../web/page.ts';
+import { formatMoney } from '../web/i18n.ts';
+import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { forbiddenFor, type AdminRole } from '../admin/auth.ts';
+import type { DealSnapshot } from './model.ts';
+import { refusal } from './rules.ts';
+import {
+  addDisputeMessage,
+  administratorDeal,
+  administratorDeals,
+  administratorResendInvitation,
+  cancelDeal,
+  dealFor,
+  disputeQueue,
+  moveEscrow,
+  resolveDispute,
+  type DealActor,
+} from './service.ts';
+import { marketplaceNames } from './store.ts';
+import { paymentView, dealView } from './views.ts';
+import { AdminDealQuery, DEAL_MOVERS, DisputeQuery, INVITATION_SENDERS, auditedDeal, dealFilter } from './admin-routes.ts';
+import { dealConsoleTranslator, type DealConsoleMessage } from './console-i18n.ts';
+import {
+  MESSAGE_MAX,
+  MONEY_MOVES,
+  REASON_MAX,
+  dealBody,
+  dealListBody,
+  dealPath,
+  decideConfirmBody,
+  disputesBody,
+  moveConfirmBody,
+  type DealConsolePage,
+  type DealFilterForm,
+  type MoneyMove,
+} from './console-views.ts';
+
+const ADMINISTRATOR: DealActor = { kind: 'administrator' };
+const LIST_PAGE = 25;
+const FILTER_FIELDS = ['marketplace_id', 'status', 'external_id', 'buyer_email', 'created_from', 'created_to'] as const;
+const DONE = ['release', 'refund', 'dispute', 'cancel', 'invitation', 'decided_release', 'decided_refund', 'message'] as const;
+/** The JSON operation each console change is audited as. */
+const MOVE_ACTION: Record<MoneyMove, string> = {
+  release: 'adminEscrowRelease',
+  refund: 'adminEscrowRefund',
+  dispute: 'adminEscrowDispute',
+  cancel: 'adminCancelDeal',
+};
+/** Refusals a page explains in its own words; any other is told in general. */
+const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute'] as const;
+
+const mayMove = (role: AdminRole) => (DEAL_MOVERS as readonly AdminRole[]).includes(role);
+const isMove = (value: unknown): value is MoneyMove => MONEY_MOVES.includes(value as MoneyMove);
+const withWords = (p: ConsolePage): DealConsolePage => ({ ...p, d: dealConsoleTranslator(p.lang) });
+const queryText = (p: ConsolePage, name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, 320) : '');
+/** `?done=` names one of a fixed set of outcomes; anything else says nothing. */
+const doneNotice = (p: DealConsolePage) => {
+  const done = queryText(p, 'done');
+  return (DONE as readonly string[]).includes(done) ? p.d(`done_${done}` as DealConsoleMessage) : undefined;
+};
+
+/** Why a change was refused, in the page's words; errors that are not a refusal go on to the error page. */
+function refusalWords(p: DealConsolePage, error: unknown): string {
+  if (!(error instanceof Problem) || error.status >= 500 || error.status === 404 || error.status === 403) throw error;
+  const code = (EXPLAINED as readonly string[]).includes(error.code) ? error.code : 'other';
+  return p.d(`why_${code}` as DealConsoleMessage);
+}
+
+export function dealConsolePages(api: Api, services: Services): void {
+  const router = api.router;
+  const page = (handler: (p: DealConsolePage) => Promise<void>, may?: readonly AdminRole[]) =>
+    consolePage(services, (p) => handler(withWords(p)), { may });
+
+  router.get(
+    '/admin/view/deals',
+    page(async (p) => {
+      const form = Object.fromEntries(FILTER_FIELDS.map((name) => [name, queryText(p, name)])) as unknown as DealFilterForm;
+      const query = Object.fromEntries(
+        Object.entries({
+          marketplace_id: form.marketplace_id,
+          status: form.status,
+          external_id: form.external_id,
+          buyer_email: form.buyer_email,
+          // The form picks days; the list takes moments: the whole of each day, in UTC as the page says.
+          created_gte: form.created_from && `${form.created_from}T00:00:00Z`,
+          created_lte: form.created_to && `${form.created_to}T23:59:59.999Z`,
+          starting_after: queryText(p, 'starting_after'),
+          limit: String(LIST_PAGE),
+        }).filter(([, value]) => value !== ''),
+      );
+      const marketplaces = await marketplaceNames(services.db);
+      const parsed = AdminDealQuery.safeParse(query);
+      if (!parsed.success) {
+        const labels = { marketplace_id: 'marketplace', status: 'status', external_id: 'externalId', buyer_email: 'buyerEmail', created_gte: 'createdFrom', created_lte: 'createdTo', starting_after: 'nextPage', limit: 'nextPage' } as const;
+        const fields = [...new Set(parsed.error.issues.map((issue) => p.d(labels[issue.path[0] as keyof typeof labels] ?? 'search')))];
+        return send(p, 400, p.d('dealsTitle'), dealListBody(p, { form, marketplaces, snapshots: [], error: p.d('badFilters', { fields: fields.join(', ') }) }), undefined, p.admin);
+      }
+      const result = await administratorDeals(services, dealFilter(parsed.data)).catch((error: unknown) => {
+        if (error instanceof Problem && error.code === 'invalid_cursor') return undefined;
+        throw error;
+      });
+      if (!result) return send(p, 400, p.d('dealsTitle'), dealListBody(p, { form, marketplaces, snapshots: [], error: p.d('badFilters', { fields: p.d('nextPage') }) }), undefined, p.admin);
+      const filters = Object.fromEntries(FILTER_FIELDS.filter((name) => form[name]).map((name) => [name, form[name]]));
+      const next = result.hasMore ? `/admin/view/deals?${new URLSearchParams({ ...filters, starting_after: result.snapshots.at(-1)!.deal.id })}` : undefined;
+      // Marketplaces beyond the filter's first 500 are still named in the rows.
+      const missing = result.snapshots.map((s) => s.deal.marketplace_id).filter((id) => !marketplaces.has(id));
+      const names = missing.length > 0 ? new Map([...marketplaces, ...(await marketplaceNames(services.db, missing))]) : marketplaces;
+      send(p, 200, p.d('dealsTitle'), dealListBody(p, { form, marketplaces: names, snapshots: result.snapshots, next }), undefined, p.admin);
+    }),
+  );
+
+  /** The deal page, with a notice or an error and the status to answer with. */
+  const showDeal = async (p: DealConsolePage, id: string, status = 200, error?: string) => {
+    const found = await administratorDeal(services, id);
+    const marketplace = (await marketplaceNames(services.db, [found.snapshot.deal.marketplace_id])).get(found.snapshot.deal.marketplace_id) ?? '';
+    const failed = queryText(p, 'failed') === 'too_many_invitations' ? p.d('failed_too_many_invitations') : undefined;
+    const body = dealBody(p, { ...found, marketplace, mayMove: mayMove(p.admin.role), notice: doneNotice(p), error: error ?? failed });
+    send(p, status, p.d('dealTitle', { external_id: found.snapshot.deal.external_id }), body, dealPath(id), p.admin);
+  };
+
+  router.get(
+    '/admin/view/deals/:id',
+    page(async (p) => showDeal(p, String(p.ctx.params.id))),
+  );
+
+  router.get(
+    '/admin/view/deals/:id/confirm/:move',
+    page(async (p) => {
+      const move = p.ctx.params.move;
+      if (!isMove(move)) throw new Problem(404, 'not_found', 'No such move.');
+      if (!mayMove(p.admin.role)) throw forbiddenFor(p.admin.role);
+      const { snapshot, role } = await dealFor(services, ADMINISTRATOR, String(p.ctx.params.id));
+      const refused = refusal(snapshot, move, role);
+      const why = refused && p.d(`why_${(EXPLAINED as readonly string[]).includes(refused.code) ? refused.code : 'other'}` as DealConsoleMessage);
+      send(p, refused ? 400 : 200, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot, move, refusal: why }), undefined, p.admin);
+    }),
+  );
+
+  router.post(
+    '/admin/view/deals/:id/confirm/:move',
+    page(async (p) => {
+      const form = await consoleForm(p);
+      const move = p.ctx.params.move;
+      if (!isMove(move)) throw new Problem(404, 'not_found', 'No such move.');
+      const id = String(p.ctx.params.id);
+      const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
+      const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
+      try {
+        const after =
+          move === 'cancel'
+            ? dealView(await cancelDeal(services, ADMINISTRATOR, id, reason.trim()))
+            : paymentView(await moveEscrow(services, ADMINISTRATOR, id, move, reason));
+        await auditConsole(p, services, { action: MOVE_ACTION[move], object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after });
+        redirect(p.ctx, `${dealPath(id)}?done=${move}`);
+      } catch (error) {
+        const current = (await dealFor(services, ADMINISTRATOR, id)).snapshot;
+        send(p, 400, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot: current, move, reason, error: p.d('notDone', { why: refusalWords(p, error) }) }), dealPath(id), p.admin);
+      }
+    }, DEAL_MOVERS),
+  );
+
+  router.post(
+    '/admin/view/deals/:id/invitation',
+    page(async (p) => {
+      await consoleForm(p);
+      const id = String(p.ctx.params.id);
+      try {
+        await administratorResendInvitation(services, id);
+      } catch (error) {
+        if (error instanceof Problem && error.code === 'too_many_invitations') return redirect(p.ctx, `${dealPath(id)}?failed=too_many_invitations`);
+        throw error;
+      }
+      await auditConsole(p, services, { action: 'adminResendInvitation', object_type: 'deal', object_id: id, after: { ok: true } });
+      redirect(p.ctx, `${dealPath(id)}?done=invitation`);
+    }, INVITATION_SENDERS),
+  );
+
+  router.get(
+    '/admin/view/disputes',
+    page(async (p) => {
+      const parsed = DisputeQuery.safeParse({
+        status: queryText(p, 'status') || undefined,
+        starting_after: queryText(p, 'starting_after') || undefined,
+        limit: String(LIST_PAGE),
+      });
+      const query = parsed.success ? parsed.data : { status: 'open' as const, limit: LIST_PAGE, starting_after: undefined };
+      const result = await disputeQueue(services, { status: query.status, limit: query.limit, startingAfter: query.starting_after }).catch((error: unknown) => {
+        if (error instanceof Problem && error.code === 'invalid_cursor') return disputeQueue(services, { status: query.status, limit: query.limit });
+        throw error;
+      });
+      const next = result.hasMore ? `/admin/view/disputes?${new URLSearchParams({ status: query.status, starting_after: result.items.at(-1)!.deal_id })}` : undefined;
+      const body = disputesBody(p, { status: query.status, items: result.items, next, mayDecide: mayMove(p.admin.role), notice: doneNotice(p) });
+      send(p, 200, p.d('disputesTitle'), body, `/admin/view/disputes?status=${query.status}`, p.admin);
+    }),
+  );
+
+  router.post(
+    '/admin/view/disputes/:id/messages',
+    page(async (p) => {
+      const form = await consoleForm(p);
+      const id = String(p.ctx.params.id);
+      const text = (form.get('text') ?? '').trim();
+      if (!text || text.length > MESSAGE_MAX) throw new Problem(400, 'validation_failed', 'Write the message (at most 5000 characters).');
+      const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });
+      await auditConsole(p, services, { action: 'adminDisputeMessage', object_type: 'deal', object_id: id, after: { ...message, files: [] } });
+      redirect(p.ctx, `/admin/view/disputes?done=message#dispute-${id}`);
+    }, DEAL_MOVERS),
+  );
+
+  router.post(
+    '/admin/view/disputes/:id/decide',
+    page(async (p) => {
+      const form = await consoleForm(p);
+      const id = String(p.ctx.params.id);
+      const outcome = form.get('outcome');
+      if (outcome !== 'release' && outcome !== 'refund') throw new Problem(400, 'validation_failed', 'Choose release or refund.');
+      const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
+      const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
+      const confirm = (status: number, error?: string, current: DealSnapshot = snapshot) =>
+        send(p, status, p.d(`confirmDecide_${outcome}`, { amount: formatMoney(p.lang, current.deal.amount, current.deal.currency) }), decideConfirmBody(p, { snapshot: current, outcome, reason, error }), '/admin/view/disputes', p.admin);
+      if (!reason.trim()) return confirm(400, p.d('notDone', { why: p.d('why_reason_required') }));
+      if (form.get('confirmed') !== 'yes') return confirm(200);
+      try {
+        const payment = await resolveDispute(services, id, outcome, reason.trim());
+        await auditConsole(p, services, { action: 'adminResolveDispute', object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after: paymentView(payment) });
+        redirect(p.ctx, `${dealPath(id)}?done=decided_${outcome}`);
+      } catch (error) {
+        confirm(400, p.d('notDone', { why: refusalWords(p, error) }), (await dealFor(services, ADMINISTRATOR, id)).snapshot);
+      }
+    }, DEAL_MOVERS),
+  );
+}

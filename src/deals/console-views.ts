@@ -1,0 +1,240 @@
+// What the console's deal and dispute pages show, as HTML bodies. No logic beyond layout: console-pages.ts loads
+// through the deal service and decides what to answer; the moves offered are the rules' (allowedActions).
+import { html, type SafeHtml } from '../http/html.ts';
+import { csrfField, message } from '../web/layout.ts';
+import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords } from '../web/i18n.ts';
+import type { ConsolePage } from '../admin/console.ts';
+import { DEAL_STATUSES, dealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
+import type { DealVerb } from './rules.ts';
+import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
+import type { DealConsoleTranslate } from './console-i18n.ts';
+
+export type DealConsolePage = ConsolePage & { d: DealConsoleTranslate };
+export const MONEY_MOVES = ['release', 'refund', 'dispute', 'cancel'] as const;
+export type MoneyMove = (typeof MONEY_MOVES)[number];
+export const REASON_MAX = 2000;
+export const MESSAGE_MAX = 5000;
+const MOVE_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger', cancel: 'danger' } as const;
+
+export const dealPath = (id: string) => `/admin/view/deals/${id}`;
+const fileHref = (id: string) => `/admin/documents/${id}/content`;
+const when = (p: DealConsolePage, iso: string) => html`<time datetime="${iso}">${formatDate(p.lang, iso)}</time>`;
+const amountOf = (p: DealConsolePage, snapshot: DealSnapshot) => formatMoney(p.lang, snapshot.deal.amount, snapshot.deal.currency);
+const fileLink = (id: string, name: string) => html`<a href="${fileHref(id)}" download>${name}</a>`;
+
+export interface DealFilterForm {
+  marketplace_id: string;
+  status: string;
+  external_id: string;
+  buyer_email: string;
+  created_from: string;
+  created_to: string;
+}
+
+export function dealListBody(
+  p: DealConsolePage,
+  data: { form: DealFilterForm; marketplaces: Map<string, string>; snapshots: DealSnapshot[]; next?: string; error?: string },
+): SafeHtml {
+  const { d, t } = p;
+  const { form } = data;
+  const text = (name: keyof DealFilterForm, label: string, type = 'text') =>
+    html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" value="${form[name]}" maxlength="254"></div>`;
+  const option = (value: string, label: string, current: string) => html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
+  const rows = data.snapshots.map(
+    (snapshot) => html`<tr><td><a href="${dealPath(snapshot.deal.id)}">${snapshot.deal.external_id}</a></td>
+<td>${data.marketplaces.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id}</td><td>${snapshot.deal.buyer_email}</td>
+<td>${amountOf(p, snapshot)}</td><td>${statusWords(t, dealStatus(snapshot))}</td><td>${when(p, snapshot.deal.created_at)}</td></tr>`,
+  );
+  return html`<h1>${d('dealsTitle')}</h1><p class="muted">${d('dealsIntro')}</p>
+${message('error', data.error)}
+<form method="get" action="/admin/view/deals" class="filters">
+<div><label for="marketplace_id">${d('marketplace')}</label><select id="marketplace_id" name="marketplace_id">${option('', d('anyMarketplace'), form.marketplace_id)}${[
+    ...data.marketplaces,
+  ].map(([id, name]) => option(id, name, form.marketplace_id))}</select></div>
+<div><label for="status">${d('status')}</label><select id="status" name="status">${option('', d('anyStatus'), form.status)}${DEAL_STATUSES.map((status) =>
+    option(status, statusWords(t, status), form.status),
+  )}</select></div>
+${text('external_id', d('externalId'))}${text('buyer_email', d('buyerEmail'), 'email')}${text('created_from', d('createdFrom'), 'date')}${text('created_to', d('createdTo'), 'date')}
+<div><button type="submit">${d('search')}</button> <a href="/admin/view/deals">${d('clearFilters')}</a></div>
+</form>
+${rows.length === 0 ? html`<p>${d('noDeals')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('externalId')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`}
+${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
+}
+
+export interface DealPageData {
+  snapshot: DealSnapshot;
+  marketplace: string;
+  actions: DealVerb[];
+  events: DealEventRecord[];
+  deliveries: DealDeliveryRecord[];
+  temporalUrl: string;
+  mayMove: boolean;
+  notice?: string;
+  error?: string;
+}
+
+export function dealBody(p: DealConsolePage, data: DealPageData): SafeHtml {
+  const { d, t, lang } = p;
+  const { snapshot } = data;
+  const { deal } = snapshot;
+  return html`<h1>${d('dealTitle', { external_id: deal.external_id })}</h1>
+${message('notice', data.notice)}${message('error', data.error)}
+<dl>
+<dt>${d('status')}</dt><dd class="status">${statusWords(t, dealStatus(snapshot))} <code>${dealStatus(snapshot)}</code></dd>
+<dt>${d('title')}</dt><dd>${deal.title.trim() || d('untitled')}</dd>
+<dt>${d('marketplace')}</dt><dd>${data.marketplace}</dd>
+<dt>${d('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} · ` : ''}${deal.buyer_email}</dd>
+<dt>${d('seller')}</dt><dd>${deal.seller_email || d('none')}</dd>
+<dt>${d('amount')}</dt><dd>${amountOf(p, snapshot)}</dd>
+<dt>${d('created')}</dt><dd>${when(p, deal.created_at)}</dd>
+<dt>id</dt><dd><code>${deal.id}</code></dd>
+</dl>
+<p><a href="${data.temporalUrl}" rel="noopener">${d('openInTemporal')}</a></p><p class="hint">${d('temporalHint')}</p>
+${actionsSection(p, data)}
+<section aria-labelledby="documents"><h2 id="documents">${d('documentsHeading')}</h2>
+${snapshot.documents.length === 0 ? html`<p class="muted">${d('noDocuments')}</p>` : html`<ul class="plain">${snapshot.documents.map(
+    (document) => html`<li>${kindWords(t, document.kind)}: ${fileLink(document.id, document.name)} <span class="muted">${formatSize(lang, document.size)} · ${formatDate(lang, document.created_at)}</span></li>`,
+  )}</ul>`}</section>
+<section aria-labelledby="approvals"><h2 id="approvals">${d('approvalsHeading')}</h2>
+${snapshot.approvals.length === 0 ? html`<p class="muted">${d('noApprovals')}</p>` : html`<ul class="plain">${snapshot.approvals.map(
+    (approval) => html`<li>${approval.approver} · <span class="status">${t(`approval_${approval.status}`)}</span> <span class="muted">${formatDate(lang, approval.decided_at ?? approval.created_at)}</span>${
+      approval.comment && html`<br><span class="text">${approval.comment}</span>`
+    }</li>`,
+  )}</ul>`}</section>
+<section aria-labelledby="payments"><h2 id="payments">${d('paymentsHeading')}</h2>
+${snapshot.payments.length === 0 ? html`<p class="muted">${d('noPayments')}</p>` : html`<ul class="plain">${snapshot.payments.map(
+    (payment) => html`<li>${formatMoney(lang, payment.amount, payment.currency)} · ${payment.provider} · <span class="status">${paymentWords(t, payment.status)}</span> <span class="muted">${formatDate(lang, payment.updated_at)}${
+      payment.hold_expires_at && payment.status === 'hold' ? html` · ${d('holdUntil', { date: formatDate(lang, payment.hold_expires_at) })}` : ''
+    }</span></li>`,
+  )}</ul>`}</section>
+${snapshot.dispute && html`<section aria-labelledby="dispute"><h2 id="dispute">${d('disputeHeading')}</h2>${disputeDetails(p, snapshot.dispute)}
+${snapshot.dispute.status === 'open' && html`<p><a href="/admin/view/disputes#dispute-${deal.id}">${d('goToQueue')}</a></p>`}</section>`}
+${snapshot.cancellation && html`<section aria-labelledby="cancellation"><h2 id="cancellation">${d('cancellationHeading')}</h2>
+<p>${d('cancelledBy', { actor: d(`actor_${snapshot.cancellation.actor}`), date: formatDate(lang, snapshot.cancellation.cancelled_at) })}</p>
+${snapshot.cancellation.reason && html`<p class="text">${d('reason')}: ${snapshot.cancellation.reason}</p>`}</section>`}
+<section aria-labelledby="timeline"><h2 id="timeline">${d('timelineHeading')}</h2>
+${data.events.length === 0 ? html`<p class="muted">${d('noEvents')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('who')}</th><th>${d('reason')}</th></tr></thead>
+<tbody>${data.events.map(
+    (event) => html`<tr><td>${when(p, event.created_at)}</td><td><code>${event.type}</code></td><td>${event.actor ? d(`actor_${event.actor}`) : d('actor_unknown')}</td><td class="text">${event.reason ?? ''}</td></tr>`,
+  )}</tbody></table></div>`}</section>
+<section aria-labelledby="deliveries"><h2 id="deliveries">${d('deliveriesHeading')}</h2>
+${data.deliveries.length === 0 ? html`<p class="muted">${d('noDeliveries')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('attempt')}</th><th>${d('status')}</th><th>${d('httpStatus')}</th><th>${d('error')}</th></tr></thead>
+<tbody>${data.deliveries.map(
+    (row) => html`<tr><td>${when(p, row.at)}</td><td><code>${row.event}</code></td><td>${row.attempt === 0 ? d('notAttempted') : String(row.attempt)}</td>
+<td>${d(`delivery_${row.status}`)}</td><td>${row.http_status === null ? '' : String(row.http_status)}</td><td class="text">${row.error ?? ''}</td></tr>`,
+  )}</tbody></table></div>`}</section>`;
+}
+
+/** Links to the confirmation of each money move the rules allow now (for admin and arbiter), and the invitation. */
+function actionsSection(p: DealConsolePage, data: DealPageData): SafeHtml {
+  const { d } = p;
+  const id = data.snapshot.deal.id;
+  const moves = MONEY_MOVES.filter((move) => data.actions.includes(move));
+  const money = !data.mayMove
+    ? html`<p class="muted">${d('readOnlyMoney')}</p>`
+    : moves.length === 0
+      ? html`<p class="muted">${d('noMoves')}</p>`
+      : html`<div class="actions">${moves.map((move) => html`<a class="button ${MOVE_CLASS[move]}" href="${dealPath(id)}/confirm/${move}">${d(`move_${move}`)}</a>`)}</div>`;
+  return html`<section aria-labelledby="actions"><h2 id="actions">${d('actionsHeading')}</h2>${money}
+<form method="post" action="${dealPath(id)}/invitation">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${d('resendInvitation')}</button>
+<p class="hint">${d('invitationHint')}</p></form></section>`;
+}
+
+/** The confirmation of a money move: what it does, whether it decides a dispute, and the reason when one is needed. */
+export function moveConfirmBody(p: DealConsolePage, data: { snapshot: DealSnapshot; move: MoneyMove; refusal?: string; error?: string; reason?: string }): SafeHtml {
+  const { d } = p;
+  const { snapshot, move } = data;
+  const disputed = snapshot.payments.at(-1)?.status === 'disputed';
+  const reasonNeeded = move === 'dispute' || (disputed && move !== 'cancel');
+  const back = html`<a class="button secondary" href="${dealPath(snapshot.deal.id)}">${d('backToDeal')}</a>`;
+  const head = html`<h1>${d(`confirm_${move}`)}</h1>
+<p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')} · ${amountOf(p, snapshot)}</p>`;
+  if (data.refusal) return html`${head}${message('error', d('notNow', { why: data.refusal }))}<div class="actions">${back}</div>`;
+  return html`${head}${message('error', data.error)}
+<p class="consequence">${d(`consequence_${move}`, { amount: amountOf(p, snapshot) })}</p>
+${disputed && move !== 'cancel' && move !== 'dispute' && html`<p>${d('decidesDispute')}</p>`}
+<form method="post" action="${dealPath(snapshot.deal.id)}/confirm/${move}">${csrfField(p.admin.csrf)}
+<label for="reason">${reasonNeeded ? d('reasonRequired') : d('reasonOptional')}</label>
+<textarea id="reason" name="reason" maxlength="${REASON_MAX}"${reasonNeeded ? html` required` : ''}>${data.reason ?? ''}</textarea>
+<div class="actions"><button type="submit" class="${MOVE_CLASS[move] === 'primary' ? 'primary' : 'danger'}">${d(`confirmButton_${move}`)}</button> ${back}</div>
+</form>`;
+}
+
+/** The dispute's reason, both sides' messages with their evidence, and the decision once made. */
+function disputeDetails(p: DealConsolePage, dispute: DisputeRecord): SafeHtml {
+  const { d, t, lang } = p;
+  return html`<dl><dt>${d('status')}</dt><dd class="status">${t(`dispute_${dispute.status}`)}</dd>
+<dt>${d('reason')}</dt><dd class="text">${dispute.reason}</dd><dt>${d('openedAt')}</dt><dd>${when(p, dispute.opened_at)}</dd></dl>
+${dispute.decision && html`<div class="card decision"><h3>${d('decisionHeading')}</h3><p class="status">${t(`outcome_${dispute.decision.outcome}`)}</p>
+<p class="text">${d('reason')}: ${dispute.decision.reason}</p><p class="muted">${d('decidedAt', { date: formatDate(lang, dispute.decision.decided_at) })}</p></div>`}
+<h3>${d('messagesHeading')}</h3>
+${dispute.messages.length === 0 ? html`<p class="muted">${d('noMessages')}</p>` : html`<ul class="plain">${dispute.messages.map(
+    (item) => html`<li class="card message"><p><strong>${t(`author_${item.author}`)}</strong> <span class="muted">${formatDate(lang, item.created_at)}</span></p>
+<p class="text">${item.text}</p>${item.files.length > 0 && html`<ul class="plain files">${item.files.map(
+      (file) => html`<li>${fileLink(file.id, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
+    )}</ul>`}</li>`,
+  )}</ul>`}`;
+}
+
+export function disputesBody(
+  p: DealConsolePage,
+  data: { status: 'open' | 'decided'; items: (DisputeQueueRow & { snapshot: DealSnapshot })[]; next?: string; mayDecide: boolean; notice?: string },
+): SafeHtml {
+  const { d } = p;
+  const tab = (status: 'open' | 'decided', label: string) =>
+    status === data.status ? html`<strong>${label}</strong>` : html`<a href="/admin/view/disputes?status=${status}">${label}</a>`;
+  const cards = data.items.map(({ snapshot, messages_count }) => {
+    const id = snapshot.deal.id;
+    return html`<article class="card" id="dispute-${id}" aria-labelledby="dispute-title-${id}">
+<h2 id="dispute-title-${id}"><a href="${dealPath(id)}">${d('dealTitle', { external_id: snapshot.deal.external_id })}</a> · ${amountOf(p, snapshot)}</h2>
+<p>${snapshot.deal.title.trim() || d('untitled')} · ${d('buyer')}: ${snapshot.deal.buyer_email} · ${d('seller')}: ${snapshot.deal.seller_email || d('none')} · ${d('messagesCount', { count: messages_count })}</p>
+${disputeDetails(p, snapshot.dispute!)}
+${data.status === 'open' && data.mayDecide && decideForms(p, id)}
+</article>`;
+  });
+  return html`<h1>${d('disputesTitle')}</h1>
+${message('notice', data.notice)}
+<p>${tab('open', d('tabOpen'))} · ${tab('decided', d('tabDecided'))}</p>
+<p class="muted">${data.status === 'open' ? d('disputesIntro') : d('decidedIntro')}</p>
+${data.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOnlyDisputes')}</p>`}
+${cards.length === 0 ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes')}</p>` : cards}
+${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
+}
+
+function decideForms(p: DealConsolePage, id: string): SafeHtml {
+  const { d } = p;
+  return html`<form method="post" action="/admin/view/disputes/${id}/messages">${csrfField(p.admin.csrf)}
+<h3>${d('addMessage')}</h3><label for="text-${id}">${d('messageText')}</label>
+<textarea id="text-${id}" name="text" required maxlength="${MESSAGE_MAX}"></textarea>
+<div><button type="submit" class="secondary">${d('sendMessage')}</button></div></form>
+<form method="post" action="/admin/view/disputes/${id}/decide">${csrfField(p.admin.csrf)}
+<h3>${d('decideHeading')}</h3>
+<fieldset><legend>${d('decision')}</legend>
+<label><input type="radio" name="outcome" value="release" required> ${d('decide_release')}</label>
+<label><input type="radio" name="outcome" value="refund" required> ${d('decide_refund')}</label></fieldset>
+<label for="reason-${id}">${d('decisionReason')}</label>
+<textarea id="reason-${id}" name="reason" required maxlength="${REASON_MAX}"></textarea>
+<div><button type="submit">${d('decideButton')}</button></div></form>`;
+}
+
+/** The confirmation of a decision: who gets the money, the reason as both sides will read it, and the last step. */
+export function decideConfirmBody(p: DealConsolePage, data: { snapshot: DealSnapshot; outcome: 'release' | 'refund'; reason: string; error?: string }): SafeHtml {
+  const { d } = p;
+  const { snapshot, outcome } = data;
+  const amount = amountOf(p, snapshot);
+  return html`<h1>${d(`confirmDecide_${outcome}`, { amount })}</h1>
+<p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')}</p>
+${message('error', data.error)}
+<p class="consequence">${d(`consequence_${outcome}`, { amount })}</p>
+<p>${d('decidesDispute')}</p>
+<form method="post" action="/admin/view/disputes/${snapshot.deal.id}/decide">${csrfField(p.admin.csrf)}
+<input type="hidden" name="outcome" value="${outcome}"><input type="hidden" name="confirmed" value="yes">
+<label for="reason">${d('yourReason')}</label>
+<textarea id="reason" name="reason" required maxlength="${REASON_MAX}">${data.reason}</textarea>
+<div class="actions"><button type="submit" class="danger">${d('confirmDecideButton')}</button> <a class="button secondary" href="/admin/view/disputes#dispute-${snapshot.deal.id}">${d('backToQueue')}</a></div>
+</form>`;
+}

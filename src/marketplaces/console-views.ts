@@ -1,0 +1,201 @@
+// The HTML of the console's marketplace pages. Keys and secrets appear only in the answer to the POST that made or
+// revealed them, never in a URL.
+import { html, type SafeHtml } from '../http/html.ts';
+import { csrfField, message } from '../web/layout.ts';
+import type { ConsolePage } from '../admin/console.ts';
+import type { WebhookEndpoint } from '../webhooks/endpoints.ts';
+import type { AttemptLogItem } from '../webhooks/deliveries.ts';
+import type { Marketplace } from './marketplaces.ts';
+import type { MarketplaceCard } from './admin.ts';
+import type { MarketplaceTranslate } from './console-i18n.ts';
+
+export type MarketplaceView = ConsolePage & { m: MarketplaceTranslate };
+
+export const OVERLAPS = [0, 3600, 86_400, 604_800] as const;
+export type Overlap = (typeof OVERLAPS)[number];
+
+export interface LogFilter {
+  status?: string;
+  event?: string;
+  deal_id?: string;
+}
+
+const when = (date: Date | string) => {
+  const iso = typeof date === 'string' ? date : date.toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
+};
+const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
+
+export function listBody(p: MarketplaceView, q: string, page: { items: Marketplace[]; has_more: boolean }): SafeHtml {
+  const { m } = p;
+  const next = page.has_more ? `/admin/view/marketplaces?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}` : undefined;
+  return html`<h1>${m('listTitle')}</h1>
+<p><a class="button" href="/admin/view/marketplaces/new">${m('activateLink')}</a></p>
+<form method="get" action="/admin/view/marketplaces" class="filters"><div><label for="q">${m('search')}</label><input id="q" name="q" value="${q}" maxlength="200"></div><div><button type="submit">${m('searchButton')}</button></div></form>
+${page.items.length === 0 ? html`<p>${m('noMarketplaces')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${m('name')}</th><th>${m('mode')}</th><th>${m('state')}</th><th>${m('created')}</th><th>${m('id')}</th></tr></thead>
+<tbody>${page.items.map(
+      (item) => html`<tr><td><a href="/admin/view/marketplaces/${item.id}">${item.name}</a></td><td>${m(`mode_${item.mode}`)}</td>
+<td>${item.active ? m('active') : m('inactive')}</td><td>${when(item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
+    )}</tbody></table></div>`}
+${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}`;
+}
+
+export interface MarketplaceFields {
+  name: string;
+  mode: string;
+  allowed_origins: string;
+  sso_redirect_uri: string;
+}
+
+function fields(p: MarketplaceView, values: MarketplaceFields): SafeHtml {
+  const { m } = p;
+  return html`<label for="name">${m('name')}</label><input id="name" name="name" required maxlength="200" value="${values.name}">
+<label for="mode">${m('mode')}</label><select id="mode" name="mode">${(['sandbox', 'live'] as const).map(
+    (mode) => html`<option value="${mode}"${values.mode === mode ? html` selected` : ''}>${m(`mode_${mode}`)}</option>`,
+  )}</select>
+<label for="allowed_origins">${m('origins')}</label><textarea id="allowed_origins" name="allowed_origins" aria-describedby="origins-hint">${values.allowed_origins}</textarea>
+<p class="hint" id="origins-hint">${m('originsHint')}</p>
+<label for="sso_redirect_uri">${m('ssoRedirectUri')}</label><input id="sso_redirect_uri" name="sso_redirect_uri" type="url" maxlength="2000" value="${values.sso_redirect_uri}" aria-describedby="sso-hint">
+<p class="hint" id="sso-hint">${m('ssoRedirectHint')}</p>`;
+}
+
+export function activateBody(p: MarketplaceView, values: MarketplaceFields, error?: string): SafeHtml {
+  return html`<h1>${p.m('activateTitle')}</h1>${message('error', error)}
+<form method="post" action="/admin/view/marketplaces">${csrfField(p.admin.csrf)}${fields(p, values)}
+<div><button type="submit">${p.m('activateButton')}</button></div></form>`;
+}
+
+/** The one time a key or secret is shown: with the warning to copy it now. */
+export function shownOnce(p: MarketplaceView, title: string, items: [label: string, id: string, value: string][], extra: SafeHtml | string, cardId: string): SafeHtml {
+  return html`<h1>${title}</h1>
+<p class="error" role="alert">${p.m('keysOnce')}</p>
+<dl>${items.map(([label, id, value]) => html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd>`)}</dl>
+${extra}
+<p><a class="button secondary" href="/admin/view/marketplaces/${cardId}">${p.m('toCard')}</a></p>`;
+}
+
+export function confirmBody(
+  p: MarketplaceView,
+  card: MarketplaceCard,
+  words: { title: string; text: string },
+  fieldsToSend: Record<string, string>,
+): SafeHtml {
+  return html`<h1>${words.title}</h1>
+<p class="consequence">${words.text}</p>
+<form method="post" action="/admin/view/marketplaces/${card.id}">${csrfField(p.admin.csrf)}
+${Object.entries(fieldsToSend).map(([name, value]) => hidden(name, value))}${hidden('confirmed', 'yes')}
+<div class="actions"><button type="submit" class="danger">${p.m('confirmButton')}</button> <a class="button secondary" href="/admin/view/marketplaces/${card.id}">${p.c('cancel')}</a></div></form>`;
+}
+
+export interface CardState {
+  card: MarketplaceCard;
+  endpoint: WebhookEndpoint | undefined;
+  /** The signing secret, on the page that answers "reveal the secret". */
+  revealed?: boolean;
+  log: { items: AttemptLogItem[]; has_more: boolean };
+  filter: LogFilter;
+  events: readonly string[];
+  values?: MarketplaceFields;
+  notice?: string;
+  error?: string;
+}
+
+export function cardBody(p: MarketplaceView, s: CardState): SafeHtml {
+  const { m } = p;
+  const { card } = s;
+  const action = `/admin/view/marketplaces/${card.id}`;
+  const intent = (name: string) => html`${csrfField(p.admin.csrf)}${hidden('intent', name)}`;
+  const values = s.values ?? {
+    name: card.name,
+    mode: card.mode,
+    allowed_origins: card.allowed_origins.join('\n'),
+    sso_redirect_uri: card.sso_redirect_uri ?? '',
+  };
+  return html`<h1>${card.name}</h1>
+${message('notice', s.notice)}${message('error', s.error)}
+${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
+<dl><dt>${m('id')}</dt><dd><code>${card.id}</code></dd>
+<dt>${m('state')}</dt><dd class="status">${card.active ? m('active') : m('inactive')}</dd>
+<dt>${m('created')}</dt><dd>${when(card.created_at)}</dd>
+<dt>${m('ssoClient')}</dt><dd>${card.sso_client_id ? html`<a href="/admin/view/sso-clients/${card.sso_client_id}"><code>${card.sso_client_id}</code></a>` : m('none')}</dd></dl>
+
+<h2 id="details">${m('details')}</h2>
+<form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
+
+<h2 id="keys">${m('keys')}</h2>
+<div class="table"><table><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
+<tbody>${card.keys.map(
+    (key) => html`<tr><td>${m(`kind_${key.kind}`)}</td><td>${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
+<td>${m(`status_${key.status}`)}</td><td>${when(key.created_at)}</td><td>${key.expires_at ? when(key.expires_at) : '—'}</td><td>${key.revoked_at ? when(key.revoked_at) : '—'}</td></tr>`,
+  )}</tbody></table></div>
+<div class="actions">
+<form method="post" action="${action}" id="rotate-secret-key">${intent('rotate-secret-key')}
+<label for="overlap">${m('overlap')}</label>${overlapSelect(p, 'overlap')}
+<div><button type="submit" class="danger">${m('rotateSecretKey')}</button></div></form>
+<form method="post" action="${action}" id="rotate-public-key">${intent('rotate-public-key')}<button type="submit" class="danger">${m('rotatePublicKey')}</button></form>
+</div>
+
+<h2 id="activation">${m('activation')}</h2>
+<form method="post" action="${action}" id="activation-form">${intent(card.active ? 'deactivate' : 'activate')}
+<button type="submit" class="${card.active ? 'danger' : 'secondary'}">${card.active ? m('deactivate') : m('reactivate')}</button></form>
+
+<h2 id="webhook">${m('webhook')}</h2>
+${s.endpoint ? webhookBlock(p, card.id, s.endpoint, !!s.revealed) : html`<p>${m('noWebhook')}</p>`}
+
+<h2 id="log">${m('log')}</h2>
+${logBlock(p, card.id, s)}`;
+}
+
+export function overlapSelect(p: MarketplaceView, id: string, chosen: Overlap = 86_400): SafeHtml {
+  return html`<select id="${id}" name="overlap">${OVERLAPS.map(
+    (seconds) => html`<option value="${String(seconds)}"${seconds === chosen ? html` selected` : ''}>${p.m(`overlap_${seconds}`)}</option>`,
+  )}</select>`;
+}
+
+function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint, revealed: boolean): SafeHtml {
+  const { m } = p;
+  const action = `/admin/view/marketplaces/${id}`;
+  const intent = (name: string) => html`${csrfField(p.admin.csrf)}${hidden('intent', name)}`;
+  return html`<dl><dt>${m('url')}</dt><dd><code>${endpoint.url}</code></dd>
+<dt>${m('events')}</dt><dd>${endpoint.events.join(', ')}</dd>
+<dt>${m('created')}</dt><dd>${when(endpoint.created_at)}</dd>
+<dt>${m('secret')}</dt><dd>${revealed ? html`<code id="webhook-secret">${endpoint.secret}</code>` : html`<span class="muted">${m('hiddenSecret')}</span>`}</dd></dl>
+${revealed && html`<p class="muted">${m('revealedNote')}</p>`}
+<div class="actions">
+${!revealed && html`<form method="post" action="${action}" id="reveal-webhook-secret">${intent('reveal-webhook-secret')}<button type="submit" class="secondary">${m('revealSecret')}</button></form>`}
+<form method="post" action="${action}" id="test-webhook">${intent('test-webhook')}<button type="submit" class="secondary">${m('sendTest')}</button></form>
+<form method="post" action="${action}" id="rotate-webhook-secret">${intent('rotate-webhook-secret')}
+<label for="webhook-overlap">${m('webhookOverlap')}</label>${overlapSelect(p, 'webhook-overlap')}
+<div><button type="submit" class="danger">${m('rotateWebhookSecret')}</button></div></form>
+</div>`;
+}
+
+function logBlock(p: MarketplaceView, id: string, s: CardState): SafeHtml {
+  const { m } = p;
+  const action = `/admin/view/marketplaces/${id}`;
+  const filled = Object.fromEntries(Object.entries(s.filter).filter((entry): entry is [string, string] => !!entry[1]));
+  const next = s.log.has_more ? `${action}?${new URLSearchParams({ ...filled, starting_after: s.log.items.at(-1)!.id })}#log` : undefined;
+  const option = (value: string, label: string, current?: string) => html`<option value="${value}"${current === value ? html` selected` : ''}>${label}</option>`;
+  return html`<p class="muted">${m('logIntro')}</p>
+<form method="get" action="${action}" class="filters" id="log-filters">
+<div><label for="f-status">${m('status')}</label><select id="f-status" name="status">${option('', m('any'), s.filter.status ?? '')}${(['delivered', 'retrying', 'failed'] as const).map((status) => option(status, m(`attempt_${status}`), s.filter.status))}</select></div>
+<div><label for="f-event">${m('event')}</label><select id="f-event" name="event">${option('', m('any'), s.filter.event ?? '')}${s.events.map((event) => option(event, event, s.filter.event))}</select></div>
+<div><label for="f-deal">${m('deal')}</label><input id="f-deal" name="deal_id" value="${s.filter.deal_id ?? ''}" maxlength="36" pattern="[0-9a-fA-F-]{36}"></div>
+<div><button type="submit">${m('filterButton')}</button></div></form>
+${s.log.items.length === 0 ? html`<p>${m('noAttempts')}</p>` : html`<div class="table"><table id="webhook-log">
+<thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th></th></tr></thead>
+<tbody>${s.log.items.map(
+      (a) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(a.attempted_at)}</td><td>${a.event}</td>
+<td>${a.deal_id ? html`<a href="/admin/view/deals/${a.deal_id}"><code>${a.deal_id.slice(0, 8)}</code></a>` : '—'}</td><td>${a.attempt}</td>
+<td class="status">${m(`attempt_${a.status}`)}</td><td>${a.http_status ?? '—'}</td><td>${a.error ?? ''}</td><td>${m('ms', { ms: a.duration_ms })}</td>
+<td><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>
+<p>${m('responseExcerpt')}</p><pre class="text">${a.response_excerpt ?? m('noAnswer')}</pre></details></td>
+<td><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`,
+    )}</tbody></table></div>`}
+${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}
+<form method="post" action="${action}" id="replay-since">${csrfField(p.admin.csrf)}${hidden('intent', 'replay-since')}
+<label for="since">${m('replaySince')}</label><input id="since" name="since" type="datetime-local" step="1" required aria-describedby="since-hint">
+<p class="hint" id="since-hint">${m('replaySinceHint')}</p>
+<div><button type="submit" class="danger">${m('replaySinceButton')}</button></div></form>`;
+}
