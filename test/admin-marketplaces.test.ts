@@ -198,7 +198,9 @@ describe('the webhook', () => {
 
     const noHook = await marketplace();
     expect((await send('POST', `/admin/marketplaces/${noHook.id}/webhook/test`, {})).status).toBe(404);
-    expect((await get(`/admin/marketplaces/${noHook.id}/webhook`)).status).toBe(404);
+    // No webhook registered yet: the card says so with nulls (404 is for an unknown marketplace).
+    expect(await json(await get(`/admin/marketplaces/${noHook.id}/webhook`))).toEqual({ url: null, events: null, secret: null, previous_expires_at: null, created_at: null });
+    expect((await get('/admin/marketplaces/00000000-0000-4000-8000-000000000000/webhook')).status).toBe(404);
   });
 
   it('logs attempts with the request body and the answer, filters them, and replays failed ones since a moment', async () => {

@@ -244,7 +244,7 @@ ${state.needsPassword && html`<p class="hint">${c('setupPasswordHint')}</p>`}
 function auditBody(p: ConsolePage, filter: Record<string, string | undefined>, page: { items: AuditRecord[]; has_more: boolean }): SafeHtml {
   const c = p.c;
   const field = (name: 'actor' | 'action' | 'object_id', label: string) =>
-    html`<label for="${name}">${label}</label><input id="${name}" name="${name}" value="${filter[name] ?? ''}" maxlength="320">`;
+    html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" value="${filter[name] ?? ''}" maxlength="320"></div>`;
   const older = page.has_more
     ? `/admin/view/audit?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).filter((entry): entry is [string, string] => !!entry[1])), starting_after: page.items.at(-1)!.id })}`
     : undefined;

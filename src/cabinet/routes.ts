@@ -175,7 +175,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
     summary: "The bytes of a document or of a dispute's evidence file of one of my deals",
     description: 'Authorization: Bearer <cabinet token>, or the cabinet web session cookie.',
     params: IdParams,
-    responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
+    responses: { 200: { description: 'The file, with the content type it was uploaded with', contentType: '*/*' } },
     handler: async (ctx, { params }) => {
       const file = await fileFor(services, person(ctx), params.id);
       ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);

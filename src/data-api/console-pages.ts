@@ -120,7 +120,7 @@ function listBody(p: DataPage, q: string | undefined, page: { items: DataAccount
   const { d, c } = p;
   const next = page.has_more ? `${LIST}?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}` : undefined;
   return html`<h1>${d('title')}</h1><p class="muted">${d('intro')}</p>
-<form method="get" action="${LIST}" class="filters"><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${q ?? ''}"><div><button type="submit">${d('searchButton')}</button></div></form>
+<form method="get" action="${LIST}" class="filters"><div><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${q ?? ''}"></div><div><button type="submit">${d('searchButton')}</button></div></form>
 ${page.items.length === 0 ? html`<p>${d('noAccounts')}</p>` : html`<div class="table"><table>
 <thead><tr><th>${d('email')}</th><th>${d('tariff')}</th><th>${d('quota')}</th><th>${d('used')}</th><th>${d('activeKeys')}</th></tr></thead>
 <tbody>${page.items.map(

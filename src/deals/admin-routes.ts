@@ -138,7 +138,7 @@ export function adminDealRoutes(api: Api, services: Services): void {
     summary: "The bytes of any deal's document or dispute evidence file",
     description: 'Authorization: Bearer <administrator token>, or the console sign-in cookie.',
     params: IdParams,
-    responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
+    responses: { 200: { description: 'The file, with the content type it was uploaded with', contentType: '*/*' } },
     handler: async (ctx, { params }) => {
       const file = await fileFor(services, ADMINISTRATOR, params.id);
       ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);

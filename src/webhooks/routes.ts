@@ -222,26 +222,33 @@ export function webhookRoutes(api: Api, services: Services): void {
     path: '/admin/marketplaces/{id}/webhook',
     operationId: 'getMarketplaceWebhook',
     summary: "The marketplace's webhook endpoint, its signing secret revealed",
-    description: 'Only the admin role may see the secret (403 forbidden for others); each reveal is written to the audit log as revealWebhookSecret.',
+    description:
+      'Only the admin role may see the secret (403 forbidden for others); each reveal is written to the audit log as revealWebhookSecret. ' +
+      'A marketplace that has registered no webhook yet answers with `url` and the rest null (404 is for an unknown marketplace).',
     params: IdParam,
     responses: {
       200: {
         description: 'The endpoint',
         schema: z.object({
-          url: z.string(),
-          events: Events,
-          secret: z.string().describe('The current signing secret'),
+          url: z.string().nullable().describe('Null while the marketplace has registered no webhook'),
+          events: Events.nullable(),
+          secret: z.string().nullable().describe('The current signing secret'),
           previous_expires_at: PreviousExpiresAt,
-          created_at: z.iso.datetime(),
+          created_at: z.iso.datetime().nullable(),
         }),
       },
     },
     handler: async (ctx, { params }) => {
       const actor = ctx.state.admin as AdminActor;
       if (actor.role !== 'admin') throw forbiddenFor(actor.role);
-      const endpoint = await endpointOr404(params.id);
-      await revealWebhookSecret(db, actor.actor, params.id, endpoint);
+      const marketplace = await marketplaceOr404(params.id);
+      const endpoint = await findWebhookEndpoint(db, masterKey, marketplace.id);
       ctx.set('Cache-Control', 'no-store');
+      if (!endpoint) {
+        ctx.body = { url: null, events: null, secret: null, previous_expires_at: null, created_at: null };
+        return;
+      }
+      await revealWebhookSecret(db, actor.actor, params.id, endpoint);
       ctx.body = {
         url: endpoint.url,
         events: endpoint.events,

@@ -142,6 +142,8 @@ async function main(): Promise<number> {
   const service = await startService();
   try {
     const credentials = JSON.parse(readFileSync(path.join(service.dataDir, 'demo-credentials.json'), 'utf8'));
+    // hooks.py keeps the run from switching off the marketplace whose key it sends.
+    process.env.FUZZ_MARKETPLACE_ID = credentials.marketplace.id;
     const admin = `Authorization: Bearer ${credentials.admin_token}`;
     const issued = await fetch(`${service.main}/admin/data-keys`, {
       method: 'POST',
