@@ -197,7 +197,8 @@ describe('the webhook', () => {
     expect(events.items.map((event: { event_id: string }) => event.event_id)).not.toContain(started.event_id);
 
     const noHook = await marketplace();
-    expect((await send('POST', `/admin/marketplaces/${noHook.id}/webhook/test`, {})).status).toBe(404);
+    const noHookTest = await send('POST', `/admin/marketplaces/${noHook.id}/webhook/test`, {});
+    expect([noHookTest.status, (await json(noHookTest)).code]).toEqual([409, 'webhook_not_registered']);
     // No webhook registered yet: the card says so with nulls (404 is for an unknown marketplace).
     expect(await json(await get(`/admin/marketplaces/${noHook.id}/webhook`))).toEqual({ url: null, events: null, secret: null, previous_expires_at: null, created_at: null });
     expect((await get('/admin/marketplaces/00000000-0000-4000-8000-000000000000/webhook')).status).toBe(404);

@@ -62,6 +62,12 @@ const CATALOG = {
     meaning: 'The e-mail belongs to an administrator already.',
     action: 'Change their role with PATCH /admin/administrators/{id}, or send them a new setup link from the console.',
   },
+  webhook_not_registered: {
+    title: 'No webhook yet',
+    statuses: [409],
+    meaning: 'The marketplace has not registered a webhook, so there is no secret to rotate and nowhere to send a test event.',
+    action: 'The marketplace registers one with POST /api/mkt/webhook {url} (its secret key); then try again.',
+  },
   last_admin: {
     title: 'The last administrator',
     statuses: [409],

@@ -11,7 +11,7 @@ import { redirect, send } from '../web/page.ts';
 import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
 import { TEST_EVENT, eventOfDeliveryOrAttempt, failedEventsSince, listAttempts, replayFailedSince, sendTestEvent, startDelivery } from '../webhooks/deliveries.ts';
-import { revealWebhookSecret } from '../webhooks/routes.ts';
+import { noWebhookYet, revealWebhookSecret } from '../webhooks/routes.ts';
 import { CreateMarketplaceBody } from './routes.ts';
 import { MarketplaceChangesBody, cardJson } from './admin-routes.ts';
 import {
@@ -219,14 +219,14 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         }
         case 'reveal-webhook-secret': {
           const endpoint = await findWebhookEndpoint(db, masterKey, id);
-          if (!endpoint) throw new Problem(404, 'not_found', 'The marketplace has registered no webhook.');
+          if (!endpoint) throw noWebhookYet();
           await revealWebhookSecret(db, p.admin.actor, id, endpoint);
           return showCard(p, card, 200, { revealed: true });
         }
         case 'rotate-webhook-secret': {
           const overlap = overlapOf(form);
           const before = await findWebhookEndpoint(db, masterKey, id);
-          if (!before) throw new Problem(404, 'not_found', 'The marketplace has registered no webhook.');
+          if (!before) throw noWebhookYet();
           if (!confirmed) {
             const words = { title: p.m('rotateWebhookConfirmTitle', { name: card.name }), text: p.m('rotateWebhookConfirmText', { overlap: overlapWords(overlap) }) };
             return send(p, 200, words.title, confirmBody(p, card, words, { intent: 'rotate-webhook-secret', overlap: String(overlap) }), cardPath(id), p.admin);
@@ -238,7 +238,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           return send(p, 200, title, shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], '', id), cardPath(id), p.admin);
         }
         case 'test-webhook': {
-          if (!(await findWebhookEndpoint(db, masterKey, id))) throw new Problem(404, 'not_found', 'The marketplace has registered no webhook.');
+          if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();
           const started = await sendTestEvent(services, id);
           await audit('sendWebhookTest', null, started);
           return redirect(p.ctx, `${cardPath(id)}?done=test_sent#log`);

@@ -6,7 +6,7 @@ import { WEBHOOK_URL } from '../http/web-addresses.ts';
 import { QueryTimestamp, queryInt } from '../http/query-values.ts';
 import type { Db } from '../db.ts';
 import type { Api } from '../http/api.ts';
-import { notFound } from '../http/problem.ts';
+import { Problem, notFound } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
 import { recordAudit } from '../admin/audit.ts';
@@ -76,6 +76,8 @@ const ExpirePreviousSeconds = z
   .describe('How long the replaced secret keeps signing; 0 stops it at once (a leaked secret)');
 
 const NO_WEBHOOK = 'No webhook is registered; POST /api/mkt/webhook with {url} first.';
+export const noWebhookYet = () =>
+  new Problem(409, 'webhook_not_registered', 'The marketplace has registered no webhook yet (POST /api/mkt/webhook with its secret key).');
 
 const AttemptStatus = z.enum(['delivered', 'retrying', 'failed']);
 const LoggedEvent = z.enum([...WEBHOOK_EVENTS, TEST_EVENT]);
@@ -210,9 +212,10 @@ export function webhookRoutes(api: Api, services: Services): void {
     if (!marketplace) throw notFound('No such marketplace.');
     return marketplace;
   };
-  const endpointOr404 = async (id: string) => {
+  // The marketplace exists but has no webhook yet: a state to change first (409), not a missing resource.
+  const endpointOrConflict = async (id: string) => {
     const endpoint = await findWebhookEndpoint(db, masterKey, (await marketplaceOr404(id)).id);
-    if (!endpoint) throw notFound('The marketplace has registered no webhook.');
+    if (!endpoint) throw noWebhookYet();
     return endpoint;
   };
 
@@ -269,9 +272,9 @@ export function webhookRoutes(api: Api, services: Services): void {
     body: z.object({ expire_previous_after_seconds: ExpirePreviousSeconds }),
     responses: { 200: { description: 'The new secret', schema: Rotated } },
     handler: async (ctx, { params, body }) => {
-      const before = await endpointOr404(params.id);
+      const before = await endpointOrConflict(params.id);
       const endpoint = await rotateWebhookSecret(db, masterKey, params.id, body.expire_previous_after_seconds);
-      if (!endpoint) throw notFound('The marketplace has registered no webhook.');
+      if (!endpoint) throw noWebhookYet();
       ctx.state.auditBefore = { url: before.url, previous_expires_at: previousExpiresAt(before) };
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { secret: endpoint.secret, previous_expires_at: previousExpiresAt(endpoint) };
@@ -288,7 +291,7 @@ export function webhookRoutes(api: Api, services: Services): void {
     params: IdParam,
     responses: { 202: { description: 'The delivery is under way', schema: Replayed } },
     handler: async (ctx, { params }) => {
-      await endpointOr404(params.id);
+      await endpointOrConflict(params.id);
       ctx.status = 202;
       ctx.body = await sendTestEvent(services, params.id);
     },

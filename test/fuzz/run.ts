@@ -110,7 +110,7 @@ function echoed(line: string): string {
 
 function fuzz(binary: string, document: string, url: string, headers: string[], only: string[] = []): Promise<Figures> {
   say(`▸ Schemathesis on ${url}${only.length > 0 ? ` (${only.join(' ')})` : ''} (all checks, ${SECONDS} s)…`);
-  const args = ['--config-file', CONFIG, 'run', url, ...only, '--checks', 'all', '--max-time', String(SECONDS), '--workers', '2',
+  const args = ['--config-file', CONFIG, 'run', url, ...only, '--checks', 'all', '--max-time', String(SECONDS), '--workers', '1',
     '--report', 'junit', '--report-dir', path.join(OUTPUT, document), ...(SEED === 'random' ? [] : ['--seed', SEED]),
     ...headers.flatMap((header) => ['-H', header])];
   return new Promise((resolve, reject) => {
