@@ -276,7 +276,8 @@ describe('faults against the cluster', () => {
     // Every event's one attempt logged as failed with 410 (the log is what an operator reads).
     const attempts = await until('every 410 attempt logged', 60_000, async () => {
       const log = await client.call('GET', `/admin/marketplaces/${market.id}/webhook-deliveries?limit=500`, undefined, cluster.admin);
-      const items = (log.body as Array<{ deal_id: string; status: string; http_status: number; attempt: number }>).filter((item) => ids.has(item.deal_id));
+      const page = log.body as { items: Array<{ deal_id: string; status: string; http_status: number; attempt: number }> };
+      const items = page.items.filter((item) => ids.has(item.deal_id));
       return items.length === made.length && items.every((item) => item.status === 'failed') ? items : undefined;
     });
     // Nothing retries after a 410: three times the first retry delay later, still one request per event.
