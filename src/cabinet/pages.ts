@@ -1,5 +1,5 @@
 // The cabinet's web pages for buyers, sellers and approvers: server-rendered HTML over the same operations as the
-// JSON routes (operations.ts for the account, the deal service for deals), working with JavaScript off. Forms post
+// JSON routes (src/accounts/operations.ts for the account, the deal service for deals), working with JavaScript off. Forms post
 // urlencoded bodies (multipart for a dispute message with files) with a CSRF token and answer 303
 // (post/redirect/get); errors become pages in the reader's language, never JSON. Money moves only from a
 // confirmation page that says what will happen.

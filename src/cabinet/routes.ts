@@ -1,4 +1,4 @@
-// The cabinet's JSON operations for buyers, sellers and approvers: sign-in and invitations (operations.ts), then
+// The cabinet's JSON operations for buyers, sellers and approvers: sign-in and invitations (src/accounts/operations.ts), then
 // approvals, deals, files, escrow moves and dispute messages, each a thin shell over the deal service
 // (src/deals/service.ts), which the web pages (pages.ts) call too.
 import { z } from 'zod';
