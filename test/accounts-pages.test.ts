@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { json, startTestServer, uniqueEmail, uniqueLoopback, type TestServer } from './helpers.ts';
+import { PageBrowser, type Reply } from './page-browser.ts';
 
 let server: TestServer;
 
@@ -18,51 +19,12 @@ afterAll(async () => {
 
 const PASSWORD = 'a strong password';
 
-interface Page {
-  status: number;
-  text: string;
-  location: string | null;
-  setCookies: string[];
-}
+type Page = Reply;
 
-/** A browser without JavaScript: keeps its cookies, never follows redirects on its own. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly headers: Record<string, string> = {}) {}
-
-  async request(method: string, path: string, form?: Record<string, string>): Promise<Page> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(path, server.url), {
-      method,
-      redirect: 'manual',
-      headers: {
-        ...(cookie ? { Cookie: cookie } : {}),
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-        ...this.headers,
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    const setCookies = response.headers.getSetCookie();
-    for (const line of setCookies) {
-      const [pair = ''] = line.split(';');
-      const [name = '', value = ''] = pair.split('=');
-      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, text: await response.text(), location: response.headers.get('location'), setCookies };
-  }
-
-  get(path: string) {
-    return this.request('GET', path);
-  }
-
-  post(path: string, form: Record<string, string>) {
-    return this.request('POST', path, form);
-  }
-
-  async follow(page: Page): Promise<Page> {
-    expect(page.status).toBe(303);
-    return this.get(page.location!);
+/** A browser without JavaScript against this file's server (test/page-browser.ts). */
+class Browser extends PageBrowser {
+  constructor(headers: Record<string, string> = {}) {
+    super(server, headers);
   }
 }
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../src/admin/totp.ts';
 import { json, post, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
+import { PageBrowser } from './page-browser.ts';
 import { ADMIN_PASSWORD, administrator, signIn } from './console-helpers.ts';
 
 let server: TestServer;
@@ -21,40 +22,11 @@ afterAll(async () => {
 
 const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
 
-interface Reply {
-  status: number;
-  text: string;
-  location: string | null;
-  cookies: string[];
-  headers: Headers;
-}
-
-/** A browser without JavaScript: keeps cookies by name, never follows redirects by itself. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  async request(method: string, path: string, form?: Record<string, string>): Promise<Reply> {
-    const response = await fetch(new URL(path, server.url), {
-      method,
-      redirect: 'manual',
-      headers: {
-        Cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        'Accept-Language': 'en',
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    const cookies = response.headers.getSetCookie();
-    for (const line of cookies) {
-      const [pair = ''] = line.split(';');
-      const at = pair.indexOf('=');
-      const value = pair.slice(at + 1);
-      if (/Max-Age=0/.test(line) || value === '') this.cookies.delete(pair.slice(0, at));
-      else this.cookies.set(pair.slice(0, at), value);
-    }
-    return { status: response.status, text: await response.text(), location: response.headers.get('location'), cookies, headers: response.headers };
+/** A browser without JavaScript against this file's server (test/page-browser.ts). */
+class Browser extends PageBrowser {
+  constructor(headers: Record<string, string> = { 'Accept-Language': 'en' }) {
+    super(server, headers);
   }
-  get = (path: string) => this.request('GET', path);
-  post = (path: string, form: Record<string, string>) => this.request('POST', path, form);
 }
 
 const field = (text: string, name: string) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&#38;/g, '&') ?? '';
@@ -97,7 +69,7 @@ describe('a new administrator', () => {
     const done = await browser.post('/admin/setup', { ...form, password: 'a new admin password', totp: totpCode(secret, currentStep()) });
     expect(done.status).toBe(303);
     expect(done.location).toBe('/admin');
-    expect(done.cookies.find((line) => line.startsWith('svc_admin=adm_'))).toMatch(/Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict/);
+    expect(done.setCookies.find((line) => line.startsWith('svc_admin=adm_'))).toMatch(/Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict/);
     const home = await browser.get('/admin');
     expect(home.status).toBe(200);
     expect(home.text).toContain(email);

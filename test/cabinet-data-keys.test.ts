@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { ACTIVE_DATA_KEYS_MAX, TARIFF_QUOTAS } from '../src/data-api/keys.ts';
 import { json, post, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
+import { PageBrowser } from './page-browser.ts';
 import { bearer, dataKey } from './doubles/data-setup.ts';
 
 let main: TestServer;
@@ -199,35 +200,11 @@ describe('data keys as JSON for the signed-in user', () => {
   });
 });
 
-interface Page {
-  status: number;
-  headers: Headers;
-  text: string;
-  location: string | null;
-}
-
-/** A browser without JavaScript: keeps its cookies, never follows redirects on its own. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-
-  async request(method: string, path: string, form?: Record<string, string>): Promise<Page> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(path, main.url), {
-      method,
-      redirect: 'manual',
-      headers: { ...(cookie ? { Cookie: cookie } : {}), ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [name = '', value = ''] = (line.split(';')[0] ?? '').split('=');
-      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
+/** A browser without JavaScript against this file's server (test/page-browser.ts). */
+class Browser extends PageBrowser {
+  constructor(headers: Record<string, string> = {}) {
+    super(main, headers);
   }
-
-  get = (path: string) => this.request('GET', path);
-  post = (path: string, form: Record<string, string>) => this.request('POST', path, form);
 
   async signIn(email: string, lang: 'en' | 'ru'): Promise<void> {
     const form = await this.get(`/cabinet/sign-in?lang=${lang}`);

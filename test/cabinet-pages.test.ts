@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { PageBrowser, type Reply } from './page-browser.ts';
 
 let server: TestServer;
 let marketplace: { id: string; secret_key: string };
@@ -22,59 +23,12 @@ const mkt = () => ({ 'X-Svc-Key': marketplace.secret_key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 const PASSWORD = 'a strong password';
 
-interface Page {
-  status: number;
-  headers: Headers;
-  text: string;
-  location: string | null;
-}
+type Page = Reply;
 
-/** A browser without JavaScript: keeps its cookies, never follows redirects on its own. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly headers: Record<string, string> = {}) {}
-
-  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<Page> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(path, server.url), {
-      method,
-      redirect: 'manual',
-      headers: {
-        ...(cookie ? { Cookie: cookie } : {}),
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-        ...this.headers,
-        ...headers,
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const [name = '', value = ''] = pair.split('=');
-      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
-  }
-
-  get(path: string, headers?: Record<string, string>) {
-    return this.request('GET', path, undefined, headers);
-  }
-
-  post(path: string, form: Record<string, string>) {
-    return this.request('POST', path, form);
-  }
-
-  /** A form with files, as a browser sends it: multipart/form-data with this browser's cookies. */
-  async postMultipart(path: string, form: FormData): Promise<Page> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(path, server.url), { method: 'POST', redirect: 'manual', headers: { Cookie: cookie, ...this.headers }, body: form });
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
-  }
-
-  /** GETs the address a 303 points to. */
-  async follow(page: Page): Promise<Page> {
-    expect(page.status).toBe(303);
-    return this.get(page.location!);
+/** A browser without JavaScript against this file's server (test/page-browser.ts). */
+class Browser extends PageBrowser {
+  constructor(headers: Record<string, string> = {}) {
+    super(server, headers);
   }
 }
 

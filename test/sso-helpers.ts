@@ -3,6 +3,8 @@
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { createSession } from '../src/accounts/sessions.ts';
 import { json, post, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { PageBrowser } from './page-browser.ts';
+export type { Reply } from './page-browser.ts';
 
 export const PASSWORD = 'a strong password';
 export const REDIRECT_URI = 'https://client.example.com/callback';
@@ -64,49 +66,10 @@ export function oidcToken(server: TestServer, form: Record<string, string>, head
 
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  location: string | null;
-}
-
-/** A browser without JavaScript over real HTTP: keeps its cookies, never follows redirects on its own. */
-export class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(
-    private readonly server: TestServer,
-    private readonly headers: Record<string, string> = {},
-  ) {}
-
-  async request(method: string, url: string, form?: Record<string, string>): Promise<Reply> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(url, this.server.url), {
-      method,
-      redirect: 'manual',
-      headers: {
-        Accept: 'text/html',
-        ...(cookie ? { Cookie: cookie } : {}),
-        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
-        ...this.headers,
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const at = pair.indexOf('=');
-      if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(pair.slice(0, at));
-      else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location') };
-  }
-
-  get(url: string): Promise<Reply> {
-    return this.request('GET', url);
-  }
-
-  post(url: string, form: Record<string, string>): Promise<Reply> {
-    return this.request('POST', url, form);
+/** A browser without JavaScript that asks for pages, as browsers do (test/page-browser.ts). */
+export class Browser extends PageBrowser {
+  constructor(server: TestServer, headers: Record<string, string> = {}) {
+    super(server, { Accept: 'text/html', ...headers });
   }
 }
 

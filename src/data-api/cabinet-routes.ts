@@ -1,4 +1,4 @@
-// The signed-in user's data API keys and usage as JSON (cabinet token): the same operations as the cabinet's data keys
+// The signed-in user's data API keys and usage as JSON (the cabinet token; reads also the browser session): the same operations as the cabinet's data keys
 // page (cabinet-pages.ts), over keys.ts and quota.ts.
 import { bearerOrPageSession } from '../web/session.ts';
 import { z } from 'zod';
