@@ -11,6 +11,7 @@ import { findMarketplace } from '../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../src/mail/templates.ts';
 import { createDealNotifier, type DealNotice } from '../src/deals/notifications.ts';
 import { ensureInvitation, invitationToken } from '../src/accounts/tokens.ts';
+import { widgetMailAllowed } from '../src/widget/mail-limits.ts';
 import { findDeal } from '../src/deals/store.ts';
 import type {
   ActorKind,
@@ -270,7 +271,7 @@ export function createDealActivities(services: Services) {
   async function provision(deal: DealRecord, role: 'buyer' | 'seller' | 'approver', email: string, name: string) {
     const { user } = await ensureUser(db, { email, name });
     const invitation = await ensureInvitation(db, user.id);
-    if (invitation) {
+    if (invitation && (await widgetMailAllowed(db, deal, 'created', email))) {
       const marketplace = await findMarketplace(db, deal.marketplace_id);
       const locale = (await findMailRecipient(db, user.email))?.locale ?? 'ru';
       const mail = invitationMail({
@@ -283,7 +284,8 @@ export function createDealActivities(services: Services) {
         link: `${services.config.BASE_URL}/cabinet/invite?token=${invitationToken(services.masterKey, invitation.id)}`,
         dealUrl: dealPageUrl(services.config.BASE_URL, deal.id),
       });
-      await services.mailer.send({ key: `invitation/${invitation.id}`, to: user.email, ...mail });
+      // One mail per deal (the invitation's link is the same in each): a second deal tells of itself too.
+      await services.mailer.send({ key: `invitation/${invitation.id}/${deal.id}`, to: user.email, ...mail });
     }
     return user;
   }

@@ -138,7 +138,7 @@ describe('the widget on a storefront', () => {
     await expect.poll(() => approveLink.isVisible(), { timeout: 30_000 }).toBe(true);
     expect(await live.textContent()).toContain('Approve it there');
     // A new buyer: this creation invited them, and the widget says so.
-    expect(await live.textContent()).toContain(`We sent an invitation to ${email}`);
+    expect(await live.textContent()).toContain(`We sent a mail about this deal to ${email}`);
     const cabinetUrl = await approveLink.getAttribute('href');
     expect(cabinetUrl).toMatch(new RegExp(`^${server.url}/cabinet/view/deals/[0-9a-f-]{36}$`));
 
@@ -147,7 +147,7 @@ describe('the widget on a storefront', () => {
     await page.reload();
     const afterReload = await settledText(page);
     expect(afterReload).toContain('Approve it there');
-    expect(afterReload).toContain(`We sent an invitation to ${email}`);
+    expect(afterReload).toContain(`We sent a mail about this deal to ${email}`);
     expect(await widget.getByRole('button', { name: 'Continue' }).count()).toBe(0);
     expect(await widget.locator('li[aria-current=step]').textContent()).toBe('Approval');
     expect(await storageOfThePage(page)).not.toContain('eyJ');

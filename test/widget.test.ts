@@ -114,37 +114,74 @@ describe('widget deal creation', () => {
   });
 });
 
-/** The buyer's mails that carry an invitation link, once the deal's workflow has provisioned the buyer. */
-async function invitationMails(dealId: string, email: string): Promise<number> {
+/** The buyer's mails about this deal (an invitation or a new-deal mail), once its workflow has provisioned the buyer. */
+async function dealMails(dealId: string, email: string): Promise<{ subject: string; text: string }[]> {
   await expect
     .poll(async () => (await server.services.db.query('SELECT buyer_id FROM deals WHERE id = $1', [dealId])).rows[0]?.buyer_id, { timeout: 20_000 })
     .toBeTruthy();
   const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
-  return mail.items.filter((item: { text: string }) => item.text.includes('/cabinet/invite?token=')).length;
+  return mail.items.filter((item: { text: string }) => item.text.includes(`/cabinet/view/deals/${dealId}`));
 }
 
 describe('the invitation line', () => {
-  it("is true only for the creation that invites a new buyer: not a repeat, not the buyer's next deal, not a buyer who signs in", async () => {
+  it('is true whenever the creation mails the buyer about the deal, known or not; false for a repeat', async () => {
     const first = await create();
     expect(first.response.status).toBe(201);
     expect(first.deal.invitation_sent).toBe(true);
-    expect(await invitationMails(first.deal.id, first.body.buyer_email)).toBe(1);
+    await expect.poll(async () => (await dealMails(first.deal.id, first.body.buyer_email as string)).map((mail) => /\/cabinet\/invite\?token=/.test(mail.text)), { timeout: 20_000 }).toEqual([true]);
     const repeat = await post(widgetUrl(''), first.body);
     expect(repeat.status).toBe(200);
     expect((await json(repeat)).invitation_sent).toBe(false);
 
-    // The same buyer, invited already and without a password yet, opens another deal: no second invitation goes.
+    // The same buyer, invited already and without a password yet, opens another deal: the invitation tells of it too.
     const second = await create({ buyer_email: first.body.buyer_email });
     expect(second.response.status).toBe(201);
-    expect(second.deal.invitation_sent).toBe(false);
-    expect(await invitationMails(second.deal.id, first.body.buyer_email)).toBe(1);
+    expect(second.deal.invitation_sent).toBe(true);
+    await expect.poll(async () => (await dealMails(second.deal.id, first.body.buyer_email as string)).length, { timeout: 20_000 }).toBe(1);
 
-    // A buyer who has set a password gets none either.
+    // A buyer who has set a password gets the new-deal mail: the answer is the same, so it tells nobody which they are.
     await signInFromInvitation(server, first.body.buyer_email as string);
     const third = await create({ buyer_email: first.body.buyer_email });
     expect(third.response.status).toBe(201);
-    expect(third.deal.invitation_sent).toBe(false);
-    expect(await invitationMails(third.deal.id, first.body.buyer_email)).toBe(1);
+    expect(third.deal.invitation_sent).toBe(true);
+    await expect
+      .poll(async () => (await dealMails(third.deal.id, first.body.buyer_email as string)).map((mail) => /\/cabinet\/invite\?token=/.test(mail.text)), { timeout: 20_000 })
+      .toEqual([false]);
+  });
+});
+
+describe('mails an anonymous creation causes', () => {
+  it('reach one address at most 3 times an hour per marketplace; a marketplace server is not limited', async () => {
+    const shop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Flooded shop', mode: 'sandbox' }, admin()));
+    const stranger = uniqueEmail('stranger');
+    const made: { id: string; external_id: string; widget_token: string; invitation_sent: boolean }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { response, deal } = await create({ buyer_email: stranger, seller_email: '', title: `Click here ${i}` }, {}, shop);
+      expect(response.status).toBe(201);
+      made.push(deal);
+    }
+    expect(made.map((deal) => deal.invitation_sent)).toEqual([true, true, true, false]);
+    const toStranger = async () => (await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(stranger)}`, { headers: admin() }))).items as { text: string }[];
+    for (const deal of made) {
+      await expect.poll(async () => (await server.services.db.query('SELECT buyer_id FROM deals WHERE id = $1', [deal.id])).rows[0]?.buyer_id, { timeout: 20_000 }).toBeTruthy();
+    }
+    await expect.poll(async () => (await toStranger()).length, { timeout: 20_000 }).toBe(3);
+    expect((await toStranger()).some((mail) => mail.text.includes(made[3].id))).toBe(false);
+
+    // The approval request a widget token can cause takes a slot too: none is left this hour.
+    expect((await start(made[0].id, made[0].widget_token)).status).toBe(200);
+    await expect
+      .poll(async () => (await server.services.db.query(`SELECT allowed FROM widget_deal_mail WHERE external_id = $1 AND kind = 'approval'`, [made[0].external_id])).rows, { timeout: 20_000 })
+      .toEqual([{ allowed: false }]);
+    expect(await toStranger()).toHaveLength(3);
+
+    // The marketplace's own server names whom it likes: its deals are its own doing, and their mails go.
+    const byServer = await post(`${server.url}/api/mkt/deals`, { external_id: uniqueId('server'), buyer_email: stranger, title: 'Ordered by phone' }, { 'X-Svc-Key': shop.secret_key });
+    expect(byServer.status).toBe(201);
+    const serverDeal = await json(byServer);
+    await expect.poll(async () => (await toStranger()).filter((mail) => mail.text.includes(serverDeal.id)).length, { timeout: 20_000 }).toBe(1);
+    // And another marketplace's widget counts apart.
+    expect((await create({ buyer_email: stranger, seller_email: '' })).deal.invitation_sent).toBe(true);
   });
 });
 
@@ -178,17 +215,19 @@ describe('the widget lookup (a page load)', () => {
     expect((await getDeal(deal.id, again.widget_token)).status).toBe('approval');
   });
 
-  it('gives no token to another buyer or for other deal values (409 naming them), nor for a wrong key', async () => {
+  it('gives no token to another buyer or for other deal values, answering as for an unknown order (204), nor for a wrong key', async () => {
     const deal = await created();
     const { public_key, external_id } = deal.body;
-    const other = await lookup({ public_key, external_id, buyer_email: uniqueEmail('intruder') });
-    expect(other.status).toBe(409);
-    const problem = await json(other);
-    expect(problem).toMatchObject({ code: 'deal_conflict', fields: ['buyer_email'] });
-    expect(problem.widget_token).toBeUndefined();
-    const changed = await lookup({ public_key, external_id, buyer_email: deal.buyer_email, amount: 1 });
-    expect(changed.status).toBe(409);
-    expect(await json(changed)).toMatchObject({ code: 'deal_conflict', fields: ['amount'] });
+    // Which field differs is not said: a guesser would learn that the others (the buyer's e-mail) are right.
+    for (const body of [
+      { public_key, external_id, buyer_email: uniqueEmail('intruder') },
+      { public_key, external_id, buyer_email: deal.buyer_email, amount: 1 },
+      { public_key, external_id, buyer_email: uniqueEmail('intruder'), amount: 1 },
+    ]) {
+      const answer = await lookup(body);
+      expect(answer.status).toBe(204);
+      expect(await answer.text()).toBe('');
+    }
     // Another marketplace's key does not see this marketplace's order.
     const elsewhere = await lookup({ public_key: live.public_key, external_id, buyer_email: deal.buyer_email }, { Origin: SHOP });
     expect(elsewhere.status).toBe(204);
@@ -213,7 +252,8 @@ describe('the widget lookup (a page load)', () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
     const operation = document.paths['/api/mkt/widget/deals/lookup'].post;
     expect(operation.operationId).toBe('widgetLookupDeal');
-    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '204', '409']));
+    expect(Object.keys(operation.responses).sort()).toEqual(expect.arrayContaining(['200', '204']));
+    expect(operation.responses['409']).toBeUndefined();
     expect(operation.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
     const creation = document.paths['/api/mkt/widget/deals'].post.responses['201'].content['application/json'].schema;
     expect(creation.required).toContain('invitation_sent');

@@ -36,7 +36,7 @@ import {
 import { MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { PasswordSchema, profile } from './operations.ts';
 import { changePassword, confirmSignUp, forgotPassword, resetPassword, signUp, type Client } from './self-service.ts';
-import { endSessions, revokeSessionOfUser, sessionForToken, sessionsOfUser } from './sessions.ts';
+import { endAccess, revokeSessionOfUser, sessionForToken, sessionsOfUser } from './sessions.ts';
 import { tokenUsable } from './tokens.ts';
 import { EmailSchema, NAME_MAX, updateProfile } from './users.ts';
 
@@ -175,7 +175,7 @@ export function accountPages(api: Api, services: Services): void {
         const body = forgotBody(view(p), { email, csrf: preSessionCsrf(p.ctx, services), error: view(p).a('invalidEmail') });
         return send(p, 400, view(p).a('forgotTitle'), body, '/cabinet/forgot-password');
       }
-      await forgotPassword(services, parsed.data, clientOf(p.ctx));
+      await forgotPassword(services, parsed.data, clientOf(p.ctx), p.lang);
       redirect(p.ctx, '/cabinet/forgot-password?done=sent');
     }),
   );
@@ -323,7 +323,7 @@ export function accountPages(api: Api, services: Services): void {
       if (posted.form.get('confirmed') !== 'yes') {
         return send(p, 200, view(p).a('everywhereHeading'), everywhereConfirmBody(view(p), posted.signed.csrf), '/cabinet/view/security/sign-out-everywhere', posted.signed);
       }
-      await endSessions(services.db, posted.signed.user.id);
+      await endAccess(services.db, posted.signed.user.id);
       await endPageSession(p.ctx, services);
       redirect(p.ctx, '/cabinet/sign-in?signed_out=everywhere');
     }),

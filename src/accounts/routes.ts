@@ -9,7 +9,7 @@ import { preferredLang } from '../web/i18n.ts';
 import { EmailSchema, NAME_MAX, updateProfile, type User } from './users.ts';
 import { PasswordSchema, profile } from './operations.ts';
 import { changePassword, confirmSignUp, forgotPassword, resetPassword, signUp, type Client } from './self-service.ts';
-import { endSessions, requireCabinetUser, revokeSessionOfUser, sessionsOfUser } from './sessions.ts';
+import { endAccess, requireCabinetUser, revokeSessionOfUser, sessionsOfUser } from './sessions.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const Locale = z.enum(['ru', 'en']).describe('The language of mail and pages');
@@ -91,7 +91,7 @@ export function accountRoutes(api: Api, services: Services): void {
     body: z.object({ email: EmailSchema }),
     responses: { 202: { description: 'Accepted; look in the mailbox', schema: Accepted } },
     handler: async (ctx, { body }) => {
-      await forgotPassword(services, body.email, clientOf(ctx));
+      await forgotPassword(services, body.email, clientOf(ctx), ctx.acceptsLanguages('ru', 'en') === 'en' ? 'en' : 'ru');
       ctx.status = 202;
       ctx.body = { ok: true };
     },
@@ -193,7 +193,7 @@ export function accountRoutes(api: Api, services: Services): void {
     summary: 'Sign out every session of mine, this one included',
     responses: { 200: { description: 'Signed out everywhere', schema: Revoked } },
     handler: async (ctx) => {
-      ctx.body = { revoked_sessions: await endSessions(db, userOf(ctx).id) };
+      ctx.body = { revoked_sessions: await endAccess(db, userOf(ctx).id) };
     },
   });
 }

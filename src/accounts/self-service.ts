@@ -5,11 +5,11 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import { badRequest, Problem } from '../http/problem.ts';
 import type { Lang } from '../web/i18n.ts';
-import { accountExistsMail, passwordChangedMail, passwordResetMail, signupConfirmationMail, type AccountLinks } from '../mail/templates.ts';
+import { accountExistsMail, noAccountMail, passwordChangedMail, passwordResetMail, signupConfirmationMail, type AccountLinks } from '../mail/templates.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
 import { mailAllowed } from './mail-limits.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
-import { createSession, endSessions } from './sessions.ts';
+import { createSession, endAccess, endAccessIn } from './sessions.ts';
 import { consumeToken, issueToken, spendPasswordLinks } from './tokens.ts';
 import { ensureUser, findLogin, findMailRecipient, findUserById, setPassword, type User } from './users.ts';
 import type { Session } from './operations.ts';
@@ -80,21 +80,29 @@ export async function confirmSignUp(services: Services, token: string, userAgent
   return { session, ...(data.next ? { next: data.next } : {}) };
 }
 
-/** Mails a single-use reset link (one hour) when the address has an account and the mail limits allow; silent otherwise. */
-export async function forgotPassword(services: Services, email: string, client: Client): Promise<void> {
+/**
+ * Mails a single-use reset link (one hour) to an address with an account, and a mail saying there is none (with the
+ * sign-up link) to one without, when the mail limits allow; silent over them. Either way one lookup and one mail, sent
+ * before the answer (through SMTP when it is configured), so neither the answer nor its time tells whether the address
+ * has an account.
+ */
+export async function forgotPassword(services: Services, email: string, client: Client, lang: Lang = 'ru'): Promise<void> {
   const { db } = services;
   if (!(await mailAllowed(db, 'password_reset', email, client.ip))) return;
-  const login = await findLogin(db, email);
-  const owner = login && (await findMailRecipient(db, email));
-  if (!login || !owner) return;
-  const { id, token } = await issueToken(db, services.masterKey, 'password_reset', { userId: login.id });
+  const owner = await findMailRecipient(db, email);
+  if (!owner) {
+    const mail = noAccountMail(lang, `${services.config.BASE_URL}/cabinet/sign-up`);
+    await services.mailer.send({ key: `password-reset/none/${randomUUID()}`, to: email, ...mail });
+    return;
+  }
+  const { id, token } = await issueToken(db, services.masterKey, 'password_reset', { userId: owner.id });
   const mail = passwordResetMail(owner.locale, owner.name, `${services.config.BASE_URL}/cabinet/reset-password?token=${token}`);
   await services.mailer.send({ key: `password-reset/${id}`, to: email, ...mail });
 }
 
 /**
- * Sets the password from a reset link, ends every session of the user (whoever had the old password is out), and
- * signs in afresh; 400 invalid_token for a used, expired or forged link.
+ * Sets the password from a reset link, ends everything that let the user in (cabinet sessions, administrator
+ * sign-ins, SSO tokens: whoever had the old password is out), and signs in afresh; 400 invalid_token for a used, expired or forged link.
  */
 export async function resetPassword(services: Services, token: string, password: string, userAgent: string): Promise<Session> {
   const { db } = services;
@@ -104,7 +112,7 @@ export async function resetPassword(services: Services, token: string, password:
   await inTransaction(db, async (client) => {
     await client.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [userId, passwordHash]);
     await spendPasswordLinks(client, userId);
-    await endSessions(client, userId);
+    await endAccessIn(client, userId);
   });
   await notifyPasswordChanged(services, userId);
   return createSession(db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
@@ -112,7 +120,8 @@ export async function resetPassword(services: Services, token: string, password:
 
 /**
  * Changes the password of the signed-in user, who proves the current one (counted against the same wrong-password
- * limits as signing in: 429 too_many_attempts, 400 wrong_password); every other session of theirs ends.
+ * limits as signing in: 429 too_many_attempts, 400 wrong_password); every other session of theirs ends, with their
+ * administrator sign-ins and SSO tokens.
  */
 export async function changePassword(
   services: Services,
@@ -136,7 +145,7 @@ export async function changePassword(
   await loginSucceeded(db, subjects);
   await setPassword(db, user.id, passwords.next);
   await spendPasswordLinks(db, user.id);
-  const revoked = await endSessions(db, user.id, currentSessionId);
+  const revoked = await endAccess(db, user.id, currentSessionId);
   await notifyPasswordChanged(services, user.id);
   return { revoked_sessions: revoked };
 }

@@ -1,7 +1,7 @@
 // Cabinet tokens (ct_…): the spec's cabinet token, stored as a hash with an expiry. SSO accepts the same token. Each
 // session also has a public id, the browser it was started in and when it was last used, for its owner's list.
 import type { Middleware } from 'koa';
-import type { Db, DbClient } from '../db.ts';
+import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { bearerToken } from '../admin/auth.ts';
 import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
@@ -92,8 +92,26 @@ export async function revokeSessionOfUser(db: Db, userId: string, sessionId: str
   if (!result?.rowCount) throw notFound('No such session.');
 }
 
-/** Ends every session of the user but `keep` (none when undefined): how many ended. */
-export async function endSessions(db: DbClient, userId: string, keep?: string): Promise<number> {
-  const result = await db.query('DELETE FROM cabinet_sessions WHERE user_id = $1 AND ($2::uuid IS NULL OR id <> $2)', [userId, keep ?? null]);
-  return result.rowCount ?? 0;
+/**
+ * Ends everything that lets the account in, but the cabinet session `keep` (none when undefined): its cabinet sessions,
+ * its administrator sign-ins and the SSO access of every site (tokens, and codes not yet exchanged). Used by a password
+ * change or reset and by "sign out everywhere"; answers how many cabinet sessions ended.
+ *
+ * A code exchange holds its grant row shared while it issues a token (src/sso/codes.ts); locking the user's grants first
+ * makes the exchange either finish before the tokens are revoked here (so they are revoked with the rest) or find its
+ * code dead. The two revoking statements run after the lock, so they see every token an exchange committed.
+ */
+export async function endAccess(db: Db, userId: string, keep?: string): Promise<number> {
+  return inTransaction(db, (client) => endAccessIn(client, userId, keep));
+}
+
+/** endAccess inside the caller's transaction (a password reset writes the password in the same one). */
+export async function endAccessIn(client: DbClient, userId: string, keep?: string): Promise<number> {
+  await client.query('SELECT 1 FROM sso_grants WHERE user_id = $1 ORDER BY client_id FOR UPDATE', [userId]);
+  const sessions = await client.query('DELETE FROM cabinet_sessions WHERE user_id = $1 AND ($2::uuid IS NULL OR id <> $2)', [userId, keep ?? null]);
+  await client.query('UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL', [userId]);
+  await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  // '-infinity', not now(): an exchange that waited for this transaction compares with its own, earlier now().
+  await client.query(`UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND consumed_at IS NULL AND expires_at > now()`, [userId]);
+  return sessions.rowCount ?? 0;
 }

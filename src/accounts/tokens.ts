@@ -27,6 +27,17 @@ export function tokenFor(masterKey: Buffer, purpose: TokenPurpose, id: string): 
 
 export const invitationToken = (masterKey: Buffer, id: string): string => tokenFor(masterKey, 'invitation', id);
 
+const LINK_TOKEN = new RegExp(`\\b(${Object.values(PREFIX).join('|')})[0-9a-f-]{36}\\.[A-Za-z0-9_-]{43}`, 'g');
+const TOKEN_PARAMETER = /([?&]token=)([a-z]+_)?[^\s&#]*/g;
+
+/**
+ * The text with every single-use link token masked to its prefix and "…" (`inv_…`): what an operator may read of a
+ * mail. Any `token=` parameter is masked too, so a link of a kind added later is not shown by mistake.
+ */
+export function maskLinks(text: string): string {
+  return text.replace(LINK_TOKEN, '$1…').replace(TOKEN_PARAMETER, '$1$2…');
+}
+
 /** The id the token carries, when it is of this purpose and its digest is genuine. */
 function tokenId(masterKey: Buffer, purpose: TokenPurpose, token: string): string | undefined {
   const match = /^([a-z]+_)([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/.exec(token);

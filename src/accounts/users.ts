@@ -125,9 +125,9 @@ export async function findLogin(db: DbClient, email: string): Promise<{ id: stri
 export async function findMailRecipient(
   db: DbClient,
   email: string,
-): Promise<{ name: string; locale: 'ru' | 'en'; has_password: boolean } | undefined> {
-  const result = await db.query<{ name: string; locale: 'ru' | 'en'; has_password: boolean }>(
-    'SELECT name, locale, password_hash IS NOT NULL AS has_password FROM users WHERE lower(email) = lower($1)',
+): Promise<{ id: string; name: string; locale: 'ru' | 'en'; has_password: boolean } | undefined> {
+  const result = await db.query<{ id: string; name: string; locale: 'ru' | 'en'; has_password: boolean }>(
+    'SELECT id, name, locale, password_hash IS NOT NULL AS has_password FROM users WHERE lower(email) = lower($1)',
     [email],
   );
   return result.rows[0];

@@ -6,12 +6,13 @@ import type { DbClient } from '../db.ts';
 import { inTransaction } from '../db.ts';
 import { Problem, unauthorized } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret } from '../secrets.ts';
-import { ensureUser, findLogin, findMailRecipient, setPassword } from '../accounts/users.ts';
-import { verifyPassword } from '../accounts/passwords.ts';
+import { ensureUser, findLogin, findMailRecipient } from '../accounts/users.ts';
+import { hashPassword, verifyPassword } from '../accounts/passwords.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { consumeToken, issueToken, tokenUsable } from '../accounts/tokens.ts';
 import { adminSetupMail } from '../mail/templates.ts';
 import { ADMIN_TOKEN_PREFIX, type AdminRole } from './auth.ts';
+import { recordAudit } from './audit.ts';
 import { matchingStep, newTotpSecret, otpauthUri } from './totp.ts';
 
 /** How long an administrator's sign-in lasts: a working day, then the code is asked again. */
@@ -112,7 +113,8 @@ export interface SetupState {
 
 /**
  * What the setup page shows for this link: the TOTP secret (made once and kept sealed, so reloading the page shows
- * the same one) and whether a password must be chosen. Undefined when the link is not usable.
+ * the same one) and whether a password must be chosen. Undefined when the link is not usable, and once the
+ * administrator is set up: a setup link never shows the secret of a second factor in use.
  */
 export async function setupState(services: Services, token: string): Promise<SetupState | undefined> {
   const { db, masterKey } = services;
@@ -120,12 +122,12 @@ export async function setupState(services: Services, token: string): Promise<Set
   const userId = await setupUser(services, token);
   if (!userId) return undefined;
   await db.query(
-    `UPDATE administrators SET totp_secret_sealed = $2 WHERE user_id = $1 AND totp_secret_sealed IS NULL`,
+    `UPDATE administrators SET totp_secret_sealed = $2 WHERE user_id = $1 AND totp_secret_sealed IS NULL AND totp_confirmed_at IS NULL`,
     [userId, encryptSecret(masterKey, newTotpSecret())],
   );
   const result = await db.query<{ email: string; sealed: string; password_hash: string | null }>(
     `SELECT u.email, a.totp_secret_sealed AS sealed, u.password_hash FROM administrators a JOIN users u ON u.id = a.user_id
-      WHERE a.user_id = $1 AND a.disabled_at IS NULL`,
+      WHERE a.user_id = $1 AND a.disabled_at IS NULL AND a.totp_confirmed_at IS NULL`,
     [userId],
   );
   const row = result.rows[0];
@@ -146,15 +148,21 @@ export type SetupRefusal = 'invalid_link' | 'wrong_password' | 'wrong_code' | 'p
 
 /**
  * Finishes the setup: the first code from the app proves it holds the secret; a new account chooses its password, one
- * that has a password types it. Spends the link and signs in. A refusal leaves the link usable for another try.
+ * that has a password types it. Every attempt counts against the sign-in limits of the address (a wrong password here
+ * is as much a guess as at the sign-in). Success spends this link and every other link of the account that could set
+ * it up or set its password (setup links, invitations, resets), is audited, and signs in. A refusal leaves the link
+ * usable for another try.
  */
 export async function completeSetup(
   services: Services,
-  input: { token: string; password: string; code: string; userAgent?: string },
-): Promise<{ session: { token: string; expires_at: string; role: AdminRole } } | { refusal: SetupRefusal }> {
+  input: { token: string; password: string; code: string; ip: string },
+): Promise<{ session: { token: string; expires_at: string; role: AdminRole } } | { refusal: SetupRefusal } | { retryAfter: number }> {
   const state = await setupState(services, input.token);
   if (!state) return { refusal: 'invalid_link' };
   const userId = (await setupUser(services, input.token))!;
+  const subjects = loginSubjects(`admin:${state.email}`, input.ip);
+  const { retryAfter } = await countLoginAttempt(services.db, subjects, loginLimits(services.config));
+  if (retryAfter) return { retryAfter };
   if (state.needsPassword) {
     if (input.password.length < 8) return { refusal: 'password_required' };
   } else {
@@ -163,11 +171,32 @@ export async function completeSetup(
   }
   const step = matchingStep(state.secret, input.code.replace(/\s/g, ''));
   if (step === undefined) return { refusal: 'wrong_code' };
-  if (!(await consumeToken(services.db, services.masterKey, 'admin_setup', input.token))) return { refusal: 'invalid_link' };
-  if (state.needsPassword) await setPassword(services.db, userId, input.password);
-  await services.db.query('UPDATE administrators SET totp_confirmed_at = now(), totp_last_step = $2 WHERE user_id = $1', [userId, step]);
+  const passwordHash = state.needsPassword ? await hashPassword(input.password) : undefined;
+  const done = await inTransaction(services.db, async (client) => {
+    if (!(await consumeToken(client, services.masterKey, 'admin_setup', input.token))) return false;
+    // Only the first setup of an administrator confirms: two links used at once cannot both set a second factor.
+    const confirmed = await client.query(
+      'UPDATE administrators SET totp_confirmed_at = now(), totp_last_step = $2 WHERE user_id = $1 AND totp_confirmed_at IS NULL AND disabled_at IS NULL',
+      [userId, step],
+    );
+    if (confirmed.rowCount === 0) throw new SetupRaced();
+    if (passwordHash) await client.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [userId, passwordHash]);
+    await client.query(
+      `UPDATE account_tokens SET used_at = now() WHERE user_id = $1 AND purpose IN ('admin_setup', 'invitation', 'password_reset') AND used_at IS NULL`,
+      [userId],
+    );
+    await recordAudit(client, { actor: state.email, action: 'completeAdministratorSetup', object_type: 'administrator', object_id: userId, after: { email: state.email } });
+    return true;
+  }).catch((error: unknown) => {
+    if (error instanceof SetupRaced) return false;
+    throw error;
+  });
+  if (!done) return { refusal: 'invalid_link' };
+  await loginSucceeded(services.db, subjects);
   return { session: await startAdminSession(services, userId) };
 }
+
+class SetupRaced extends Error {}
 
 /** `POST /admin/login` and the console's sign-in: e-mail, password and a fresh code, behind the sign-in limits. */
 export async function adminSignIn(

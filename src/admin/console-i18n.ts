@@ -80,6 +80,8 @@ const en = {
   to: 'To',
   subject: 'Subject',
   noMail: 'No mail.',
+  mailLinksWhole: 'Links are shown whole because no SMTP server is configured (the development outbox). Each time you read a mail with a link here, the audit log records it.',
+  mailLinksMasked: 'Links (invitations, password resets, setups) are masked: they let whoever holds them in, so only the admin role reads them, and only in the development outbox.',
   // Shared bits of section pages
   page: 'Page',
   next: 'Next page',
@@ -159,6 +161,8 @@ const ru: Record<ConsoleMessage, string> = {
   to: 'Кому',
   subject: 'Тема',
   noMail: 'Писем нет.',
+  mailLinksWhole: 'Ссылки показаны целиком, потому что SMTP-сервер не настроен (почта разработки). Каждое прочтение письма со ссылкой здесь записывается в журнал аудита.',
+  mailLinksMasked: 'Ссылки (приглашения, сброс пароля, настройка) скрыты: они открывают вход тому, у кого они есть, поэтому их видит только роль admin и только в почте разработки.',
   page: 'Страница',
   next: 'Следующая страница',
   done: 'Готово.',

@@ -27,6 +27,7 @@ import {
 } from './administrators.ts';
 import { auditConsole, consoleForm, consolePage, consoleToken, publicConsolePage, setConsoleCookie, type ConsolePage } from './console.ts';
 import type { ConsoleTranslate } from './console-i18n.ts';
+import { readOutbox } from '../mail/routes.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 100;
@@ -105,6 +106,7 @@ export function consolePages(api: Api, services: Services): void {
         token,
         password: (form.get('password') ?? '').slice(0, 200),
         code: form.get('totp') ?? '',
+        ip: p.ctx.ip,
       });
       if ('session' in result) {
         setConsoleCookie(p.ctx, services, result.session.token, ADMIN_SESSION_SECONDS);
@@ -113,8 +115,13 @@ export function consolePages(api: Api, services: Services): void {
       const state = await setupState(services, token);
       if (!state) return send(p, 400, p.c('setupInvalidTitle'), html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`);
       const words = { wrong_code: 'wrongCode', wrong_password: 'wrongPassword', password_required: 'passwordTooShort', invalid_link: 'setupInvalidText' } as const;
-      const body = await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services), error: p.c(words[result.refusal]) });
-      send(p, 400, p.c('setupTitle'), body, '/admin/setup');
+      let error: string;
+      if ('retryAfter' in result) {
+        p.ctx.set('Retry-After', String(result.retryAfter));
+        error = p.c('tooManyAttempts', { minutes: Math.ceil(result.retryAfter / 60) });
+      } else error = p.c(words[result.refusal]);
+      const body = await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services), error });
+      send(p, 'retryAfter' in result ? 429 : 400, p.c('setupTitle'), body, '/admin/setup');
     }),
   );
 
@@ -192,8 +199,9 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/view/mail',
     consolePage(services, async (p) => {
       const to = typeof p.ctx.query.to === 'string' && p.ctx.query.to ? p.ctx.query.to.slice(0, 320) : undefined;
-      const mails = await services.mailer.list({ to, limit: MAIL_PAGE });
+      const { items: mails, links } = await readOutbox(services, p.admin, { to, limit: MAIL_PAGE });
       const body = html`<h1>${p.c('mailTitle')}</h1><p class="muted">${p.c('mailIntro')}</p>
+<p class="notice" id="mail-links">${p.c(links === 'whole' ? 'mailLinksWhole' : 'mailLinksMasked')}</p>
 <form method="get" action="/admin/view/mail" class="inline"><label for="to">${p.c('to')}</label> <input id="to" name="to" type="email" value="${to ?? ''}"> <button type="submit">${p.c('filter')}</button></form>
 ${mails.length === 0 ? html`<p>${p.c('noMail')}</p>` : html`<ul class="plain">${mails.map(
         (mail) => html`<li><details><summary><time datetime="${mail.created_at.toISOString()}">${mail.created_at.toISOString().slice(0, 16).replace('T', ' ')}</time> · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,

@@ -7,6 +7,7 @@ import { findMarketplace } from '../marketplaces/marketplaces.ts';
 import { dealMail, dealPageUrl, type DealNoticeMail, type Party } from '../mail/templates.ts';
 import type { ActorKind, DealSnapshot, DealStatus, DisputeAuthor } from './model.ts';
 import { loadSnapshot } from './store.ts';
+import { widgetMailAllowed } from '../widget/mail-limits.ts';
 
 export interface DealNotice {
   dealId: string;
@@ -54,6 +55,8 @@ export function createDealNotifier(services: Services) {
         // Not made yet (the activity that makes the accounts runs apart from the one that mails): Russian, the default.
         const recipient = await findMailRecipient(services.db, email);
         if (onlyWithPassword && !recipient?.has_password) continue;
+        const anonymousKind = notice.status === 'created' || notice.status === 'approval' ? notice.status : undefined;
+        if (anonymousKind && !notice.disputeMessage && !(await widgetMailAllowed(services.db, deal, anonymousKind, email))) continue;
         const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');
         const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail);
         await services.mailer.send({ key: `deal-event/${notice.eventId}/${role}`, to: email, subject, text });

@@ -1,7 +1,10 @@
 // Outgoing mail goes through the outbox table first, keyed by the caller's idempotency key, so a retried send never
-// writes or sends twice. With SMTP_URL it is sent by nodemailer; without it, it stays for GET /admin/mail.
+// writes or sends twice. With SMTP_URL it is sent by nodemailer, and once sent its single-use links are masked in the
+// table (the recipient has them; nobody else needs them); without it, it stays whole for GET /admin/mail, the
+// development outbox.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db } from '../db.ts';
+import { maskLinks } from '../accounts/tokens.ts';
 
 export interface OutgoingMail {
   /** Chosen by the caller (for example a workflow) so that retries are recognised. */
@@ -36,6 +39,11 @@ export class Mailer {
     this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : undefined;
   }
 
+  /** Whether mail stays here unsent (no SMTP_URL): the development outbox, the only place its links can be read. */
+  get isDevelopmentOutbox(): boolean {
+    return this.transport === undefined;
+  }
+
   async send(mail: OutgoingMail): Promise<MailRecord> {
     const initialStatus = this.transport ? 'pending' : 'outbox';
     await this.db.query(
@@ -62,9 +70,9 @@ export class Mailer {
       throw error;
     }
     const sent = await this.db.query<MailRecord>(
-      `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, sent_at = now()
+      `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, last_error = NULL, sent_at = now(), text_body = $2
         WHERE id = $1 RETURNING ${COLUMNS}`,
-      [record.id],
+      [record.id, maskLinks(record.text)],
     );
     return sent.rows[0]!;
   }

@@ -366,6 +366,7 @@ interface AccountWords {
   signup: { subject: string; body: string; ignore: string };
   exists: { subject: string; body: string; signIn: string; reset: string; ignore: string };
   reset: { subject: string; body: string; ignore: string };
+  noAccount: { subject: string; body: string; signUp: string; ignore: string };
   changed: { subject: string; body: string; notYou: string };
 }
 
@@ -387,6 +388,12 @@ const accountEn: AccountWords = {
     subject: 'svc ID: set a new password',
     body: 'Someone, hopefully you, asked to set a new password for your svc ID account. Open this link within an hour; it works once:',
     ignore: 'If it was not you, ignore this mail: your password stays as it is.',
+  },
+  noAccount: {
+    subject: 'svc ID: no account with this address',
+    body: 'Someone, hopefully you, asked to set a new password for an svc ID account with this address, but there is no account with it. Perhaps you signed up with another address?',
+    signUp: 'Create an account',
+    ignore: 'If it was not you, ignore this mail: nothing has changed.',
   },
   changed: {
     subject: 'svc ID: your password was changed',
@@ -413,6 +420,12 @@ const accountRu: AccountWords = {
     subject: 'svc ID: новый пароль',
     body: 'Кто-то (надеемся, вы) попросил задать новый пароль для вашей учётной записи svc ID. Откройте ссылку в течение часа; она работает один раз:',
     ignore: 'Если это были не вы, просто не обращайте внимания на письмо: пароль останется прежним.',
+  },
+  noAccount: {
+    subject: 'svc ID: учётной записи с этим адресом нет',
+    body: 'Кто-то (надеемся, вы) попросил задать новый пароль учётной записи svc ID с этим адресом, но учётной записи с ним нет. Возможно, вы регистрировались с другим адресом?',
+    signUp: 'Создать учётную запись',
+    ignore: 'Если это были не вы, просто не обращайте внимания на письмо: ничего не изменилось.',
   },
   changed: {
     subject: 'svc ID: пароль изменён',
@@ -451,6 +464,15 @@ export function accountExistsMail(locale: Lang, name: string, links: AccountLink
 export function passwordResetMail(locale: Lang, name: string, link: string): Mail {
   const words = ACCOUNT_WORDS[locale];
   return { subject: words.reset.subject, text: [words.greeting(name.trim()), `${words.reset.body}\n\n${link}`, words.reset.ignore].join('\n\n') + '\n' };
+}
+
+/** The answer to a reset asked for an address that has no account: said to the address's owner, never to the asker. */
+export function noAccountMail(locale: Lang, signUpLink: string): Mail {
+  const words = ACCOUNT_WORDS[locale];
+  return {
+    subject: words.noAccount.subject,
+    text: [words.greeting(''), words.noAccount.body, `${words.noAccount.signUp}: ${signUpLink}`, words.noAccount.ignore].join('\n\n') + '\n',
+  };
 }
 
 export function passwordChangedMail(locale: Lang, name: string, links: AccountLinks): Mail {

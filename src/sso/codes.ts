@@ -1,7 +1,7 @@
 // Authorization codes (ac_): single use, short-lived, bound to the client, the redirect URI and the PKCE challenge,
 // stored only as hashes. Redeeming is one conditional UPDATE, so of concurrent exchanges of one code exactly one wins;
-// the same statement checks the client and records the access token it issues, so a replay always finds (and
-// revokes) it.
+// the same statement checks the client and the user's grant to it and records the access token it issues, so a replay
+// always finds (and revokes) it, and a revocation never misses it.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
@@ -73,10 +73,15 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
         WHERE c.client_id = $2 AND c.secret_hash = $7 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
+     ), live_grant AS (
+       -- Held shared until this exchange commits: a revocation (the site's, or every site's) locks the grant first,
+       -- so it either waits for this token and revokes it, or this exchange finds the grant or the code dead.
+       SELECT 1 FROM sso_grants g JOIN sso_codes k ON k.user_id = g.user_id AND k.client_id = g.client_id
+        WHERE k.code_hash = $1 AND g.client_id = $2 AND g.revoked_at IS NULL FOR SHARE OF g
      ), consumed AS (
        UPDATE sso_codes SET consumed_at = now()
         WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
-          AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now()
+          AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
        RETURNING code_hash, client_id, user_id, scope, nonce, auth_time
      ), issued AS (
        INSERT INTO sso_access_tokens (token_hash, code_hash, client_id, user_id, scope, expires_at)

@@ -1,7 +1,7 @@
 // What a user has let SSO clients have: one grant per user and client, recorded with every code issued. The browser
 // asks consent before the first (and after a revocation); a marketplace's own client needs none. Revoking a grant
 // also ends what the client holds: the user's access tokens for it stop working and their unused codes expire.
-import type { Db } from '../db.ts';
+import { inTransaction, type Db } from '../db.ts';
 import type { SsoClient } from './clients.ts';
 
 export interface ConnectedSite {
@@ -38,21 +38,27 @@ export async function connectedSites(db: Db, userId: string): Promise<ConnectedS
   return result.rows;
 }
 
-/** Revokes a live grant in one statement with the client's tokens and codes; undefined when there is none. */
+/**
+ * Revokes a live grant with the client's tokens and codes; undefined when there is none. The grant row is locked by the
+ * first statement: a code exchange holding it (src/sso/codes.ts) finishes first, and the second statement, which reads
+ * afresh, revokes the token it issued; an exchange that comes later finds the grant revoked.
+ */
 export async function revokeSite(db: Db, userId: string, clientId: string): Promise<(ConnectedSite & { revoked_at: Date }) | undefined> {
-  const result = await db.query<ConnectedSite & { revoked_at: Date }>(
-    `WITH revoked AS (
-       UPDATE sso_grants SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL
-       RETURNING user_id, client_id, first_at, last_at, revoked_at
-     ), tokens AS (
-       UPDATE sso_access_tokens t SET revoked_at = now() FROM revoked r
-        WHERE t.user_id = r.user_id AND t.client_id = r.client_id AND t.revoked_at IS NULL
-     ), codes AS (
-       UPDATE sso_codes k SET expires_at = now() FROM revoked r
-        WHERE k.user_id = r.user_id AND k.client_id = r.client_id AND k.consumed_at IS NULL AND k.expires_at > now()
-     )
-     SELECT r.client_id, c.name, r.first_at, r.last_at, r.revoked_at FROM revoked r JOIN sso_clients c USING (client_id)`,
-    [userId, clientId],
-  );
-  return result.rows[0];
+  return inTransaction(db, async (client) => {
+    const result = await client.query<ConnectedSite & { revoked_at: Date }>(
+      `WITH revoked AS (
+         UPDATE sso_grants SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL
+         RETURNING user_id, client_id, first_at, last_at, revoked_at
+       )
+       SELECT r.client_id, c.name, r.first_at, r.last_at, r.revoked_at FROM revoked r JOIN sso_clients c USING (client_id)`,
+      [userId, clientId],
+    );
+    if (result.rowCount === 0) return undefined;
+    await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
+    await client.query(
+      `UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL AND expires_at > now()`,
+      [userId, clientId],
+    );
+    return result.rows[0];
+  });
 }

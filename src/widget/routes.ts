@@ -7,15 +7,15 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { continueDeal, createDeal, refuseConflicts, startEscrow } from '../deals/service.ts';
-import { DealConflictProblem, DealFields, EscrowResponse, escrowResponse } from '../deals/views.ts';
+import { continueDeal, createDeal, startEscrow } from '../deals/service.ts';
+import { DealConflictProblem, DealFields, dealConflicts, EscrowResponse, escrowResponse } from '../deals/views.ts';
 import { dealStatus, type DealSnapshot } from '../deals/model.ts';
 import { findDeal, loadSnapshot } from '../deals/store.ts';
 import { marketplaceForPublicKey, requireWidgetToken, type WidgetState } from './auth.ts';
 import { preflight, widgetCors } from './cors.ts';
 import { addressSubject, countCreation, keySubject, lookupSubject, rateLimited } from './limits.ts';
 import { issueWidgetToken } from './token.ts';
-import { buyerGetsInvitation } from './invitation.ts';
+import { decideWidgetMail } from './mail-limits.ts';
 import { WidgetDeal, WidgetDealCreated, widgetDeal } from './view.ts';
 import { RESULT_PATH } from './pages.ts';
 
@@ -86,11 +86,19 @@ export function widgetRoutes(api: Api, services: Services): void {
       if (wait !== undefined) throw rateLimited(wait, 'for this public key');
       // The public key and an external_id are guessable; a repeat gets a token only when it gives the deal's own
       // values, the buyer's e-mail (always given) included: createDeal answers 409 deal_conflict otherwise.
-      // Read before the deal is made: its workflow provisions the buyer (and may invite them) right after.
-      const invites = await buyerGetsInvitation(services.db, fields.buyer_email);
+      // A new deal's mails are decided before it is made (its workflow mails the parties right after): a known buyer
+      // gets the new-deal mail, an unknown one the invitation, so the answer is the same for both, and an address
+      // named too often by anonymous creations gets none (src/widget/mail-limits.ts).
+      const known = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id });
+      const mails = known
+        ? undefined
+        : await decideWidgetMail(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id }, 'created', [
+            fields.buyer_email,
+            ...(fields.seller_email ? [fields.seller_email] : []),
+          ]);
       const { snapshot, created } = await createDeal(services, marketplace, fields);
       ctx.status = created ? 201 : 200;
-      ctx.body = await withToken(snapshot, marketplace.id, created && invites);
+      ctx.body = await withToken(snapshot, marketplace.id, created && mails?.get(fields.buyer_email.trim().toLowerCase()) === true);
     },
   });
 
@@ -102,23 +110,23 @@ export function widgetRoutes(api: Api, services: Services): void {
     description:
       'The same body as the creation. When the external_id names a deal and the fields given match it (the buyer\'s ' +
       'e-mail always), answers it with a fresh widget token as a repeat of the creation would; 204 when there is no ' +
-      'deal yet, so the buyer starts one with the creation. The widget calls it on every page load, so it keeps no ' +
+      'such deal, or a field differs (the answer never tells which), so the buyer starts one with the creation. The widget calls it on every page load, so it keeps no ' +
       'token in the storefront\'s storage. Limited per client address (WIDGET_FIND_LIMIT_PER_ADDRESS), apart from creations.',
     tags: ['Widget'],
     use: [widgetCors, lookupLimit],
     body: WidgetDealRequest,
     responses: {
       200: { description: 'The deal this external_id names, with a fresh widget token (invitation_sent is false)', schema: WidgetDealCreated },
-      204: { description: 'No deal has this external_id yet' },
-      409: CONFLICT,
+      204: { description: 'No deal has this external_id, or its fields (the buyer\'s e-mail among them) differ from those given' },
     },
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
       const marketplace = await marketplaceForPublicKey(services, ctx, publicKey);
       ctx.set('Cache-Control', 'no-store');
       const deal = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id });
-      if (deal) refuseConflicts(deal, fields);
-      const snapshot = deal && (await loadSnapshot(services.db, deal.id));
+      // Any mismatch answers as an unknown order does: which field differs would tell a guesser the others are right.
+      const matches = deal !== undefined && dealConflicts(deal, fields).length === 0;
+      const snapshot = matches ? await loadSnapshot(services.db, deal.id) : undefined;
       if (!snapshot) {
         ctx.status = 204;
         return;

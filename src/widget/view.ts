@@ -10,8 +10,9 @@ export const WidgetDealCreated = DealCreated.extend({
   invitation_sent: z
     .boolean()
     .describe(
-      "Whether this call made the buyer a new account invitation (a mail to set a password): true only for the creation of a buyer's " +
-        'first deal; false for a returning buyer, a repeat and a lookup. The widget says "we sent an invitation" only then.',
+      'Whether this creation queued a mail about the deal to the buyer (an invitation for a new account, a new-deal mail for ' +
+        'a known one, so the answer is the same for both): true for a new deal unless the address was named by too many ' +
+        'widget creations within the hour; false for a repeat and a lookup.',
     ),
 });
 
