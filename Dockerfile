@@ -1,4 +1,4 @@
-# One image for the three processes of docker-compose.yml: the main server, the data server and the worker.
+# One image for the processes of docker-compose.yml: the main server, the data server, the worker, and the migrate job.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production

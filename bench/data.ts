@@ -7,11 +7,10 @@
 //   3. requests per second of /v1/tenders/countries;
 //   4. the quota's added latency: the atomic count statement alone, sequential and concurrent.
 // Usage: npm run bench:data [-- --tenders 1000000]
-// DATABASE_URL, or the embedded database of DATA_DIR on POSTGRES_PORT; MCP_URL as for the service.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+// DATABASE_URL (and DATABASE_OWNER_URL), or the embedded database of DATA_DIR on POSTGRES_PORT; MCP_URL as for the service.
 import { parseConfig } from '../src/config.ts';
 import { createDb } from '../src/db.ts';
+import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
 import { issueDataKey } from '../src/data-api/keys.ts';
 import { checkAndCount } from '../src/data-api/quota.ts';
 import { refreshTenderFacets } from '../src/data-api/tenders.ts';
@@ -23,10 +22,11 @@ const config = parseConfig();
 const flag = process.argv.indexOf('--tenders');
 const target = flag > 0 ? Number(process.argv[flag + 1]) : 1_000_000;
 const SOURCE = 'bench';
-const databaseUrl =
-  config.DATABASE_URL ??
-  `postgres://postgres:${encodeURIComponent(readFileSync(path.join(config.DATA_DIR, 'postgres.password'), 'utf8').trim())}@127.0.0.1:${config.POSTGRES_PORT}/svc`;
-const db = createDb(databaseUrl, 8);
+// The service's role for what the service does; the owner's for VACUUM, which only a table's owner may run.
+const urls = config.DATABASE_URL
+  ? { url: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL ?? config.DATABASE_URL }
+  : embeddedUrls(config.DATA_DIR, config.POSTGRES_PORT);
+const db = createDb(urls.url, 8);
 const base = config.MCP_URL;
 
 const SELECTIVE = [
@@ -84,7 +84,8 @@ async function loadTenders(): Promise<void> {
   );
   console.log(`  loaded in ${((performance.now() - started) / 1000).toFixed(0)} s; refreshing facets and statistics…`);
   await refreshTenderFacets(db);
-  await db.query('VACUUM ANALYZE tenders, tender_search');
+  const owner = createDb(urls.ownerUrl, 1);
+  await owner.query('VACUUM ANALYZE tenders, tender_search').finally(() => owner.end());
   await recordGeneratedRun(db, SOURCE, target - present);
 }
 

@@ -8,15 +8,14 @@
 // for the service.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { parseConfig } from '../src/config.ts';
 import { line, percentiles, runConcurrently, benchAdminToken, numberFlag } from './stats.ts';
 import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
 import { freePort } from '../src/dev/ports.ts';
+import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
 
 const config = parseConfig();
 const lifecycles = numberFlag('lifecycles', 1000);
@@ -97,12 +96,13 @@ async function drained(client: Client, taskQueue: string): Promise<void> {
  * worker would run beside it on these two cores.
  */
 async function startApiWithoutWorker() {
-  const password = readFileSync(path.join(config.DATA_DIR, 'postgres.password'), 'utf8').trim();
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/api.ts'], {
     env: {
       ...process.env,
-      DATABASE_URL: config.DATABASE_URL ?? `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${config.POSTGRES_PORT}/svc`,
+      // The service's own role (a superuser would be refused), as the first main server connects.
+      DATABASE_URL: config.DATABASE_URL ?? embeddedUrls(config.DATA_DIR, config.POSTGRES_PORT).url,
+      DATABASE_OWNER_URL: '',
       PORT: String(port),
       BASE_URL: `http://127.0.0.1:${port}`,
       TEMPORAL_TASK_QUEUE: `bench-api-alone-${runId}`,

@@ -14,7 +14,7 @@ import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { ensureSampleData } from '../src/dev/sample-data-load.ts';
 import type { ProductKey } from '../src/dev/sample-data-catalog.ts';
-import { migrate } from '../src/migrate.ts';
+import { prepareDatabase } from '../src/migrate.ts';
 import { createLogger } from '../src/log.ts';
 import { TenderSearchQuery, tenderSearch } from '../src/data-api/schemas.ts';
 import { searchBounds, searchTenders } from '../src/data-api/tenders.ts';
@@ -76,7 +76,7 @@ async function main() {
   const postgres = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
   const db = createDb(postgres.url, 4);
   try {
-    await migrate(postgres.url, createLogger('silent'));
+    await prepareDatabase({ databaseUrl: postgres.url, ownerUrl: postgres.ownerUrl }, createLogger('silent'));
     await ensureSampleData(db);
     const tenders = await truth(db);
     const rows: Array<{ judgment: Judgment; now: Scores; then: Scores }> = [];

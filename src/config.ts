@@ -16,7 +16,12 @@ export const EnvSchema = z.object({
   BASE_URL: url.optional(),
   MCP_URL: url.optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
+  // The role the processes connect as (least privilege: owns nothing, not a superuser; README: PostgreSQL roles).
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  // The owner of the database's objects, that runs the migrations; unset: DATABASE_URL's role runs them when it can.
+  DATABASE_OWNER_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  // Read by `npm run migrate` alone: a superuser that makes the two roles of the URLs above and the database.
+  DATABASE_ADMIN_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_SIZE: positiveInt.default(20),
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -111,6 +116,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nFix these environment variables and start again.`);
   }
   const values = result.data;
+  if (values.DATABASE_OWNER_URL && !values.DATABASE_URL) {
+    throw new ConfigError(
+      'Invalid configuration:\n  DATABASE_OWNER_URL: is for an external PostgreSQL, with DATABASE_URL for the role the processes connect as; set both, or neither for the embedded one.',
+    );
+  }
   const linkHost = values.HOST === '0.0.0.0' || values.HOST === '::' ? '127.0.0.1' : values.HOST;
   return {
     ...values,

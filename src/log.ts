@@ -19,6 +19,8 @@ const SECRET_KEYS = [
   'key',
   'api_key',
   'DATABASE_URL',
+  'DATABASE_OWNER_URL',
+  'DATABASE_ADMIN_URL',
   'SMTP_URL',
   'SVC_MASTER_KEY',
   'SVC_BOOTSTRAP_ADMIN_TOKEN',

@@ -13,7 +13,7 @@ import { createAdminToken } from '../src/admin/auth.ts';
 import { startWorker, type RunningWorker } from '../src/worker.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { dealWorkflowId } from '../src/deals/model.ts';
-import { json, post, testConfig, uniqueEmail, uniqueId } from './helpers.ts';
+import { json, ownerDb, post, testConfig, uniqueEmail, uniqueId } from './helpers.ts';
 
 const lines: Record<string, unknown>[] = [];
 let services: Services;
@@ -53,11 +53,13 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
   const workflowId = dealWorkflowId(marketplace.id, deal.external_id);
 
   const refusal = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-  await services.db.query(
+  // A trigger is the tables' owner's to make: the service's own role owns nothing.
+  const owner = ownerDb();
+  await owner.query(
     `CREATE FUNCTION ${refusal}() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '40001'; END $$`,
   );
-  await services.db.query(
+  await owner.query(
     `CREATE TRIGGER ${refusal} BEFORE INSERT ON deal_documents FOR EACH ROW WHEN (NEW.deal_id = '${deal.id}') EXECUTE FUNCTION ${refusal}()`,
   );
   let upload: Promise<Response> | undefined;
@@ -78,8 +80,9 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
     };
     await expect.poll(counted, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
   } finally {
-    await services.db.query(`DROP TRIGGER ${refusal} ON deal_documents`);
-    await services.db.query(`DROP FUNCTION ${refusal}()`);
+    await owner.query(`DROP TRIGGER ${refusal} ON deal_documents`);
+    await owner.query(`DROP FUNCTION ${refusal}()`);
+    await owner.end();
   }
   // The next retry lands: the deal takes the document, and a clean change after it goes through as usual.
   await expect

@@ -22,7 +22,7 @@ function interpolate(value: unknown): string {
 describe('docker-compose.yml', () => {
   it('has PostgreSQL, Temporal on PostgreSQL with its setup jobs, the Temporal UI, our three processes and the proxy', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'data', 'postgresql', 'proxy', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker'],
+      ['api', 'data', 'migrate', 'postgresql', 'proxy', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker'],
     );
     expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
     expect(services['temporal-ui'].environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -46,9 +46,26 @@ describe('docker-compose.yml', () => {
     const known = Object.keys(EnvSchema.shape);
     for (const key of Object.keys(environment)) expect(known, key).toContain(key);
     const config = parseConfig(environment);
-    expect(config.DATABASE_URL).toBe('postgres://svc:svc@postgresql:5432/svc');
+    // The application role, which owns nothing; the owner's and the superuser's URLs are the migrate job's alone.
+    expect(config.DATABASE_URL).toBe('postgres://svc_app:svc_app@postgresql:5432/svc');
+    expect(config.DATABASE_OWNER_URL).toBeUndefined();
+    expect(config.DATABASE_ADMIN_URL).toBeUndefined();
+    expect(services[name].depends_on.migrate.condition).toBe('service_completed_successfully');
     expect(config.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(config.embeddedPostgres || config.embeddedTemporal).toBe(false);
+  });
+
+  it('runs the migrations as the owner in a job of their own, which makes the two roles as the superuser', () => {
+    const job = services.migrate;
+    expect(job.build).toBe('.');
+    expect(job.command.at(-1)).toBe('src/bin/migrate.ts');
+    expect(existsSync(job.command.at(-1))).toBe(true);
+    expect(job.depends_on.postgresql.condition).toBe('service_healthy');
+    const environment = Object.fromEntries(Object.entries(job.environment as Record<string, unknown>).map(([key, value]) => [key, interpolate(value)]));
+    const config = parseConfig(environment);
+    expect(config.DATABASE_ADMIN_URL).toBe(`postgres://${services.postgresql.environment.POSTGRES_USER}:${services.postgresql.environment.POSTGRES_PASSWORD}@postgresql:5432/postgres`);
+    expect(config.DATABASE_OWNER_URL).toBe('postgres://svc_owner:svc_owner@postgresql:5432/svc');
+    expect(config.DATABASE_URL).toBe(parseConfig(Object.fromEntries(Object.entries(services.api.environment).map(([k, v]) => [k, interpolate(v)]))).DATABASE_URL);
   });
 
   it('runs the current Temporal images: the server, and admin-tools for the schema before it and the namespace after', () => {

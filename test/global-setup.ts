@@ -1,4 +1,6 @@
 // One embedded PostgreSQL and one Temporal dev server on free ports for the whole run; tests isolate by unique ids.
+// Tests connect as the application role `svc_app`, as the service does (databaseUrl); the few that set up what the
+// service may not do (a trigger of their own, say) use the owner's connection (databaseOwnerUrl, test/helpers.ts).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,12 +9,13 @@ import { startEmbeddedPostgres } from '../src/dev/embedded-postgres.ts';
 import { resolveTemporalCli } from '../src/dev/temporal-cli.ts';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.ts';
 import { freePort } from '../src/dev/ports.ts';
-import { migrate } from '../src/migrate.ts';
+import { prepareDatabase } from '../src/migrate.ts';
 import { createLogger } from '../src/log.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    databaseOwnerUrl: string;
     temporalAddress: string;
     temporalCli: string;
     dataDir: string;
@@ -37,8 +40,9 @@ export default async function setup(project: TestProject) {
     ]);
     const temporal = await startTemporal(temporalCli);
     stops.push(() => temporal.stop());
-    await migrate(postgres.url, createLogger('silent'));
+    await prepareDatabase({ databaseUrl: postgres.url, ownerUrl: postgres.ownerUrl }, createLogger('silent'));
     project.provide('databaseUrl', postgres.url);
+    project.provide('databaseOwnerUrl', postgres.ownerUrl);
     project.provide('temporalAddress', temporal.address);
     project.provide('temporalCli', temporalCli);
     project.provide('dataDir', dir);

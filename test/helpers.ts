@@ -9,6 +9,7 @@ import { createMainApp } from '../src/main-app.ts';
 import { createDataApp } from '../src/data-app.ts';
 import { createAdminToken } from '../src/admin/auth.ts';
 import { startWorker, type RunningWorker } from '../src/worker.ts';
+import { createDb } from '../src/db.ts';
 
 export function uniqueId(prefix = 't'): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -111,4 +112,12 @@ export async function signInFromInvitation(server: TestServer, email: string): P
   const accepted = await post(`${server.url}/cabinet/invite/accept`, { token, password: 'a strong password' });
   expect(accepted.status).toBe(200);
   return { Authorization: `Bearer ${(await json(accepted)).token}` };
+}
+
+/**
+ * A connection as the database's owner, for what a test sets up that the service's own role may not do (a trigger, a
+ * function); the service connects as the application role, which owns nothing. End it when done.
+ */
+export function ownerDb(max = 1) {
+  return createDb(inject('databaseOwnerUrl'), max);
 }

@@ -3,7 +3,7 @@
 // orphaned PostgreSQL and Temporal stops them and comes up, a start after the whole process group was SIGKILLed comes
 // back by itself, and a stop that runs past its limit still stops PostgreSQL and Temporal.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,8 +103,27 @@ describe('npm start', () => {
         `SELECT a.tariff FROM data_keys k JOIN data_accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
         [hashSecret(demo.data_key.key)],
       );
+      // The service's processes connect as the application role, which is no superuser and owns nothing; the
+      // migrations ran as the owner (src/db-roles.ts).
+      const connected = await client.query<{ usename: string }>(
+        `SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = 'svc' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+      );
+      const roles = await client.query(
+        `SELECT r.rolname, r.rolsuper, (SELECT count(*)::int FROM pg_class c WHERE c.relowner = r.oid) AS owned
+         FROM pg_roles r WHERE r.rolname IN ('svc_app', 'svc_owner') ORDER BY r.rolname`,
+      );
       await client.end();
       expect(key.rows).toEqual([{ tariff: 'free' }]);
+      expect(connected.rows).toEqual([{ usename: 'svc_app' }]);
+      expect(roles.rows).toEqual([
+        { rolname: 'svc_app', rolsuper: false, owned: 0 },
+        { rolname: 'svc_owner', rolsuper: false, owned: expect.any(Number) },
+      ]);
+      expect(roles.rows[1].owned).toBeGreaterThan(0);
+      for (const file of ['postgres-owner.password', 'postgres-app.password']) {
+        expect(statSync(path.join(dataDir, file)).mode & 0o777, file).toBe(0o600);
+        expect(started.output(), file).not.toContain(readFileSync(path.join(dataDir, file), 'utf8').trim());
+      }
     } finally {
       const code = await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'));
       expect(code).toBe(0);

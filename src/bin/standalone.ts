@@ -1,8 +1,9 @@
 // Running one process alone (docker-compose, production): configuration from the environment only, migrations at
-// start, and a clean stop on SIGINT/SIGTERM.
+// start (as DATABASE_OWNER_URL's role when set; src/migrate.ts prepareDatabase), and a clean stop on SIGINT/SIGTERM.
+// It connects as DATABASE_URL's role, which may not be a superuser.
 import { ConfigError, parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { migrate } from '../migrate.ts';
+import { prepareDatabase } from '../migrate.ts';
 import { createServices, type Services } from '../services.ts';
 
 export async function runStandalone(name: string, start: (services: Services) => Promise<{ stop(): Promise<void> }>) {
@@ -16,8 +17,9 @@ export async function runStandalone(name: string, start: (services: Services) =>
   }
   const logger = createLogger(config.LOG_LEVEL).child({ process: name });
   try {
-    await migrate(config.DATABASE_URL, logger);
-    const services = createServices(config, logger);
+    await prepareDatabase({ databaseUrl: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL }, logger);
+    // The owner's URL goes no further than the migrations.
+    const services = createServices({ ...config, DATABASE_OWNER_URL: undefined, DATABASE_ADMIN_URL: undefined }, logger);
     const running = await start(services);
     const limitSeconds = config.SHUTDOWN_LIMIT_SECONDS;
     const stop = async (signal: string) => {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import pretty from 'pino-pretty';
 import { ConfigError, parseConfig, type Config } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { migrate } from '../migrate.ts';
+import { prepareDatabase } from '../migrate.ts';
 import { createServices } from '../services.ts';
 import { startWorker } from '../worker.ts';
 import { listen } from '../http/server.ts';
@@ -110,14 +110,15 @@ async function runAll(): Promise<void> {
     const stale = await stopServersOfDataDir();
     if (stale.postgres) say(`  ✓ stopped the PostgreSQL a previous start left running on this DATA_DIR (pid ${stale.postgres})`);
     if (stale.temporal) say(`  ✓ stopped the Temporal dev server a previous start left running on this DATA_DIR (pid ${stale.temporal})`);
-    const [databaseUrl] = await Promise.all([
+    // The processes connect as the application role; the migrations run as the owner (src/db-roles.ts).
+    const [database] = await Promise.all([
       config.embeddedPostgres
         ? step(`PostgreSQL (embedded, data in ${path.relative(process.cwd(), config.DATA_DIR) || '.'}/postgres)`, async () => {
             const postgres = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.POSTGRES_PORT });
             stops.push({ name: 'PostgreSQL', stop: postgres.stop });
-            return postgres.url;
+            return { databaseUrl: postgres.url, ownerUrl: postgres.ownerUrl };
           })
-        : Promise.resolve(config.DATABASE_URL!),
+        : Promise.resolve({ databaseUrl: config.DATABASE_URL!, ownerUrl: config.DATABASE_OWNER_URL }),
       config.embeddedTemporal
         ? step('Temporal dev server', async () => {
             const cli = await resolveTemporalCli({ explicit: config.TEMPORAL_CLI, say });
@@ -134,8 +135,9 @@ async function runAll(): Promise<void> {
           })
         : Promise.resolve(),
     ]);
-    const runtime: Config = { ...config, DATABASE_URL: databaseUrl };
-    await step('Database migrations', () => migrate(databaseUrl, logger));
+    // The owner's URL stays here: the services get the application role's alone.
+    const runtime: Config = { ...config, DATABASE_URL: database.databaseUrl, DATABASE_OWNER_URL: undefined, DATABASE_ADMIN_URL: undefined };
+    await step('Database migrations', () => prepareDatabase(database, logger));
     const services = createServices(runtime, logger);
     stops.push({ name: 'connections', stop: services.close });
     const demo = await ensureDemoCredentials(services.db, config.DATA_DIR);

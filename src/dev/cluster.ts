@@ -8,7 +8,8 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDb } from '../db.ts';
-import { migrate } from '../migrate.ts';
+import { prepareDatabase } from '../migrate.ts';
+import { withDatabase } from '../db-roles.ts';
 import { createLogger } from '../log.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.ts';
 import { resolveTemporalServer, setUpTemporalSchemas, startTemporalServer, TEMPORAL_SERVER_VERSION, type RunningTemporalServer, type TemporalDatabase } from './temporal-server.ts';
@@ -116,7 +117,10 @@ export class ServiceProcess {
 export interface Cluster {
   baseUrl: string;
   dataUrl: string;
+  /** The application role's, as our processes connect. */
   databaseUrl: string;
+  /** The owner's, as the migrations run. */
+  databaseOwnerUrl: string;
   temporalAddress: string;
   demo: DemoCredentials;
   apis: ServiceProcess[];
@@ -167,12 +171,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     };
     await step(`PostgreSQL (embedded binaries, data in ${path.relative(process.cwd(), postgresDir)}, port ${options.postgresPort})`, startPostgres);
     stops.push(stopPostgres);
-    const databaseUrl = postgres!.url;
-    const parsed = new URL(databaseUrl);
+    // Our processes connect as the application role, the migrations run as the owner (src/db-roles.ts); the Temporal
+    // server, which makes its own databases, as the superuser.
+    const { url: databaseUrl, ownerUrl, superuserUrl } = postgres!;
+    const parsed = new URL(superuserUrl);
     const db: TemporalDatabase = { host: parsed.hostname, port: Number(parsed.port), user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) };
 
     await step('Temporal schemas (temporal, temporal_visibility)', async () => {
-      const admin = createDb(databaseUrl.replace(/\/svc$/, '/postgres'), 1);
+      const admin = createDb(withDatabase(superuserUrl, 'postgres'), 1);
       try {
         const found = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database`);
         await setUpTemporalSchemas(build, db, new Set(found.rows.map((row) => row.datname)));
@@ -202,7 +208,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stops.push(stopTemporal);
     const temporalAddress = `127.0.0.1:${options.temporalPort}`;
 
-    await step('Database migrations', () => migrate(databaseUrl, createLogger('warn')));
+    await step('Database migrations', () => prepareDatabase({ databaseUrl, ownerUrl }, createLogger('warn')));
     const demoDb = createDb(databaseUrl, 1);
     const demo = await ensureDemoCredentials(demoDb, dataDir).finally(() => demoDb.end());
 
@@ -211,6 +217,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       HOST: options.host,
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl,
+      // Migrated above: the processes only check that nothing is missing, and never see the owner's password.
+      DATABASE_OWNER_URL: '',
+      DATABASE_ADMIN_URL: '',
       // Five processes share PostgreSQL's 100 connections with Temporal's 16.
       DATABASE_POOL_SIZE: '10',
       TEMPORAL_ADDRESS: temporalAddress,
@@ -249,6 +258,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       baseUrl,
       dataUrl,
       databaseUrl,
+      databaseOwnerUrl: ownerUrl,
       temporalAddress,
       demo,
       apis,

