@@ -193,6 +193,29 @@ describe('money still held shortly before the acquirer lets it go', () => {
     expect(after.events[0].occurred_at).toBeLessThan(lapseAt + 60_000);
   });
 
+  it('goes back to the buyer while a dispute is open, whatever the policy: only the arbiter releases disputed money', async () => {
+    const held = await heldDeal();
+    const handle = await startDeal(held, 'release');
+    await lapseTimer(handle);
+    await env.sleep(2 * DAY);
+    const disputed = await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'dispute', actor: 'buyer', reason: 'Arrived broken' }] });
+    expect(disputed.status).toBe('disputed');
+
+    await handle.result();
+    const after = await records(held.dealId);
+    expect(after.payment.status).toBe('refunded');
+    expect(after.status).toBe('refunded');
+    expect(after.events.map(({ event, actor }) => ({ event, actor }))).toEqual([
+      { event: 'deal.disputed', actor: 'buyer' },
+      { event: 'deal.refunded', actor: 'system' },
+    ]);
+    expect(after.events[1].reason).toContain('before the arbiter decided');
+    expect((await loadSnapshot(services.db, held.dealId))!.dispute).toMatchObject({ status: 'decided', decision: { outcome: 'refund' } });
+    const lapseAt = Date.parse(held.holdExpiresAt) - marginMs();
+    expect(after.events[1].occurred_at).toBeGreaterThanOrEqual(lapseAt);
+    expect(after.events[1].occurred_at).toBeLessThan(lapseAt + 60_000);
+  });
+
   it('is left alone once the buyer has released it: no lapse action afterwards', async () => {
     const held = await heldDeal();
     const handle = await startDeal(held, 'refund');

@@ -193,7 +193,7 @@ describe('a deal that is disputed, then refunded', () => {
 
     const buyerRefund = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer);
     expect(buyerRefund.status).toBe(400);
-    expect((await json(buyerRefund)).code).toBe('invalid_payment_state');
+    expect((await json(buyerRefund)).code).toBe('dispute_open');
 
     const blind = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund' }, admin());
     expect(blind.status).toBe(400);

@@ -17,17 +17,18 @@ export interface HeldDeal {
 }
 
 /**
- * A sandbox marketplace (with a webhook endpoint when `webhookUrl` is given) and one of its deals in `escrow_hold`:
- * an offer, the buyer's approval and a sandbox payment held until `holdExpiresAt`.
+ * A sandbox marketplace (with a webhook endpoint when `webhookUrl` is given), or the given one, and one of its deals
+ * in `escrow_hold`: an offer, the buyer's approval and a sandbox payment held until `holdExpiresAt`.
  */
 export async function insertHeldDeal(
   services: Pick<Services, 'db' | 'masterKey'>,
-  options: { holdExpiresAt: Date; amount?: number; webhookUrl?: string },
+  options: { holdExpiresAt: Date; amount?: number; webhookUrl?: string; marketplaceId?: string },
 ): Promise<HeldDeal> {
   const { db } = services;
   const amount = options.amount ?? 2500;
-  const marketplace = await db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [uniqueId('Shop')]);
-  const marketplaceId = marketplace.rows[0]!.id;
+  const marketplaceId =
+    options.marketplaceId ??
+    (await db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [uniqueId('Shop')])).rows[0]!.id;
   if (options.webhookUrl) await saveWebhookEndpoint(db, services.masterKey, marketplaceId, options.webhookUrl);
   // The buyer's documents live in the buyer's personal organization.
   const buyerEmail = uniqueEmail('buyer');

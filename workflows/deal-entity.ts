@@ -8,6 +8,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
@@ -32,7 +33,7 @@ import {
   type DocumentRecord,
   type PaymentRecord,
 } from '../src/deals/model.ts';
-import { ACTION_TARGET, refusal, type DealRole, type DealVerb, type PaymentAction } from '../src/deals/rules.ts';
+import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../src/deals/rules.ts';
 import { DealStatusKey } from '../src/deals/search-attributes.ts';
 import type {
   AcquirerNotification,
@@ -84,8 +85,20 @@ interface Why {
 
 type Change = { document?: NewDocument; approval?: ApprovalRecord; payment?: PaymentRecord; dispute?: DisputeRecord; cancellation?: CancellationRecord };
 
+/**
+ * Asked where a move is applied, not when a run starts, so open deals take it at their next move: from then on a
+ * disputed payment moves only by the arbiter's decision with a reason, whatever the mover read before, and a hold about
+ * to lapse on a disputed payment goes back to the buyer (as the acquirer would return it), never to the seller by policy.
+ * Before it, an administrator's move of a disputed payment decided the dispute, and the service chose whether the mover
+ * was the arbiter from what it had read.
+ */
+const ARBITER_DECIDES = 'arbiter-decides-disputes';
+
 /** A payment mover's place in the rules (histories before actors were told name an administrator `admin`). */
-const moverRole = (actor: MovePaymentInput['actor']): DealRole => (actor === 'buyer' ? 'buyer' : 'administrator');
+const moverRole = (actor: MovePaymentInput['actor']): DealRole => (actor === 'buyer' ? 'buyer' : actor === 'arbiter' ? 'arbiter' : 'administrator');
+/** The same before ARBITER_DECIDES: any administrator moving a disputed payment was its arbiter, reason or not. */
+const legacyMoverRole = (actor: MovePaymentInput['actor'], payment: PaymentRecord | undefined): DealRole =>
+  actor === 'buyer' ? 'buyer' : payment?.status === 'disputed' ? 'arbiter' : 'administrator';
 const moverActor = (move: MovePaymentInput): ActorKind => (move.actor === 'admin' ? 'administrator' : move.actor);
 const now = () => new Date().toISOString();
 const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -300,14 +313,25 @@ export class DealEntity {
     return { payment, created: true };
   }
 
-  /** The latest payment, when the mover may make this move now; a refusal otherwise. */
-  paymentToMove(move: MovePaymentInput): PaymentRecord {
-    this.check(move.action, moverRole(move.actor));
-    return this.state.payments.at(-1)!;
+  /**
+   * The latest payment, when the mover may make this move now; a refusal otherwise. The update's validator asks it
+   * when the move arrives, and the handler asks again under the deal's lock, just before the move: another change may
+   * have come first (a dispute opened while an administrator's release waited), and only the deal as it is now counts.
+   */
+  paymentToMove(move: MovePaymentInput, rules: 'current' | 'legacy' = 'current'): PaymentRecord {
+    const payment = this.state.payments.at(-1);
+    if (rules === 'legacy') {
+      this.check(move.action, legacyMoverRole(move.actor, payment));
+    } else {
+      const refused = moveRefusal(this.state, { action: move.action, role: moverRole(move.actor), reason: move.reason });
+      if (refused) throw fail(refused.code, refused.message);
+    }
+    return payment!;
   }
 
   movePaymentAsAsked(move: MovePaymentInput): Promise<PaymentRecord> {
-    return this.movePayment(this.paymentToMove(move), move.action, { actor: moverActor(move), reason: move.reason || undefined });
+    const payment = this.paymentToMove(move, patched(ARBITER_DECIDES) ? 'current' : 'legacy');
+    return this.movePayment(payment, move.action, { actor: moverActor(move), reason: move.reason || undefined });
   }
 
   /** Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. */
@@ -383,10 +407,19 @@ export class DealEntity {
     return { payment: first, at: Date.parse(first.hold_expires_at!) - settings.holdMarginSeconds * 1000 };
   }
 
-  /** The acquirer's hold lapses soon: act by policy before the money is released back on its own. */
+  /**
+   * The acquirer's hold lapses soon: act by policy before the money is released back on its own. A disputed payment
+   * is not the policy's to release: it goes back to the buyer, as the acquirer would return it at the lapse.
+   */
   async actBeforeLapse(paymentId: string, settings: DealSettings): Promise<void> {
     const current = this.nextHoldAction(settings)?.payment;
+    if (current?.id !== paymentId) return;
+    if (current.status === 'disputed' && patched(ARBITER_DECIDES)) {
+      const reason = "The acquirer's hold was about to lapse before the arbiter decided the dispute; the money goes back to the buyer, as the acquirer would return it.";
+      await this.movePayment(current, 'refund', { actor: 'system', reason });
+      return;
+    }
     const reason = `The acquirer's hold was about to lapse; the service's policy is to ${settings.holdPolicy}.`;
-    if (current?.id === paymentId) await this.movePayment(current, settings.holdPolicy, { actor: 'system', reason });
+    await this.movePayment(current, settings.holdPolicy, { actor: 'system', reason });
   }
 }

@@ -45,11 +45,13 @@ export interface StartEscrowInput {
 export interface MovePaymentInput {
   action: PaymentAction;
   /**
-   * Buyers act from the cabinet; administrators may move any payment, and settle a dispute as the arbiter. `admin` is
-   * how histories from before actors were told name an administrator.
+   * Buyers act from the cabinet; administrators move any deal's payment but a disputed one; the arbiter (an
+   * administrator deciding with /escrow/resolve) moves only a disputed payment, which settles the dispute. The workflow
+   * checks which when it applies the move (src/deals/rules.ts moveRefusal). `admin` is how histories from before actors
+   * were told name an administrator.
    */
   actor: 'buyer' | 'administrator' | 'arbiter' | 'admin';
-  /** Why: required of a dispute and of an arbiter's decision (the API checks it), optional otherwise. */
+  /** Why: required of a dispute and of an arbiter's decision (the workflow refuses them without: reason_required). */
   reason?: string;
 }
 

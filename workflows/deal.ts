@@ -83,8 +83,12 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   for (;;) {
     const seen = deal.changes;
     const hold = deal.nextHoldAction(settings);
+    // Wakes only for something one of the branches below acts on. A closed deal whose updates are still running (a
+    // refund waiting for the lock while a release closed the deal) must not wake the loop: it would go round and round
+    // in microtasks, each turn true again at once, and the waiting update, whose condition the SDK checks only once the
+    // microtasks settle, would never run (the worker thread then dies of an exhausted async stack).
     const woke = await condition(
-      () => deliveries.length > 0 || deal.changes !== seen || (isFinal(deal.status()) && !deal.busy) || historyIsLong(),
+      () => deliveries.length > 0 || deal.changes !== seen || (isFinal(deal.status()) && !deal.busy && allHandlersFinished()) || historyIsLong(),
       hold ? Math.max(hold.at - Date.now(), 1) : undefined,
     );
     if (deliveries.length > 0) {

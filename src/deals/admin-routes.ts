@@ -160,7 +160,8 @@ export function adminDealRoutes(api: Api, services: Services): void {
       description:
         (action === 'dispute'
           ? 'Opens a dispute for the buyer; `reason` is required.'
-          : 'On a disputed payment this decides the dispute: `reason` is then required (see also /escrow/resolve).') +
+          : 'Never decides a dispute: a disputed payment moves only by the arbiter’s decision (/escrow/resolve with a ' +
+            'reason); this answers 400 dispute_open then, also when the dispute opened while this request was on its way.') +
         ' Roles admin and arbiter.',
       params: IdParams,
       body: z.object({ reason: z.string().max(2000).default('') }).optional(),

@@ -26,6 +26,8 @@ const FAILURE_STATUS: Partial<Record<ProblemCode, number>> = {
   approval_pending: 400,
   deal_not_cancellable: 400,
   no_open_dispute: 400,
+  dispute_open: 400,
+  reason_required: 400,
   invalid_record: 400,
   acquirer_refused: 502,
 };

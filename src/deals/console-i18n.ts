@@ -113,6 +113,7 @@ const en = {
   why_invalid_payment_state: 'the payment is not in a state that allows this move.',
   why_deal_not_cancellable: 'the money is already held or moving; refund it instead.',
   why_no_open_dispute: 'the deal has no open dispute.',
+  why_dispute_open: 'a dispute is open: only the arbiter’s decision moves the money now, in the disputes queue.',
   why_other: 'the deal did not accept the change. Its current state is shown on the deal page.',
   // Disputes
   disputesTitle: 'Disputes',
@@ -251,6 +252,7 @@ const ru: Record<DealConsoleMessage, string> = {
   why_invalid_payment_state: 'платёж сейчас в состоянии, которое не допускает такого перевода.',
   why_deal_not_cancellable: 'деньги уже удерживаются или переводятся; сделайте возврат.',
   why_no_open_dispute: 'по сделке нет открытого спора.',
+  why_dispute_open: 'по сделке открыт спор: деньги теперь переводит только решение арбитра — в очереди споров.',
   why_other: 'сделка не приняла изменение. Её текущее состояние — на странице сделки.',
   disputesTitle: 'Споры',
   disputesIntro: 'Открытые споры, старые сверху: дольше всех ждущий — первый.',

@@ -54,7 +54,7 @@ const MOVE_ACTION: Record<MoneyMove, string> = {
   cancel: 'adminCancelDeal',
 };
 /** Refusals a page explains in its own words; any other is told in general. */
-const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute'] as const;
+const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute', 'dispute_open'] as const;
 
 const mayMove = (role: AdminRole) => (DEAL_MOVERS as readonly AdminRole[]).includes(role);
 const isMove = (value: unknown): value is MoneyMove => MONEY_MOVES.includes(value as MoneyMove);
@@ -160,8 +160,13 @@ export function dealConsolePages(api: Api, services: Services): void {
         await auditConsole(p, services, { action: MOVE_ACTION[move], object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after });
         redirect(p.ctx, `${dealPath(id)}?done=${move}`);
       } catch (error) {
-        const current = (await dealFor(services, ADMINISTRATOR, id)).snapshot;
-        send(p, 400, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot: current, move, reason, error: p.d('notDone', { why: refusalWords(p, error) }) }), dealPath(id), p.admin);
+        const why = refusalWords(p, error);
+        // Refused because the deal changed since the page was read (a dispute opened, say): no form to send again.
+        const { snapshot: current, role } = await dealFor(services, ADMINISTRATOR, id);
+        const body = refusal(current, move, role)
+          ? moveConfirmBody(p, { snapshot: current, move, refusal: why })
+          : moveConfirmBody(p, { snapshot: current, move, reason, error: p.d('notDone', { why }) });
+        send(p, 400, p.d(`confirm_${move}`), body, dealPath(id), p.admin);
       }
     }, DEAL_MOVERS),
   );

@@ -144,19 +144,20 @@ function actionsSection(p: DealConsolePage, data: DealPageData): SafeHtml {
 <p class="hint">${d('invitationHint')}</p></form></section>`;
 }
 
-/** The confirmation of a money move: what it does, whether it decides a dispute, and the reason when one is needed. */
+/**
+ * The confirmation of a money move: what it does, and the reason when one is needed. A disputed payment has no move
+ * here (the rules refuse it: dispute_open); the arbiter decides it from the disputes queue (decideConfirmBody).
+ */
 export function moveConfirmBody(p: DealConsolePage, data: { snapshot: DealSnapshot; move: MoneyMove; refusal?: string; error?: string; reason?: string }): SafeHtml {
   const { d } = p;
   const { snapshot, move } = data;
-  const disputed = snapshot.payments.at(-1)?.status === 'disputed';
-  const reasonNeeded = move === 'dispute' || (disputed && move !== 'cancel');
+  const reasonNeeded = move === 'dispute';
   const back = html`<a class="button secondary" href="${dealPath(snapshot.deal.id)}">${d('backToDeal')}</a>`;
   const head = html`<h1>${d(`confirm_${move}`)}</h1>
 <p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')} · ${amountOf(p, snapshot)}</p>`;
   if (data.refusal) return html`${head}${message('error', d('notNow', { why: data.refusal }))}<div class="actions">${back}</div>`;
   return html`${head}${message('error', data.error)}
 <p class="consequence">${d(`consequence_${move}`, { amount: amountOf(p, snapshot) })}</p>
-${disputed && move !== 'cancel' && move !== 'dispute' && html`<p>${d('decidesDispute')}</p>`}
 <form method="post" action="${dealPath(snapshot.deal.id)}/confirm/${move}">${csrfField(p.admin.csrf)}
 <label for="reason">${reasonNeeded ? d('reasonRequired') : d('reasonOptional')}</label>
 <textarea id="reason" name="reason" maxlength="${REASON_MAX}"${reasonNeeded ? html` required` : ''}>${data.reason ?? ''}</textarea>

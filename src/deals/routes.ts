@@ -210,7 +210,9 @@ export function dealRoutes(api: Api, services: Services): void {
     path: '/api/mkt/deals/{deal_id}/cancel',
     operationId: 'cancelDeal',
     summary: 'Cancel the deal before money is held',
-    description: 'A live payment still pending is cancelled at the acquirer. Once money is held or paid: 400 deal_not_cancellable.',
+    description:
+      'A live payment still pending is cancelled at the acquirer. Once money is held or paid: 400 deal_not_cancellable; ' +
+      'while a dispute is open: 400 dispute_open (only the arbiter moves disputed money).',
     params: DealParams,
     body: z.object({ reason: z.string().max(2000).default('').describe('Told to the buyer and in the deal.cancelled webhook') }).optional(),
     responses: { 200: { description: 'The full deal state, status cancelled', schema: DealView } },

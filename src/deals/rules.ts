@@ -1,10 +1,15 @@
-// What each party may do to a deal now: pure functions of the deal's records, beside dealStatus. The workflow's
-// validators refuse with them, the API checks them before it asks the workflow, and the pages offer only what they
-// allow, so the three can never disagree.
+// What each party may do to a deal now: pure functions of the deal's records, beside dealStatus. The deal's workflow
+// applies them to the deal as it is at the moment of each change (in the update's validator, and again in its handler
+// under the deal's lock), the pages offer only what they allow, and the API's allowed_actions list them, so the three
+// can never disagree. What a caller read before never decides a change: the workflow checks again when it applies it.
 import { dealStatus, isFinal, PAYMENT_MOVES, type DealSnapshot, type PaymentRecord, type PaymentStatus } from './model.ts';
 
-/** A party's place in a deal. An administrator deciding a dispute acts as the arbiter. */
-export type DealRole = 'marketplace' | 'widget' | 'buyer' | 'seller' | 'approver' | 'administrator';
+/**
+ * A party's place in a deal. An administrator deciding a dispute (POST /admin/deals/{id}/escrow/resolve) acts as the
+ * arbiter: the only role that moves a disputed payment, and only with a reason. Any other move an administrator makes
+ * (plain release, refund, dispute, cancel) is the administrator's, whatever the payment was when they looked.
+ */
+export type DealRole = 'marketplace' | 'widget' | 'buyer' | 'seller' | 'approver' | 'administrator' | 'arbiter';
 
 export const DEAL_VERBS = [
   'add_document',
@@ -28,6 +33,8 @@ const ROLE_VERBS: Record<DealRole, readonly DealVerb[]> = {
   seller: ['message'],
   approver: ['decide_approval'],
   administrator: ['release', 'refund', 'dispute', 'resolve', 'message', 'cancel'],
+  // The arbiter's release or refund is the decision of the dispute (verb `resolve` is how the API and pages name it).
+  arbiter: ['release', 'refund', 'resolve', 'message'],
 };
 
 /** Why a verb is refused: `code` is the problem code the API answers with (400 unless the catalog says otherwise). */
@@ -41,7 +48,9 @@ export interface Refusal {
     | 'deal_not_approved'
     | 'invalid_payment_state'
     | 'deal_not_cancellable'
-    | 'no_open_dispute';
+    | 'no_open_dispute'
+    | 'dispute_open'
+    | 'reason_required';
   message: string;
 }
 
@@ -50,21 +59,49 @@ export const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'r
 
 const pendingApproval = (snapshot: DealSnapshot) => snapshot.approvals.find((approval) => approval.status === 'pending');
 
+const DISPUTE_OPEN: Refusal = {
+  code: 'dispute_open',
+  message: 'The payment is disputed: only the arbiter moves it now, by deciding the dispute with a reason (POST /admin/deals/{id}/escrow/resolve).',
+};
+
 /** Why the latest payment cannot make this move for this role, or undefined when it can. */
 export function paymentMoveRefusal(payment: PaymentRecord | undefined, action: PaymentAction, role: DealRole): Refusal | undefined {
   if (!payment) return { code: 'invalid_payment_state', message: 'The deal has no payment.' };
   const target = ACTION_TARGET[action];
-  // A dispute is for the arbiter to settle; a pending payment is only cancelled (refunded), never released.
-  const allowed =
-    PAYMENT_MOVES[payment.status].includes(target) &&
-    (payment.status !== 'disputed' || role === 'administrator') &&
-    !(action === 'release' && payment.status === 'pending');
+  // A disputed payment is the arbiter's to release or refund; every other move of it, by anyone, waits for that.
+  if (payment.status === 'disputed') return role === 'arbiter' && action !== 'dispute' ? undefined : DISPUTE_OPEN;
+  if (role === 'arbiter') return { code: 'invalid_payment_state', message: `Only a disputed payment is decided by the arbiter; this one is ${payment.status}.` };
+  // A pending payment is only cancelled (refunded), never released.
+  const allowed = PAYMENT_MOVES[payment.status].includes(target) && !(action === 'release' && payment.status === 'pending');
   if (allowed) return undefined;
-  const arbiterOnly = payment.status === 'disputed' ? ' except by the arbiter' : '';
-  return { code: 'invalid_payment_state', message: `A ${payment.status} payment cannot be moved to ${target}${arbiterOnly}.` };
+  return { code: 'invalid_payment_state', message: `A ${payment.status} payment cannot be moved to ${target}.` };
 }
 
-/** Why the deal refuses the verb now, or undefined when it allows it. Does not look at who asks (see allowedActions). */
+/** A move of the deal's latest payment as asked: by whom, and why. */
+export interface PaymentMoveRequest {
+  action: PaymentAction;
+  role: DealRole;
+  reason?: string;
+}
+
+/**
+ * Why the deal refuses this move of its latest payment now, or undefined when it takes it: the rules of `refusal`,
+ * plus the reasons they ask for (a dispute is opened, and decided by the arbiter, in words both sides read). The
+ * workflow applies it to the deal as it is when the move happens; the API and the pages use the same function.
+ */
+export function moveRefusal(snapshot: DealSnapshot, { action, role, reason }: PaymentMoveRequest): Refusal | undefined {
+  const refused = refusal(snapshot, action, role);
+  if (refused) return refused;
+  if ((action === 'dispute' || role === 'arbiter') && !reason?.trim()) {
+    return {
+      code: 'reason_required',
+      message: action === 'dispute' ? 'Say why you open the dispute.' : 'Write the reason for the decision; both sides will read it.',
+    };
+  }
+  return undefined;
+}
+
+/** Why the deal refuses the verb now for this role, or undefined when it allows it. Whether the role has the verb at all is roleMay. */
 export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole): Refusal | undefined {
   const status = dealStatus(snapshot);
   if (isFinal(status)) return { code: 'deal_closed', message: `The deal is ${status}; it changes no more.` };
@@ -95,6 +132,8 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
     case 'message':
       return snapshot.dispute?.status === 'open' ? undefined : { code: 'no_open_dispute', message: 'The deal has no open dispute.' };
     case 'cancel':
+      // Cancelling would return the disputed money without the arbiter.
+      if (snapshot.payments.at(-1)?.status === 'disputed') return DISPUTE_OPEN;
       return snapshot.payments.some((payment) => payment.status !== 'pending' && payment.status !== 'refunded')
         ? { code: 'deal_not_cancellable', message: `The money is ${status === 'escrow_hold' ? 'held' : 'moving'}; a deal is cancelled only before that. Refund it instead.` }
         : undefined;

@@ -1,8 +1,9 @@
 // A deal's verbs, whoever asks: the marketplace's API, its widget, the buyer and the seller in the cabinet, and the
 // administrators. Each verb loads the deal once through one access policy (dealFor: another party's deal does not
-// exist, 404; a verb outside the party's role, 404 too), then asks the deal's workflow, its only writer, whose
-// validators apply the rules of src/deals/rules.ts. The rules are not checked here against PostgreSQL: the workflow
-// holds the deal as it is, and PostgreSQL may not have a write yet (or may have lost one the workflow will put back).
+// exist, 404; a verb outside the party's role, 404 too), then asks the deal's workflow, its only writer, which applies
+// the rules of src/deals/rules.ts with the caller's role to the deal as it is when the change happens (the update's
+// validator, and its handler again under the deal's lock). Nothing here decides a rule from what it read: that read
+// may be older than a change the workflow applied in between, and PostgreSQL may not have a write yet.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
@@ -251,24 +252,25 @@ export async function decideApproval(services: Services, user: User, approvalId:
 }
 
 /**
- * Release, refund or dispute: the buyer, or an administrator on any deal. A dispute needs a reason; an administrator
- * moving a disputed payment decides the dispute as the arbiter, with a written reason.
+ * Release, refund or dispute: the buyer, or an administrator on any deal. A dispute needs a reason. An administrator's
+ * move here is never the arbiter's decision, whatever the payment was when the request read it: the workflow refuses
+ * any move of a disputed payment but the arbiter's (400 dispute_open), at the moment it would apply it.
  */
 export async function moveEscrow(services: Services, actor: DealActor, dealId: string, action: PaymentAction, reason = '') {
   const { snapshot, role } = await dealForVerb(services, actor, dealId, action);
-  const arbiter = role === 'administrator' && snapshot.payments.at(-1)?.status === 'disputed';
-  if ((action === 'dispute' || arbiter) && !reason.trim()) {
-    throw new Problem(400, 'reason_required', arbiter ? 'Write the reason for the decision; both sides will read it.' : 'Say why you open the dispute.');
-  }
-  const mover: MovePaymentInput['actor'] = role === 'buyer' ? 'buyer' : arbiter ? 'arbiter' : 'administrator';
+  if (action === 'dispute' && !reason.trim()) throw new Problem(400, 'reason_required', 'Say why you open the dispute.');
+  const mover: MovePaymentInput['actor'] = role === 'buyer' ? 'buyer' : 'administrator';
   return updateDeal(services, snapshot, movePaymentUpdate, { action, actor: mover, reason: reason.trim() || undefined });
 }
 
-/** The arbiter's decision on a dispute: release to the seller or refund the buyer, with the reason both sides read. */
+/**
+ * The arbiter's decision on a dispute: release to the seller or refund the buyer, with the reason both sides read. The
+ * workflow takes it only while the payment is disputed (400 invalid_payment_state otherwise), checked when it applies it.
+ */
 export async function resolveDispute(services: Services, dealId: string, outcome: 'release' | 'refund', reason: string) {
   const { snapshot } = await dealForVerb(services, { kind: 'administrator' }, dealId, 'resolve');
-  if (snapshot.payments.at(-1)?.status !== 'disputed') throw new Problem(400, 'invalid_payment_state', 'Only a disputed payment can be resolved.');
-  return moveEscrow(services, { kind: 'administrator' }, dealId, outcome, reason);
+  if (!reason.trim()) throw new Problem(400, 'reason_required', 'Write the reason for the decision; both sides will read it.');
+  return updateDeal(services, snapshot, movePaymentUpdate, { action: outcome, actor: 'arbiter', reason: reason.trim() });
 }
 
 /** Cancels a deal before money is held: the marketplace, or an administrator. */

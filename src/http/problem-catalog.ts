@@ -188,6 +188,17 @@ const CATALOG = {
     meaning: 'Messages go to an open dispute; this deal has none, or its dispute is decided.',
     action: 'Reload the deal; a dispute is opened by the buyer while the money is held.',
   },
+  dispute_open: {
+    title: 'The payment is disputed',
+    statuses: [400],
+    meaning:
+      'A dispute is open on the deal’s payment: only the arbiter’s decision releases or refunds it now. A plain release or ' +
+      'refund (buyer or administrator), a cancellation or another dispute is refused, even when it was asked before the ' +
+      'dispute opened: the deal checks the rule when it applies the move, not when the request was read.',
+    action:
+      'Wait for the arbiter’s decision (the deal.paid or deal.refunded event), or add to the dispute’s thread. An ' +
+      'administrator decides it with POST /admin/deals/{id}/escrow/resolve {outcome, reason}.',
+  },
   reason_required: {
     title: 'A reason is required',
     statuses: [400],
