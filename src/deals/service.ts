@@ -12,7 +12,7 @@ import { insertWebhookEvent } from '../webhooks/events.ts';
 import { notFound, Problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
 import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
-import { EscrowConfigError, escrowProvider, providerForMode } from '../escrow/providers.ts';
+import { EscrowConfigError, escrowProvider, PROVIDER_CURRENCIES, providerForMode } from '../escrow/providers.ts';
 import { invitationToken, renewInvitation } from '../accounts/tokens.ts';
 import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
 import {
@@ -46,7 +46,7 @@ import {
   type DealListFilter,
 } from './store.ts';
 import { startDealWorkflow, updateDeal } from './commands.ts';
-import { dealConflicts, withDealDefaults, type DealInput } from './views.ts';
+import { DEAL_DEFAULTS, dealConflicts, withDealDefaults, type DealInput } from './views.ts';
 
 /** Who asks. A person's part in a deal (buyer, seller, approver) is found from the deal. */
 export type DealActor =
@@ -113,6 +113,7 @@ async function dealForVerb(services: Services, actor: DealActor, dealId: string,
  * answering with the stored one would hide that.
  */
 export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
+  refuseCurrency(marketplace, input.currency ?? DEAL_DEFAULTS.currency);
   // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
   const { deal, created } = await inTransaction(services.db, async (client) => {
     const inserted = await insertDeal(client, { id: randomUUID(), marketplace_id: marketplace.id, ...withDealDefaults(input) });
@@ -136,6 +137,17 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };
+}
+
+/**
+ * 400 validation_failed naming `currency` when the marketplace's acquirer cannot take it: a live marketplace's deals are
+ * paid through YooKassa, in roubles. A sandbox marketplace takes any ISO 4217 code (the schema's list).
+ */
+function refuseCurrency(marketplace: Marketplace, currency: string): void {
+  const takes = PROVIDER_CURRENCIES[providerForMode(marketplace.mode)];
+  if (takes.includes(currency)) return;
+  const message = `must be one of ${takes.join(', ')}: a ${marketplace.mode} marketplace's deals are paid through ${providerForMode(marketplace.mode)}, which takes no ${currency}`;
+  throw new Problem(400, 'validation_failed', `The request body is invalid: currency: ${message}`, { errors: [{ path: 'currency', message }] });
 }
 
 /** 409 deal_conflict naming the fields the input gives with other values than the stored deal has, if any. */
@@ -218,6 +230,14 @@ export async function startEscrow(services: Services, actor: DealActor & { marke
     throw new Problem(400, 'amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
   }
   const provider = providerForMode(actor.marketplace.mode);
+  // A deal made while the marketplace was in sandbox mode may be in a currency its live acquirer does not take.
+  if (!PROVIDER_CURRENCIES[provider].includes(snapshot.deal.currency)) {
+    throw new Problem(
+      400,
+      'currency_not_supported',
+      `The deal is in ${snapshot.deal.currency}, and this marketplace's acquirer (${provider}) takes only ${PROVIDER_CURRENCIES[provider].join(', ')}.`,
+    );
+  }
   let holdLimitSeconds: number;
   try {
     holdLimitSeconds = escrowProvider(provider, services.config).holdLimitSeconds;

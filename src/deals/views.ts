@@ -15,6 +15,7 @@ import {
   type PaymentRecord,
 } from './model.ts';
 import { DEAL_VERBS } from './rules.ts';
+import { currencyCode } from './currencies.ts';
 import type { DisputeQueueRow } from './store.ts';
 
 /** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
@@ -47,12 +48,7 @@ export const DealFields = z.object({
   buyer_name: z.string().max(200).meta({ default: DEAL_DEFAULTS.buyer_name }).optional(),
   seller_email: z.union([EmailSchema, z.literal('')]).meta({ default: DEAL_DEFAULTS.seller_email }).optional(),
   amount: Money.meta({ default: DEAL_DEFAULTS.amount }).optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code such as RUB')
-    .meta({ default: DEAL_DEFAULTS.currency })
-    .transform((code) => code.toUpperCase())
-    .optional(),
+  currency: currencyCode({ default: DEAL_DEFAULTS.currency }).optional(),
   description: z.string().max(5000).meta({ default: DEAL_DEFAULTS.description }).optional(),
 });
 

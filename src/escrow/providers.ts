@@ -4,7 +4,8 @@ import type { MarketplaceMode } from '../marketplaces/marketplaces.ts';
 import type { EscrowProviderName } from '../deals/model.ts';
 import type { EscrowProvider } from './provider.ts';
 import { SandboxProvider } from './sandbox.ts';
-import { YooKassaProvider } from './yookassa.ts';
+import { YOOKASSA_CURRENCIES, YooKassaProvider } from './yookassa.ts';
+import { CURRENCIES } from '../deals/currencies.ts';
 
 /** Thrown when a live payment is needed but YooKassa is not configured. */
 export class EscrowConfigError extends Error {}
@@ -27,3 +28,9 @@ export function escrowProvider(name: EscrowProviderName, config: Config): Escrow
 export function providerForMode(mode: MarketplaceMode): EscrowProviderName {
   return mode === 'live' ? 'yookassa' : 'sandbox';
 }
+
+/** The currencies each acquirer takes: the sandbox any ISO 4217 code a deal may have, YooKassa roubles. */
+export const PROVIDER_CURRENCIES: Record<EscrowProviderName, readonly string[]> = {
+  sandbox: CURRENCIES,
+  yookassa: YOOKASSA_CURRENCIES,
+};

@@ -16,6 +16,13 @@ export interface YooKassaOptions {
   timeoutMs?: number;
 }
 
+/**
+ * What YooKassa takes in `amount.currency`: roubles. A shop registered in Russia gets rouble acquiring only, and a
+ * payment in another currency is refused (https://yookassa.ru/questions/q219/: "для вас доступен только рублевый
+ * эквайринг"); the shop's own account is in roubles too.
+ */
+export const YOOKASSA_CURRENCIES: readonly string[] = ['RUB'];
+
 /** Card holds at YooKassa lapse (are cancelled by YooKassa) 7 days after the buyer pays. */
 export const HOLD_LIMIT_SECONDS = 7 * 24 * 3600;
 

@@ -188,6 +188,14 @@ const CATALOG = {
     meaning: 'Messages go to an open dispute; this deal has none, or its dispute is decided.',
     action: 'Reload the deal; a dispute is opened by the buyer while the money is held.',
   },
+  currency_not_supported: {
+    title: 'The acquirer does not take this currency',
+    statuses: [400],
+    meaning:
+      'The deal’s currency is not one the marketplace’s acquirer takes: a live marketplace pays through YooKassa, in ' +
+      'roubles (RUB). It happens to a deal made while the marketplace was in sandbox mode, which takes any ISO 4217 code.',
+    action: 'Make a new deal in RUB for the live marketplace (a live marketplace refuses other currencies at creation).',
+  },
   dispute_open: {
     title: 'The payment is disputed',
     statuses: [400],
