@@ -220,6 +220,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       `repeated for up to ${EVIDENCE_FILES_MAX} files; 413 when the whole form is above ${Math.floor(MESSAGE_FORM_LIMIT_BYTES / 1024 / 1024)} MiB.`,
     params: IdParams,
     rawBody: { contentType: 'multipart/form-data', description: 'The message and its evidence', schema: DisputeMessageForm },
+    bodyLimitBytes: MESSAGE_FORM_LIMIT_BYTES,
     responses: { 201: { description: 'The message', schema: DisputeView.shape.messages.element } },
     handler: async (ctx, { params }) => {
       const actor = person(ctx);

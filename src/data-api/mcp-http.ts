@@ -1,14 +1,15 @@
 // MCP over Streamable HTTP at /mcp/ (and /mcp), stateless: a fresh server per request from one factory, serving the
 // 2026-07-28 revision and, through the SDK's stateless fallback, 2025-era clients (2025-11-25). Before the SDK sees a
-// request, the key is checked, the body passes the service's text rule, batches are refused (no revision we speak
-// has them), and a tools/call reserves one unit of the quota; the tool spends it only if the protocol layer accepts
-// the call (mcp-tools.ts), and an unspent unit goes back when the request ends.
+// request, the key is checked, the body (at most 64 KiB) passes the service's depth and text rules (text.ts), batches
+// are refused (no revision we speak has them), and a tools/call reserves one unit of the quota; the tool spends it only
+// if the protocol layer accepts the call (mcp-tools.ts), and an unspent unit goes back when the request ends.
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { createMcpHandler, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { readRawBody } from '../http/body.ts';
-import { badTextFields } from '../http/text.ts';
+import { readRawBody, SMALL_BODY_LIMIT_BYTES } from '../http/body.ts';
+import type { FieldError } from '../http/problem.ts';
+import { badTextFields, depthAndText, jsonDepthError } from '../http/text.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
 import { authenticate, presentedKey } from './auth.ts';
@@ -17,7 +18,8 @@ import { ReservedUnit } from './quota.ts';
 import { searchBounds } from './tenders.ts';
 
 const MCP_PATHS = new Set(['/mcp', '/mcp/']);
-const BODY_LIMIT_BYTES = 1024 * 1024;
+/** An MCP message is a small JSON-RPC request (a tool's arguments are a few short fields): 413 beyond. */
+const BODY_LIMIT_BYTES = SMALL_BODY_LIMIT_BYTES;
 
 /** A JSON-RPC error answered by us, before the SDK; `id` is the request's when it has a usable one. */
 interface Refusal {
@@ -45,12 +47,16 @@ export function mcpEndpoint(services: Services): Middleware {
     if (!presentedKey(ctx)) await authenticate(ctx, services, 0, '/mcp'); // 401 before reading anything
     let body: unknown;
     if (ctx.method === 'POST') {
-      const raw = await readRawBody(ctx, BODY_LIMIT_BYTES);
-      let refusal: Refusal | undefined;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        refusal = { status: 400, id: null, code: PARSE_ERROR, message: 'Parse error: the body is not JSON.' };
+      const text = (await readRawBody(ctx, BODY_LIMIT_BYTES)).toString('utf8');
+      // The depth rule on the raw text first: neither JSON.parse nor the SDK's schemas ever meet a deep message.
+      const deep = jsonDepthError(text);
+      let refusal: Refusal | undefined = deep ? tooDeepRefusal(deep) : undefined;
+      if (!refusal) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          refusal = { status: 400, id: null, code: PARSE_ERROR, message: 'Parse error: the body is not JSON.' };
+        }
       }
       refusal ??= refusalOf(body);
       if (refusal) {
@@ -105,7 +111,18 @@ function settled(response: Response, unit: ReservedUnit | undefined): Response {
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** Why we answer the message ourselves: a batch, or text the service's text rule refuses. */
+/** A message nested deeper than the depth rule allows: refused at the HTTP level (its id is not read). */
+function tooDeepRefusal(error: FieldError): Refusal {
+  return {
+    status: 400,
+    id: null,
+    code: INVALID_REQUEST,
+    message: `Invalid Request: ${error.path || 'the message'} ${error.message}.`,
+    data: { code: 'validation_failed', errors: [{ ...error, path: error.path || 'body' }] },
+  };
+}
+
+/** Why we answer the message ourselves: a batch, nesting beyond the depth rule, or text the text rule refuses. */
 function refusalOf(body: unknown): Refusal | undefined {
   if (Array.isArray(body)) {
     return {
@@ -115,7 +132,9 @@ function refusalOf(body: unknown): Refusal | undefined {
       message: 'Invalid Request: JSON-RPC batches are not supported (the 2025-11-25 and 2026-07-28 revisions have none); send one message per request.',
     };
   }
-  const errors = badTextFields(body);
+  // The depth rule once more on the parsed message (never broken after jsonDepthError), in the text rule's one walk.
+  const { deep, errors } = depthAndText(body);
+  if (deep) return tooDeepRefusal(deep);
   if (errors.length === 0) return undefined;
   const id = idOf(body);
   const inParams = errors.every((error) => error.path.startsWith('params.'));

@@ -141,6 +141,7 @@ export function dealRoutes(api: Api, services: Services): void {
       name: z.string().trim().min(1).max(255).optional().describe('Defaults to the kind'),
     }),
     rawBody: { contentType: '*/*', description: `The file, up to ${DOCUMENT_LIMIT_BYTES / 1024 / 1024} MiB; its type from Content-Type` },
+    bodyLimitBytes: DOCUMENT_LIMIT_BYTES,
     responses: { 201: { description: 'The document', schema: DocumentView } },
     handler: async (ctx, { params, query }) => {
       const actor = asMarketplace(ctx);

@@ -4,6 +4,7 @@
 // but cannot act on right now (YooKassa or Temporal unreachable) is answered 503, so YooKassa sends it again.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { LARGE_BODY_LIMIT_BYTES } from '../http/body.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
@@ -35,6 +36,7 @@ export function escrowNotificationRoutes(api: Api, services: Services): void {
     method: 'post',
     path: '/api/escrow/yookassa/notifications',
     operationId: 'receiveYooKassaNotification',
+    bodyLimitBytes: LARGE_BODY_LIMIT_BYTES, // YooKassa's JSON: a payment object of a few KiB, room to spare
     summary: 'Receive a YooKassa payment notification',
     description:
       'Set this URL in the YooKassa Merchant Profile (Integration → HTTP notifications) for payment.waiting_for_capture, ' +

@@ -4,8 +4,9 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
-import { readJsonBody } from './body.ts';
+import { readJsonBody, SMALL_BODY_LIMIT_BYTES } from './body.ts';
 import { Problem, validationFailed } from './problem.ts';
+import { MAX_DEPTH } from './text.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -36,6 +37,12 @@ export interface RouteDefinition<
   body?: B;
   /** A body the handler reads itself (file uploads); documented only, as `schema` when given (a multipart form's fields). */
   rawBody?: { contentType: string; description: string; schema?: z.ZodType };
+  /**
+   * The most bytes the body may have, 413 payload_too_large beyond; documented on the operation (`x-body-limit-bytes`).
+   * A JSON body is read under it, SMALL_BODY_LIMIT_BYTES (64 KiB) when not given; a rawBody route states the limit its
+   * handler reads with, and every read of the body is capped at it too (body.ts readRawBody).
+   */
+  bodyLimitBytes?: number;
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
@@ -131,13 +138,15 @@ export class Api {
     this.routes.push(definition as unknown as RouteDefinition<z.ZodType, z.ZodType, z.ZodType>);
     const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
     const { mapProblem } = definition;
+    const bodyLimitBytes = definition.bodyLimitBytes ?? (definition.body ? SMALL_BODY_LIMIT_BYTES : undefined);
     const validate = async (ctx: Context) => {
       const params = parse(definition.params, ctx.params, 'path');
       const query = parse(definition.query, ctx.query, 'query');
-      const body = definition.body ? parse(definition.body, await readJsonBody(ctx), 'body') : undefined;
+      const body = definition.body ? parse(definition.body, await readJsonBody(ctx, bodyLimitBytes), 'body') : undefined;
       return { body, query, params };
     };
     const validateAndHandle: Middleware = async (ctx) => {
+      if (bodyLimitBytes !== undefined) ctx.state.bodyLimitBytes = bodyLimitBytes;
       const input = mapProblem
         ? await validate(ctx).catch((error: unknown) => {
             throw error instanceof Problem ? mapProblem(error) : error;
@@ -210,16 +219,25 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
   if (route.body) {
     // A body whose every field is optional may be left out (readJsonBody reads no body as {}).
     const required = !route.body.safeParse({}).success;
-    requestBody = { required, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } };
+    const limit = route.bodyLimitBytes ?? SMALL_BODY_LIMIT_BYTES;
+    requestBody = {
+      required,
+      description: `JSON of at most ${sizeWords(limit)}, nested at most ${MAX_DEPTH} levels: 413 \`payload_too_large\` beyond the size, 400 \`validation_failed\` beyond the depth.`,
+      content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+      'x-body-limit-bytes': limit,
+      'x-max-depth': MAX_DEPTH,
+    };
   } else if (route.rawBody) {
+    const limit = route.bodyLimitBytes;
     requestBody = {
       required: true,
-      description: route.rawBody.description,
+      description: limit === undefined ? route.rawBody.description : `${route.rawBody.description}; at most ${sizeWords(limit)} (413 \`payload_too_large\` beyond).`,
       content: {
         [route.rawBody.contentType]: {
           schema: route.rawBody.schema ? jsonSchema(strict(route.rawBody.schema), 'input') : { type: 'string', format: 'binary' },
         },
       },
+      ...(limit === undefined ? {} : { 'x-body-limit-bytes': limit }),
     };
   }
 
@@ -234,6 +252,13 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     ...(requestBody ? { requestBody } : {}),
     responses,
   };
+}
+
+/** A byte count as the document says it: 64 KiB, 25 MiB, or bytes when it is neither. */
+function sizeWords(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }
 
 function parameters(schema: z.ZodType | undefined, location: 'path' | 'query'): Record<string, unknown>[] {

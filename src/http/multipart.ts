@@ -68,13 +68,18 @@ function addPart(form: MultipartForm, part: Buffer): void {
   if (name === undefined) throw malformed('a part has no field name');
   const filename = params.get('filename');
   if (filename === undefined) {
-    form.fields.set(name, [...(form.fields.get(name) ?? []), content.toString('utf8')]);
+    const values = form.fields.get(name);
+    if (values) values.push(content.toString('utf8'));
+    else form.fields.set(name, [content.toString('utf8')]);
     return;
   }
   // A file input left empty still sends a part, with an empty name and no bytes: no file was chosen.
   if (filename === '' && content.length === 0) return;
   const contentType = headers.get('content-type') || 'application/octet-stream';
-  form.files.set(name, [...(form.files.get(name) ?? []), { name: filename, contentType, bytes: Buffer.from(content) }]);
+  const file = { name: filename, contentType, bytes: Buffer.from(content) };
+  const files = form.files.get(name);
+  if (files) files.push(file);
+  else form.files.set(name, [file]);
 }
 
 /**

@@ -23,8 +23,9 @@ const CATALOG = {
     title: 'The request is invalid',
     statuses: [400],
     meaning:
-      'A field of the body, the query or the path is missing or has a wrong value. The `errors` member lists each ' +
-      'invalid field as {path, message}.',
+      'A field of the body, the query or the path is missing or has a wrong value, or the body nests arrays and objects ' +
+      'deeper than 32 levels. The `errors` member lists each invalid field as {path, message}: the first 20 of them, ' +
+      'and for nesting the path to the first array or object too deep.',
     action: 'Correct the fields named in `errors` (the OpenAPI document at /docs shows every schema) and send it again.',
   },
   invalid_json: {
@@ -91,7 +92,9 @@ const CATALOG = {
   payload_too_large: {
     title: 'The body is too large',
     statuses: [413],
-    meaning: 'The body is larger than this endpoint accepts: 1 MiB for JSON, 64 KiB for a form, 25 MiB for a deal document.',
+    meaning:
+      'The body is larger than this endpoint accepts: 64 KiB for JSON, a form or an MCP message unless the operation says ' +
+      'more (its request body’s x-body-limit-bytes in the OpenAPI document), 25 MiB for a deal document.',
     action: 'Send a smaller body.',
   },
   unsupported_media_type: {

@@ -69,10 +69,17 @@ export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'p
     const at = (path: PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : where);
     // One entry per unknown field, named by its own path, so a client can find the misspelling.
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: at([...issue.path, key]), message: `is not a field of this ${where}; remove it or check its spelling` }));
+      return issue.keys.slice(0, MAX_FIELD_ERRORS).map((key) => ({ path: at([...issue.path, key]), message: `is not a field of this ${where}; remove it or check its spelling` }));
     }
     return [{ path: at(issue.path), message: issue.message }];
   });
-  const summary = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
-  return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}`, { errors });
+  // The first MAX_FIELD_ERRORS only: a body of thousands of unknown fields gets an answer of a few lines, not megabytes.
+  const total = error.issues.reduce((sum, issue) => sum + (issue.code === 'unrecognized_keys' ? issue.keys.length : 1), 0);
+  const named = errors.slice(0, MAX_FIELD_ERRORS);
+  const summary = named.map((e) => `${e.path}: ${e.message}`).join('; ');
+  const more = total > named.length ? ` (and ${total - named.length} more)` : '';
+  return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}${more}`, { errors: named });
 }
+
+/** The most invalid fields one validation_failed names (text.ts names as many refused strings). */
+export const MAX_FIELD_ERRORS = 20;

@@ -6,6 +6,7 @@
 // that ask for JSON).
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { bearerToken } from '../admin/auth.ts';
@@ -93,6 +94,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
     description: 'The authorization request travels in hidden fields with `email`, `password` and the form token `_csrf`.',
     tags: ['SSO'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The login form' },
+    bodyLimitBytes: FORM_LIMIT_BYTES,
     responses: pageResponses({
       303: { description: 'To the client with code, state and iss, or to the consent page the first time this client asks' },
       401: { description: 'Wrong e-mail or password: the form again', contentType: 'text/html' },

@@ -3,6 +3,7 @@
 // the client `error=access_denied`. The form carries the authorization request, checked again on the post, and the
 // signed-in session's CSRF token. Without a session both lead back to the login form.
 import type { Api } from '../http/api.ts';
+import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { sameToken } from '../web/session.ts';
@@ -46,6 +47,7 @@ export function consentRoutes(api: Api, services: Services): void {
     description: 'The authorization request travels in hidden fields with `decision` (`allow` or `cancel`) and the form token `_csrf`.',
     tags: ['SSO'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The consent form' },
+    bodyLimitBytes: FORM_LIMIT_BYTES,
     responses: {
       ...pageResponses,
       303: { description: 'To the client with code, state and iss, or error=access_denied; to the login form when not signed in' },

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
+import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { bearerToken } from '../admin/auth.ts';
 import { readForm } from '../web/page.ts';
@@ -87,6 +88,7 @@ export function oidcRoutes(api: Api, services: Services): void {
       '(client_secret_post). Errors carry RFC 6749 `error` beside the problem `code`.',
     security: ['clientSecretBasic'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The token request' },
+    bodyLimitBytes: FORM_LIMIT_BYTES,
     responses: { 200: { description: 'The tokens', schema: TokenResponse }, ...oauthProblemResponses },
     handler: async (ctx) => {
       const form = await readForm(ctx).catch((error: unknown) => {

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
 import type { Api } from '../http/api.ts';
+import { LARGE_BODY_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { notFound } from '../http/problem.ts';
 import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
@@ -72,6 +73,7 @@ export function ssoRoutes(api: Api, services: Services): void {
     method: 'post',
     path: '/admin/sso/clients',
     operationId: 'createSsoClient',
+    bodyLimitBytes: LARGE_BODY_LIMIT_BYTES, // up to 20 redirect URIs of 2,000 characters
     summary: 'Register an SSO client',
     description: '409 `client_id_taken` when the client_id is registered already.',
     body: z.object({ client_id: ClientId, name: nonBlank(200), redirect_uris: RedirectUris }),
@@ -130,6 +132,7 @@ export function ssoRoutes(api: Api, services: Services): void {
     method: 'patch',
     path: '/admin/sso/clients/{client_id}',
     operationId: 'updateSsoClient',
+    bodyLimitBytes: LARGE_BODY_LIMIT_BYTES, // up to 20 redirect URIs of 2,000 characters
     summary: 'Rename a client, replace its redirect URIs, or disable (and enable) it',
     description:
       'A disabled client is `invalid_client` at once at both token endpoints, unknown at authorize (the 400 page), and ' +

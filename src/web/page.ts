@@ -5,15 +5,13 @@ import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import type { Logger } from '../log.ts';
 import { Problem } from '../http/problem.ts';
-import { readRawBody } from '../http/body.ts';
-import { assertText } from '../http/text.ts';
+import { readUrlencodedForm } from '../http/body.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
 import type { SafeHtml } from '../http/html.ts';
 import { CABINET_SITE, layout, type Site } from './layout.ts';
 import { html } from '../http/html.ts';
 import { LANG_COOKIE, pageUser, readCookie, setCookie } from './session.ts';
 
-const FORM_LIMIT_BYTES = 64 * 1024;
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
 /** Problem codes a buyer or a seller may meet on a page, each with its own words in the dictionary. */
 const EXPLAINED = new Set<string>([
@@ -145,15 +143,9 @@ export function redirect(ctx: Context, location: string): void {
   ctx.redirect(location);
 }
 
-/** An urlencoded form body (what browsers send); an empty body is an empty form. */
-export async function readForm(ctx: Context): Promise<URLSearchParams> {
-  const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
-  if (!hasBody) return new URLSearchParams();
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new Problem(415, 'unsupported_media_type', 'Send the form urlencoded.');
-  const form = new URLSearchParams((await readRawBody(ctx, FORM_LIMIT_BYTES)).toString('utf8'));
-  // Named by the field alone when it comes once (a repeated field by its position too: tags.1).
-  assertText(Object.fromEntries([...form.keys()].map((key) => [key, form.getAll(key).length === 1 ? form.get(key) : form.getAll(key)])), 'form');
-  return form;
+/** An urlencoded form body (what browsers send); an empty body is an empty form. Read by body.ts, under its limit. */
+export function readForm(ctx: Context): Promise<URLSearchParams> {
+  return readUrlencodedForm(ctx);
 }
 
 export function csrfFailed(): Problem {
