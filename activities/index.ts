@@ -1,11 +1,11 @@
 // Every activity the worker registers, built over the process's services.
 import type { Services } from '../src/services.ts';
 import { createMailActivities } from './mail.ts';
-import { createDealActivities } from './deals.ts';
-import { createWebhookActivities } from './webhooks.ts';
-import { createEscrowActivities } from './escrow.ts';
-import { createDataSyncActivities } from './data-sync.ts';
-import { createContractActivities } from './contracts.ts';
+import { createDealActivities } from './deals/records.ts';
+import { createWebhookActivities } from './webhooks/delivery.ts';
+import { createEscrowActivities } from './deals/escrow.ts';
+import { createDataSyncActivities } from './data/data-sync.ts';
+import { createContractActivities } from './deals/contracts.ts';
 
 export function createActivities(services: Services) {
   return {

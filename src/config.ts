@@ -52,7 +52,7 @@ export const EnvSchema = z.object({
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   // A tender search statement still running after this is stopped (503 search_timeout).
   SEARCH_TIMEOUT_MS: positiveInt.default(3000),
-  // One webhook attempt runs in an activity of at most 30 s (workflows/webhook-options.ts), bookkeeping included.
+  // One webhook attempt runs in an activity of at most 30 s (workflows/webhooks/webhook-options.ts), bookkeeping included.
   WEBHOOK_TIMEOUT_SECONDS: positiveInt.max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)').default(15),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   DOCUMENT_STORE: z.enum(['filesystem', 's3']).default('filesystem'),

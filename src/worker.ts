@@ -8,7 +8,7 @@ import type { LogLevel, LogMetadata } from '@temporalio/common';
 import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
 import { createActivities } from '../activities/index.ts';
-import { reassertSignal } from '../workflows/deal-messages.ts';
+import { reassertSignal } from '../workflows/deals/deal-messages.ts';
 import { activityAlerts } from './temporal/activity-alerts.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';

@@ -13,7 +13,7 @@ import { createSession } from '../src/accounts/sessions.ts';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { loadSnapshot } from '../src/deals/store.ts';
 import { startDealWorkflow } from '../src/deals/commands.ts';
-import { movePaymentUpdate, snapshotQuery, type MovePaymentInput } from '../workflows/deal-messages.ts';
+import { movePaymentUpdate, snapshotQuery, type MovePaymentInput } from '../workflows/deals/deal-messages.ts';
 import { insertHeldDeal } from './factories.ts';
 import { json, post, startTestServer, testConfig, uniqueId, type TestServer } from './helpers.ts';
 

@@ -11,7 +11,7 @@ import { dealWorkflowId } from '../src/deals/model.ts';
 import { loadSnapshot } from '../src/deals/store.ts';
 import { updateDeal } from '../src/deals/commands.ts';
 import { Problem } from '../src/http/problem.ts';
-import { addDocumentUpdate, decideUpdate, snapshotQuery, startApprovalUpdate, type NewDocument } from '../workflows/deal-messages.ts';
+import { addDocumentUpdate, decideUpdate, snapshotQuery, startApprovalUpdate, type NewDocument } from '../workflows/deals/deal-messages.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 let server: TestServer;

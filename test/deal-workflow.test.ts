@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { startWorker, WORKFLOWS_PATH } from '../src/worker.ts';
 import { randomUUID } from 'node:crypto';
-import { reassertSignal, snapshotQuery } from '../workflows/deal-messages.ts';
-import { createDealActivities } from '../activities/deals.ts';
+import { reassertSignal, snapshotQuery } from '../workflows/deals/deal-messages.ts';
+import { createDealActivities } from '../activities/deals/records.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 

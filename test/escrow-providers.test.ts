@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { EscrowConfigError, escrowProvider, providerForMode } from '../src/escrow/providers.ts';
 import { SandboxProvider } from '../src/escrow/sandbox.ts';
 import { YooKassaProvider } from '../src/escrow/yookassa.ts';
-import { createEscrowActivities } from '../activities/escrow.ts';
+import { createEscrowActivities } from '../activities/deals/escrow.ts';
 import { testConfig } from './helpers.ts';
 
 const SEVEN_DAYS = 7 * 24 * 3600;

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { escrowProvider } from '../src/escrow/providers.ts';
 import { YooKassaProvider, money } from '../src/escrow/yookassa.ts';
 import type { CreatePaymentInput, EscrowProvider } from '../src/escrow/provider.ts';
-import { createEscrowActivities } from '../activities/escrow.ts';
+import { createEscrowActivities } from '../activities/deals/escrow.ts';
 import { testConfig } from './helpers.ts';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
 

@@ -17,7 +17,7 @@ import { postWebhook } from '../src/webhooks/delivery.ts';
 import { checkWebhookUrl, saveWebhookEndpoint } from '../src/webhooks/endpoints.ts';
 import { insertWebhookEvent } from '../src/webhooks/events.ts';
 import { AddressNotAllowed, resolveWebhookAddresses } from '../src/webhooks/ssrf.ts';
-import { createWebhookActivities } from '../activities/webhooks.ts';
+import { createWebhookActivities } from '../activities/webhooks/delivery.ts';
 import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
 // ---- the fake DNS server -----------------------------------------------------------------------------------------

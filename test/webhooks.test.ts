@@ -14,7 +14,7 @@ import { decryptSecret } from '../src/secrets.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { startWorker, type RunningWorker } from '../src/worker.ts';
 import { insertWebhookEvent, type WebhookEventInput } from '../src/webhooks/events.ts';
-import { createWebhookActivities } from '../activities/webhooks.ts';
+import { createWebhookActivities } from '../activities/webhooks/delivery.ts';
 import { json, post, testConfig, uniqueEmail, uniqueId } from './helpers.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 

@@ -8,7 +8,7 @@ import { Problem } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
-import type { DealSettings, DealWorkflowInput } from '../../workflows/deal-messages.ts';
+import type { DealSettings, DealWorkflowInput } from '../../workflows/deals/deal-messages.ts';
 
 const WORKFLOW_TYPE = 'dealWorkflow';
 const UPDATE_DEADLINE_MS = 30_000;

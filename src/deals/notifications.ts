@@ -1,6 +1,6 @@
 // The mail of each step of a deal to the people it concerns, in their language: sent by the deal's records activity
-// (activities/deals.ts) once a change is stored. Every mail is keyed by the change's event and the recipient's role, so
-// a retried activity writes (and sends) nothing twice. The wording lives in src/mail/templates.ts.
+// (activities/deals/records.ts) once a change is stored. Every mail is keyed by the change's event and the recipient's
+// role, so a retried activity writes (and sends) nothing twice. The wording lives in src/mail/templates.ts.
 import type { Services } from '../services.ts';
 import { findMailRecipient } from '../accounts/users.ts';
 import { findMarketplace } from '../marketplaces/marketplaces.ts';
@@ -86,7 +86,7 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
   }
   switch (notice.status) {
     case 'created':
-      // A party without a password gets the invitation to the deal instead (activities/deals.ts).
+      // A party without a password gets the invitation to the deal instead (activities/deals/records.ts).
       return to(both, (role) => ({ kind: 'new_deal', role }), true);
     case 'docs':
       return [];

@@ -25,7 +25,7 @@ import {
   startApprovalUpdate,
   startEscrowUpdate,
   type MovePaymentInput,
-} from '../../workflows/deal-messages.ts';
+} from '../../workflows/deals/deal-messages.ts';
 import { dealStatus, dealWorkflowId, isFinal, type DealRecord, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
 import { allowedActions, roleMay, type DealRole, type DealVerb, type PaymentAction } from './rules.ts';
 import {

@@ -1,5 +1,5 @@
 // Reading and writing deal records in PostgreSQL. Reads never need the workflow (DESIGN rule 2); writes after
-// creation happen only in the workflow's persistence activity (activities/deals.ts).
+// creation happen only in the workflow's persistence activity (activities/deals/records.ts).
 import type { DbClient } from '../db.ts';
 import type {
   ActorKind,

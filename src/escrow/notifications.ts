@@ -11,7 +11,7 @@ import { Problem } from '../http/problem.ts';
 import { dealWorkflowId } from '../deals/model.ts';
 import { loadSnapshot } from '../deals/store.ts';
 import { signalDeal } from '../deals/commands.ts';
-import { acquirerNotificationSignal } from '../../workflows/deal-messages.ts';
+import { acquirerNotificationSignal } from '../../workflows/deals/deal-messages.ts';
 import { EscrowConfigError, escrowProvider } from './providers.ts';
 import { isRefusal } from './yookassa.ts';
 import type { ProviderPayment } from './provider.ts';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.ts';
 import { Problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
-import type { webhookReplayWorkflow } from '../../workflows/webhook-replay.ts';
+import type { webhookReplayWorkflow } from '../../workflows/webhooks/webhook-replay.ts';
 
 /** The event an administrator sends to check a marketplace's endpoint; it belongs to no deal. */
 export const TEST_EVENT = 'webhook.test';

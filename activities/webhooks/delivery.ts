@@ -1,17 +1,17 @@
-// Webhook delivery: one HTTP attempt per activity attempt. Temporal keeps the schedule (workflows/webhook-options.ts);
+// Webhook delivery: one HTTP attempt per activity attempt. Temporal keeps the schedule (workflows/webhooks/webhook-options.ts);
 // this activity picks each next delay itself (exponential with jitter from WEBHOOK_RETRY_BASE_SECONDS, or the
 // receiver's Retry-After) and logs every attempt for the administrators' webhook log.
 import type { LookupFunction } from 'node:net';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import type { Services } from '../src/services.ts';
-import { decryptSecret } from '../src/secrets.ts';
-import { loadDelivery, markDeliveryFailed, recordAttempt, setDeliveryStatus } from '../src/webhooks/deliveries.ts';
-import { postWebhook, retryDelayMs, type AttemptResult } from '../src/webhooks/delivery.ts';
-import { webhookHeaders } from '../src/webhooks/signing.ts';
-import { AddressNotAllowed, resolveWebhookAddresses } from '../src/webhooks/ssrf.ts';
+import type { Services } from '../../src/services.ts';
+import { decryptSecret } from '../../src/secrets.ts';
+import { loadDelivery, markDeliveryFailed, recordAttempt, setDeliveryStatus } from '../../src/webhooks/deliveries.ts';
+import { postWebhook, retryDelayMs, type AttemptResult } from '../../src/webhooks/delivery.ts';
+import { webhookHeaders } from '../../src/webhooks/signing.ts';
+import { AddressNotAllowed, resolveWebhookAddresses } from '../../src/webhooks/ssrf.ts';
 // Constants only (the failure types the retry policy stops on); nothing of the workflow runtime runs here.
-import { WEBHOOK_DELIVERY_NOT_FOUND, WEBHOOK_GONE } from '../workflows/webhook-options.ts';
+import { WEBHOOK_DELIVERY_NOT_FOUND, WEBHOOK_GONE } from '../../workflows/webhooks/webhook-options.ts';
 
 export interface WebhookActivityOptions {
   /** Resolves host names for the SSRF check; node's dns.lookup unless a test plays the DNS server. */

@@ -1,10 +1,10 @@
 // The widget's Continue needs a contract when a deal has none: a DOCX made from the deal and stored in the buyer's
 // cloud under the document id the workflow chose, so a retry stores the same file again instead of a second one.
-import type { Services } from '../src/services.ts';
-import { ensureUser, personalOrganization } from '../src/accounts/users.ts';
-import { findDeal } from '../src/deals/store.ts';
-import { contractDocx, contractFileName, DOCX_TYPE, type ContractLocale } from '../src/widget/contract.ts';
-import type { NewDocument } from '../workflows/deal-messages.ts';
+import type { Services } from '../../src/services.ts';
+import { ensureUser, personalOrganization } from '../../src/accounts/users.ts';
+import { findDeal } from '../../src/deals/store.ts';
+import { contractDocx, contractFileName, DOCX_TYPE, type ContractLocale } from '../../src/widget/contract.ts';
+import type { NewDocument } from '../../workflows/deals/deal-messages.ts';
 
 export interface PrepareContractInput {
   dealId: string;

@@ -1,7 +1,7 @@
 // The deal as its workflow holds it: the records, one change at a time, and every verb the workflow answers. Each
 // change is persisted by an idempotent activity before it becomes this state, so a change the records refuse leaves
 // the deal as it was. The rules of who may do what come from src/deals/rules.ts, as the API and the pages use them.
-// Deterministic code only (it runs inside the workflow): see workflows/deal.ts for the patches it is given.
+// Deterministic code only (it runs inside the workflow): see workflows/deals/deal.ts for the patches it is given.
 import {
   ApplicationFailure,
   TemporalFailure,
@@ -14,9 +14,9 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { createDealActivities, DealRecords, HeldDocument } from '../activities/deals.ts';
-import type { createEscrowActivities } from '../activities/escrow.ts';
-import type { createContractActivities } from '../activities/contracts.ts';
+import type { createDealActivities, DealRecords, HeldDocument } from '../../activities/deals/records.ts';
+import type { createEscrowActivities } from '../../activities/deals/escrow.ts';
+import type { createContractActivities } from '../../activities/deals/contracts.ts';
 import {
   dealStatus,
   FIRST_STATUS_EVENTS,
@@ -32,9 +32,9 @@ import {
   type DisputeRecord,
   type DocumentRecord,
   type PaymentRecord,
-} from '../src/deals/model.ts';
-import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../src/deals/rules.ts';
-import { DealStatusKey } from '../src/deals/search-attributes.ts';
+} from '../../src/deals/model.ts';
+import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../../src/deals/rules.ts';
+import { DealStatusKey } from '../../src/deals/search-attributes.ts';
 import type {
   AcquirerNotification,
   CancelInput,
@@ -66,7 +66,7 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   retry: { initialInterval: '1s', maximumAttempts: 5 },
 });
 
-/** Which changes of this code the running history has seen (workflows/deal.ts asks `patched()` for each). */
+/** Which changes of this code the running history has seen (workflows/deals/deal.ts asks `patched()` for each). */
 export interface DealPatches {
   localRecords: boolean;
   /** Re-asserting the records when a run continues an earlier one, and before the workflow ends. */

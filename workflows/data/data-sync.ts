@@ -2,7 +2,7 @@
 // at a time, each retried; the run's outcome (ok, partial when a later page failed, failed) feeds the source status.
 // Deterministic: only @temporalio/workflow and type imports.
 import { ActivityFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { createDataSyncActivities } from '../activities/data-sync.ts';
+import type { createDataSyncActivities } from '../../activities/data/data-sync.ts';
 
 type Activities = ReturnType<typeof createDataSyncActivities>;
 

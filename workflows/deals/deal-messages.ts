@@ -10,8 +10,8 @@ import type {
   DocumentRecord,
   EscrowProviderName,
   PaymentRecord,
-} from '../src/deals/model.ts';
-import type { PaymentAction } from '../src/deals/rules.ts';
+} from '../../src/deals/model.ts';
+import type { PaymentAction } from '../../src/deals/rules.ts';
 
 export type { PaymentAction };
 

@@ -2,10 +2,10 @@
 // workflow passes. Refusals are non-retryable ApplicationFailures (type `acquirer_refused`); transient failures are
 // plain Errors that Temporal retries with the same key.
 import { ApplicationFailure } from '@temporalio/common';
-import type { Services } from '../src/services.ts';
-import type { EscrowProviderName } from '../src/deals/model.ts';
-import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from '../src/escrow/provider.ts';
-import { EscrowConfigError, escrowProvider } from '../src/escrow/providers.ts';
+import type { Services } from '../../src/services.ts';
+import type { EscrowProviderName } from '../../src/deals/model.ts';
+import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from '../../src/escrow/provider.ts';
+import { EscrowConfigError, escrowProvider } from '../../src/escrow/providers.ts';
 
 export function createEscrowActivities(services: Pick<Services, 'config'>) {
   const providers = new Map<EscrowProviderName, EscrowProvider>();

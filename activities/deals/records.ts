@@ -4,15 +4,15 @@
 // instead of waiting for it forever.
 import pg from 'pg';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Services } from '../src/services.ts';
-import { inTransaction, type DbClient } from '../src/db.ts';
-import { ensureUser, findMailRecipient } from '../src/accounts/users.ts';
-import { findMarketplace } from '../src/marketplaces/marketplaces.ts';
-import { dealPageUrl, invitationMail } from '../src/mail/templates.ts';
-import { createDealNotifier, type DealNotice } from '../src/deals/notifications.ts';
-import { ensureInvitation, invitationToken } from '../src/accounts/tokens.ts';
-import { widgetMailAllowed } from '../src/widget/mail-limits.ts';
-import { findDeal } from '../src/deals/store.ts';
+import type { Services } from '../../src/services.ts';
+import { inTransaction, type DbClient } from '../../src/db.ts';
+import { ensureUser, findMailRecipient } from '../../src/accounts/users.ts';
+import { findMarketplace } from '../../src/marketplaces/marketplaces.ts';
+import { dealPageUrl, invitationMail } from '../../src/mail/templates.ts';
+import { createDealNotifier, type DealNotice } from '../../src/deals/notifications.ts';
+import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts';
+import { widgetMailAllowed } from '../../src/widget/mail-limits.ts';
+import { findDeal } from '../../src/deals/store.ts';
 import type {
   ActorKind,
   ApprovalRecord,
@@ -23,9 +23,9 @@ import type {
   DisputeRecord,
   DocumentRecord,
   PaymentRecord,
-} from '../src/deals/model.ts';
-import type { NewDocument } from '../workflows/deal-messages.ts';
-import { insertWebhookEvent } from '../src/webhooks/events.ts';
+} from '../../src/deals/model.ts';
+import type { NewDocument } from '../../workflows/deals/deal-messages.ts';
+import { insertWebhookEvent } from '../../src/webhooks/events.ts';
 
 /** A document as the workflow holds it; where its file lives is known for the documents the workflow added itself. */
 export type HeldDocument = DocumentRecord & Partial<Pick<NewDocument, 'organization_id' | 'storage_key'>>;

@@ -1,5 +1,5 @@
 // One workflow per deal: the only writer of the deal after creation (DESIGN rule 1). This function wires the deal
-// (workflows/deal-entity.ts) to its messages: updates validate and answer, signals carry acquirer news. Its loop sends
+// (workflows/deals/deal-entity.ts) to its messages: updates validate and answer, signals carry acquirer news. Its loop sends
 // webhook events one after another, in the order they happened, acts before an acquirer's hold lapses, ends when the
 // deal is closed and continues as new when the history grows long. Deterministic code only.
 //
@@ -7,8 +7,8 @@
 // test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no
 // open workflow can take it.
 import { allHandlersFinished, condition, continueAsNew, patched, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { isFinal } from '../src/deals/model.ts';
-import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
+import { isFinal } from '../../src/deals/model.ts';
+import { dealSearchAttributes } from '../../src/deals/search-attributes.ts';
 import {
   acquirerNotificationSignal,
   addDocumentUpdate,
@@ -24,7 +24,7 @@ import {
   type DealWorkflowInput,
 } from './deal-messages.ts';
 import { DealEntity } from './deal-entity.ts';
-import { deliverWebhookOrMarkFailed } from './webhook-options.ts';
+import { deliverWebhookOrMarkFailed } from '../webhooks/webhook-options.ts';
 
 export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   // In the order the changes came: a history records each marker where it was first asked.

@@ -2,7 +2,7 @@
 // type imports. The activity chooses each retry delay itself (nextRetryDelay); the policy below is the fallback for
 // failures it did not choose (worker lost, database down) and the outer bound: at least 3 days of trying.
 import { ActivityFailure, isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { WebhookActivities } from '../activities/webhooks.ts';
+import type { WebhookActivities } from '../../activities/webhooks/delivery.ts';
 
 /** Failure types that end a delivery at once: the receiver answered 410, or the delivery does not exist. */
 export const WEBHOOK_GONE = 'WebhookGone';

@@ -1,8 +1,8 @@
 // Activities of the data-source sync workflow: record the run, fetch and store one page, close the run.
-import type { Services } from '../src/services.ts';
-import { CONNECTORS } from '../src/data-api/connectors/index.ts';
-import { upsertTenders } from '../src/data-api/ingest.ts';
-import { beginRun, finishRun, loadSource, type RunOutcome } from '../src/data-api/sync.ts';
+import type { Services } from '../../src/services.ts';
+import { CONNECTORS } from '../../src/data-api/connectors/index.ts';
+import { upsertTenders } from '../../src/data-api/ingest.ts';
+import { beginRun, finishRun, loadSource, type RunOutcome } from '../../src/data-api/sync.ts';
 
 export function createDataSyncActivities(services: Services) {
   return {
