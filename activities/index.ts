@@ -1,6 +1,5 @@
 // Every activity the worker registers, built over the process's services.
 import type { Services } from '../src/services.ts';
-import { createMailActivities } from './mail.ts';
 import { createDealActivities } from './deals/records.ts';
 import { createWebhookActivities } from './webhooks/delivery.ts';
 import { createEscrowActivities } from './deals/escrow.ts';
@@ -9,7 +8,6 @@ import { createContractActivities } from './deals/contracts.ts';
 
 export function createActivities(services: Services) {
   return {
-    ...createMailActivities(services.mailer),
     ...createDealActivities(services),
     ...createWebhookActivities(services),
     ...createEscrowActivities(services),

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SMTPServer } from 'smtp-server';
 import { createDb } from '../src/db.ts';
 import { Mailer } from '../src/mail/outbox.ts';
-import { createMailActivities } from '../activities/mail.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { json, startTestServer, testConfig, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -104,15 +103,16 @@ describe('with SMTP_URL', () => {
     }
   });
 
-  it('records a refused send as failed and throws, so the activity is retried', async () => {
+  it('records a refused send as failed and throws, so the activity sending it is retried', async () => {
     const smtp = await startSmtpDouble({ reject: true });
-    const { sendMail } = createMailActivities(new Mailer(db, smtp.url, 'svc <no-reply@svc.example>'));
+    const mailer = new Mailer(db, smtp.url, 'svc <no-reply@svc.example>');
     try {
       const to = uniqueEmail('refused');
-      await expect(sendMail({ key: uniqueId('mail'), to, subject: 'S', text: 'T' })).rejects.toThrow(/mailbox unavailable/);
+      await expect(mailer.send({ key: uniqueId('mail'), to, subject: 'S', text: 'T' })).rejects.toThrow(/mailbox unavailable/);
       const [stored] = await new Mailer(db, undefined, 'x <x@x>').list({ to, limit: 1 });
       expect(stored).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringContaining('mailbox unavailable') });
     } finally {
+      mailer.close();
       await smtp.close();
     }
   });

@@ -13,8 +13,6 @@ import type {
 } from '../../src/deals/model.ts';
 import type { PaymentAction } from '../../src/deals/rules.ts';
 
-export type { PaymentAction };
-
 export interface NewDocument extends DocumentRecord {
   organization_id: string;
   storage_key: string;
