@@ -6,24 +6,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { problemCodes, problemType } from '../src/http/problem-catalog.ts';
 import { json, startTestServer, type TestServer } from './helpers.ts';
 
-const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** Where problems are raised: the servers, and the workflows and activities whose failures the API answers with. */
+const SCANNED = ['src', 'workflows', 'activities'];
 
 /**
  * Places where a problem's code is a variable, and how the scan still sees every code: a helper whose call sites pass
- * the code as a literal (and the status it gives them when they pass none), or a table read separately.
+ * the code as a literal, or a table read separately.
  */
-const FORWARDING: Record<string, { helper?: string; status?: number }> = {
-  'http/problem.ts: code': { helper: 'badRequest', status: 400 },
-  'sso/authorize-request.ts: code': { helper: 'pageProblem', status: 400 },
-  'sso/codes.ts: problemCode': { helper: 'grantProblem' },
-  'deals/commands.ts: type': {}, // workflow failure types, mapped to statuses by FAILURE_STATUS
-  'sso/oauth-problem.ts: problem': {}, // asOAuthProblem keeps the code of a problem made elsewhere
+const FORWARDING: Record<string, { helper?: string }> = {
+  'src/http/problem.ts: code': {}, // problem() itself
+  'src/sso/codes.ts: problemCode': { helper: 'grantProblem' },
+  'src/sso/oauth-problem.ts: problem.code': {}, // asOAuthProblem keeps the code of a problem made elsewhere
+  'src/deals/commands.ts: type': {}, // workflow failure types, mapped to statuses by FAILURE_STATUS
 };
-/** Subclasses of Problem: their constructors forward the code, so `new` of them is scanned like `new Problem`. */
+/** Subclasses of Problem: their constructors take the code first, so `new` of them is scanned like problem(). */
 const PROBLEM_CLASSES = ['OAuthProblem'];
 
 interface Emission {
   code: string;
+  /** The status the call site picks (`{ status }`), when it picks one. */
   status?: number;
   where: string;
 }
@@ -36,24 +38,40 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const sources = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file).split(path.sep).join('/'), text: readFileSync(file, 'utf8') }));
-const helpers = Object.values(FORWARDING).flatMap((site) => (site.helper ? [site] : []));
-const status = (argument: string | undefined) => (argument && /^\d{3}$/.test(argument.trim()) ? Number(argument) : undefined);
+/** Comment lines are blanked (a comment naming problem(code, …) raises nothing); the rest keeps its place. */
+const uncommented = (text: string) => text.replace(/^\s*(?:\/\/|\/\*\*?|\*).*$/gm, '');
+const sources = SCANNED.flatMap((dir) => sourceFiles(path.join(ROOT, dir))).map((file) => ({
+  file: path.relative(ROOT, file).split(path.sep).join('/'),
+  text: uncommented(readFileSync(file, 'utf8')),
+}));
+const helpers = Object.values(FORWARDING).flatMap((site) => (site.helper ? [site.helper] : []));
+const callee = ['\\bproblem', 'new\\s+\\w*Problem', ...helpers.map((helper) => `\\b${helper}`)].join('|');
 
-/** Codes as the code emits them: literals given to `new …Problem(` or a forwarding helper, and FAILURE_STATUS. */
+/** The text of a call's arguments, from just after its `(` to its `)`; quotes and template text are skipped whole. */
+function argumentsAt(text: string, open: number): string {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const char = text[i]!;
+    if (char === "'" || char === '"' || char === '`') {
+      for (i++; i < text.length && text[i] !== char; i++) if (text[i] === '\\') i++;
+    } else if (char === '(') depth++;
+    else if (char === ')' && --depth === 0) return text.slice(open + 1, i);
+  }
+  return text.slice(open + 1);
+}
+
+/** Codes as the code emits them: literals given to problem(), `new …Problem(` or a forwarding helper, and FAILURE_STATUS. */
 function emittedCodes(): Emission[] {
-  const callee = ['new\\s+\\w*Problem', ...helpers.map((site) => `\\b${site.helper}`)].join('|');
-  const literalCall = new RegExp(`(${callee})\\(\\s*(?:([^,()'"\`]+),\\s*)?'([a-z][a-z0-9_]*)'`, 'g');
+  const literalCall = new RegExp(`(?:${callee})\\(\\s*'([a-z][a-z0-9_]*)'`, 'g');
   const emissions: Emission[] = [];
   for (const { file, text } of sources) {
-    for (const [, called, first, code] of text.matchAll(literalCall)) {
-      const helperStatus = helpers.find((site) => site.helper === called)?.status;
-      emissions.push({ code: code!, status: status(first) ?? helperStatus, where: file });
+    for (const match of text.matchAll(literalCall)) {
+      const args = argumentsAt(text, match.index + match[0].indexOf('('));
+      const status = /\bstatus:\s*(\d{3})\b/.exec(args)?.[1];
+      emissions.push({ code: match[1]!, ...(status ? { status: Number(status) } : {}), where: file });
     }
     const table = /const FAILURE_STATUS[^{]*\{([^}]*)\}/.exec(text)?.[1];
-    for (const [, code, mapped] of table?.matchAll(/(\w+):\s*(\d{3})/g) ?? []) {
-      emissions.push({ code: code!, status: Number(mapped), where: `${file} FAILURE_STATUS` });
-    }
+    for (const [, code] of table?.matchAll(/(\w+):\s*\d{3}/g) ?? []) emissions.push({ code: code!, where: `${file} FAILURE_STATUS` });
   }
   return emissions;
 }
@@ -68,7 +86,7 @@ describe('the problem catalog', () => {
     }
   });
 
-  it('has an entry, with that status, for every code the source emits', () => {
+  it('has an entry for every code the source emits, listing any status a call site picks', () => {
     const undocumented = emissions.filter((e) => !problemType(e.code)).map((e) => `${e.code} (${e.where})`);
     expect(undocumented, 'add these codes to src/http/problem-catalog.ts').toEqual([]);
     const wrongStatus = emissions
@@ -77,22 +95,29 @@ describe('the problem catalog', () => {
     expect(wrongStatus, 'add the status to the entry').toEqual([]);
   });
 
+  it('lists for each code the statuses it is raised with: the first by default, each other one picked somewhere', () => {
+    const restated = emissions.filter((e) => e.status !== undefined && e.status === problemType(e.code)?.statuses[0]);
+    expect(restated.map((e) => `${e.code} ${e.status} (${e.where})`), 'the first status is the default: leave `status` out').toEqual([]);
+    const picked = new Set(emissions.map((e) => `${e.code} ${e.status}`));
+    const unraised = problemCodes().flatMap((code) => problemType(code)!.statuses.slice(1).filter((status) => !picked.has(`${code} ${status}`)).map((status) => `${code} ${status}`));
+    expect(unraised, 'no call site picks these statuses: remove them from the entry').toEqual([]);
+  });
+
   it('documents no code that nothing emits any more', () => {
     const emitted = new Set(emissions.map((e) => e.code));
     expect(problemCodes().filter((code) => !emitted.has(code))).toEqual([]);
   });
 
   it('knows every place a code is a variable, so no code escapes the scan', () => {
-    const variableCodes = sources.flatMap(({ file, text }) =>
-      [...text.matchAll(/new\s+\w*Problem\(\s*[^,()]+,\s*([A-Za-z_$][\w$]*)/g)].map((m) => `${file}: ${m[1]}`),
-    );
+    const variableCode = new RegExp(`(?:\\bproblem|new\\s+\\w*Problem)\\(\\s*([A-Za-z_$][\\w$.]*)`, 'g');
+    const variableCodes = sources.flatMap(({ file, text }) => [...text.matchAll(variableCode)].map((m) => `${file}: ${m[1]}`));
     expect(variableCodes.sort()).toEqual(Object.keys(FORWARDING).sort());
-    for (const { helper } of helpers) {
+    for (const helper of helpers) {
       const calls = sources.flatMap(({ file, text }) => [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`));
-      const withLiteral = calls.filter((call) => /\(\s*(?:[^,()'"`]+,\s*)?'[a-z][a-z0-9_]*'/.test(call));
+      const withLiteral = calls.filter((call) => /\(\s*'[a-z][a-z0-9_]*'/.test(call));
       expect(withLiteral, `${helper} must be called with a literal code`).toEqual(calls);
     }
-    const subclasses = sources.flatMap(({ text }) => [...text.matchAll(/class\s+(\w+)\s+extends\s+Problem\b/g)].map((m) => m[1]));
+    const subclasses = sources.flatMap(({ text }) => [...text.matchAll(/class\s+(\w+)(?:<[^>]*>)?\s+extends\s+Problem\b/g)].map((m) => m[1]));
     expect(subclasses).toEqual(PROBLEM_CLASSES);
   });
 });

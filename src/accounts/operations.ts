@@ -3,7 +3,7 @@
 // (src/deals/service.ts), with its one access policy.
 import { z } from 'zod';
 import type { Services } from '../services.ts';
-import { badRequest, Problem, unauthorized } from '../http/problem.ts';
+import { problem, unauthorized } from '../http/problem.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
 import { EmailSchema, findLogin, personalOrganization, setPassword, type User } from './users.ts';
 import { MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
@@ -37,7 +37,7 @@ export async function signInLimited(services: Services, email: string, password:
   const subjects = loginSubjects(email, ip);
   const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
   if (retryAfter) {
-    throw new Problem(429, 'too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
+    throw problem('too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
       headers: { 'Retry-After': String(retryAfter) },
     });
   }
@@ -49,7 +49,7 @@ export async function signInLimited(services: Services, email: string, password:
 /** Sets the password of the invited user (the caller validated it) and signs them in; 400 invalid_invitation. */
 export async function acceptInvitation(services: Services, token: string, password: string, userAgent = ''): Promise<Session> {
   const userId = (await consumeToken(services.db, services.masterKey, 'invitation', token))?.user_id;
-  if (!userId) throw badRequest('invalid_invitation', 'The invitation link is not valid, was already used or has expired. Ask for a new one.');
+  if (!userId) throw problem('invalid_invitation', 'The invitation link is not valid, was already used or has expired. Ask for a new one.');
   await setPassword(services.db, userId, password);
   await spendPasswordLinks(services.db, userId);
   return createSession(services.db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);

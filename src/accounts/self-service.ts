@@ -3,7 +3,7 @@
 // the same answer, and what differs goes by mail to the address's owner.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
-import { badRequest, Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import type { Lang } from '../web/i18n.ts';
 import { accountExistsMail, noAccountMail, passwordChangedMail, passwordResetMail, signupConfirmationMail, type AccountLinks } from '../mail/templates.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
@@ -27,7 +27,7 @@ const links = (services: Services): AccountLinks => ({
 });
 
 function invalidToken(): Problem {
-  return badRequest('invalid_token', 'The link is not valid, was already used or has expired. Ask for a new one.');
+  return problem('invalid_token', 'The link is not valid, was already used or has expired. Ask for a new one.');
 }
 
 /**
@@ -134,13 +134,13 @@ export async function changePassword(
   const subjects = loginSubjects(user.email, client.ip);
   const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
   if (retryAfter) {
-    throw new Problem(429, 'too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
+    throw problem('too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
       headers: { 'Retry-After': String(retryAfter) },
     });
   }
   const login = await findLogin(db, user.email);
   if (!login || !(await verifyPassword(login.password_hash, passwords.current))) {
-    throw badRequest('wrong_password', 'The current password is wrong.');
+    throw problem('wrong_password', 'The current password is wrong.');
   }
   await loginSucceeded(db, subjects);
   await setPassword(db, user.id, passwords.next);

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { DbClient } from '../db.ts';
 import { inTransaction } from '../db.ts';
-import { Problem, unauthorized } from '../http/problem.ts';
+import { problem, unauthorized } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret } from '../secrets.ts';
 import { ensureUser, findLogin, findMailRecipient } from '../accounts/users.ts';
 import { hashPassword, verifyPassword } from '../accounts/passwords.ts';
@@ -56,7 +56,7 @@ export async function createAdministrator(services: Services, actor: string, inp
     `INSERT INTO administrators (user_id, role, created_by) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO NOTHING`,
     [user.id, input.role, actor],
   );
-  if (inserted.rowCount === 0) throw new Problem(409, 'administrator_exists', `${user.email} is an administrator already; change their role instead.`);
+  if (inserted.rowCount === 0) throw problem('administrator_exists', `${user.email} is an administrator already; change their role instead.`);
   await sendSetupLink(services, user.id);
   return (await findAdministrator(db, user.id))!;
 }
@@ -83,14 +83,14 @@ export async function updateAdministrator(
     // One change of administrators at a time, so two demotions cannot each see the other as the remaining admin.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['administrators']);
     const before = await findAdministrator(client, id);
-    if (!before) throw new Problem(404, 'not_found', 'No such administrator.');
+    if (!before) throw problem('not_found', 'No such administrator.');
     const losesAdmin = before.role === 'admin' && before.status !== 'disabled' && ((changes.role && changes.role !== 'admin') || changes.disabled === true);
     if (losesAdmin) {
       const others = await client.query(
         `SELECT 1 FROM administrators WHERE role = 'admin' AND disabled_at IS NULL AND totp_confirmed_at IS NOT NULL AND user_id <> $1`,
         [id],
       );
-      if (others.rowCount === 0) throw new Problem(409, 'last_admin', 'This is the last administrator with the admin role: make another one first.');
+      if (others.rowCount === 0) throw problem('last_admin', 'This is the last administrator with the admin role: make another one first.');
     }
     await client.query(
       `UPDATE administrators SET role = coalesce($2, role),
@@ -207,7 +207,7 @@ export async function adminSignIn(
   const subjects = loginSubjects(`admin:${input.email}`, input.ip);
   const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
   if (retryAfter) {
-    throw new Problem(429, 'too_many_attempts', `Too many failed sign-ins; try again in ${Math.ceil(retryAfter / 60)} min.`, {
+    throw problem('too_many_attempts', `Too many failed sign-ins; try again in ${Math.ceil(retryAfter / 60)} min.`, {
       headers: { 'Retry-After': String(retryAfter) },
     });
   }

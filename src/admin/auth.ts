@@ -6,7 +6,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
-import { Problem, unauthorized } from '../http/problem.ts';
+import { Problem, problem, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { auditEntryFor, recordAudit } from './audit.ts';
 
@@ -78,7 +78,7 @@ export function requireAdmin(db: Db, bootstrapToken: string | undefined, options
 }
 
 export function forbiddenFor(role: AdminRole): Problem {
-  return new Problem(403, 'forbidden', `The ${role} role may not do this; ask an administrator with the admin role.`);
+  return problem('forbidden', `The ${role} role may not do this; ask an administrator with the admin role.`);
 }
 
 /**

@@ -5,7 +5,7 @@ import QRCode from 'qrcode';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, SafeHtml } from '../http/html.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { EmailSchema } from '../accounts/users.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { readForm, redirect, safeNext, send } from '../web/page.ts';
@@ -54,12 +54,12 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/sign-in',
     publicConsolePage(services, async (p) => {
       const form = await readForm(p.ctx);
-      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw problem('csrf_failed', 'The form token is missing or wrong.');
       const next = consoleNext(form.get('next'), base());
       const email = (form.get('email') ?? '').trim().slice(0, 320);
       try {
         const parsed = EmailSchema.safeParse(email);
-        if (!parsed.success) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
+        if (!parsed.success) throw problem('unauthorized', 'Wrong credentials.');
         const session = await adminSignIn(services, { email: parsed.data, password: (form.get('password') ?? '').slice(0, 200), totp: form.get('totp') ?? '', ip: p.ctx.ip });
         setConsoleCookie(p.ctx, services, session.token, ADMIN_SESSION_SECONDS);
         redirect(p.ctx, next);
@@ -100,7 +100,7 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/setup',
     publicConsolePage(services, async (p) => {
       const form = await readForm(p.ctx);
-      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw problem('csrf_failed', 'The form token is missing or wrong.');
       const token = form.get('token') ?? '';
       const result = await completeSetup(services, {
         token,
@@ -161,7 +161,7 @@ export function consolePages(api: Api, services: Services): void {
       const form = await consoleForm(p);
       const email = EmailSchema.safeParse((form.get('email') ?? '').trim());
       const role = form.get('role');
-      if (!email.success || !isRole(role)) throw new Problem(400, 'validation_failed', 'An e-mail address and a role.');
+      if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
       const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
       await auditConsole(p, services, { action: 'createAdministrator', object_type: 'administrator', object_id: created.id, after: created });
       redirect(p.ctx, '/admin/view/administrators?done=added');
@@ -176,17 +176,17 @@ export function consolePages(api: Api, services: Services): void {
       const intent = form.get('intent');
       if (intent === 'resend-setup') {
         const administrator = await findAdministrator(services.db, id);
-        if (!administrator || administrator.status !== 'invited') throw new Problem(404, 'not_found', 'No administrator waiting for setup.');
+        if (!administrator || administrator.status !== 'invited') throw problem('not_found', 'No administrator waiting for setup.');
         await sendSetupLink(services, id);
         await auditConsole(p, services, { action: 'sendAdministratorSetupLink', object_type: 'administrator', object_id: id, after: administrator });
         return redirect(p.ctx, '/admin/view/administrators?done=setup_sent');
       }
       const role = form.get('role');
       const changes = intent === 'disable' ? { disabled: true } : intent === 'enable' ? { disabled: false } : isRole(role) ? { role } : undefined;
-      if (!changes) throw new Problem(400, 'validation_failed', 'A role, or disable or enable.');
+      if (!changes) throw problem('validation_failed', 'A role, or disable or enable.');
       if (intent === 'disable' && form.get('confirmed') !== 'yes') {
         const administrator = await findAdministrator(services.db, id);
-        if (!administrator) throw new Problem(404, 'not_found', 'No such administrator.');
+        if (!administrator) throw problem('not_found', 'No such administrator.');
         return send(p, 200, p.c('disableConfirmTitle', { email: administrator.email }), disableConfirmBody(p, administrator), '/admin/view/administrators', p.admin);
       }
       const { before, after } = await updateAdministrator(services, id, changes);

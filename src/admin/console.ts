@@ -3,7 +3,7 @@
 // token, role checks for every change, and every change written to the audit log like the JSON operations'.
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { keyedDigest } from '../secrets.ts';
 import type { Lang } from '../web/i18n.ts';
 import type { Site } from '../web/layout.ts';
@@ -117,5 +117,5 @@ function consoleOptions(services: Services) {
 
 /** A 404 for a console page whose object does not exist. */
 export function notInConsole(what: string): Problem {
-  return new Problem(404, 'not_found', `No such ${what}.`);
+  return problem('not_found', `No such ${what}.`);
 }

@@ -7,7 +7,7 @@ import { queryInt } from '../http/query-values.ts';
 import { ADMIN_ROLES, requireAdmin, type AdminActor } from './auth.ts';
 import { listAudit } from './audit.ts';
 import { adminSignIn, createAdministrator, findAdministrator, listAdministrators, updateAdministrator } from './administrators.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 
 const AuditRecord = z.object({
   id: z.string().describe('Increasing with time'),
@@ -94,7 +94,7 @@ export function adminRoutes(api: Api, services: Services): void {
     body: z.object({ role: Role.optional(), disabled: z.boolean().optional() }),
     responses: { 200: { description: 'The administrator after the change', schema: Administrator } },
     handler: async (ctx, { params, body }) => {
-      if (!(await findAdministrator(db, params.id))) throw new Problem(404, 'not_found', 'No such administrator.');
+      if (!(await findAdministrator(db, params.id))) throw problem('not_found', 'No such administrator.');
       const { before, after } = await updateAdministrator(services, params.id, body);
       ctx.state.auditBefore = before;
       ctx.body = after;

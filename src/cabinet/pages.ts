@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { notFound, Problem } from '../http/problem.ts';
+import { notFound, Problem, problem } from '../http/problem.ts';
+import { problemStatus } from '../http/problem-catalog.ts';
 import { STYLESHEET_PATH } from '../web/layout.ts';
 import { COMMENT_MAX, confirmBody, dealBody, homeBody, inviteBody, inviteInvalidBody, signInBody } from './page-views.ts';
 import { tokenUsable } from '../accounts/tokens.ts';
@@ -58,7 +59,7 @@ export function cabinetPages(api: Api, services: Services): void {
       const password = form.get('password') ?? '';
       let session: Session;
       try {
-        if (password.length > 200) throw new Problem(401, 'unauthorized', 'Wrong credentials.');
+        if (password.length > 200) throw problem('unauthorized', 'Wrong credentials.');
         session = await signInLimited(services, email, password, p.ctx.ip, p.ctx.get('User-Agent'));
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
@@ -268,7 +269,10 @@ async function confirmPage(
   const { snapshot, role } = await dealFor(services, actor, dealId);
   if (!roleMay(role, action)) throw notFound('No such deal.');
   const refused = refusal(snapshot, action, role);
-  if (refused) return dealPage(p, services, signed, dealId, 400, { error: problemWords(p.t, { code: refused.code, status: 400 }) });
+  if (refused) {
+    const status = problemStatus(refused.code);
+    return dealPage(p, services, signed, dealId, status, { error: problemWords(p.t, { code: refused.code, status }) });
+  }
   const getPath = `/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}`;
   send(p, status, p.t(`confirm_${action}_title`), confirmBody(p, { snapshot, action, csrf: signed.csrf, ...form }), getPath, signed);
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { EmailSchema, type User } from '../accounts/users.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { nonBlank } from '../http/text.ts';
 import { ApprovalView, DealView, DisputeView, PaymentView, dealView, paymentView } from '../deals/views.ts';
 import { DEAL_VERBS, type PaymentAction } from '../deals/rules.ts';
@@ -42,10 +42,10 @@ const DisputeReason = nonBlank(DISPUTE_REASON_MAX).describe('Why the dispute is 
  * validation failure: the messages recognised are the ones the schema itself gives a missing and a blank reason.
  */
 const MISSING_REASON = new Set([undefined, ' '].map((value) => DisputeReason.safeParse(value).error?.issues[0]?.message));
-function reasonRequired(problem: Problem): Problem {
-  const errors = problem.errors ?? [];
-  const missing = problem.code === 'validation_failed' && errors.length > 0 && errors.every((e) => e.path === 'reason' && MISSING_REASON.has(e.message));
-  return missing ? new Problem(400, 'reason_required', 'Say why you open the dispute: `reason` must not be empty.') : problem;
+function reasonRequired(refused: Problem): Problem {
+  const errors = refused.errors ?? [];
+  const missing = refused.code === 'validation_failed' && errors.length > 0 && errors.every((e) => e.path === 'reason' && MISSING_REASON.has(e.message));
+  return missing ? problem('reason_required', 'Say why you open the dispute: `reason` must not be empty.') : refused;
 }
 
 /** A message as the parties see it: where its files are stored stays inside. */

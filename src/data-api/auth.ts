@@ -3,7 +3,7 @@
 // key revoked in the cabinet is refused from the next request on, by every server instance.
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../log.ts';
-import { Problem, unauthorized } from '../http/problem.ts';
+import { Problem, problem, unauthorized } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { DATA_KEY_PREFIX } from './keys.ts';
 import { checkAndCount, costsNothing, giveBack, rateLimitHeaders, secondsUntilReset, type Usage } from './quota.ts';
@@ -36,8 +36,7 @@ export async function authenticate(ctx: Context, services: Services, units: numb
   ctx.state.dataUsage = usage;
   const headers = setRateLimitHeaders(ctx, usage);
   if (!usage.allowed) {
-    throw new Problem(
-      429,
+    throw problem(
       'quota_exceeded',
       `The monthly quota of ${usage.quota} requests of this account (tariff ${usage.tariff}) is used up; ` +
         `it renews at ${usage.resetsAt.toISOString()}. A higher tariff raises it.`,

@@ -4,7 +4,7 @@
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
@@ -93,13 +93,13 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       }
       if (intent === 'revoke') {
         const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
-        if (!key) throw new Problem(404, 'not_found', 'No such data API key of this account.');
+        if (!key) throw problem('not_found', 'No such data API key of this account.');
         if (form.get('confirmed') !== 'yes') return send(p, 200, p.d('revokeConfirmTitle', { name: keyName(p, key) }), revokeConfirmBody(p, account, key), accountPath(account.id), p.admin);
         const revoked = await revokeDataKey(db, account.id, key.id);
         await auditConsole(p, services, { action: 'revokeDataKey', object_type: 'data_key', object_id: key.id, before: key, after: { ...revoked, account_id: account.id } });
         return redirect(p.ctx, `${accountPath(account.id)}?done=revoked`);
       }
-      throw new Problem(400, 'validation_failed', 'A tariff, a quota, a new key or a key to revoke.');
+      throw problem('validation_failed', 'A tariff, a quota, a new key or a key to revoke.');
     }),
   );
 

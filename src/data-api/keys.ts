@@ -5,7 +5,7 @@ import type { PoolClient } from 'pg';
 import { z } from 'zod';
 import { inTransaction, type Db } from '../db.ts';
 import { ensureUser } from '../accounts/users.ts';
-import { notFound, Problem } from '../http/problem.ts';
+import { problem, notFound } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 
 export const DATA_KEY_PREFIX = 'svc_mcp_';
@@ -87,8 +87,7 @@ export async function issueOwnDataKey(db: Db, userId: string, name: string): Pro
       [userId],
     );
     if (active.rows[0]!.count >= ACTIVE_DATA_KEYS_MAX) {
-      throw new Problem(
-        409,
+      throw problem(
         'too_many_data_keys',
         `An account holds at most ${ACTIVE_DATA_KEYS_MAX} active data API keys; revoke one you no longer use first.`,
       );

@@ -3,7 +3,7 @@ import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import {
   CorporaSchema, CountriesSchema, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, PracticeResultsSchema,
   PracticeSearchInput, SearchTendersToolInput, SourcesSchema, tenderSearch, TenderCardSchema, TenderFacetsToolInput, TenderIdInput,
@@ -98,7 +98,7 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
     'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
     TenderIdInput, TenderCardSchema, async ({ id }) => {
       const card = await tenderCard(db, id);
-      if (!card) throw new Problem(404, 'not_found', `No tender ${id}. Take ids from search_tenders results.`);
+      if (!card) throw problem('not_found', `No tender ${id}. Take ids from search_tenders results.`);
       return card;
     });
   tool('tender_facets', 'Tender facets',

@@ -1,7 +1,7 @@
 // Supervisory practice and knowledge corpora: full-text search over court decisions and reference documents.
 import type { z } from 'zod';
 import type { Db } from '../db.ts';
-import { badRequest } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { CorporaSchema, KnowledgeResultsSchema, PracticeResultsSchema } from './schemas.ts';
 import { RANK_CANDIDATES } from './tenders.ts';
 
@@ -33,7 +33,7 @@ export async function searchKnowledge(
     const known = await db.query<{ key: string }>('SELECT key FROM knowledge_corpora WHERE key = ANY($1)', [keys]);
     const unknown = keys.filter((key) => !known.rows.some((row) => row.key === key));
     if (unknown.length > 0) {
-      throw badRequest('unknown_corpus', `Unknown corpus ${unknown.join(', ')}; GET /v1/corpora lists the available ones.`);
+      throw problem('unknown_corpus', `Unknown corpus ${unknown.join(', ')}; GET /v1/corpora lists the available ones.`);
     }
   }
   const result = await db.query<{ id: string; corpus_key: string; title: string; snippet: string; score: number; url: string | null }>(

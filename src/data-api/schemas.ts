@@ -2,7 +2,7 @@
 // input and output schemas, so both faces give the same data.
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import { QueryDate, QueryTimestamp, queryInt, queryNumber } from '../http/query-values.ts';
 
 export const MAX_LIMIT = 100;
@@ -62,7 +62,7 @@ function decodeCursor(value: string): TenderCursor {
   } catch {
     // not base64url JSON: refused below
   }
-  throw new Problem(400, 'invalid_cursor', 'cursor is not one this API gave; pass next_cursor from the previous page as it is.');
+  throw problem('invalid_cursor', 'cursor is not one this API gave; pass next_cursor from the previous page as it is.');
 }
 
 /**
@@ -117,7 +117,7 @@ export type TenderSearchInput = Omit<z.output<typeof TenderSearchQuery>, 'cursor
  * have a documented shape but contradict one another (conflicting_parameters), which a schema cannot say.
  */
 export function tenderSearch(input: z.output<typeof TenderSearchQuery>, text: 'q' | 'query' = 'q'): TenderSearchInput {
-  const conflict = (message: string) => new Problem(400, 'conflicting_parameters', message);
+  const conflict = (message: string) => problem('conflicting_parameters', message);
   const hasText = input.q !== undefined;
   if (input.sort === 'relevance' && !hasText) throw conflict(`sort=relevance needs ${text}: without text there is no relevance.`);
   if (input.value_min !== undefined && input.value_max !== undefined && input.value_min > input.value_max) {

@@ -3,7 +3,7 @@
 // picks how to find them from the planner's estimate of how common the query is (see fullTextSearch).
 import type { z } from 'zod';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import { countryNames } from './countries.ts';
 import {
   encodeCursor, type CountriesSchema, type FacetsSchema, type TenderCardSchema, type TenderFilters, type TenderListSchema,
@@ -182,7 +182,7 @@ async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bound
     });
   } catch (error) {
     if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
-    throw new Problem(503, 'search_timeout',
+    throw problem('search_timeout',
       `The search did not finish within ${bounds.timeoutMs / 1000} s: it has to read most tenders (a quoted phrase or a ` +
         'negation of very common words does). Remove the quotes, add a rarer word or a country, and try again.');
   }

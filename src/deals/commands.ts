@@ -4,7 +4,7 @@
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
@@ -97,7 +97,7 @@ function toProblem(error: unknown): unknown {
   if ((error as Error).name !== 'WorkflowUpdateFailedError') {
     const code = (error as { code?: number }).code;
     if (TRANSIENT_ERRORS.has((error as Error).name) || (code !== undefined && TRANSIENT_GRPC_CODES.has(code))) {
-      return new Problem(503, 'deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
+      return problem('deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
         headers: { 'Retry-After': '5' },
       });
     }
@@ -106,11 +106,11 @@ function toProblem(error: unknown): unknown {
   let activityFailed = false;
   for (let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined; cause; cause = (cause as { cause?: Error }).cause) {
     const type = (cause as { type?: string }).type;
-    if (type && Object.hasOwn(FAILURE_STATUS, type)) return new Problem(FAILURE_STATUS[type as ProblemCode]!, type as ProblemCode, cause.message);
+    if (type && Object.hasOwn(FAILURE_STATUS, type)) return problem(type as ProblemCode, cause.message);
     activityFailed ||= cause.name === 'ActivityFailure';
   }
   if (activityFailed) {
-    return new Problem(503, 'acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
+    return problem('acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
       headers: { 'Retry-After': '60' },
     });
   }

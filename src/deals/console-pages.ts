@@ -4,7 +4,8 @@
 // the deal service as the JSON operation does and is audited under that operation's id.
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
+import { problemStatus } from '../http/problem-catalog.ts';
 import { redirect, send } from '../web/page.ts';
 import { formatMoney } from '../web/i18n.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
@@ -134,12 +135,12 @@ export function dealConsolePages(api: Api, services: Services): void {
     '/admin/view/deals/:id/confirm/:move',
     page(async (p) => {
       const move = p.ctx.params.move;
-      if (!isMove(move)) throw new Problem(404, 'not_found', 'No such move.');
+      if (!isMove(move)) throw problem('not_found', 'No such move.');
       if (!mayMove(p.admin.role)) throw forbiddenFor(p.admin.role);
       const { snapshot, role } = await dealFor(services, ADMINISTRATOR, String(p.ctx.params.id));
       const refused = refusal(snapshot, move, role);
       const why = refused && p.d(`why_${(EXPLAINED as readonly string[]).includes(refused.code) ? refused.code : 'other'}` as DealConsoleMessage);
-      send(p, refused ? 400 : 200, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot, move, refusal: why }), undefined, p.admin);
+      send(p, refused ? problemStatus(refused.code) : 200, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot, move, refusal: why }), undefined, p.admin);
     }),
   );
 
@@ -148,7 +149,7 @@ export function dealConsolePages(api: Api, services: Services): void {
     page(async (p) => {
       const form = await consoleForm(p);
       const move = p.ctx.params.move;
-      if (!isMove(move)) throw new Problem(404, 'not_found', 'No such move.');
+      if (!isMove(move)) throw problem('not_found', 'No such move.');
       const id = String(p.ctx.params.id);
       const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
       const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
@@ -212,7 +213,7 @@ export function dealConsolePages(api: Api, services: Services): void {
       const form = await consoleForm(p);
       const id = String(p.ctx.params.id);
       const text = (form.get('text') ?? '').trim();
-      if (!text || text.length > MESSAGE_MAX) throw new Problem(400, 'validation_failed', 'Write the message (at most 5000 characters).');
+      if (!text || text.length > MESSAGE_MAX) throw problem('validation_failed', 'Write the message (at most 5000 characters).');
       const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });
       await auditConsole(p, services, { action: 'adminDisputeMessage', object_type: 'deal', object_id: id, after: { ...message, files: [] } });
       redirect(p.ctx, `/admin/view/disputes?done=message#dispute-${id}`);
@@ -225,7 +226,7 @@ export function dealConsolePages(api: Api, services: Services): void {
       const form = await consoleForm(p);
       const id = String(p.ctx.params.id);
       const outcome = form.get('outcome');
-      if (outcome !== 'release' && outcome !== 'refund') throw new Problem(400, 'validation_failed', 'Choose release or refund.');
+      if (outcome !== 'release' && outcome !== 'refund') throw problem('validation_failed', 'Choose release or refund.');
       const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
       const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
       const confirm = (status: number, error?: string, current: DealSnapshot = snapshot) =>

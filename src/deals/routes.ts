@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { notFound, Problem } from '../http/problem.ts';
+import { problem, notFound } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
 import { EmailSchema } from '../accounts/users.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
@@ -148,7 +148,7 @@ export function dealRoutes(api: Api, services: Services): void {
       // The deal first: a request for another marketplace's deal is 404 before its body is read.
       await dealFor(services, actor, params.deal_id);
       const bytes = await readRawBody(ctx, DOCUMENT_LIMIT_BYTES);
-      if (bytes.length === 0) throw new Problem(400, 'empty_document', 'The body is empty; send the file as the request body.');
+      if (bytes.length === 0) throw problem('empty_document', 'The body is empty; send the file as the request body.');
       ctx.status = 201;
       ctx.body = await addDocument(services, actor, params.deal_id, {
         kind: query.kind,

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Services } from '../services.ts';
 import { inTransaction } from '../db.ts';
 import { insertWebhookEvent } from '../webhooks/events.ts';
-import { notFound, Problem } from '../http/problem.ts';
+import { notFound, Problem, problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
 import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
 import { EscrowConfigError, escrowProvider, PROVIDER_CURRENCIES, providerForMode } from '../escrow/providers.ts';
@@ -147,15 +147,14 @@ function refuseCurrency(marketplace: Marketplace, currency: string): void {
   const takes = PROVIDER_CURRENCIES[providerForMode(marketplace.mode)];
   if (takes.includes(currency)) return;
   const message = `must be one of ${takes.join(', ')}: a ${marketplace.mode} marketplace's deals are paid through ${providerForMode(marketplace.mode)}, which takes no ${currency}`;
-  throw new Problem(400, 'validation_failed', `The request body is invalid: currency: ${message}`, { errors: [{ path: 'currency', message }] });
+  throw problem('validation_failed', `The request body is invalid: currency: ${message}`, { errors: [{ path: 'currency', message }] });
 }
 
 /** 409 deal_conflict naming the fields the input gives with other values than the stored deal has, if any. */
 export function refuseConflicts(deal: DealRecord, input: DealInput): void {
   const conflicts = dealConflicts(deal, input);
   if (conflicts.length === 0) return;
-  throw new Problem(
-    409,
+  throw problem(
     'deal_conflict',
     `The external_id ${JSON.stringify(deal.external_id)} already names a deal with other values of: ${conflicts.join(', ')}. ` +
       'Repeat the creation with the stored values, or use a new external_id for a new deal.',
@@ -166,7 +165,7 @@ export function refuseConflicts(deal: DealRecord, input: DealInput): void {
 /** A page of the marketplace's deals; a cursor naming a deal that is not its own is 400. */
 export async function marketplaceDeals(services: Services, marketplace: Marketplace, filter: Omit<DealListFilter, 'marketplaceId'>) {
   if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await marketplaceHasDeal(services.db, marketplace.id, filter.startingAfter)))) {
-    throw new Problem(400, 'invalid_cursor', 'starting_after must be the id of one of your deals, as a previous page listed it.');
+    throw problem('invalid_cursor', 'starting_after must be the id of one of your deals, as a previous page listed it.');
   }
   return listDeals(services.db, { ...filter, marketplaceId: marketplace.id });
 }
@@ -227,13 +226,12 @@ export async function startApproval(services: Services, actor: DealActor, dealId
 export async function startEscrow(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: { amount: number; description: string }) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'start_escrow');
   if (input.amount > snapshot.deal.amount) {
-    throw new Problem(400, 'amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
+    throw problem('amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
   }
   const provider = providerForMode(actor.marketplace.mode);
   // A deal made while the marketplace was in sandbox mode may be in a currency its live acquirer does not take.
   if (!PROVIDER_CURRENCIES[provider].includes(snapshot.deal.currency)) {
-    throw new Problem(
-      400,
+    throw problem(
       'currency_not_supported',
       `The deal is in ${snapshot.deal.currency}, and this marketplace's acquirer (${provider}) takes only ${PROVIDER_CURRENCIES[provider].join(', ')}.`,
     );
@@ -243,7 +241,7 @@ export async function startEscrow(services: Services, actor: DealActor & { marke
     holdLimitSeconds = escrowProvider(provider, services.config).holdLimitSeconds;
   } catch (error) {
     if (!(error instanceof EscrowConfigError)) throw error;
-    throw new Problem(503, 'acquirer_not_configured', `Live escrow is not configured on this service: ${error.message}`);
+    throw problem('acquirer_not_configured', `Live escrow is not configured on this service: ${error.message}`);
   }
   return updateDeal(services, snapshot, startEscrowUpdate, {
     amount: input.amount,
@@ -278,7 +276,7 @@ export async function decideApproval(services: Services, user: User, approvalId:
  */
 export async function moveEscrow(services: Services, actor: DealActor, dealId: string, action: PaymentAction, reason = '') {
   const { snapshot, role } = await dealForVerb(services, actor, dealId, action);
-  if (action === 'dispute' && !reason.trim()) throw new Problem(400, 'reason_required', 'Say why you open the dispute.');
+  if (action === 'dispute' && !reason.trim()) throw problem('reason_required', 'Say why you open the dispute.');
   const mover: MovePaymentInput['actor'] = role === 'buyer' ? 'buyer' : 'administrator';
   return updateDeal(services, snapshot, movePaymentUpdate, { action, actor: mover, reason: reason.trim() || undefined });
 }
@@ -289,7 +287,7 @@ export async function moveEscrow(services: Services, actor: DealActor, dealId: s
  */
 export async function resolveDispute(services: Services, dealId: string, outcome: 'release' | 'refund', reason: string) {
   const { snapshot } = await dealForVerb(services, { kind: 'administrator' }, dealId, 'resolve');
-  if (!reason.trim()) throw new Problem(400, 'reason_required', 'Write the reason for the decision; both sides will read it.');
+  if (!reason.trim()) throw problem('reason_required', 'Write the reason for the decision; both sides will read it.');
   return updateDeal(services, snapshot, movePaymentUpdate, { action: outcome, actor: 'arbiter', reason: reason.trim() });
 }
 
@@ -340,7 +338,7 @@ export async function resendInvitation(services: Services, marketplace: Marketpl
   const { snapshot } = await dealFor(services, { kind: 'marketplace', marketplace }, dealId);
   const { hits, retry_after } = await countInvitationResend(services.db, dealId, INVITATION_WINDOW_SECONDS);
   if (hits > INVITATIONS_PER_WINDOW) {
-    throw new Problem(429, 'too_many_invitations', `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`, {
+    throw problem('too_many_invitations', `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`, {
       headers: { 'Retry-After': String(Math.max(retry_after, 1)) },
     });
   }
@@ -399,7 +397,7 @@ const ADMINISTRATOR: DealActor = { kind: 'administrator' };
 /** A page of every marketplace's deals; a cursor that names no deal is 400. */
 export async function administratorDeals(services: Services, filter: DealListFilter) {
   if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await findDeal(services.db, { id: filter.startingAfter })))) {
-    throw new Problem(400, 'invalid_cursor', 'starting_after must be the id of a deal, as a previous page listed it.');
+    throw problem('invalid_cursor', 'starting_after must be the id of a deal, as a previous page listed it.');
   }
   return listDeals(services.db, filter);
 }
@@ -421,7 +419,7 @@ export function temporalUrl(services: Services, deal: DealRecord): string {
 /** A page of disputes with their deals: open ones oldest first; a cursor that names no dispute of that status is 400. */
 export async function disputeQueue(services: Services, filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string }) {
   if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await hasDispute(services.db, filter.startingAfter, filter.status)))) {
-    throw new Problem(400, 'invalid_cursor', `starting_after must be the deal id of a ${filter.status} dispute, as a previous page listed it.`);
+    throw problem('invalid_cursor', `starting_after must be the deal id of a ${filter.status} dispute, as a previous page listed it.`);
   }
   const { rows, hasMore } = await listDisputes(services.db, filter);
   const snapshots = await Promise.all(rows.map((row) => loadSnapshot(services.db, row.deal_id)));

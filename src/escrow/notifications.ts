@@ -7,7 +7,7 @@ import type { Api } from '../http/api.ts';
 import { LARGE_BODY_LIMIT_BYTES } from '../http/body.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { dealWorkflowId } from '../deals/model.ts';
 import { loadSnapshot } from '../deals/store.ts';
 import { signalDeal } from '../deals/commands.ts';
@@ -95,5 +95,5 @@ async function receive(services: Services, log: Logger, providerPaymentId: strin
 }
 
 function unavailable(detail: string): Problem {
-  return new Problem(503, 'temporarily_unavailable', `${detail} Retry later.`, { headers: { 'Retry-After': '30' } });
+  return problem('temporarily_unavailable', `${detail} Retry later.`, { headers: { 'Retry-After': '30' } });
 }

@@ -6,7 +6,7 @@ import Koa, { type Context, type Middleware } from 'koa';
 import helmet from 'koa-helmet';
 import type { Logger } from '../log.ts';
 import { createRouter, type Api } from './api.ts';
-import { Problem } from './problem.ts';
+import { Problem, problem } from './problem.ts';
 import { docsRouter } from './docs.ts';
 import { problemPagesRouter } from './problem-pages.ts';
 import { HttpMetrics } from './metrics.ts';
@@ -52,7 +52,7 @@ export function createApp(options: AppOptions): Koa {
     const failing = await failingChecks(options.health);
     ctx.set('Cache-Control', 'no-store');
     if (failing.length > 0) {
-      throw new Problem(503, 'not_ready', `Not ready: ${failing.join(', ')} not answering yet. Retry shortly.`, {
+      throw problem('not_ready', `Not ready: ${failing.join(', ')} not answering yet. Retry shortly.`, {
         headers: { 'Retry-After': '1' },
       });
     }
@@ -112,42 +112,43 @@ function requestIdAndAccessLog(logger: Logger, metrics: HttpMetrics): Middleware
 /** Every error becomes problem+json; unexpected ones are logged and answered without internals. */
 function problems(baseUrl: string, logger: Logger): Middleware {
   return async (ctx, next) => {
-    let problem: Problem | undefined;
+    let answer: Problem | undefined;
     try {
       await next();
-      if (ctx.body == null && ctx.status === 404) problem = new Problem(404, 'not_found', `No route ${ctx.path}.`);
+      if (ctx.body == null && ctx.status === 404) answer = problem('not_found', `No route ${ctx.path}.`);
       if (ctx.body == null && ctx.status === 405) {
-        problem = new Problem(405, 'method_not_allowed', `${ctx.method} is not allowed here; use ${ctx.response.get('Allow')}.`);
+        answer = problem('method_not_allowed', `${ctx.method} is not allowed here; use ${ctx.response.get('Allow')}.`);
       }
     } catch (error) {
-      problem = toProblem(error);
+      answer = toProblem(error);
       const log = (ctx.state.log as Logger | undefined) ?? logger;
       // A dependency that is away (503) is an outage to see in the log, not a defect of ours: no stack, no alarm word.
-      if (problem.status === 503 && !(error instanceof Problem)) log.warn({ code: problem.code, reason: (error as Error).message }, 'dependency unavailable');
-      else if (problem.status >= 500 && !(error instanceof Problem)) log.error({ err: error }, 'unhandled error');
+      if (answer.status === 503 && !(error instanceof Problem)) log.warn({ code: answer.code, reason: (error as Error).message }, 'dependency unavailable');
+      else if (answer.status >= 500 && !(error instanceof Problem)) log.error({ err: error }, 'unhandled error');
     }
-    if (!problem) return;
-    ctx.status = problem.status;
-    for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
-    ctx.body = problem.body(baseUrl);
+    if (!answer) return;
+    ctx.status = answer.status;
+    for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+    ctx.body = answer.body(baseUrl);
     ctx.type = 'application/problem+json';
   };
 }
 
 function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;
-  // Errors thrown by Koa itself and its helpers carry an HTTP status and a safe message.
+  // Errors thrown by Koa itself and its helpers carry an HTTP status and a safe message: raw-body's for a body that
+  // does not match its Content-Length (its other 4xx, too large and aborted, are read in body.ts).
   const status = (error as { status?: number; expose?: boolean }).status;
   if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
-    return new Problem(status, 'bad_request', (error as Error).message);
+    return problem('bad_request', (error as Error).message);
   }
   if (temporalUnavailable(error)) {
-    return new Problem(503, 'temporal_unavailable', 'The workflow engine does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+    return problem('temporal_unavailable', 'The workflow engine does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
   }
   if (databaseUnavailable(error)) {
-    return new Problem(503, 'database_unavailable', 'The database does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+    return problem('database_unavailable', 'The database does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
   }
-  return new Problem(500, 'internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.');
+  return problem('internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.');
 }
 
 /**

@@ -3,7 +3,7 @@
 // than a pass or two over the bytes read.
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import { Problem } from './problem.ts';
+import { Problem, problem } from './problem.ts';
 import { assertText, jsonDepthError, tooDeepProblem } from './text.ts';
 
 /**
@@ -33,7 +33,7 @@ export async function readRawBody(ctx: Context, limitBytes: number): Promise<Buf
   } catch (error) {
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') throw tooLarge(limit);
-    if (type === 'request.aborted') throw new Problem(400, 'request_aborted', 'The client closed the request early.');
+    if (type === 'request.aborted') throw problem('request_aborted', 'The client closed the request early.');
     throw error;
   }
 }
@@ -43,7 +43,7 @@ export async function readJsonBody(ctx: Context, limitBytes = SMALL_BODY_LIMIT_B
   const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody) return {};
   if (!ctx.is('application/json', '+json')) {
-    throw new Problem(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+    throw problem('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
   }
   const raw = await readRawBody(ctx, limitBytes);
   if (raw.length === 0) return {};
@@ -61,7 +61,7 @@ export function parseJsonText(text: string): unknown {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new Problem(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
+    throw problem('invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
   }
   assertText(parsed, 'body');
   return parsed;
@@ -75,7 +75,7 @@ export function parseJsonText(text: string): unknown {
 export async function readUrlencodedForm(ctx: Context, limitBytes = FORM_LIMIT_BYTES): Promise<URLSearchParams> {
   const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody) return new URLSearchParams();
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new Problem(415, 'unsupported_media_type', 'Send the form urlencoded.');
+  if (!ctx.is('application/x-www-form-urlencoded')) throw problem('unsupported_media_type', 'Send the form urlencoded.');
   const form = new URLSearchParams((await readRawBody(ctx, limitBytes)).toString('utf8'));
   const values = new Map<string, string[]>();
   for (const [key, value] of form) {
@@ -88,5 +88,5 @@ export async function readUrlencodedForm(ctx: Context, limitBytes = FORM_LIMIT_B
 }
 
 function tooLarge(limitBytes: number): Problem {
-  return new Problem(413, 'payload_too_large', `The body is larger than the limit of ${limitBytes} bytes.`);
+  return problem('payload_too_large', `The body is larger than the limit of ${limitBytes} bytes.`);
 }

@@ -3,7 +3,7 @@
 // (Response.formData): Node 20's parser refuses a file that merely contains the boundary text, which RFC 2046 allows
 // (only CRLF "--" boundary ends a part), so evidence such as a saved e-mail could not be uploaded.
 import type { Context } from 'koa';
-import { Problem } from './problem.ts';
+import { Problem, problem } from './problem.ts';
 import { readRawBody } from './body.ts';
 
 export interface FormFile {
@@ -23,7 +23,7 @@ const HEADERS_END = Buffer.from('\r\n\r\n');
 
 /** Reads the body as multipart/form-data: 415 for another type, 413 above `limitBytes`, 400 bad_request when malformed. */
 export async function readMultipart(ctx: Context, limits: { limitBytes: number; maxParts: number }): Promise<MultipartForm> {
-  if (!ctx.is('multipart/form-data')) throw new Problem(415, 'unsupported_media_type', 'Send the form as multipart/form-data.');
+  if (!ctx.is('multipart/form-data')) throw problem('unsupported_media_type', 'Send the form as multipart/form-data.');
   const boundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(ctx.get('Content-Type'));
   if (!boundary) throw malformed('its Content-Type names no boundary');
   const raw = await readRawBody(ctx, limits.limitBytes);
@@ -42,7 +42,7 @@ export function parseMultipart(raw: Buffer, boundary: string, maxParts: number):
     if (body.subarray(start, start + 2).toString('latin1') === '--') return form; // the close delimiter; an epilogue is ignored
     while (body[start] === 0x20 || body[start] === 0x09) start++; // transport padding
     if (!body.subarray(start, start + 2).equals(CRLF)) throw malformed('a boundary line does not end with CRLF');
-    if (parts === maxParts) throw new Problem(400, 'bad_request', `The form has more than ${maxParts} parts.`);
+    if (parts === maxParts) throw problem('bad_request', `The form has more than ${maxParts} parts.`);
     const next = body.indexOf(delimiter, start + 2);
     if (next < 0) throw malformed('it ends before its closing boundary');
     addPart(form, body.subarray(start + 2, next));
@@ -96,5 +96,5 @@ function dispositionParams(header: string): Map<string, string> {
 }
 
 function malformed(why: string): Problem {
-  return new Problem(400, 'bad_request', `The body is not valid multipart/form-data: ${why}.`);
+  return problem('bad_request', `The body is not valid multipart/form-data: ${why}.`);
 }

@@ -1,10 +1,11 @@
-// Every problem `code` the service can answer, documented once: GET /problems/{code} serves these entries, and
-// test/problem-catalog.test.ts fails when the code base emits a code that has no entry here.
+// Every problem `code` the service can answer, documented once: GET /problems/{code} serves these entries, problem()
+// (src/http/problem.ts) takes each code's status from here, and test/problem-catalog.test.ts fails when the code base
+// emits a code that has no entry here. Types and constants only: the deal workflow's bundle may import it.
 
 export interface ProblemType {
   title: string;
-  /** The HTTP statuses this code comes with. */
-  statuses: number[];
+  /** The HTTP statuses this code comes with: the first unless the call site picks another (problem()'s `status`). */
+  readonly statuses: readonly [number, ...number[]];
   meaning: string;
   action: string;
 }
@@ -467,15 +468,27 @@ const CATALOG = {
     meaning: 'An account holds at most 20 active data API keys at a time; this one has that many already. Nothing was issued.',
     action: 'Revoke a key you no longer use (POST /cabinet/data-keys/{id}/revoke, or the cabinet’s data keys page), then issue the new one.',
   },
-} satisfies Record<string, ProblemType>;
+} as const satisfies Record<string, ProblemType>;
 
-/** Every code the service answers: `new Problem(…)` takes only these, so a code without an entry does not compile. */
+/** Every code the service answers: problem() takes only these, so a code without an entry does not compile. */
 export type ProblemCode = keyof typeof CATALOG;
 
+/** The statuses the catalog lists for a code (for every code when C is the union). */
+export type ProblemStatus<C extends ProblemCode = ProblemCode> = (typeof CATALOG)[C]['statuses'][number];
 
-/** The entry for a code, or undefined; inherited names such as `constructor` are not codes. */
+/** The status a code answers with unless its call site picks another of its statuses. */
+export function problemStatus<C extends ProblemCode>(code: C): ProblemStatus<C> {
+  return CATALOG[code].statuses[0];
+}
+
+/** Whether a string (a workflow failure's type, a page's path) is a code; inherited names such as `constructor` are not. */
+export function isProblemCode(code: string): code is ProblemCode {
+  return Object.hasOwn(CATALOG, code);
+}
+
+/** The entry for a code, or undefined. */
 export function problemType(code: string): ProblemType | undefined {
-  return Object.hasOwn(CATALOG, code) ? CATALOG[code as ProblemCode] : undefined;
+  return isProblemCode(code) ? CATALOG[code] : undefined;
 }
 
 export function problemCodes(): string[] {

@@ -3,7 +3,7 @@
 import type Router from '@koa/router';
 import { createRouter } from './api.ts';
 import { STATUS_CODES } from 'node:http';
-import { Problem } from './problem.ts';
+import { problem } from './problem.ts';
 import { problemType, type ProblemType } from './problem-catalog.ts';
 import { escapeHtml } from './html.ts';
 
@@ -12,7 +12,7 @@ export function problemPagesRouter(baseUrl: string): Router {
   router.get('/problems/:code', (ctx) => {
     const code = ctx.params.code!;
     const entry = problemType(code);
-    if (!entry) throw new Problem(404, 'not_found', `There is no problem type ${JSON.stringify(code)}.`);
+    if (!entry) throw problem('not_found', `There is no problem type ${JSON.stringify(code)}.`);
     ctx.vary('Accept');
     ctx.set('Cache-Control', 'public, max-age=3600');
     if (ctx.accepts('html', 'json') === 'json') {

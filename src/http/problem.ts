@@ -1,5 +1,6 @@
-// RFC 9457 problem details, made in one place. Handlers throw a Problem; the error middleware renders it.
-import type { ProblemCode } from './problem-catalog.ts';
+// RFC 9457 problem details, made in one place. Handlers throw problem(code, detail); the error middleware renders it.
+// The catalog (problem-catalog.ts) owns each code's status and words: a call site names the code, never the status.
+import { problemStatus, type ProblemCode, type ProblemStatus } from './problem-catalog.ts';
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 
@@ -11,21 +12,24 @@ export interface FieldError {
 /** RFC 9457 §3.2 extension members of one problem type (deal_conflict's `fields`); never a standard member's name. */
 export type ProblemExtensions = Record<string, unknown> & { [K in 'type' | 'title' | 'status' | 'detail' | 'code' | 'errors']?: never };
 
-export class Problem extends Error {
-  readonly status: number;
-  readonly code: ProblemCode;
+export interface ProblemOptions<C extends ProblemCode = ProblemCode> {
+  /** Another status the catalog lists for this code (a code answers with its first one otherwise). */
+  status?: ProblemStatus<C>;
+  headers?: Record<string, string>;
+  errors?: FieldError[];
+  extensions?: ProblemExtensions;
+}
+
+export class Problem<C extends ProblemCode = ProblemCode> extends Error {
+  readonly status: ProblemStatus<C>;
+  readonly code: C;
   readonly headers: Record<string, string>;
   readonly errors?: FieldError[];
   readonly extensions: ProblemExtensions;
 
-  constructor(
-    status: number,
-    code: ProblemCode,
-    detail: string,
-    options: { headers?: Record<string, string>; errors?: FieldError[]; extensions?: ProblemExtensions } = {},
-  ) {
+  constructor(code: C, detail: string, options: ProblemOptions<NoInfer<C>> = {}) {
     super(detail);
-    this.status = status;
+    this.status = options.status ?? problemStatus(code);
     this.code = code;
     this.headers = options.headers ?? {};
     this.errors = options.errors;
@@ -56,12 +60,15 @@ export interface ProblemBody {
   [member: string]: unknown;
 }
 
-export const badRequest = (code: ProblemCode, detail: string) => new Problem(400, code, detail);
+/** The problem of this code, with the status the catalog gives it (or another the catalog lists, as `status`). */
+export function problem<C extends ProblemCode>(code: C, detail: string, options?: ProblemOptions<NoInfer<C>>): Problem<C> {
+  return new Problem(code, detail, options);
+}
 
-export const notFound = (detail = 'No such resource.') => new Problem(404, 'not_found', detail);
+export const notFound = (detail = 'No such resource.') => problem('not_found', detail);
 
 export function unauthorized(detail: string, challenge?: string): Problem {
-  return new Problem(401, 'unauthorized', detail, challenge ? { headers: { 'WWW-Authenticate': challenge } } : {});
+  return problem('unauthorized', detail, challenge ? { headers: { 'WWW-Authenticate': challenge } } : {});
 }
 
 export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'path'): Problem {
@@ -78,7 +85,7 @@ export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'p
   const named = errors.slice(0, MAX_FIELD_ERRORS);
   const summary = named.map((e) => `${e.path}: ${e.message}`).join('; ');
   const more = total > named.length ? ` (and ${total - named.length} more)` : '';
-  return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}${more}`, { errors: named });
+  return problem('validation_failed', `The request ${where} is invalid: ${summary}${more}`, { errors: named });
 }
 
 /** The most invalid fields one validation_failed names (text.ts names as many refused strings). */

@@ -9,7 +9,7 @@
 // its size, and a refusal names at most MAX_TEXT_ERRORS strings.
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { Problem, type FieldError } from './problem.ts';
+import { Problem, problem, type FieldError } from './problem.ts';
 
 const FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -215,7 +215,7 @@ function jsonKey(raw: string): string {
 /** The 400 validation_failed for a value nested too deep. */
 export function tooDeepProblem(error: FieldError, where: Where): Problem {
   const named = { ...error, path: error.path || where };
-  return new Problem(400, 'validation_failed', `The request ${where} is invalid: ${named.path} ${named.message}.`, { errors: [named] });
+  return problem('validation_failed', `The request ${where} is invalid: ${named.path} ${named.message}.`, { errors: [named] });
 }
 
 /** Where a request's text came from, as a refusal names it. */
@@ -233,7 +233,7 @@ export function assertText(value: unknown, where: Where): void {
   if (errors.length === 0) return;
   const summary = errors.map((error) => `${error.path} ${error.message}`).join('; ');
   const more = errors.length === MAX_TEXT_ERRORS ? ` (the first ${MAX_TEXT_ERRORS} named)` : '';
-  throw new Problem(400, 'validation_failed', `The request ${where} is invalid: ${summary}${more}.`, { errors });
+  throw problem('validation_failed', `The request ${where} is invalid: ${summary}${more}.`, { errors });
 }
 
 /** The path, the query and the headers of every request, before any route sees them. */
@@ -248,7 +248,7 @@ export function requestText(): Middleware {
     });
     const pathErrors = badTextFields(segments).map(({ message }) => ({ path: 'path', message }));
     if (pathErrors.length > 0) {
-      throw new Problem(400, 'validation_failed', `The request path is invalid: it ${pathErrors[0]!.message}.`, { errors: pathErrors });
+      throw problem('validation_failed', `The request path is invalid: it ${pathErrors[0]!.message}.`, { errors: pathErrors });
     }
     assertText(ctx.query, 'query');
     // Node's parser refuses NUL, CR and LF in headers already; the other controls it lets through.
@@ -257,7 +257,7 @@ export function requestText(): Middleware {
     );
     if (headerErrors.length > 0) {
       const summary = headerErrors.map((error) => `${error.path} ${error.message}`).join('; ');
-      throw new Problem(400, 'validation_failed', `The request headers are invalid: ${summary}.`, { errors: headerErrors });
+      throw problem('validation_failed', `The request headers are invalid: ${summary}.`, { errors: headerErrors });
     }
     await next();
   };

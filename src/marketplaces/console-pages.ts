@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import { html } from '../http/html.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { redirect, send } from '../web/page.ts';
@@ -246,7 +246,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         case 'replay': {
           const attemptId = text(form.get('attempt_id'), 36);
           const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
-          if (!found) throw new Problem(404, 'not_found', 'No such webhook delivery or attempt.');
+          if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
           const started = await startDelivery(services, found.event_id);
           await auditConsole(p, services, { action: 'replayWebhook', object_type: 'webhook_delivery', object_id: attemptId, after: started });
           return redirect(p.ctx, `${cardPath(id)}?done=replayed#log`);
@@ -254,7 +254,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         case 'replay-since': {
           const raw = text(form.get('since'), 40);
           const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : undefined;
-          if (!since || Number.isNaN(since.getTime())) throw new Problem(400, 'validation_failed', 'A date and time to replay from.');
+          if (!since || Number.isNaN(since.getTime())) throw problem('validation_failed', 'A date and time to replay from.');
           const shown = since.toISOString().slice(0, 19).replace('T', ' ');
           if (!confirmed) {
             const count = (await failedEventsSince(db, id, since)).length;
@@ -267,7 +267,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           return redirect(p.ctx, `${cardPath(id)}?done=replayed_since&n=${replayed}#log`);
         }
         default:
-          throw new Problem(400, 'validation_failed', 'An action of the form.');
+          throw problem('validation_failed', 'An action of the form.');
       }
     }),
   );

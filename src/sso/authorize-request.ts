@@ -2,8 +2,7 @@
 // redirect URI are checked first: until both are known good, every error is a 400 page and nothing redirects.
 // `state` is required (also a 400 page). Later errors go back to the client as RFC 6749 §4.1.2.1 error redirects.
 import type { Db } from '../db.ts';
-import { Problem } from '../http/problem.ts';
-import type { ProblemCode } from '../http/problem-catalog.ts';
+import { problem } from '../http/problem.ts';
 import { findClient, type SsoClient } from './clients.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
 
@@ -69,22 +68,20 @@ export class Params {
   }
 }
 
-const pageProblem = (code: ProblemCode, detail: string) => new Problem(400, code, detail);
-
 export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Checked> {
   const clientId = params.get('client_id');
-  if (!clientId) throw pageProblem('unknown_client', 'client_id is missing or repeated.');
+  if (!clientId) throw problem('unknown_client', 'client_id is missing or repeated.');
   const client = await findClient(db, clientId);
-  if (!client) throw pageProblem('unknown_client', 'No SSO client has this client_id.');
+  if (!client) throw problem('unknown_client', 'No SSO client has this client_id.');
 
   const redirectUri = params.get('redirect_uri');
-  if (!redirectUri) throw pageProblem('redirect_uri_not_allowed', 'redirect_uri is missing or repeated.');
+  if (!redirectUri) throw problem('redirect_uri_not_allowed', 'redirect_uri is missing or repeated.');
   const target = matchRedirectUri(redirectUri, client.redirect_uris);
-  if (!target) throw pageProblem('redirect_uri_not_allowed', 'The redirect_uri is not one the client registered.');
+  if (!target) throw problem('redirect_uri_not_allowed', 'The redirect_uri is not one the client registered.');
 
   const state = params.get('state');
-  if (!state) throw pageProblem('state_required', 'state is required (and once): a random value the client checks on return.');
-  if (state.length > MAX_STATE) throw pageProblem('state_required', `state is longer than ${MAX_STATE} characters.`);
+  if (!state) throw problem('state_required', 'state is required (and once): a random value the client checks on return.');
+  if (state.length > MAX_STATE) throw problem('state_required', `state is longer than ${MAX_STATE} characters.`);
 
   const refuse = (error: string, description: string): Checked => ({ refusal: { target, state, error, description } });
   for (const name of CARRIED) if (params.get(name) === null) return refuse('invalid_request', `${name} is repeated.`);

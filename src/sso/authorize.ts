@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { bearerToken } from '../admin/auth.ts';
 import { userForToken } from '../accounts/sessions.ts';
 import { signIn, type Session } from '../accounts/operations.ts';
@@ -69,7 +69,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
         const token = bearerToken(authorization);
         const user = token ? await userForToken(services.db, token) : undefined;
         if (!token || !user) {
-          throw new Problem(401, 'unauthorized', 'The cabinet token is not valid or has expired; sign in again.', {
+          throw problem('unauthorized', 'The cabinet token is not valid or has expired; sign in again.', {
             headers: { 'WWW-Authenticate': 'Bearer realm="sso", error="invalid_token"' },
           });
         }
@@ -103,7 +103,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
     }),
     handler: ssoPage(services, async (p, params, form) => {
       if (!validPreSessionCsrf(p.ctx, services, form?.get('_csrf') ?? undefined)) {
-        throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+        throw problem('csrf_failed', 'The form token is missing or wrong.');
       }
       const checked = await checkAuthorizeRequest(services.db, params);
       if ('refusal' in checked) return refuse(p.ctx, services, checked.refusal, 303);

@@ -3,7 +3,7 @@
 // sealed with the master key so that the card can show it. A disabled client, like the client of an inactive
 // marketplace, is not usable: every lookup that authorizes or authenticates goes through USABLE.
 import { isUniqueViolation, type DbClient } from '../db.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret, safeEqual } from '../secrets.ts';
 
 export const CLIENT_SECRET_PREFIX = 'cs_';
@@ -60,7 +60,7 @@ export async function createClient(
     );
     return card(masterKey, result.rows[0]!);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new Problem(409, 'client_id_taken', `An SSO client with client_id ${JSON.stringify(input.client_id)} is already registered.`);
+    if (isUniqueViolation(error)) throw problem('client_id_taken', `An SSO client with client_id ${JSON.stringify(input.client_id)} is already registered.`);
     throw error;
   }
 }
@@ -112,8 +112,7 @@ export async function listClients(
 
 /** Why a change or deletion of a marketplace's own client is refused: the marketplace's settings decide it. */
 function ownedByMarketplace(action: string): Problem {
-  return new Problem(
-    409,
+  return problem(
     'sso_client_of_marketplace',
     `This SSO client was made with its marketplace and belongs to it: ${action} it through the marketplace (PATCH /admin/marketplaces/{id} ` +
       'with sso_redirect_uri, or deactivate the marketplace). It can only be disabled and enabled here.',

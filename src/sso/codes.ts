@@ -120,26 +120,26 @@ async function whyNotRedeemed(db: Db, codeHash: Buffer, clientId: string, redire
     [codeHash],
   );
   const code = found.rows[0];
-  const grantProblem = (status: number, problemCode: ProblemCode, detail: string) => new OAuthProblem(status, problemCode, 'invalid_grant', detail);
-  const unknown = grantProblem(400, 'invalid_code', 'The authorization code is not valid for this client.');
+  const grantProblem = (problemCode: ProblemCode, detail: string) => new OAuthProblem(problemCode, 'invalid_grant', detail);
+  const unknown = grantProblem('invalid_code', 'The authorization code is not valid for this client.');
   if (!code) return unknown;
   if (code.consumed) {
     // RFC 6749 §4.1.2: a code used twice may have been stolen; whatever the first use issued stops working.
     await db.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);
     return code.client_id === clientId
-      ? grantProblem(400, 'code_already_used', 'The authorization code is already used; tokens issued with it are revoked. Start a new sign-in.')
+      ? grantProblem('code_already_used', 'The authorization code is already used; tokens issued with it are revoked. Start a new sign-in.')
       : unknown;
   }
   if (code.client_id !== clientId) return unknown;
-  if (code.expired) return grantProblem(400, 'code_expired', 'The authorization code has expired. Start a new sign-in.');
+  if (code.expired) return grantProblem('code_expired', 'The authorization code has expired. Start a new sign-in.');
   if (code.redirect_uri !== redirectUri) {
-    return grantProblem(400, 'redirect_uri_mismatch', 'The redirect_uri differs from the one given at the authorize step.');
+    return grantProblem('redirect_uri_mismatch', 'The redirect_uri differs from the one given at the authorize step.');
   }
   if (code.code_challenge === null && challenge !== null) {
-    return grantProblem(400, 'invalid_code_verifier', 'A code_verifier was sent, but the authorize step had no code_challenge.');
+    return grantProblem('invalid_code_verifier', 'A code_verifier was sent, but the authorize step had no code_challenge.');
   }
   if (code.code_challenge !== challenge) {
-    return grantProblem(400, 'invalid_code_verifier', challenge === null ? 'The code_verifier is required: the authorize step had a code_challenge.' : 'The code_verifier does not match the code_challenge.');
+    return grantProblem('invalid_code_verifier', challenge === null ? 'The code_verifier is required: the authorize step had a code_challenge.' : 'The code_verifier does not match the code_challenge.');
   }
   return unknown; // consumed or expired between the two statements
 }

@@ -5,7 +5,7 @@
 import type { Api } from '../http/api.ts';
 import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import { sameToken } from '../web/session.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { AuthorizeQuery } from './authorize.ts';
@@ -56,7 +56,7 @@ export function consentRoutes(api: Api, services: Services): void {
     handler: ssoPage(services, async (p, params, form) => {
       const session = await browserSession(p.ctx, services);
       if (session && !sameToken(session.csrf, form?.get('_csrf') ?? undefined)) {
-        throw new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+        throw problem('csrf_failed', 'The form token is missing or wrong.');
       }
       const checked = await checkAuthorizeRequest(services.db, params);
       if ('refusal' in checked) return refuse(p.ctx, services, checked.refusal, 303);

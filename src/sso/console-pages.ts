@@ -5,7 +5,7 @@
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
@@ -123,7 +123,7 @@ export function ssoConsolePages(api: Api, services: Services): void {
         await audit('updateSsoClient', changed.before, changed.after);
         return redirect(p.ctx, `${cardPath(client.client_id)}?done=saved`);
       }
-      if (!isConfirmed(intent)) throw new Problem(400, 'validation_failed', 'Save, rotate, disable, enable or delete.');
+      if (!isConfirmed(intent)) throw problem('validation_failed', 'Save, rotate, disable, enable or delete.');
       if (form.get('confirmed') !== 'yes') return send(p, 200, p.s(CONFIRMED[intent][0], { client: client.name }), confirmBody(p, client, intent), cardPath(client.client_id), p.admin);
 
       if (intent === 'rotate') {

@@ -2,21 +2,19 @@
 // extension members, so stock OAuth and OpenID Connect libraries read them too.
 import { z } from 'zod';
 import { ProblemSchema } from '../http/api.ts';
-import { Problem, type FieldError } from '../http/problem.ts';
+import { Problem, type ProblemOptions } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 
 export type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
 
-export class OAuthProblem extends Problem {
+export class OAuthProblem<C extends ProblemCode = ProblemCode> extends Problem<C> {
   constructor(
-    status: number,
-    code: ProblemCode,
+    code: C,
     readonly error: OAuthError,
     detail: string,
-    headers: Record<string, string> = {},
-    errors?: FieldError[],
+    options: ProblemOptions<NoInfer<C>> = {},
   ) {
-    super(status, code, detail, { headers: { 'Cache-Control': 'no-store', ...headers }, errors });
+    super(code, detail, { ...options, headers: { 'Cache-Control': 'no-store', ...options.headers } });
   }
 
   override body(baseUrl: string) {
@@ -25,11 +23,11 @@ export class OAuthProblem extends Problem {
 }
 
 export const invalidClient = (challenge?: string) =>
-  new OAuthProblem(401, 'invalid_client', 'invalid_client', 'The client_id and client_secret do not match a registered SSO client.', {
-    ...(challenge ? { 'WWW-Authenticate': challenge } : {}),
+  new OAuthProblem('invalid_client', 'invalid_client', 'The client_id and client_secret do not match a registered SSO client.', {
+    headers: challenge ? { 'WWW-Authenticate': challenge } : {},
   });
 
-export const invalidRequest = (detail: string) => new OAuthProblem(400, 'validation_failed', 'invalid_request', detail);
+export const invalidRequest = (detail: string) => new OAuthProblem('validation_failed', 'invalid_request', detail);
 
 /** What the SSO and OpenID Connect endpoints answer on 400 and 401: a problem with RFC 6749's members. */
 export const OAuthProblemSchema = ProblemSchema.extend({
@@ -46,5 +44,5 @@ export const oauthProblemResponses = {
 /** The route's own validation failures as `invalid_request`, so OAuth libraries read them too. */
 export function asOAuthProblem(problem: Problem): Problem {
   if (problem instanceof OAuthProblem || problem.status !== 400) return problem;
-  return new OAuthProblem(400, problem.code, 'invalid_request', problem.message, problem.headers, problem.errors);
+  return new OAuthProblem(problem.code, 'invalid_request', problem.message, { status: problem.status, headers: problem.headers, errors: problem.errors });
 }

@@ -104,7 +104,7 @@ export function oidcRoutes(api: Api, services: Services): void {
       const redirectUri = field('redirect_uri');
       const refusal =
         field('grant_type') !== 'authorization_code'
-          ? new OAuthProblem(400, 'unsupported_grant_type', 'unsupported_grant_type', 'grant_type must be authorization_code.')
+          ? new OAuthProblem('unsupported_grant_type', 'unsupported_grant_type', 'grant_type must be authorization_code.')
           : !code || !redirectUri
             ? invalidRequest('code and redirect_uri are required.')
             : undefined;
@@ -144,8 +144,8 @@ export function oidcRoutes(api: Api, services: Services): void {
         const claims = token ? await userInfo(services.db, token) : undefined;
         if (!claims) {
           const error = token ? ', error="invalid_token"' : '';
-          throw new OAuthProblem(401, 'unauthorized', 'invalid_token', 'Send a valid access token as Authorization: Bearer <token>.', {
-            'WWW-Authenticate': `Bearer realm="sso"${error}`,
+          throw new OAuthProblem('unauthorized', 'invalid_token', 'Send a valid access token as Authorization: Bearer <token>.', {
+            headers: { 'WWW-Authenticate': `Bearer realm="sso"${error}` },
           });
         }
         ctx.set('Cache-Control', 'no-store');

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import type { Logger } from '../log.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { readUrlencodedForm } from '../http/body.ts';
 import { isMessageKey, isLang, preferredLang, translator, type Lang, type MessageKey, type Translate } from './i18n.ts';
 import type { SafeHtml } from '../http/html.ts';
@@ -149,5 +149,5 @@ export function readForm(ctx: Context): Promise<URLSearchParams> {
 }
 
 export function csrfFailed(): Problem {
-  return new Problem(403, 'csrf_failed', 'The form token is missing or wrong.');
+  return problem('csrf_failed', 'The form token is missing or wrong.');
 }

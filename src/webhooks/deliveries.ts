@@ -2,7 +2,7 @@
 // replay and test. A delivery is one run of sending an event (X-Svc-Delivery); an attempt is one HTTP request of it.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import type { webhookReplayWorkflow } from '../../workflows/webhooks/webhook-replay.ts';
 
@@ -180,7 +180,7 @@ export async function startDelivery(services: Services, eventId: string): Promis
   } catch (error) {
     await deleteDelivery(services.db, deliveryId).catch(() => {}); // no orphan pending delivery
     services.logger.error({ err: error, delivery_id: deliveryId }, 'could not start a webhook delivery');
-    throw new Problem(503, 'temporal_unavailable', 'The delivery could not be started; retry shortly.', { headers: { 'Retry-After': '5' } });
+    throw problem('temporal_unavailable', 'The delivery could not be started; retry shortly.', { headers: { 'Retry-After': '5' } });
   }
   return { delivery_id: deliveryId, event_id: eventId, status: 'pending' };
 }

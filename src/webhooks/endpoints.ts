@@ -3,7 +3,7 @@
 // replaced secret (encrypted too) signing beside the new one for a while, so receivers switch without a gap.
 import type { LookupFunction } from 'node:net';
 import type { Db } from '../db.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import { WEBHOOK_EVENTS, type WebhookEvent } from './events.ts';
@@ -36,7 +36,7 @@ export async function checkWebhookUrl(
 ): Promise<void> {
   const url = new URL(raw); // the route's schema already made sure it parses
   if (marketplace.mode === 'live' && url.protocol !== 'https:') {
-    throw new Problem(400, 'validation_failed', 'The request body is invalid: url: live marketplaces need an https URL', {
+    throw problem('validation_failed', 'The request body is invalid: url: live marketplaces need an https URL', {
       errors: [{ path: 'url', message: 'live marketplaces need an https URL' }],
     });
   }
@@ -45,7 +45,7 @@ export async function checkWebhookUrl(
   } catch (error) {
     if (!(error instanceof AddressNotAllowed)) throw error;
     const allowed = options.allowLoopback ? 'a public or loopback address' : 'a public address';
-    throw new Problem(400, 'webhook_url_not_allowed', `Webhooks must reach ${allowed}: ${error.message}. Use a publicly reachable URL.`);
+    throw problem('webhook_url_not_allowed', `Webhooks must reach ${allowed}: ${error.message}. Use a publicly reachable URL.`);
   }
 }
 

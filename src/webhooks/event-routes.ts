@@ -4,7 +4,7 @@
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import { queryInt } from '../http/query-values.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 import type { Services } from '../services.ts';
@@ -69,7 +69,7 @@ export function eventRoutes(api: Api, services: Services, marketplaceKey: Middle
     responses: { 200: { description: 'A page of events', schema: EventList } },
     handler: async (ctx, { query }) => {
       if (query.starting_after && query.ending_before) {
-        throw new Problem(400, 'invalid_cursor', 'Give starting_after (older events) or ending_before (newer ones), not both.');
+        throw problem('invalid_cursor', 'Give starting_after (older events) or ending_before (newer ones), not both.');
       }
       const page = await listWebhookEvents(services.db, (ctx.state.marketplace as Marketplace).id, {
         limit: query.limit,
@@ -80,7 +80,7 @@ export function eventRoutes(api: Api, services: Services, marketplaceKey: Middle
       });
       if (!page) {
         const name = query.starting_after ? 'starting_after' : 'ending_before';
-        throw new Problem(400, 'invalid_cursor', `${name} is not an event_id of this marketplace's events; take it from a page of this list.`);
+        throw problem('invalid_cursor', `${name} is not an event_id of this marketplace's events; take it from a page of this list.`);
       }
       ctx.body = {
         items: page.items.map((event) => ({

@@ -6,7 +6,7 @@ import { WEBHOOK_URL } from '../http/web-addresses.ts';
 import { QueryTimestamp, queryInt } from '../http/query-values.ts';
 import type { Db } from '../db.ts';
 import type { Api } from '../http/api.ts';
-import { Problem, notFound } from '../http/problem.ts';
+import { problem, notFound } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
 import { recordAudit } from '../admin/audit.ts';
@@ -77,7 +77,7 @@ const ExpirePreviousSeconds = z
 
 const NO_WEBHOOK = 'No webhook is registered; POST /api/mkt/webhook with {url} first.';
 export const noWebhookYet = () =>
-  new Problem(409, 'webhook_not_registered', 'The marketplace has registered no webhook yet (POST /api/mkt/webhook with its secret key).');
+  problem('webhook_not_registered', 'The marketplace has registered no webhook yet (POST /api/mkt/webhook with its secret key).');
 
 const AttemptStatus = z.enum(['delivered', 'retrying', 'failed']);
 const LoggedEvent = z.enum([...WEBHOOK_EVENTS, TEST_EVENT]);

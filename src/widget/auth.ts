@@ -4,7 +4,7 @@
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
-import { Problem, notFound, unauthorized } from '../http/problem.ts';
+import { problem, notFound, unauthorized } from '../http/problem.ts';
 import { findMarketplace, marketplaceByKey, PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX, type Marketplace } from '../marketplaces/marketplaces.ts';
 import { loadSnapshot } from '../deals/store.ts';
 import type { DealSnapshot } from '../deals/model.ts';
@@ -41,7 +41,7 @@ export function requireWidgetToken(services: Services): Middleware {
     if (!token) throw unauthorized('Send the widget token from the widget deal creation in the X-Svc-Widget-Token header.');
     const claims = await verifyWidgetToken(services.masterKey, token);
     const dealId = ctx.params.deal_id ?? '';
-    if (claims.dealId !== dealId) throw new Problem(403, 'forbidden', 'This widget token is for another deal.');
+    if (claims.dealId !== dealId) throw problem('forbidden', 'This widget token is for another deal.');
     const marketplace = await findMarketplace(services.db, claims.marketplaceId);
     if (!marketplace?.active) throw unauthorized('The marketplace of this widget token is no longer active.');
     await checkOrigin(ctx, marketplace);

@@ -2,7 +2,7 @@
 // answered for any origin, and the real request is where the marketplace's origins are enforced (a refused origin
 // gets 403 origin_not_allowed and no Access-Control-Allow-Origin, so nothing of the answer is readable).
 import type { Context, Middleware } from 'koa';
-import { Problem } from '../http/problem.ts';
+import { problem } from '../http/problem.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 
 const ALLOW_METHODS = 'GET, POST';
@@ -30,7 +30,7 @@ export async function checkOrigin(ctx: Context, marketplace: Marketplace, fresh?
   }
   ctx.state.corsAllowed = allowed;
   if (!allowed) {
-    throw new Problem(403, 'origin_not_allowed', `The origin ${origin} is not registered for this marketplace's widget; an administrator adds it to allowed_origins.`);
+    throw problem('origin_not_allowed', `The origin ${origin} is not registered for this marketplace's widget; an administrator adds it to allowed_origins.`);
   }
 }
 

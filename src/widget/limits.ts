@@ -3,7 +3,7 @@
 // instance counts together and the limit holds however many run. Every attempt counts, refused ones included, so a
 // flood cannot outrun the window.
 import type { Db } from '../db.ts';
-import { Problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { addressKey } from '../accounts/login-limits.ts';
 
 /** The subject of the per-address limit: IPv4 as is, IPv6 by its /64 (one subscriber usually holds a whole /64). */
@@ -32,7 +32,7 @@ export async function countCreation(db: Db, subject: string, limit: number, wind
 }
 
 export function rateLimited(retryAfterSeconds: number, what: string, calls = 'creations'): Problem {
-  return new Problem(429, 'rate_limited', `Too many widget deal ${calls} ${what}; retry in ${retryAfterSeconds} s.`, {
+  return problem('rate_limited', `Too many widget deal ${calls} ${what}; retry in ${retryAfterSeconds} s.`, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 }

@@ -2,7 +2,7 @@
 // master key, so nothing is stored and every instance of the main server can check it.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors, jwtVerify } from 'jose';
-import { Problem, unauthorized } from '../http/problem.ts';
+import { problem, unauthorized } from '../http/problem.ts';
 import { keyedDigest } from '../secrets.ts';
 
 const ALGORITHM = 'HS256';
@@ -58,7 +58,7 @@ export async function verifyWidgetToken(masterKey: Buffer, token: string): Promi
     return { dealId: payload.sub!, marketplaceId: payload.mkt };
   } catch (error) {
     if (error instanceof errors.JWTExpired) {
-      throw new Problem(401, 'widget_token_expired', 'The widget token has expired; repeat the widget deal creation for a fresh one.');
+      throw problem('widget_token_expired', 'The widget token has expired; repeat the widget deal creation for a fresh one.');
     }
     if (error instanceof errors.JOSEError) throw unauthorized('The widget token is not valid.');
     throw error;
