@@ -3,12 +3,16 @@
 // and the cabinet's operations once more with a buyer's cabinet token.
 // Schemathesis comes from PyPI into a virtual environment under ~/.cache/svc (made once, version pinned). The run
 // fails on any Schemathesis failure and on any "unhandled error" the servers log (a 500 the checks did not see).
+// Then the hostile-shape pass (hostile.ts): deep nesting, huge arrays, long strings, many fields and refused text sent
+// to every JSON, form and MCP operation of both servers while a probe times each server; it fails on a 5xx or a slow
+// probe. FUZZ_ONLY=hostile runs that pass alone (no Schemathesis), FUZZ_ONLY=schemathesis the other way round.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from '../../src/dev/ports.ts';
+import { hostilePass } from './hostile.ts';
 
 const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -21,6 +25,9 @@ const SECONDS = Number(process.env.FUZZ_SECONDS ?? 150);
  * another one, and FUZZ_SEED=random lets Schemathesis draw (its report prints the seed to replay a failure with).
  */
 const SEED = process.env.FUZZ_SEED ?? '20261123';
+/** Which passes run: both (the default, and CI's), or `schemathesis` or `hostile` alone. */
+const ONLY = process.env.FUZZ_ONLY ?? '';
+if (!['', 'schemathesis', 'hostile'].includes(ONLY)) throw new Error(`FUZZ_ONLY is "schemathesis" or "hostile", not "${ONLY}".`);
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
@@ -137,7 +144,7 @@ function fuzz(binary: string, document: string, url: string, headers: string[], 
 }
 
 async function main(): Promise<number> {
-  const binary = schemathesis();
+  const binary = ONLY === 'hostile' ? '' : schemathesis();
   mkdirSync(OUTPUT, { recursive: true });
   const service = await startService();
   try {
@@ -145,40 +152,76 @@ async function main(): Promise<number> {
     // hooks.py keeps the run from switching off the marketplace whose key it sends.
     process.env.FUZZ_MARKETPLACE_ID = credentials.marketplace.id;
     const admin = `Authorization: Bearer ${credentials.admin_token}`;
-    const issued = await fetch(`${service.main}/admin/data-keys`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${credentials.admin_token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: 'fuzz@example.com', tariff: 'enterprise' }),
-    });
-    if (issued.status !== 201) throw new Error(`Could not issue an unlimited data key: ${issued.status} ${await issued.text()}`);
-    const dataKey = ((await issued.json()) as { key: string }).key;
+    const dataKey = await unlimitedDataKey(service.main, credentials.admin_token, 'fuzz@example.com');
 
     const cabinetToken = await buyerWithDeal(service.main, credentials);
 
-    const results = [
-      await fuzz(binary, 'main', `${service.main}/api/openapi.json`, [admin, `X-Svc-Key: ${credentials.marketplace.secret_key}`]),
-      // The cabinet's operations as a buyer with a deal of the demo marketplace (the first pass had no cabinet token).
-      await fuzz(binary, 'cabinet', `${service.main}/api/openapi.json`, [`Authorization: Bearer ${cabinetToken}`], ['--include-path-regex', '^/cabinet/']),
-      await fuzz(binary, 'data', `${service.data}/v1/openapi.json`, [`Authorization: Bearer ${dataKey}`]),
-    ];
+    const results =
+      ONLY === 'hostile'
+        ? []
+        : [
+            await fuzz(binary, 'main', `${service.main}/api/openapi.json`, [admin, `X-Svc-Key: ${credentials.marketplace.secret_key}`]),
+            // The cabinet's operations as a buyer with a deal of the demo marketplace (the first pass had no cabinet token).
+            await fuzz(binary, 'cabinet', `${service.main}/api/openapi.json`, [`Authorization: Bearer ${cabinetToken}`], ['--include-path-regex', '^/cabinet/']),
+            await fuzz(binary, 'data', `${service.data}/v1/openapi.json`, [`Authorization: Bearer ${dataKey}`]),
+          ];
+    const hostile =
+      ONLY === 'schemathesis'
+        ? undefined
+        : await hostilePass(
+            { main: service.main, data: service.data },
+            // Credentials of its own: Schemathesis may have changed the first key's account or ended the buyer's sessions.
+            {
+              admin: credentials.admin_token,
+              marketplaceKey: credentials.marketplace.secret_key,
+              cabinetToken: await buyerSignIn(service.main, cabinetToken),
+              dataKey: await unlimitedDataKey(service.main, credentials.admin_token, 'fuzz-hostile@example.com'),
+            },
+            say,
+          );
     const unhandled = service.log().split('\n').filter((line) => line.includes('unhandled error'));
 
     say('\nFuzzing figures');
     for (const result of results) {
       say(`  ${result.document.padEnd(7)} ${result.operations}; ${result.cases} cases; ${result.failures} failures (exit ${result.exitCode})`);
     }
+    if (hostile) say(`  ${hostile.summary}`);
     say(`  server log: ${unhandled.length} unhandled errors`);
     for (const line of unhandled.slice(0, 5)) say(`    ${line.slice(0, 400)}`);
     say(`  reports: ${path.relative(ROOT, OUTPUT)}/`);
-    return results.every((result) => result.exitCode === 0 && result.failures === 0) && unhandled.length === 0 ? 0 : 1;
+    const fuzzed = results.every((result) => result.exitCode === 0 && result.failures === 0);
+    return fuzzed && (hostile?.ok ?? true) && unhandled.length === 0 ? 0 : 1;
   } finally {
     await stopService(service);
   }
 }
 
+async function unlimitedDataKey(base: string, adminToken: string, email: string): Promise<string> {
+  const issued = await fetch(`${base}/admin/data-keys`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, tariff: 'enterprise' }),
+  });
+  if (issued.status !== 201) throw new Error(`Could not issue an unlimited data key: ${issued.status} ${await issued.text()}`);
+  return ((await issued.json()) as { key: string }).key;
+}
+
+const BUYER_EMAIL = 'fuzz-buyer@example.com';
+const BUYER_PASSWORD = 'a fuzzing buyer password';
+
+/** A fresh cabinet token of the fuzzing buyer, or `fallback` when the sign-in is refused (a limit, a changed password). */
+async function buyerSignIn(base: string, fallback: string): Promise<string> {
+  const response = await fetch(`${base}/cabinet/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: BUYER_EMAIL, password: BUYER_PASSWORD }),
+  });
+  return response.status === 200 ? ((await response.json()) as { token: string }).token : fallback;
+}
+
 /** A buyer of a deal of the demo marketplace, signed in through the invitation link the deal mailed: a cabinet token. */
 async function buyerWithDeal(base: string, credentials: { admin_token: string; marketplace: { secret_key: string } }): Promise<string> {
-  const email = 'fuzz-buyer@example.com';
+  const email = BUYER_EMAIL;
   const created = await fetch(`${base}/api/mkt/deals`, {
     method: 'POST',
     headers: { 'X-Svc-Key': credentials.marketplace.secret_key, 'Content-Type': 'application/json' },
@@ -194,7 +237,7 @@ async function buyerWithDeal(base: string, credentials: { admin_token: string; m
       const accepted = await fetch(`${base}/cabinet/invite/accept`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ token, password: 'a fuzzing buyer password' }),
+        body: JSON.stringify({ token, password: BUYER_PASSWORD }),
       });
       if (accepted.status !== 200) throw new Error(`Could not accept the invitation: ${accepted.status} ${await accepted.text()}`);
       return ((await accepted.json()) as { token: string }).token;
