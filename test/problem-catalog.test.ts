@@ -18,8 +18,11 @@ const FORWARDING: Record<string, { helper?: string }> = {
   'src/http/problem.ts: code': {}, // problem() itself
   'src/sso/codes.ts: problemCode': { helper: 'grantProblem' },
   'src/sso/oauth-problem.ts: problem.code': {}, // asOAuthProblem keeps the code of a problem made elsewhere
-  'src/deals/commands.ts: type': {}, // workflow failure types, mapped to statuses by FAILURE_STATUS
+  'src/deals/commands.ts: type': {}, // failure types of the workflow and its activities, each raised with refuse()
+  'workflows/deals/deal-entity.ts: refused.code': {}, // the deal rules' refusals, read from REFUSALS
 };
+/** The deal rules' refusals ({ code: '…', message }), which the workflow raises and the pages explain. */
+const REFUSALS = 'src/deals/rules.ts';
 /** Subclasses of Problem: their constructors take the code first, so `new` of them is scanned like problem(). */
 const PROBLEM_CLASSES = ['OAuthProblem'];
 
@@ -45,7 +48,14 @@ const sources = SCANNED.flatMap((dir) => sourceFiles(path.join(ROOT, dir))).map(
   text: uncommented(readFileSync(file, 'utf8')),
 }));
 const helpers = Object.values(FORWARDING).flatMap((site) => (site.helper ? [site.helper] : []));
-const callee = ['\\bproblem', 'new\\s+\\w*Problem', ...helpers.map((helper) => `\\b${helper}`)].join('|');
+/**
+ * What makes a problem in a file: problem(), `new …Problem(`, the helpers, and refuse() where the file imports it from
+ * src/temporal/refusal.ts (the SSO authorize step has a refuse() of its own, for OAuth error redirects).
+ */
+function makers(text: string, { withHelpers }: { withHelpers: boolean }): string {
+  const refuse = /import \{[^}]*\brefuse\b[^}]*\} from '[./]*(?:src\/)?temporal\/refusal\.ts'/.test(text) ? ['\\brefuse'] : [];
+  return ['\\bproblem', 'new\\s+\\w*Problem', ...refuse, ...(withHelpers ? helpers.map((helper) => `\\b${helper}`) : [])].join('|');
+}
 
 /** The text of a call's arguments, from just after its `(` to its `)`; quotes and template text are skipped whole. */
 function argumentsAt(text: string, open: number): string {
@@ -60,18 +70,17 @@ function argumentsAt(text: string, open: number): string {
   return text.slice(open + 1);
 }
 
-/** Codes as the code emits them: literals given to problem(), `new …Problem(` or a forwarding helper, and FAILURE_STATUS. */
+/** Codes as the code emits them: literals given to problem(), refuse(), `new …Problem(` or a forwarding helper, and REFUSALS. */
 function emittedCodes(): Emission[] {
-  const literalCall = new RegExp(`(?:${callee})\\(\\s*'([a-z][a-z0-9_]*)'`, 'g');
   const emissions: Emission[] = [];
   for (const { file, text } of sources) {
+    const literalCall = new RegExp(`(?:${makers(text, { withHelpers: true })})\\(\\s*'([a-z][a-z0-9_]*)'`, 'g');
     for (const match of text.matchAll(literalCall)) {
       const args = argumentsAt(text, match.index + match[0].indexOf('('));
       const status = /\bstatus:\s*(\d{3})\b/.exec(args)?.[1];
       emissions.push({ code: match[1]!, ...(status ? { status: Number(status) } : {}), where: file });
     }
-    const table = /const FAILURE_STATUS[^{]*\{([^}]*)\}/.exec(text)?.[1];
-    for (const [, code] of table?.matchAll(/(\w+):\s*\d{3}/g) ?? []) emissions.push({ code: code!, where: `${file} FAILURE_STATUS` });
+    if (file === REFUSALS) for (const [, code] of text.matchAll(/\bcode: '([a-z][a-z0-9_]*)'/g)) emissions.push({ code: code!, where: file });
   }
   return emissions;
 }
@@ -109,9 +118,9 @@ describe('the problem catalog', () => {
   });
 
   it('knows every place a code is a variable, so no code escapes the scan', () => {
-    const variableCode = new RegExp(`(?:\\bproblem|new\\s+\\w*Problem)\\(\\s*([A-Za-z_$][\\w$.]*)`, 'g');
-    const variableCodes = sources.flatMap(({ file, text }) => [...text.matchAll(variableCode)].map((m) => `${file}: ${m[1]}`));
-    expect(variableCodes.sort()).toEqual(Object.keys(FORWARDING).sort());
+    const variableCode = (text: string) => new RegExp(`(?:${makers(text, { withHelpers: false })})\\(\\s*([A-Za-z_$][\\w$.]*)`, 'g');
+    const variableCodes = new Set(sources.flatMap(({ file, text }) => [...text.matchAll(variableCode(text))].map((m) => `${file}: ${m[1]}`)));
+    expect([...variableCodes].sort()).toEqual(Object.keys(FORWARDING).sort());
     for (const helper of helpers) {
       const calls = sources.flatMap(({ file, text }) => [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`));
       const withLiteral = calls.filter((call) => /\(\s*'[a-z][a-z0-9_]*'/.test(call));

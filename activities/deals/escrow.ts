@@ -1,8 +1,8 @@
 // The acquirer activities. Safe to retry: creation is keyed by our payment id, capture and cancel by the key the
-// workflow passes. Refusals are non-retryable ApplicationFailures (type `acquirer_refused`); transient failures are
-// plain Errors that Temporal retries with the same key.
-import { ApplicationFailure } from '@temporalio/common';
+// workflow passes. Refusals are non-retryable (refuse(), type `acquirer_refused`); transient failures are plain Errors
+// that Temporal retries with the same key.
 import type { Services } from '../../src/services.ts';
+import { refuse } from '../../src/temporal/refusal.ts';
 import type { EscrowProviderName } from '../../src/deals/model.ts';
 import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from '../../src/escrow/provider.ts';
 import { EscrowConfigError, escrowProvider } from '../../src/escrow/providers.ts';
@@ -16,7 +16,7 @@ export function createEscrowActivities(services: Pick<Services, 'config'>) {
         found = escrowProvider(name, services.config);
       } catch (error) {
         // Retrying cannot fix the configuration: fail the call so the API can say why.
-        if (error instanceof EscrowConfigError) throw ApplicationFailure.nonRetryable(error.message, 'acquirer_not_configured');
+        if (error instanceof EscrowConfigError) throw refuse('acquirer_not_configured', error.message);
         throw error;
       }
       providers.set(name, found);

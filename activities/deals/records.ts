@@ -3,9 +3,9 @@
 // again on every retry: it fails at once as a non-retryable `invalid_record`, so the workflow can refuse the change
 // instead of waiting for it forever.
 import pg from 'pg';
-import { ApplicationFailure } from '@temporalio/common';
 import type { Services } from '../../src/services.ts';
 import { inTransaction, type DbClient } from '../../src/db.ts';
+import { refuse } from '../../src/temporal/refusal.ts';
 import { ensureUser, findMailRecipient } from '../../src/accounts/users.ts';
 import { findMarketplace } from '../../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../../src/mail/templates.ts';
@@ -61,9 +61,6 @@ export interface DealChange {
   message?: DisputeMessage;
 }
 
-/** The failure type of a write PostgreSQL refuses for its data; the API answers it with 400 (src/deals/commands.ts). */
-const INVALID_RECORD = 'invalid_record';
-
 // SQLSTATE classes: 22 data exception (NUL in text, a number out of range, broken JSON), 23 integrity constraint
 // violation, 54 program limit exceeded (a value too large for its index).
 const DATA_ERROR_CLASSES = new Set(['22', '23', '54']);
@@ -75,13 +72,11 @@ async function refusedForGood<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (!(error instanceof pg.DatabaseError) || !DATA_ERROR_CLASSES.has(error.code?.slice(0, 2) ?? '')) throw error;
     // The message reaches API callers: PostgreSQL's own words (and the SQL) stay in the cause, for the Temporal UI.
-    throw ApplicationFailure.create({
-      type: INVALID_RECORD,
-      message: 'The deal records cannot store a value of this change (such as a NUL character or a value too large); nothing was changed.',
-      nonRetryable: true,
-      details: [{ sqlstate: error.code }],
-      cause: error,
-    });
+    throw refuse(
+      'invalid_record',
+      'The deal records cannot store a value of this change (such as a NUL character or a value too large); nothing was changed.',
+      { details: [{ sqlstate: error.code }], cause: error },
+    );
   }
 }
 

@@ -5,32 +5,13 @@ import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpda
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
 import { problem } from '../http/problem.ts';
-import type { ProblemCode } from '../http/problem-catalog.ts';
+import { isProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
 import type { DealSettings, DealWorkflowInput } from '../../workflows/deals/deal-messages.ts';
 
 const WORKFLOW_TYPE = 'dealWorkflow';
 const UPDATE_DEADLINE_MS = 30_000;
-
-/** Failure types the workflow raises, as the HTTP status they answer with. */
-const FAILURE_STATUS: Partial<Record<ProblemCode, number>> = {
-  not_found: 404,
-  no_documents: 400,
-  approval_not_allowed: 400,
-  approval_not_pending: 400,
-  deal_not_approved: 400,
-  amount_exceeds_deal: 400,
-  invalid_payment_state: 400,
-  deal_closed: 400,
-  approval_pending: 400,
-  deal_not_cancellable: 400,
-  no_open_dispute: 400,
-  dispute_open: 400,
-  reason_required: 400,
-  invalid_record: 400,
-  acquirer_refused: 502,
-};
 
 export function dealSettings(services: Services): DealSettings {
   return {
@@ -106,7 +87,8 @@ function toProblem(error: unknown): unknown {
   let activityFailed = false;
   for (let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined; cause; cause = (cause as { cause?: Error }).cause) {
     const type = (cause as { type?: string }).type;
-    if (type && Object.hasOwn(FAILURE_STATUS, type)) return problem(type as ProblemCode, cause.message);
+    // A refusal of the workflow or of an activity (src/temporal/refusal.ts): its type is the code to answer with.
+    if (type && isProblemCode(type)) return problem(type, cause.message);
     activityFailed ||= cause.name === 'ActivityFailure';
   }
   if (activityFailed) {

@@ -2,6 +2,7 @@
 // It keeps no state, so it cannot say what became of a payment: getPayment refuses rather than guess.
 import { ApplicationFailure } from '@temporalio/common';
 import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from './provider.ts';
+import { refuse } from '../temporal/refusal.ts';
 // The sandbox pretends YooKassa's hold limit, so integrators see live-like deadlines.
 import { HOLD_LIMIT_SECONDS } from './yookassa.ts';
 
@@ -36,6 +37,6 @@ export class SandboxProvider implements EscrowProvider {
 /** A live payment id handed to the sandbox means the provider was mixed up: fail loudly, never "succeed". */
 function assertOurs(providerPaymentId: string): void {
   if (!providerPaymentId.startsWith(PREFIX)) {
-    throw ApplicationFailure.nonRetryable(`${providerPaymentId} is not a sandbox payment.`, 'acquirer_refused');
+    throw refuse('acquirer_refused', `${providerPaymentId} is not a sandbox payment.`);
   }
 }

@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from './provider.ts';
+import { refuse } from '../temporal/refusal.ts';
 
 export interface YooKassaOptions {
   /** `https://api.yookassa.ru/v3`, without a trailing slash. */
@@ -187,11 +188,7 @@ export class YooKassaProvider implements EscrowProvider {
     if (status === 429 || status >= 500 || status < 400) {
       throw new Error(`YooKassa could not ${action} for now: ${what}. Retrying with the same Idempotence-Key is safe.`);
     }
-    throw ApplicationFailure.nonRetryable(`YooKassa refused to ${action}: ${what}.`, 'acquirer_refused', {
-      httpStatus: status,
-      code,
-      parameter,
-    });
+    throw refuse('acquirer_refused', `YooKassa refused to ${action}: ${what}.`, { details: [{ httpStatus: status, code, parameter }] });
   }
 }
 
@@ -206,9 +203,7 @@ export function isRefusal(error: unknown): boolean {
   return error instanceof ApplicationFailure && error.nonRetryable === true;
 }
 
-function refused(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, 'acquirer_refused');
-}
+const refused = (message: string) => refuse('acquirer_refused', message);
 
 function reason(payment: YooKassaPayment): string {
   const details = payment.cancellation_details;

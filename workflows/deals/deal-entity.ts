@@ -3,7 +3,6 @@
 // the deal as it was. The rules of who may do what come from src/deals/rules.ts, as the API and the pages use them.
 // Deterministic code only (it runs inside the workflow): see workflows/deals/deal.ts for the patches it is given.
 import {
-  ApplicationFailure,
   TemporalFailure,
   condition,
   isCancellation,
@@ -35,6 +34,8 @@ import {
 } from '../../src/deals/model.ts';
 import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../../src/deals/rules.ts';
 import { DealStatusKey } from '../../src/deals/search-attributes.ts';
+import type { ProblemCode } from '../../src/http/problem-catalog.ts';
+import { refuse } from '../../src/temporal/refusal.ts';
 import type {
   AcquirerNotification,
   CancelInput,
@@ -58,7 +59,7 @@ const serverRecords = proxyActivities<ReturnType<typeof createDealActivities>>(R
 const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
   startToCloseTimeout: '30s',
   // The caller waits for the answer: give up after a few tries; idempotence keys make every retry safe.
-  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused'] },
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused' satisfies ProblemCode] },
 });
 const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   startToCloseTimeout: '60s',
@@ -101,7 +102,6 @@ const legacyMoverRole = (actor: MovePaymentInput['actor'], payment: PaymentRecor
   actor === 'buyer' ? 'buyer' : payment?.status === 'disputed' ? 'arbiter' : 'administrator';
 const moverActor = (move: MovePaymentInput): ActorKind => (move.actor === 'admin' ? 'administrator' : move.actor);
 const now = () => new Date().toISOString();
-const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
 /** The list with the record of that id replaced, or the record added at the end. */
 function withRecord<T extends { id: string }>(list: T[], record: T): T[] {
@@ -146,7 +146,7 @@ export class DealEntity {
   /** Refuses the verb the way the API would (the same rules, src/deals/rules.ts). */
   check(verb: DealVerb, role: DealRole): void {
     const refused = refusal(this.state, verb, role);
-    if (refused) throw fail(refused.code, refused.message);
+    if (refused) throw refuse(refused.code, refused.message);
   }
 
   /** One change at a time: updates and signals that await activities must not interleave. */
@@ -257,8 +257,8 @@ export class DealEntity {
   /** The approval the actor may decide now, or a refusal: another person's approval does not exist for them. */
   approvalToDecide(approvalId: string, actor: string): ApprovalRecord {
     const approval = this.state.approvals.find((candidate) => candidate.id === approvalId);
-    if (!approval || approval.approver.toLowerCase() !== actor.toLowerCase()) throw fail('not_found', 'No such approval.');
-    if (approval.status !== 'pending') throw fail('approval_not_pending', `The approval is already ${approval.status}.`);
+    if (!approval || approval.approver.toLowerCase() !== actor.toLowerCase()) throw refuse('not_found', 'No such approval.');
+    if (approval.status !== 'pending') throw refuse('approval_not_pending', `The approval is already ${approval.status}.`);
     return approval;
   }
 
@@ -275,7 +275,7 @@ export class DealEntity {
     const amount = escrow.amount || this.state.deal.amount;
     this.check('start_escrow', 'marketplace');
     if (!this.pendingLivePayment() && amount > this.state.deal.amount) {
-      throw fail('amount_exceeds_deal', `The amount is more than the deal amount ${this.state.deal.amount}.`);
+      throw refuse('amount_exceeds_deal', `The amount is more than the deal amount ${this.state.deal.amount}.`);
     }
   }
 
@@ -324,7 +324,7 @@ export class DealEntity {
       this.check(move.action, legacyMoverRole(move.actor, payment));
     } else {
       const refused = moveRefusal(this.state, { action: move.action, role: moverRole(move.actor), reason: move.reason });
-      if (refused) throw fail(refused.code, refused.message);
+      if (refused) throw refuse(refused.code, refused.message);
     }
     return payment!;
   }

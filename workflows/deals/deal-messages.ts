@@ -1,6 +1,6 @@
 // The messages a deal workflow answers. Updates where the caller needs an answer or a refusal; signals where it does
-// not. Failures carry an ApplicationFailure whose `type` is the API's problem `code` (FAILURE_STATUS in
-// src/deals/commands.ts).
+// not. A refusal is an ApplicationFailure whose `type` is the API's problem `code` (refuse(), src/temporal/refusal.ts),
+// answered with the status the catalog gives that code.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ActorKind,
