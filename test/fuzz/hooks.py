@@ -28,14 +28,17 @@ def documented_shape_is_accepted(ctx, response, case):
     errors = body.get("errors") or [] if isinstance(body, dict) else []
     if errors and all(TEXT_RULE in str(error.get("message", "")) or SURROGATE in str(error.get("message", "")) for error in errors):
         return None
+    if errors and all((error.get("path"), error.get("message")) in CROSS_FIELD_RULES for error in errors):
+        return None
     if code in SHAPE_CODES:
         raise AssertionError(f"A request that follows the OpenAPI document was refused as {code}: {body.get('detail')}")
     return None
 
 
 # The demo marketplace whose secret key the run sends (test/fuzz/run.ts): switching it off or replacing its keys would
-# leave every marketplace operation after that answering 401, untested. Other marketplaces (made by the run) still
-# meet these operations.
+# leave every marketplace operation after that answering 401, untested; switching it to live mode would leave its deal
+# and escrow operations answering what a live marketplace without an acquirer answers (503, webhooks only to https),
+# untested in sandbox. Other marketplaces (made by the run) still meet these operations.
 PROTECTED_MARKETPLACE = os.environ.get("FUZZ_MARKETPLACE_ID", "")
 KEY_ENDING = ("/deactivate", "/rotate-secret-key", "/rotate-public-key")
 
@@ -43,6 +46,9 @@ KEY_ENDING = ("/deactivate", "/rotate-secret-key", "/rotate-public-key")
 @schemathesis.hook
 def filter_case(ctx, case):
     path = case.operation.path
-    if not path.startswith("/admin/marketplaces/{id}") or not path.endswith(KEY_ENDING):
+    if not path.startswith("/admin/marketplaces/{id}") or (case.path_parameters or {}).get("id") != PROTECTED_MARKETPLACE:
         return True
-    return (case.path_parameters or {}).get("id") != PROTECTED_MARKETPLACE
+    if path.endswith(KEY_ENDING):
+        return False
+    body = case.body if isinstance(case.body, dict) else {}
+    return not (path == "/admin/marketplaces/{id}" and case.method.upper() == "PATCH" and body.get("mode", "sandbox") != "sandbox")
