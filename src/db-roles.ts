@@ -12,10 +12,11 @@ export const OWNER_ROLE = 'svc_owner';
 export const APP_ROLE = 'svc_app';
 
 /**
- * Tables the application role may only INSERT into and SELECT from: history that nobody rewrites. Their append-only
- * triggers keep the owner from it too, and only a superuser could drop those.
+ * Tables the application role may only INSERT into and SELECT from: history that nobody rewrites (the audit log, and
+ * the ledger's postings and entries). Their append-only triggers keep the owner from it too, and only a superuser could
+ * drop those.
  */
-export const INSERT_ONLY_TABLES = ['audit_log'];
+export const INSERT_ONLY_TABLES = ['audit_log', 'ledger_postings', 'ledger_entries'];
 /** node-pg-migrate's record of the migrations that ran: the processes read it to see whether the schema is current. */
 export const MIGRATIONS_TABLE = 'pgmigrations';
 

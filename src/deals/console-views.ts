@@ -8,6 +8,7 @@ import { DEAL_STATUSES, dealStatus, type DealSnapshot, type DisputeRecord } from
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
 import type { DealConsoleTranslate } from './console-i18n.ts';
+import { dealMoney } from './views.ts';
 
 export type DealConsolePage = ConsolePage & { d: DealConsoleTranslate };
 export const MONEY_MOVES = ['release', 'refund', 'dispute', 'cancel'] as const;
@@ -88,6 +89,8 @@ ${message('notice', data.notice)}${message('error', data.error)}
 <dt>${d('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} · ` : ''}${deal.buyer_email}</dd>
 <dt>${d('seller')}</dt><dd>${deal.seller_email || d('none')}</dd>
 <dt>${d('amount')}</dt><dd>${amountOf(p, snapshot)}</dd>
+<dt>${d('fee')}</dt><dd>${formatMoney(p.lang, dealMoney(deal).fee, deal.currency)}</dd>
+<dt>${d('sellerAmount')}</dt><dd>${formatMoney(p.lang, dealMoney(deal).seller_amount, deal.currency)}</dd>
 <dt>${d('created')}</dt><dd>${when(p, deal.created_at)}</dd>
 <dt>id</dt><dd><code>${deal.id}</code></dd>
 </dl>

@@ -32,6 +32,11 @@ export interface DealRecord {
   buyer_name: string;
   seller_email: string;
   amount: number;
+  /**
+   * The marketplace's fee, fixed at creation (src/money/fee.ts). Absent in the snapshots of workflows started before
+   * fees (their deals take none); the API reads it from PostgreSQL, never from the workflow.
+   */
+  fee?: number;
   currency: string;
   description: string;
   created_at: string;

@@ -27,11 +27,11 @@ import {
   ApprovalView,
   DealConflictProblem,
   DealCreated,
-  DealFields,
   DealView,
   DisputeView,
   DocumentView,
   EscrowResponse,
+  MarketplaceDealFields,
   Money,
   dealView,
   escrowResponse,
@@ -56,8 +56,10 @@ export function dealRoutes(api: Api, services: Services): void {
     path: '/api/mkt/deals',
     operationId: 'createDeal',
     summary: 'Register a deal (idempotent on external_id)',
-    description: 'The buyer and the seller get a svc ID and a personal organization when they have none, and an invitation.',
-    body: DealFields,
+    description:
+      'The buyer and the seller get a svc ID and a personal organization when they have none, and an invitation. The ' +
+      "deal's `fee` is fixed now: the one given, or the marketplace's fee schedule applied to the amount.",
+    body: MarketplaceDealFields,
     responses: {
       201: { description: 'A new deal', schema: DealCreated },
       200: { description: 'The deal this external_id already names, unchanged: the request gave no field another value', schema: DealCreated },

@@ -46,6 +46,8 @@ import {
   type DealListFilter,
 } from './store.ts';
 import { startDealWorkflow, updateDeal } from './commands.ts';
+import { formatMinor, toMinor } from '../money/amount.ts';
+import { feeRefusal, scheduledFee } from '../money/fee.ts';
 import { DEAL_DEFAULTS, dealConflicts, withDealDefaults, type DealInput } from './views.ts';
 
 /** Who asks. A person's part in a deal (buyer, seller, approver) is found from the deal. */
@@ -114,9 +116,11 @@ async function dealForVerb(services: Services, actor: DealActor, dealId: string,
  */
 export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
   refuseCurrency(marketplace, input.currency ?? DEAL_DEFAULTS.currency);
+  const fields = withDealDefaults(input);
+  const fee = dealFee(marketplace, fields.amount, input.fee);
   // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
   const { deal, created } = await inTransaction(services.db, async (client) => {
-    const inserted = await insertDeal(client, { id: randomUUID(), marketplace_id: marketplace.id, ...withDealDefaults(input) });
+    const inserted = await insertDeal(client, { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment });
     if (inserted.created) {
       const { deal } = inserted;
       await insertWebhookEvent(client, {
@@ -137,6 +141,19 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };
+}
+
+/**
+ * The deal's fee as decimal text, fixed now: the one the marketplace gives (0 ≤ fee < amount, 400 validation_failed
+ * naming `fee` otherwise), or its fee schedule applied to the amount (src/money/fee.ts). A repeat of a creation
+ * computes it too, and keeps the stored deal's.
+ */
+function dealFee(marketplace: Marketplace, amount: number, given: number | undefined): string {
+  const minor = toMinor(amount);
+  if (given === undefined) return formatMinor(scheduledFee(minor, marketplace.fee_schedule));
+  const refused = feeRefusal(minor, toMinor(given));
+  if (refused) throw problem('validation_failed', `The request body is invalid: fee: ${refused}`, { errors: [{ path: 'fee', message: refused }] });
+  return formatMinor(toMinor(given));
 }
 
 /**

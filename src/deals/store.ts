@@ -1,6 +1,7 @@
 // Reading and writing deal records in PostgreSQL. Reads never need the workflow (DESIGN rule 2); writes after
 // creation happen only in the workflow's persistence activity (activities/deals/records.ts).
 import type { DbClient } from '../db.ts';
+import type { FeeMoment } from '../money/fee.ts';
 import type {
   ActorKind,
   ApprovalRecord,
@@ -18,20 +19,39 @@ export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
-const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency,
+const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, currency,
   description, created_at, updated_at`;
 
 function toDeal(row: Record<string, any>): DealRecord {
-  return { ...row, amount: Number(row.amount), created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)! } as DealRecord;
+  return { ...row, amount: Number(row.amount), fee: Number(row.fee), created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)! } as DealRecord;
 }
 
-/** Inserts the deal unless the marketplace already has this external_id; returns the stored one either way. */
-export async function insertDeal(db: DbClient, deal: NewDeal): Promise<{ deal: DealRecord; created: boolean }> {
+/**
+ * Inserts the deal unless the marketplace already has this external_id; returns the stored one either way. The fee
+ * (decimal text, exact) and its moment are fixed now: the marketplace's schedule then, or the fee it gave.
+ */
+export async function insertDeal(
+  db: DbClient,
+  deal: Omit<NewDeal, 'fee'> & { fee: string; fee_moment: FeeMoment },
+): Promise<{ deal: DealRecord; created: boolean }> {
   const inserted = await db.query(
-    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12)
      ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}`,
-    [deal.id, deal.marketplace_id, deal.external_id, deal.title, deal.buyer_email, deal.buyer_name, deal.seller_email, deal.amount, deal.currency, deal.description],
+    [
+      deal.id,
+      deal.marketplace_id,
+      deal.external_id,
+      deal.title,
+      deal.buyer_email,
+      deal.buyer_name,
+      deal.seller_email,
+      deal.amount,
+      deal.currency,
+      deal.description,
+      deal.fee,
+      deal.fee_moment,
+    ],
   );
   if (inserted.rows[0]) return { deal: toDeal(inserted.rows[0]), created: true };
   const existing = await db.query(`SELECT ${DEAL_COLUMNS} FROM deals WHERE marketplace_id = $1 AND external_id = $2`, [

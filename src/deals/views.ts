@@ -17,6 +17,7 @@ import {
 import { DEAL_VERBS } from './rules.ts';
 import { currencyCode } from './currencies.ts';
 import type { DisputeQueueRow } from './store.ts';
+import { toMinor, toNumber } from '../money/amount.ts';
 
 /** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
 export const MAX_AMOUNT = 1e13;
@@ -52,7 +53,19 @@ export const DealFields = z.object({
   description: z.string().max(5000).meta({ default: DEAL_DEFAULTS.description }).optional(),
 });
 
-export type DealInput = z.output<typeof DealFields>;
+/**
+ * The marketplace's creation (POST /api/mkt/deals): the deal's fields and the fee for this deal. The widget's creation
+ * takes the deal's fields only: an anonymous storefront never sets a fee, the marketplace's schedule does.
+ */
+export const MarketplaceDealFields = DealFields.extend({
+  fee: Money.optional().describe(
+    "The marketplace's fee for this deal, overriding its fee schedule: 0 ≤ fee < amount (400 validation_failed naming `fee` " +
+      'otherwise; a deal of amount 0 takes only 0). Left out: the schedule applied to the amount now. Kept with the deal; ' +
+      'a repeat of the creation that gives another fee is 409 deal_conflict.',
+  ),
+});
+
+export type DealInput = z.output<typeof DealFields> & { fee?: number };
 
 /** The request's fields with the defaults filled in: the deal as it is created. */
 export function withDealDefaults(input: DealInput) {
@@ -75,10 +88,10 @@ const EMAIL_FIELDS = new Set(['buyer_email', 'seller_email']);
  * it leaves out are not compared; e-mail addresses are compared in any case, as accounts are found.
  */
 export function dealConflicts(stored: DealRecord, input: DealInput): string[] {
-  return (Object.keys(DealFields.shape) as (keyof DealInput)[]).filter((field) => {
+  return (Object.keys(MarketplaceDealFields.shape) as (keyof DealInput)[]).filter((field) => {
     const given = input[field];
     if (given === undefined) return false;
-    const kept = stored[field];
+    const kept = field === 'fee' ? (stored.fee ?? 0) : stored[field];
     return EMAIL_FIELDS.has(field) ? String(given).toLowerCase() !== String(kept).toLowerCase() : given !== kept;
   });
 }
@@ -151,6 +164,8 @@ export const DealView = z.object({
   buyer_name: z.string(),
   seller_email: z.string(),
   amount: z.number(),
+  fee: z.number().describe("The marketplace's fee, fixed when the deal was made (two decimals)"),
+  seller_amount: z.number().describe('What the seller gets: amount − fee (two decimals)'),
   currency: z.string(),
   description: z.string(),
   status: z.enum(DEAL_STATUSES),
@@ -182,6 +197,7 @@ export function dealView(snapshot: DealSnapshot): z.infer<typeof DealView> {
     buyer_name: deal.buyer_name,
     seller_email: deal.seller_email,
     amount: deal.amount,
+    ...dealMoney(deal),
     currency: deal.currency,
     description: deal.description,
     status: dealStatus(snapshot),
@@ -193,6 +209,13 @@ export function dealView(snapshot: DealSnapshot): z.infer<typeof DealView> {
     created_at: deal.created_at,
     updated_at: deal.updated_at,
   };
+}
+
+/** The deal's fee and the seller's part, computed exactly in minor units (src/money/amount.ts). */
+export function dealMoney(deal: Pick<DealRecord, 'amount' | 'fee'>): { fee: number; seller_amount: number } {
+  const amount = toMinor(deal.amount);
+  const fee = toMinor(deal.fee ?? 0);
+  return { fee: toNumber(fee), seller_amount: toNumber(amount - fee) };
 }
 
 /** The dispute as the parties see it: where evidence files are stored stays inside. */

@@ -9,7 +9,10 @@ import { OriginSchema } from '../http/web-addresses.ts';
 import type { Services } from '../services.ts';
 import { requireAdmin } from '../admin/auth.ts';
 import { ExactRedirectUri } from '../sso/schemas.ts';
-import type { Marketplace } from './marketplaces.ts';
+import type { Marketplace, StoredFeeSchedule } from './marketplaces.ts';
+import { Money } from '../deals/views.ts';
+import { FEE_MOMENTS } from '../money/fee.ts';
+import { toMinor, toNumber } from '../money/amount.ts';
 import {
   DEFAULT_KEY_OVERLAP_SECONDS,
   MAX_KEY_OVERLAP_SECONDS,
@@ -43,7 +46,40 @@ const KeyInfo = z.object({
   revoked_at: z.iso.datetime().nullable(),
 });
 
+/** A percentage of at most two decimals, checked on its shortest decimal form as Money is. */
+const Percent = z
+  .number()
+  .min(0)
+  .max(100)
+  .refine((value) => /^\d+(\.\d{1,2})?$/.test(String(value)), { message: 'must have at most two decimals' })
+  .meta({ multipleOf: 0.01 });
+
+const FEE_RULE =
+  'The fee of a new deal: `percent` of its amount (rounded half-up to the kopeck) plus `fixed`, raised to `min` and ' +
+  'lowered to `max` (the maximum wins when the minimum is larger), never more than the amount. A part that is null or ' +
+  '0 is not set. The deal keeps the fee it got: a later change leaves open deals as they are; `fee` on the deal ' +
+  'creation overrides the schedule.';
+
+export const FeeScheduleBody = z
+  .object({
+    percent: Percent.nullable().optional().describe('Per cent of the deal amount, 0–100 with at most two decimals (2.5 is 2.5 %)'),
+    fixed: Money.nullable().optional().describe('A fixed part added to every deal'),
+    min: Money.nullable().optional().describe('The least fee of a deal'),
+    max: Money.nullable().optional().describe('The most fee of a deal'),
+  })
+  .describe(`Replaces the whole schedule (a part left out is null). ${FEE_RULE}`);
+
+const FeeScheduleView = z
+  .object({ percent: z.number().nullable(), fixed: z.number().nullable(), min: z.number().nullable(), max: z.number().nullable() })
+  .describe(FEE_RULE);
+
+const FeeMomentSchema = z
+  .enum(FEE_MOMENTS)
+  .describe("When a deal's fee moves to the marketplace in the ledger: `payment` when the buyer's money is held, `close` when the deal is released (a refund takes none)");
+
 export const MarketplaceCardSchema = MarketplaceItem.extend({
+  fee_schedule: FeeScheduleView,
+  fee_moment: FeeMomentSchema,
   sso_client_id: z.string().nullable().describe('The SSO client made for sso_redirect_uri (its client_id is the marketplace id), or null'),
   keys: z.array(KeyInfo).describe('Every key it had, newest first; never the keys themselves'),
   updated_at: z.iso.datetime(),
@@ -54,6 +90,8 @@ export const MarketplaceChangesBody = z.object({
   mode: Mode.optional().describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
   allowed_origins: z.array(OriginSchema).max(50).optional().describe('Replaces the whole list (storefronts allowed to call the widget API)'),
   sso_redirect_uri: ExactRedirectUri.optional().describe('The redirect URI of its SSO client (made now if it has none)'),
+  fee_schedule: FeeScheduleBody.optional(),
+  fee_moment: FeeMomentSchema.optional(),
 });
 
 export const OverlapSeconds = z
@@ -76,8 +114,16 @@ export const marketplaceItem = (m: Marketplace) => ({
   created_at: m.created_at.toISOString(),
 });
 
+/** The stored schedule as the API's numbers: money exactly (src/money/amount.ts), the percentage as written. */
+export const feeScheduleJson = (schedule: StoredFeeSchedule) => {
+  const money = (value: string | null) => (value === null ? null : toNumber(toMinor(value)));
+  return { percent: schedule.percent === null ? null : Number(schedule.percent), fixed: money(schedule.fixed), min: money(schedule.min), max: money(schedule.max) };
+};
+
 export const cardJson = (card: MarketplaceCard) => ({
   ...marketplaceItem(card),
+  fee_schedule: feeScheduleJson(card.fee_schedule),
+  fee_moment: card.fee_moment,
   sso_client_id: card.sso_client_id,
   keys: card.keys.map((key) => ({ ...key, created_at: key.created_at.toISOString(), expires_at: iso(key.expires_at), revoked_at: iso(key.revoked_at) })),
   updated_at: card.updated_at.toISOString(),
@@ -131,8 +177,10 @@ export function adminMarketplaceRoutes(api: Api, services: Services): void {
     method: 'patch',
     path: '/admin/marketplaces/{id}',
     operationId: 'updateMarketplace',
-    summary: 'Change a marketplace’s name, mode, allowed origins or SSO redirect URI',
-    description: 'Fields left out stay. Its automatic SSO client follows the name and the redirect URI.',
+    summary: 'Change a marketplace’s name, mode, allowed origins, SSO redirect URI or fee',
+    description:
+      'Fields left out stay; `fee_schedule`, when given, replaces the whole schedule. Its automatic SSO client follows ' +
+      'the name and the redirect URI. A new fee schedule or moment applies to deals made from now on.',
     params,
     body: MarketplaceChangesBody,
     responses: card,

@@ -5,7 +5,17 @@ import type { PoolClient } from 'pg';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
 import { createMarketplaceClient, type ClientCard } from '../sso/clients.ts';
-import { createMarketplace, insertKey, newKey, type KeyKind, type Marketplace, type MarketplaceMode, type NewMarketplace } from './marketplaces.ts';
+import type { FeeMoment } from '../money/fee.ts';
+import {
+  createMarketplace,
+  insertKey,
+  marketplaceColumns,
+  newKey,
+  type KeyKind,
+  type Marketplace,
+  type MarketplaceMode,
+  type NewMarketplace,
+} from './marketplaces.ts';
 
 /** How long a rotated secret key keeps working unless the administrator chooses: a day, to deploy the new one. */
 export const DEFAULT_KEY_OVERLAP_SECONDS = 86_400;
@@ -36,9 +46,12 @@ export interface MarketplaceChanges {
   mode?: MarketplaceMode;
   allowed_origins?: string[];
   sso_redirect_uri?: string;
+  /** Replaces the whole schedule: each part a number, or null (also for a part left out). */
+  fee_schedule?: { percent?: number | null; fixed?: number | null; min?: number | null; max?: number | null };
+  fee_moment?: FeeMoment;
 }
 
-const COLUMNS = 'm.id, m.name, m.mode, m.active, m.sso_redirect_uri, m.allowed_origins, m.created_at';
+const COLUMNS = marketplaceColumns('m.');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID.test(value);
 
@@ -114,11 +127,29 @@ export async function updateMarketplace(
     const before = await lockedCard(client, id);
     if (!before) return undefined;
     const origins = changes.allowed_origins && [...new Set(changes.allowed_origins)];
+    const fee = changes.fee_schedule;
+    // The schedule's numbers go to PostgreSQL as their decimal text: numeric keeps them exactly.
+    const part = (value: number | null | undefined) => (value === null || value === undefined ? null : String(value));
     const updated = await client.query<Marketplace>(
       `UPDATE marketplaces m SET name = COALESCE($2, name), mode = COALESCE($3, mode), allowed_origins = COALESCE($4, allowed_origins),
-              sso_redirect_uri = COALESCE($5, sso_redirect_uri), updated_at = now()
+              sso_redirect_uri = COALESCE($5, sso_redirect_uri),
+              fee_percent = CASE WHEN $6 THEN $7::numeric ELSE fee_percent END, fee_fixed = CASE WHEN $6 THEN $8::numeric ELSE fee_fixed END,
+              fee_min = CASE WHEN $6 THEN $9::numeric ELSE fee_min END, fee_max = CASE WHEN $6 THEN $10::numeric ELSE fee_max END,
+              fee_moment = COALESCE($11, fee_moment), updated_at = now()
         WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, changes.name ?? null, changes.mode ?? null, origins ?? null, changes.sso_redirect_uri ?? null],
+      [
+        id,
+        changes.name ?? null,
+        changes.mode ?? null,
+        origins ?? null,
+        changes.sso_redirect_uri ?? null,
+        fee !== undefined,
+        part(fee?.percent),
+        part(fee?.fixed),
+        part(fee?.min),
+        part(fee?.max),
+        changes.fee_moment ?? null,
+      ],
     );
     const marketplace = updated.rows[0]!;
     if (marketplace.sso_redirect_uri) {

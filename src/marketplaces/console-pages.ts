@@ -34,6 +34,7 @@ import {
   listBody,
   shownOnce,
   type CardState,
+  type CardFields,
   type MarketplaceFields,
   type MarketplaceView,
   type Overlap,
@@ -59,6 +60,32 @@ function formFields(form: URLSearchParams): MarketplaceFields {
   };
 }
 
+function cardFields(form: URLSearchParams): CardFields {
+  return {
+    ...formFields(form),
+    fee_percent: text(form.get('fee_percent'), 40),
+    fee_fixed: text(form.get('fee_fixed'), 40),
+    fee_min: text(form.get('fee_min'), 40),
+    fee_max: text(form.get('fee_max'), 40),
+    fee_moment: text(form.get('fee_moment'), 20),
+  };
+}
+
+/** A fee field as the JSON body's number: empty is null, a decimal comma is a point; anything else fails the schema. */
+function feeNumber(value: string): number | null {
+  if (value === '') return null;
+  return /^\d+([.,]\d+)?$/.test(value) ? Number(value.replace(',', '.')) : Number.NaN;
+}
+
+/** The card's form as the JSON body of PATCH /admin/marketplaces/{id}: the whole fee schedule with the details. */
+function asChanges(values: CardFields) {
+  return {
+    ...asBody(values),
+    fee_schedule: { percent: feeNumber(values.fee_percent), fixed: feeNumber(values.fee_fixed), min: feeNumber(values.fee_min), max: feeNumber(values.fee_max) },
+    fee_moment: values.fee_moment,
+  };
+}
+
 /** The form as the JSON body of the same operation: origins one a line, an empty redirect URI left out. */
 function asBody(values: MarketplaceFields) {
   return {
@@ -73,7 +100,14 @@ const invalidWords = (p: MarketplaceView, error: z.ZodError) =>
   p.m('invalidForm', { fields: [...new Set(error.issues.map((issue) => labelOf(p, String(issue.path[0] ?? ''))))].join(', ') });
 
 function labelOf(p: MarketplaceView, field: string): string {
-  const labels: Record<string, Parameters<MarketplaceView['m']>[0]> = { name: 'name', mode: 'mode', allowed_origins: 'origins', sso_redirect_uri: 'ssoRedirectUri' };
+  const labels: Record<string, Parameters<MarketplaceView['m']>[0]> = {
+    name: 'name',
+    mode: 'mode',
+    allowed_origins: 'origins',
+    sso_redirect_uri: 'ssoRedirectUri',
+    fee_schedule: 'feeSchedule',
+    fee_moment: 'feeMoment',
+  };
   return labels[field] ? p.m(labels[field]) : field;
 }
 
@@ -174,8 +208,8 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
 
       switch (form.get('intent')) {
         case 'save': {
-          const values = formFields(form);
-          const parsed = MarketplaceChangesBody.safeParse(asBody(values));
+          const values = cardFields(form);
+          const parsed = MarketplaceChangesBody.safeParse(asChanges(values));
           if (!parsed.success) return showCard(p, card, 400, { values, error: invalidWords(p, parsed.error) });
           const changed = (await updateMarketplace(services, id, parsed.data))!;
           await audit('updateMarketplace', cardJson(changed.before), cardJson(changed.after));

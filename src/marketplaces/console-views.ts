@@ -60,6 +60,29 @@ function fields(p: MarketplaceView, values: MarketplaceFields): SafeHtml {
 <p class="hint" id="sso-hint">${m('ssoRedirectHint')}</p>`;
 }
 
+/** The fee schedule's fields of the card's form, as typed (decimal text; empty for a part not set). */
+export interface FeeFields {
+  fee_percent: string;
+  fee_fixed: string;
+  fee_min: string;
+  fee_max: string;
+  fee_moment: string;
+}
+
+export type CardFields = MarketplaceFields & FeeFields;
+
+function feeFields(p: MarketplaceView, values: FeeFields): SafeHtml {
+  const { m } = p;
+  const amount = (name: keyof FeeFields, label: string) =>
+    html`<label for="${name}">${label}</label><input id="${name}" name="${name}" inputmode="decimal" maxlength="20" pattern="[0-9]+([.,][0-9]{1,2})?" value="${values[name]}" aria-describedby="fee-hint">`;
+  return html`<h3 id="fee">${m('feeSchedule')}</h3>
+${amount('fee_percent', m('feePercent'))}${amount('fee_fixed', m('feeFixed'))}${amount('fee_min', m('feeMin'))}${amount('fee_max', m('feeMax'))}
+<p class="hint" id="fee-hint">${m('feeHint')}</p>
+<label for="fee_moment">${m('feeMoment')}</label><select id="fee_moment" name="fee_moment">${(['close', 'payment'] as const).map(
+    (moment) => html`<option value="${moment}"${values.fee_moment === moment ? html` selected` : ''}>${m(`feeMoment_${moment}`)}</option>`,
+  )}</select>`;
+}
+
 export function activateBody(p: MarketplaceView, values: MarketplaceFields, error?: string): SafeHtml {
   return html`<h1>${p.m('activateTitle')}</h1>${message('error', error)}
 <form method="post" action="/admin/view/marketplaces">${csrfField(p.admin.csrf)}${fields(p, values)}
@@ -96,7 +119,7 @@ export interface CardState {
   log: { items: AttemptLogItem[]; has_more: boolean };
   filter: LogFilter;
   events: readonly string[];
-  values?: MarketplaceFields;
+  values?: CardFields;
   notice?: string;
   error?: string;
 }
@@ -111,6 +134,11 @@ export function cardBody(p: MarketplaceView, s: CardState): SafeHtml {
     mode: card.mode,
     allowed_origins: card.allowed_origins.join('\n'),
     sso_redirect_uri: card.sso_redirect_uri ?? '',
+    fee_percent: card.fee_schedule.percent ?? '',
+    fee_fixed: card.fee_schedule.fixed ?? '',
+    fee_min: card.fee_schedule.min ?? '',
+    fee_max: card.fee_schedule.max ?? '',
+    fee_moment: card.fee_moment,
   };
   return html`<h1>${card.name}</h1>
 ${message('notice', s.notice)}${message('error', s.error)}
@@ -121,7 +149,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <dt>${m('ssoClient')}</dt><dd>${card.sso_client_id ? html`<a href="/admin/view/sso-clients/${card.sso_client_id}"><code>${card.sso_client_id}</code></a>` : m('none')}</dd></dl>
 
 <h2 id="details">${m('details')}</h2>
-<form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
+<form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}${feeFields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
 
 <h2 id="keys">${m('keys')}</h2>
 <div class="table"><table><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>

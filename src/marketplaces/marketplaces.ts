@@ -5,6 +5,7 @@ import type { PoolClient } from 'pg';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+import type { FeeMoment } from '../money/fee.ts';
 
 export const SECRET_KEY_PREFIX = 'mk_';
 export const PUBLIC_KEY_PREFIX = 'pk_';
@@ -18,7 +19,19 @@ export interface Marketplace {
   active: boolean;
   sso_redirect_uri: string | null;
   allowed_origins: string[];
+  /** The fee applied to each new deal's amount (src/money/fee.ts); its numbers as PostgreSQL writes them, exact. */
+  fee_schedule: StoredFeeSchedule;
+  /** When a deal's fee moves to the marketplace: when the money is held, or when the deal closes. */
+  fee_moment: FeeMoment;
   created_at: Date;
+}
+
+/** The fee schedule's parts as decimal text ("2.50"), null where a part is not set. */
+export interface StoredFeeSchedule {
+  percent: string | null;
+  fixed: string | null;
+  min: string | null;
+  max: string | null;
 }
 
 export interface NewMarketplace {
@@ -28,7 +41,17 @@ export interface NewMarketplace {
   allowed_origins?: string[];
 }
 
-const COLUMNS = 'id, name, mode, active, sso_redirect_uri, allowed_origins, created_at';
+/**
+ * A Marketplace's columns, of the table aliased `alias` (with its dot) or not aliased. The fee schedule's numeric
+ * columns are read as text: money is never a float here.
+ */
+export function marketplaceColumns(alias = ''): string {
+  const a = alias;
+  return `${a}id, ${a}name, ${a}mode, ${a}active, ${a}sso_redirect_uri, ${a}allowed_origins, ${a}created_at,
+    json_build_object('percent', ${a}fee_percent::text, 'fixed', ${a}fee_fixed::text, 'min', ${a}fee_min::text, 'max', ${a}fee_max::text) AS fee_schedule,
+    ${a}fee_moment`;
+}
+const COLUMNS = marketplaceColumns();
 
 /** `alongside` runs in the same transaction (the SSO client of `sso_redirect_uri`), so both exist or neither. */
 export async function createMarketplace<T = undefined>(
@@ -83,7 +106,7 @@ export async function findMarketplace(db: Db, id: string): Promise<Marketplace |
 export async function marketplaceByKey(db: Db, key: string, kind: KeyKind): Promise<Marketplace | undefined> {
   const presented = hashSecret(key);
   const result = await db.query<Marketplace & { key_hash: Buffer }>(
-    `SELECT k.key_hash, ${COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')}
+    `SELECT k.key_hash, ${marketplaceColumns('m.')}
        FROM marketplace_keys k JOIN marketplaces m ON m.id = k.marketplace_id
       WHERE k.key_hash = $1 AND k.kind = $2 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
         AND m.active`,

@@ -9,6 +9,9 @@ SHAPE_CODES = {"validation_failed", "invalid_json", "bad_request"}
 # The words of src/http/text.ts for a refused character.
 TEXT_RULE = "must not contain control characters"
 SURROGATE = "lone surrogate"
+# Rules between two fields of one request, which JSON Schema cannot say and the document says in words: a deal's `fee`
+# is less than its `amount` (CONTRACT.md "Money"). A refusal naming only such a rule is not one of the document's shape.
+CROSS_FIELD_RULES = {("fee", "must be less than the amount (0 ≤ fee < amount)")}
 
 
 @schemathesis.check
