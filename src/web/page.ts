@@ -101,6 +101,8 @@ function errorBody({ t, site }: Page, title: string, text: string, signedIn: boo
 
 /** A problem (or a rule's refusal, which has the same code) in the reader's words. */
 export function problemWords(t: Translate, problem: { code: string; status: number }): string {
+  // dispute_open also names a dispute's state in the dictionary; the refusal has words of its own.
+  if (problem.code === 'dispute_open') return t('disputeOpenRefusal');
   if (EXPLAINED.has(problem.code) && isMessageKey(problem.code)) return t(problem.code);
   return problem.status >= 500 ? t('internalError') : t('badForm');
 }

@@ -1,0 +1,20 @@
+// What a buyer or a seller reads on a page when a move is refused: the refusal in words, never "the form could not be
+// read" for a refusal that has its own (a dispute that opened while the buyer's release was on its way).
+import { describe, expect, it } from 'vitest';
+import { problemWords } from '../src/web/page.ts';
+import { translator } from '../src/web/i18n.ts';
+
+describe('problemWords', () => {
+  it('says that a dispute is open, in English and Russian, apart from the dispute state of the same name', () => {
+    expect(problemWords(translator('en'), { code: 'dispute_open', status: 400 })).toContain('only the arbiter’s decision moves the money');
+    expect(problemWords(translator('ru'), { code: 'dispute_open', status: 400 })).toContain('открыт спор');
+    expect(translator('en')('dispute_open')).toBe('Open: waiting for the arbiter');
+  });
+
+  it('explains the refusals a page meets, and falls back to the form or our side for the rest', () => {
+    const t = translator('en');
+    expect(problemWords(t, { code: 'deal_closed', status: 400 })).toBe('This deal is closed and cannot change any more.');
+    expect(problemWords(t, { code: 'validation_failed', status: 400 })).toBe(t('badForm'));
+    expect(problemWords(t, { code: 'internal_error', status: 500 })).toBe(t('internalError'));
+  });
+});
