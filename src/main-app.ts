@@ -13,6 +13,7 @@ import { dataKeyCabinetPages } from './data-api/cabinet-pages.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
+import { ledgerRoutes } from './money/routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { dealConsolePages } from './deals/console-pages.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
@@ -46,6 +47,7 @@ export function createMainApp(services: Services): Koa {
   adminMarketplaceRoutes(api, services);
   marketplaceConsolePages(api, services);
   dealRoutes(api, services);
+  ledgerRoutes(api, services);
   widget(api, services);
   cabinetRoutes(api, services);
   cabinetPages(api, services);

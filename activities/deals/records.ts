@@ -26,6 +26,7 @@ import type {
 } from '../../src/deals/model.ts';
 import type { NewDocument } from '../../workflows/deals/deal-messages.ts';
 import { insertWebhookEvent } from '../../src/webhooks/events.ts';
+import { postDealMoney } from '../../src/money/ledger-store.ts';
 
 /** A document as the workflow holds it; where its file lives is known for the documents the workflow added itself. */
 export type HeldDocument = DocumentRecord & Partial<Pick<NewDocument, 'organization_id' | 'storage_key'>>;
@@ -183,6 +184,10 @@ export function createDealActivities(services: Services) {
                 )
               ).rowCount ?? 0;
           }
+          // The money the change moved, in the ledger in this same transaction: the postings its payments call for and
+          // that are not written yet (keyed by their cause, so a retry or a re-assertion posts nothing twice, and one
+          // that finds a posting missing writes it). An unbalanced posting fails the write, and the change with it.
+          if (rows.deal_payments.some((held) => held.status !== 'pending')) await postDealMoney(client, change.dealId);
           // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone.
           await client.query('UPDATE deals SET status = $2, updated_at = now() WHERE id = $1 AND ($3 OR status IS DISTINCT FROM $2)', [
             change.dealId,

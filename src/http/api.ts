@@ -15,6 +15,8 @@ interface ResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Other media types the same answer comes in, chosen by the request's Accept (the ledger's text/csv). */
+  also?: Record<string, z.ZodType | undefined>;
 }
 
 export interface RouteDefinition<
@@ -200,6 +202,7 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
         ? {
             content: {
               [spec.contentType ?? 'application/json']: spec.schema ? { schema: jsonSchema(spec.schema, 'output') } : {},
+              ...Object.fromEntries(Object.entries(spec.also ?? {}).map(([type, schema]) => [type, schema ? { schema: jsonSchema(schema, 'output') } : {}])),
             },
           }
         : {}),
