@@ -37,6 +37,13 @@ describe('the ledger', () => {
     expectBalanced(items);
     expect(items.every((posting) => posting.deal_id === deal.id && !Number.isNaN(Date.parse(posting.at)))).toBe(true);
     expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 1193.7, paid_out: 0, refunded: 0, fees: 40.86 }]);
+    // Written exactly with two decimals, as CONTRACT says.
+    expect(await (await fetch(money.api('/balance'), { headers: shop.key })).text()).toBe(
+      '{"items":[{"currency":"RUB","held":0.00,"payable":1193.70,"paid_out":0.00,"refunded":0.00,"fees":40.86}]}',
+    );
+    expect(await (await fetch(money.api(`/ledger?deal_id=${deal.id}&limit=1`), { headers: shop.key })).text()).toContain(
+      `"entries":[{"account":"deal_held:${deal.id}","amount":-1193.70,"currency":"RUB"},{"account":"seller_payable","amount":1193.70,"currency":"RUB"}]`,
+    );
   });
 
   it('posts a deal held and refunded: the whole amount back to the buyer, no fee', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AmountError, formatMinor, percentOf, sum, toMinor, toNumber } from '../src/money/amount.ts';
 import { feeRefusal, scheduledFee, NO_FEE } from '../src/money/fee.ts';
 import { paymentPostings, unbalanced, type PaymentMoney } from '../src/money/ledger.ts';
+import { moneyJson } from '../src/money/json.ts';
 
 describe('amounts in minor units', () => {
   it('reads decimals of at most two places, from text or from the JSON number, exactly', () => {
@@ -60,6 +61,15 @@ describe('amounts in minor units', () => {
     expect(percentOf(999999999999999n, '33.33')).toBe(333299999999999n + 1n);
     expect(() => percentOf(100n, '-1')).toThrow(AmountError);
     expect(() => percentOf(100n, '1.1234567')).toThrow(AmountError);
+  });
+});
+
+describe('JSON with exact amounts', () => {
+  it('writes minor units as decimals with two places, whatever their size, and nothing else differently', () => {
+    const body = { items: [{ amount: -123450n, zero: 0n, huge: 123456789012345678901n, text: 'a "quoted" \\u0000minor:1', n: 1.5 }] };
+    const text = moneyJson(body);
+    expect(text).toBe('{"items":[{"amount":-1234.50,"zero":0.00,"huge":1234567890123456789.01,"text":"a \\"quoted\\" \\\\u0000minor:1","n":1.5}]}');
+    expect(JSON.parse(text).items[0]).toMatchObject({ amount: -1234.5, zero: 0, text: 'a "quoted" \\u0000minor:1' });
   });
 });
 

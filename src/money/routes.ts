@@ -7,7 +7,8 @@ import type { Services } from '../services.ts';
 import { problem } from '../http/problem.ts';
 import { QueryTimestamp, queryInt } from '../http/query-values.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
-import { formatMinor, toMinor, toNumber } from './amount.ts';
+import { formatMinor, toMinor } from './amount.ts';
+import { moneyJson } from './json.ts';
 import { POSTING_KINDS } from './ledger.ts';
 import { listPostings, marketplaceBalances, type PostingRecord } from './ledger-store.ts';
 
@@ -17,7 +18,9 @@ const ACCOUNTS_WORDS =
 
 const LedgerEntry = z.object({
   account: z.string().describe(`The account: ${ACCOUNTS_WORDS}`),
-  amount: z.number().describe('Two decimals; positive: into the account, negative: out of it. A posting’s amounts sum to 0 per currency'),
+  amount: z
+    .number()
+    .describe('Written exactly with two decimals (-1234.50); positive: into the account, negative: out of it. A posting’s amounts sum to 0 per currency'),
   currency: z.string().describe('ISO 4217'),
 });
 
@@ -40,8 +43,9 @@ const LedgerPage = z.object({
   has_more: z.boolean().describe('Whether older postings follow: pass the last item’s id as starting_after'),
 });
 
+/** Each amount written exactly with two decimals (1234.50, 0.00). */
 const Balance = z.object({
-  currency: z.string().describe('ISO 4217'),
+  currency: z.string().describe('ISO 4217; each amount is written exactly with two decimals (1234.50, 0.00)'),
   held: z.number().describe('Held in the marketplace’s open deals'),
   payable: z.number().describe('Released to sellers and not paid out yet'),
   paid_out: z.number().describe('Sent to sellers by payouts'),
@@ -65,13 +69,20 @@ function ledgerCsv(items: PostingRecord[]): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
+/** A posting for moneyJson: its amounts in minor units, written as exact decimals with two places. */
 const postingJson = (posting: PostingRecord) => ({
   id: posting.id,
   at: posting.at.toISOString(),
   deal_id: posting.deal_id,
   kind: posting.kind,
-  entries: posting.entries.map((entry) => ({ account: entry.account, amount: toNumber(toMinor(entry.amount)), currency: entry.currency })),
+  entries: posting.entries.map((entry) => ({ account: entry.account, amount: toMinor(entry.amount), currency: entry.currency })),
 });
+
+/** A JSON answer whose amounts are exact decimals with two places (src/money/json.ts). */
+function sendMoney(ctx: Context, body: unknown): void {
+  ctx.type = 'application/json';
+  ctx.body = moneyJson(body);
+}
 
 /** The same request for the next page: every parameter as asked, starting after the page's last posting. */
 function nextPage(ctx: Context, lastId: string): string {
@@ -127,7 +138,7 @@ export function ledgerRoutes(api: Api, services: Services): void {
         ctx.body = ledgerCsv(page.items);
         return;
       }
-      ctx.body = { items: page.items.map(postingJson), has_more: page.hasMore };
+      sendMoney(ctx, { items: page.items.map(postingJson), has_more: page.hasMore });
     },
   });
 
@@ -143,16 +154,8 @@ export function ledgerRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'One item per currency the ledger holds', schema: z.object({ items: z.array(Balance) }) } },
     handler: async (ctx) => {
       const balances = await marketplaceBalances(services.db, marketplaceOf(ctx).id);
-      ctx.body = {
-        items: balances.map((balance) => ({
-          currency: balance.currency,
-          held: toNumber(balance.held),
-          payable: toNumber(balance.payable),
-          paid_out: toNumber(balance.paid_out),
-          refunded: toNumber(balance.refunded),
-          fees: toNumber(balance.fees),
-        })),
-      };
+      const items = balances.map(({ currency, held, payable, paid_out, refunded, fees }) => ({ currency, held, payable, paid_out, refunded, fees }));
+      sendMoney(ctx, { items });
     },
   });
 }
