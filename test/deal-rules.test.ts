@@ -119,3 +119,33 @@ describe('a moved payment', () => {
     expect(code(moveRefusal(pending, { action: 'dispute', role: 'buyer', reason: 'x' }))).toBe('invalid_payment_state');
   });
 });
+
+describe('the buyer’s pay', () => {
+  const approved: DealSnapshot = { ...dealWith('hold'), payments: [] };
+
+  it('is offered to the buyer of an approved deal with no money held, and to no one else', () => {
+    expect(allowedActions(approved, 'buyer')).toContain('pay');
+    expect(code(refusal(approved, 'pay', 'buyer'))).toBe('allowed');
+    for (const role of ['seller', 'approver', 'marketplace', 'widget', 'administrator', 'arbiter'] as const) {
+      expect(allowedActions(approved, role), role).not.toContain('pay');
+    }
+  });
+
+  it('answers a live payment still pending again: offered while the buyer has not paid', () => {
+    const pending = dealWith('pending');
+    expect(allowedActions(pending, 'buyer')).toEqual(['pay', 'refund']);
+  });
+
+  it('is refused before approval, once the money is held, and on a closed deal', () => {
+    const unapproved: DealSnapshot = { ...approved, approvals: [{ ...approved.approvals[0]!, status: 'pending', decided_at: null }] };
+    expect(code(refusal(unapproved, 'pay', 'buyer'))).toBe('deal_not_approved');
+    expect(code(refusal({ ...approved, approvals: [] }, 'pay', 'buyer'))).toBe('deal_not_approved');
+    for (const status of ['hold', 'disputed'] as const) {
+      expect(code(refusal(dealWith(status), 'pay', 'buyer')), status).toBe('invalid_payment_state');
+      expect(allowedActions(dealWith(status), 'buyer'), status).not.toContain('pay');
+    }
+    for (const status of ['released', 'refunded'] as const) expect(code(refusal(dealWith(status), 'pay', 'buyer')), status).toBe('deal_closed');
+    const cancelled = { ...approved, cancellation: { actor: 'marketplace' as const, reason: '', cancelled_at: at } };
+    expect(code(refusal(cancelled, 'pay', 'buyer'))).toBe('deal_closed');
+  });
+});

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { problemWords } from '../src/web/page.ts';
 import { translator } from '../src/web/i18n.ts';
+import { problemStatus } from '../src/http/problem-catalog.ts';
 
 describe('problemWords', () => {
   it('says that a dispute is open, in English and Russian, apart from the dispute state of the same name', () => {
@@ -16,5 +17,14 @@ describe('problemWords', () => {
     expect(problemWords(t, { code: 'deal_closed', status: 400 })).toBe('This deal is closed and cannot change any more.');
     expect(problemWords(t, { code: 'validation_failed', status: 400 })).toBe(t('badForm'));
     expect(problemWords(t, { code: 'internal_error', status: 500 })).toBe(t('internalError'));
+  });
+
+  it('explains what a buyer’s Pay may meet at the acquirer, in both languages', () => {
+    for (const lang of ['en', 'ru'] as const) {
+      const t = translator(lang);
+      for (const code of ['currency_not_supported', 'acquirer_not_configured', 'acquirer_refused', 'acquirer_unavailable'] as const) {
+        expect(problemWords(t, { code, status: problemStatus(code) }), `${lang} ${code}`).toBe(t(code));
+      }
+    }
   });
 });

@@ -133,32 +133,40 @@ ${deals.length > 0 ? html`<ul class="plain">${deals}</ul>` : html`<p class="mute
 function paymentList({ t, lang }: View, payments: PaymentRecord[]): SafeHtml {
   if (payments.length === 0) return html`<p class="muted">${t('noPayments')}</p>`;
   return html`<ul class="plain">${payments.map(
-    (payment) => html`<li>${formatMoney(lang, payment.amount, payment.currency)} · <span class="status">${paymentWords(t, payment.status)}</span> <span class="muted">${formatDate(lang, payment.updated_at)}</span></li>`,
+    (payment) => html`<li>${formatMoney(lang, payment.amount, payment.currency)} · <span class="status">${paymentWords(t, payment.status)}</span>${
+      payment.provider === 'sandbox' ? html` · <span class="test">${t('testPayment')}</span>` : undefined
+    } <span class="muted">${formatDate(lang, payment.updated_at)}</span></li>`,
   )}</ul>`;
 }
 
 const ACTION_HINT = { release: 'releaseHint', refund: 'refundHint', dispute: 'disputeHint' } as const;
 
 /**
- * The escrow section: links to the confirmation of each move the user may make now (plain links, so they work
- * without JavaScript and move nothing by themselves), and for the buyer's live payment not yet paid, the way to pay.
+ * The escrow section: the buyer's Pay while the rules allow it (a form, as it starts a payment: to the acquirer's page
+ * when live, held at once in a sandbox, which it says), and links to the confirmation of each move the user may make
+ * now (plain links, so they work without JavaScript and move nothing by themselves).
  */
-function escrow(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[]): SafeHtml | undefined {
-  const { t } = view;
+function escrow(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[], csrf: string, sandbox: boolean): SafeHtml | undefined {
+  const { t, lang } = view;
   const latest = snapshot.payments.at(-1);
-  if (!latest) return undefined;
-  const payLink =
-    role === 'buyer' && latest.status === 'pending' && latest.payment_url && /^https?:\/\//.test(latest.payment_url)
-      ? html`<p><a href="${latest.payment_url}">${t('payNow')}</a></p><p class="hint">${t('pendingPaymentNote')}</p>`
-      : undefined;
+  const pending = latest?.status === 'pending' ? latest : undefined;
+  const pay = actions.includes('pay')
+    ? html`<div class="move"><form method="post" action="${dealPath(snapshot)}/pay">${csrfField(csrf)}<button type="submit">${t('payButton', {
+        amount: formatMoney(lang, pending?.amount ?? snapshot.deal.amount, snapshot.deal.currency),
+      })}</button></form>
+<p class="hint">${t('payHint')}</p>${sandbox ? html`<p class="hint test">${t('paySandboxHint')}</p>` : undefined}${
+        pending ? html`<p class="hint">${t('pendingPaymentNote')}</p>` : undefined
+      }</div>`
+    : undefined;
+  if (!latest && !pay) return undefined;
   const moves = PAYMENT_ACTIONS.filter((action) => actions.includes(action)).map(
     (action) => html`<div class="move"><a class="button ${BUTTON_CLASS[action]}" href="${dealPath(snapshot)}/escrow/${action}">${t(action)}</a>
 <p class="hint">${t(ACTION_HINT[action])}</p></div>`,
   );
   const idle =
-    latest.status === 'disputed' ? t('disputeNote') : role === 'seller' && latest.status === 'hold' ? t('sellerEscrowNote') : t('noEscrowActions');
-  return html`<section aria-labelledby="escrow"><h2 id="escrow">${t('escrowHeading')}</h2>${payLink}
-${moves.length > 0 ? html`<div class="actions">${moves}</div>` : !payLink && html`<p class="muted">${idle}</p>`}
+    latest?.status === 'disputed' ? t('disputeNote') : role === 'seller' && latest?.status === 'hold' ? t('sellerEscrowNote') : t('noEscrowActions');
+  return html`<section aria-labelledby="escrow"><h2 id="escrow">${t('escrowHeading')}</h2>
+${pay || moves.length > 0 ? html`<div class="actions">${pay}${moves}</div>` : html`<p class="muted">${idle}</p>`}
 </section>`;
 }
 
@@ -204,7 +212,7 @@ ${form}
 
 export function dealBody(
   view: View,
-  data: { snapshot: DealSnapshot; role: DealRole; actions: DealVerb[]; csrf: string; error?: string; notice?: string },
+  data: { snapshot: DealSnapshot; role: DealRole; actions: DealVerb[]; csrf: string; error?: string; notice?: string; sandbox?: boolean },
 ): SafeHtml {
   const { t, lang } = view;
   const { snapshot, role, actions } = data;
@@ -226,7 +234,7 @@ ${role === 'buyer' ? undefined : html`<dt>${t('buyer')}</dt><dd>${deal.buyer_nam
 ${deal.seller_email && role !== 'seller' ? html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>` : undefined}
 ${deal.description && html`<dt>${t('description')}</dt><dd>${deal.description}</dd>`}
 </dl>
-${escrow(view, snapshot, role, actions)}
+${escrow(view, snapshot, role, actions, data.csrf, data.sandbox ?? false)}
 ${snapshot.dispute ? disputeSection(view, snapshot, snapshot.dispute, role, actions.includes('message'), data.csrf) : undefined}
 <section aria-labelledby="documents"><h2 id="documents">${t('documents')}</h2>${documentList(view, snapshot.documents)}</section>
 <section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHistory')}</h2>

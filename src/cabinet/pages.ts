@@ -1,8 +1,8 @@
 // The cabinet's web pages for buyers, sellers and approvers: server-rendered HTML over the same operations as the
 // JSON routes (src/accounts/operations.ts for the account, the deal service for deals), working with JavaScript off. Forms post
 // urlencoded bodies (multipart for a dispute message with files) with a CSRF token and answer 303
-// (post/redirect/get); errors become pages in the reader's language, never JSON. Money moves only from a
-// confirmation page that says what will happen.
+// (post/redirect/get); errors become pages in the reader's language, never JSON. Money moves only from a page that
+// says what will happen: a confirmation page for release, refund and dispute; the deal page's Pay, with its line.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
@@ -15,7 +15,9 @@ import { tokenUsable } from '../accounts/tokens.ts';
 import { passwordProblem } from '../accounts/pages.ts';
 import { accountTranslator } from '../accounts/i18n.ts';
 import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
-import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, type DealActor } from '../deals/service.ts';
+import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, payDeal, type DealActor } from '../deals/service.ts';
+import { findMarketplace } from '../marketplaces/marketplaces.ts';
+import { paymentPageOrigins, providerForMode } from '../escrow/providers.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
 import { dealOfApproval } from '../deals/store.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
@@ -24,8 +26,16 @@ import { endPageSession, pageUser, preSessionCsrf, sameToken, startPageSession, 
 import { csrfFailed, page, problemWords, readForm, redirect, safeNext, send, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
 
 const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
-const DONE = { approve: 'approved', reject: 'rejected', release: 'released', refund: 'refunded', dispute: 'disputed', message: 'message_sent' } as const;
-const person = (signed: SignedIn): DealActor => ({ kind: 'person', user: signed.user });
+const DONE = {
+  approve: 'approved',
+  reject: 'rejected',
+  pay: 'test_payment_held',
+  release: 'released',
+  refund: 'refunded',
+  dispute: 'disputed',
+  message: 'message_sent',
+} as const;
+const person = (signed: SignedIn) => ({ kind: 'person', user: signed.user }) satisfies DealActor;
 
 export function cabinetPages(api: Api, services: Services): void {
   const router = api.router;
@@ -193,6 +203,32 @@ export function cabinetPages(api: Api, services: Services): void {
     );
   }
 
+  // The buyer's Pay: live, 303 to the acquirer's payment page (the one still pending, when there is one), which sends the
+  // buyer back to the deal's page; sandbox, back to the deal's page with the money held and a notice that it was a test.
+  router.post(
+    '/cabinet/view/deals/:id/pay',
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      const dealId = p.ctx.params.id!;
+      const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+      if (!signed) return;
+      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      await orDealPage(
+        p,
+        services,
+        signed,
+        dealId,
+        () => payDeal(services, person(signed), dealId),
+        ({ payment, snapshot }) => {
+          if (payment.payment_url && /^https?:\/\//.test(payment.payment_url)) return payment.payment_url;
+          const dealPath = `/cabinet/view/deals/${snapshot.deal.id}`;
+          return payment.provider === 'sandbox' ? `${dealPath}?done=${DONE.pay}` : dealPath;
+        },
+        (refused) => (refused.code === 'invalid_payment_state' ? p.t('alreadyHeld') : undefined),
+      );
+    }),
+  );
+
   router.post(
     '/cabinet/view/deals/:id/dispute/messages',
     page(services, async (p) => {
@@ -215,17 +251,29 @@ export function cabinetPages(api: Api, services: Services): void {
   );
 }
 
-/** Runs a deal change; on success 303 to the deal page with a notice, on a refusal the deal page with its words. */
-async function orDealPage(p: Page, services: Services, signed: SignedIn, dealId: string, change: () => Promise<unknown>, done: string) {
+/**
+ * Runs a deal change; on success 303 to the deal page with a notice (or where `done` says from the change's result), on
+ * a refusal the deal page with its words (`words` may put a refusal of this change better).
+ */
+async function orDealPage<T>(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  dealId: string,
+  change: () => Promise<T>,
+  done: string | ((result: T) => string),
+  words?: (refused: Problem) => string | undefined,
+) {
+  let result: T;
   try {
-    await change();
+    result = await change();
   } catch (error) {
     // A 404 stays a 404 page: the deal or the approval is not the user's.
     if (!(error instanceof Problem) || error.status === 404) throw error;
     for (const [name, value] of Object.entries(error.headers)) p.ctx.set(name, value);
-    return dealPage(p, services, signed, dealId, error.status, { error: changeWords(p, error) });
+    return dealPage(p, services, signed, dealId, error.status, { error: words?.(error) ?? changeWords(p, error) });
   }
-  redirect(p.ctx, `/cabinet/view/deals/${dealId}?done=${done}`);
+  redirect(p.ctx, typeof done === 'string' ? `/cabinet/view/deals/${dealId}?done=${done}` : done(result));
 }
 
 /** The deal of an approval in a deal the user may see (the page to answer on), or 404. */
@@ -248,8 +296,27 @@ function changeWords(p: Page, problem: Problem): string {
 async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: string, status: number, words: { error?: string; notice?: string }) {
   const actor = person(signed);
   const { snapshot, role } = await dealFor(services, actor, dealId);
-  const body = dealBody(p, { snapshot, role, actions: actionsFor(snapshot, role, actor), csrf: signed.csrf, ...words });
+  const actions = actionsFor(snapshot, role, actor);
+  let sandbox = false;
+  if (actions.includes('pay')) {
+    // The Pay form's 303 leads to the acquirer's page: the page's form-action must let it through.
+    const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
+    const provider = marketplace && providerForMode(marketplace.mode);
+    const pendingUrl = snapshot.payments.find((payment) => payment.status === 'pending')?.payment_url;
+    const pendingOrigin = pendingUrl && /^https?:\/\//.test(pendingUrl) ? [new URL(pendingUrl).origin] : [];
+    allowFormTargets(p, [...(provider ? paymentPageOrigins(provider, services.config) : []), ...pendingOrigin]);
+    sandbox = provider === 'sandbox' && pendingOrigin.length === 0;
+  }
+  const body = dealBody(p, { snapshot, role, actions, csrf: signed.csrf, sandbox, ...words });
   send(p, status, snapshot.deal.title.trim() || p.t('untitled'), body, `/cabinet/view/deals/${snapshot.deal.id}`, signed);
+}
+
+/** Lets this page's forms lead to these origins too (by a 303 after the post), beside the site itself. */
+function allowFormTargets(p: Page, origins: string[]): void {
+  const policy = p.ctx.response.get('Content-Security-Policy');
+  if (origins.length === 0 || !policy) return;
+  const targets = [...new Set(origins)].join(' ');
+  p.ctx.set('Content-Security-Policy', policy.replace(/(^|;)\s*form-action [^;]*/, `$1form-action 'self' ${targets}`));
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   decideApproval,
   fileFor,
   moveEscrow,
+  payDeal,
   type DealActor,
 } from '../deals/service.ts';
 import { PasswordSchema, acceptInvitation, profile, signInLimited } from '../accounts/operations.ts';
@@ -31,7 +32,7 @@ const IdParams = z.object({ id: z.string() });
 const Role = z.enum(['buyer', 'seller', 'approver']).describe("The user's part in the deal");
 const CabinetDeal = DealView.extend({ role: Role });
 const CabinetDealWithActions = CabinetDeal.extend({
-  allowed_actions: z.array(z.enum(DEAL_VERBS)).describe('What the user may do now; a seller never gets release, refund, dispute or approval'),
+  allowed_actions: z.array(z.enum(DEAL_VERBS)).describe('What the user may do now; a seller never gets pay, release, refund, dispute or approval'),
 });
 export const PAYMENT_ACTIONS = ['release', 'refund', 'dispute'] as const satisfies readonly PaymentAction[];
 export const DISPUTE_REASON_MAX = 2000;
@@ -53,7 +54,17 @@ export function messageView(message: DisputeMessage) {
   return { ...message, files: message.files.map(({ id, name, size }) => ({ id, name, size })) };
 }
 
-const person = (ctx: { state: { user?: unknown } }): DealActor => ({ kind: 'person', user: ctx.state.user as User });
+const person = (ctx: { state: { user?: unknown } }) => ({ kind: 'person', user: ctx.state.user as User }) satisfies DealActor;
+
+/** What the buyer's Pay answers: where to pay (live), whether it is a test, and the deal as GET /cabinet/deals/{id} gives it. */
+const PayResponse = z.object({
+  payment_url: z
+    .string()
+    .nullable()
+    .describe("Live: the acquirer's payment page, which sends the buyer back to the deal's cabinet page. Null in sandbox: the money is already held"),
+  test: z.boolean().describe('True for a sandbox marketplace: the money is held at once and no real money moves'),
+  deal: CabinetDealWithActions,
+});
 
 export function cabinetRoutes(api: Api, services: Services): void {
   const { db } = services;
@@ -208,6 +219,30 @@ export function cabinetRoutes(api: Api, services: Services): void {
       },
     });
   }
+
+  api.route({
+    ...signedIn,
+    method: 'post',
+    path: '/cabinet/deals/{id}/pay',
+    operationId: 'cabinetPay',
+    summary: 'Pay for the deal: hold its full amount in escrow until the buyer releases it',
+    description:
+      'The buyer only (404 for anyone else), once the terms are approved (400 deal_not_approved before; 400 ' +
+      'invalid_payment_state once the money is held, so a second sandbox Pay is refused and pays nothing). Takes no body. ' +
+      "Live: the acquirer's payment page in `payment_url`; while that payment is pending, a repeat answers the same page " +
+      'and makes no second payment; the deal is `escrow_hold` once the acquirer says the buyer paid. Sandbox: the money ' +
+      'is held at once (`test: true`, status `escrow_hold`, `payment_url` null).',
+    params: IdParams,
+    responses: { 200: { description: 'Where to pay (live), or the deal held (sandbox)', schema: PayResponse } },
+    handler: async (ctx, { params }) => {
+      const { payment, snapshot, role, actions } = await payDeal(services, person(ctx), params.id);
+      ctx.body = {
+        payment_url: payment.payment_url,
+        test: payment.provider === 'sandbox',
+        deal: { ...dealView(snapshot), role, allowed_actions: actions },
+      };
+    },
+  });
 
   api.route({
     ...signedIn,

@@ -16,6 +16,7 @@ export const DEAL_VERBS = [
   'start_approval',
   'decide_approval',
   'start_escrow',
+  'pay',
   'release',
   'refund',
   'dispute',
@@ -29,7 +30,8 @@ export type DealVerb = (typeof DEAL_VERBS)[number];
 const ROLE_VERBS: Record<DealRole, readonly DealVerb[]> = {
   marketplace: ['add_document', 'start_approval', 'start_escrow', 'message', 'cancel'],
   widget: ['add_document', 'start_approval', 'start_escrow'],
-  buyer: ['decide_approval', 'release', 'refund', 'dispute', 'message'],
+  // The buyer's `pay` is escrow for the full amount from the cabinet: start_escrow as the marketplace's API does it.
+  buyer: ['decide_approval', 'pay', 'release', 'refund', 'dispute', 'message'],
   seller: ['message'],
   approver: ['decide_approval'],
   administrator: ['release', 'refund', 'dispute', 'resolve', 'message', 'cancel'],
@@ -121,6 +123,14 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
     case 'start_escrow':
       if (snapshot.payments.some((payment) => payment.status === 'pending')) return undefined; // answered with the pending one
       return status === 'approved' ? undefined : { code: 'deal_not_approved', message: `Escrow starts only for an approved deal; this one is ${status}.` };
+    case 'pay':
+      // A live payment still pending is answered again (its payment page), never made twice.
+      if (snapshot.payments.some((payment) => payment.status === 'pending')) return undefined;
+      if (status === 'approved') return undefined;
+      if (status === 'escrow_hold' || status === 'disputed') {
+        return { code: 'invalid_payment_state', message: 'The money is already held: there is nothing to pay.' };
+      }
+      return { code: 'deal_not_approved', message: `The buyer pays once the terms are approved; this deal is ${status}.` };
     case 'release':
     case 'refund':
     case 'dispute':

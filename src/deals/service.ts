@@ -242,10 +242,35 @@ export async function startApproval(services: Services, actor: DealActor, dealId
 /** Starts escrow through the marketplace's acquirer; `created` false for the live payment still pending. */
 export async function startEscrow(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: { amount: number; description: string }) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'start_escrow');
+  return holdInEscrow(services, snapshot, actor.marketplace, input);
+}
+
+/**
+ * The buyer pays from the cabinet: escrow for the deal's full amount through its marketplace's acquirer, the same path
+ * as the marketplace's escrow and the widget's Pay. Live: a payment pending on the acquirer's page, which sends the
+ * buyer back to the deal's cabinet page; the one still pending is answered again, never made twice. Sandbox: held at
+ * once, a test. Only the buyer has the verb (anyone else: 404); the workflow applies the rules' `pay` when it pays.
+ */
+export async function payDeal(services: Services, actor: DealActor & { kind: 'person' }, dealId: string) {
+  const { snapshot, role } = await dealForVerb(services, actor, dealId, 'pay');
+  const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
+  if (!marketplace) throw notFound('No such deal.');
+  const { payment, created } = await holdInEscrow(services, snapshot, marketplace, { amount: 0, description: '', payer: 'buyer' });
+  const after = (await loadSnapshot(services.db, dealId))!;
+  return { payment, created, snapshot: after, role, actions: actionsFor(after, role, actor) };
+}
+
+/** Escrow through the marketplace's acquirer, as the workflow takes it: amount 0 is the deal's amount. */
+async function holdInEscrow(
+  services: Services,
+  snapshot: DealSnapshot,
+  marketplace: Marketplace,
+  input: { amount: number; description: string; payer?: 'buyer' },
+) {
   if (input.amount > snapshot.deal.amount) {
     throw problem('amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
   }
-  const provider = providerForMode(actor.marketplace.mode);
+  const provider = providerForMode(marketplace.mode);
   // A deal made while the marketplace was in sandbox mode may be in a currency its live acquirer does not take.
   if (!PROVIDER_CURRENCIES[provider].includes(snapshot.deal.currency)) {
     throw problem(
@@ -267,6 +292,7 @@ export async function startEscrow(services: Services, actor: DealActor & { marke
     // The buyer's deal page in the cabinet, where the acquirer sends them back after paying.
     return_url: `${services.config.BASE_URL}/cabinet/view/deals/${snapshot.deal.id}`,
     hold_limit_seconds: holdLimitSeconds,
+    ...(input.payer ? { payer: input.payer } : {}),
   });
 }
 

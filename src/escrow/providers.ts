@@ -29,6 +29,16 @@ export function providerForMode(mode: MarketplaceMode): EscrowProviderName {
   return mode === 'live' ? 'yookassa' : 'sandbox';
 }
 
+/**
+ * Where the acquirer's payment pages are, for a page whose form leads there by a 303 (the cabinet's Pay): browsers hold
+ * a form's redirects to the page's CSP form-action. YooKassa's confirmation_url is on yoomoney.ru; a stand-in set with
+ * YOOKASSA_API_URL (a test double, a proxy) serves its pages from its own origin. The sandbox has none: it holds at once.
+ */
+export function paymentPageOrigins(provider: EscrowProviderName, config: Config): string[] {
+  if (provider === 'sandbox') return [];
+  return [...new Set(['https://yoomoney.ru', 'https://yookassa.ru', new URL(config.YOOKASSA_API_URL).origin])];
+}
+
 /** The currencies each acquirer takes: the sandbox any ISO 4217 code a deal may have, YooKassa roubles. */
 export const PROVIDER_CURRENCIES: Record<EscrowProviderName, readonly string[]> = {
   sandbox: CURRENCIES,

@@ -24,6 +24,8 @@ const EXPLAINED = new Set<string>([
   'deal_not_approved',
   'acquirer_refused',
   'acquirer_unavailable',
+  'acquirer_not_configured',
+  'currency_not_supported',
   'deal_engine_unavailable',
   'forbidden',
 ]);

@@ -273,7 +273,8 @@ export class DealEntity {
 
   checkStartEscrow(escrow: StartEscrowInput): void {
     const amount = escrow.amount || this.state.deal.amount;
-    this.check('start_escrow', 'marketplace');
+    if (escrow.payer === 'buyer') this.check('pay', 'buyer');
+    else this.check('start_escrow', 'marketplace');
     if (!this.pendingLivePayment() && amount > this.state.deal.amount) {
       throw refuse('amount_exceeds_deal', `The amount is more than the deal amount ${this.state.deal.amount}.`);
     }
@@ -307,8 +308,9 @@ export class DealEntity {
       created_at: at,
       updated_at: at,
     };
-    // The sandbox holds at once (the marketplace asked); a live payment is held when the acquirer says so.
-    await this.commit({ payment }, { actor: created.status === 'hold' ? 'marketplace' : 'acquirer' });
+    // The sandbox holds at once (whoever asked: the marketplace, or the buyer paying); a live payment is held when the
+    // acquirer says so.
+    await this.commit({ payment }, { actor: created.status === 'hold' ? (escrow.payer ?? 'marketplace') : 'acquirer' });
     this.holdLimits.set(paymentId, escrow.hold_limit_seconds);
     return { payment, created: true };
   }

@@ -38,6 +38,11 @@ export interface StartEscrowInput {
   return_url: string;
   /** How long the acquirer holds authorised money (the provider's holdLimitSeconds). */
   hold_limit_seconds: number;
+  /**
+   * 'buyer': the buyer pays from the cabinet (the rules' `pay`, and the held money is the buyer's move). Absent: the
+   * marketplace or its widget, as every escrow before the cabinet's Pay.
+   */
+  payer?: 'buyer';
 }
 
 export interface MovePaymentInput {
