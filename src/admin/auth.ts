@@ -72,7 +72,8 @@ export function requireAdmin(db: Db, bootstrapToken: string | undefined, options
     if (changes && !may.includes(actor.role)) throw forbiddenFor(actor.role);
     ctx.state.admin = actor;
     await next();
-    if (!changes || ctx.status >= 400) return;
+    // A replayed answer (Idempotency-Key) changed nothing this time: its first attempt is in the log.
+    if (!changes || ctx.status >= 400 || ctx.response.get('Idempotent-Replayed')) return;
     await audit(ctx, db, actor.actor);
   };
 }

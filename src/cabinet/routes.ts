@@ -3,6 +3,7 @@
 // (src/deals/service.ts), which the web pages (pages.ts) call too.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { idempotency } from '../http/idempotency.ts';
 import type { Services } from '../services.ts';
 import { EmailSchema, type User } from '../accounts/users.ts';
 import { Problem, problem } from '../http/problem.ts';
@@ -204,6 +205,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       ...signedIn,
       method: 'post',
       path: `/cabinet/deals/{id}/escrow/${action}`,
+      idempotent: idempotency(services),
       operationId: `cabinetEscrow${action[0]!.toUpperCase()}${action.slice(1)}`,
       summary,
       description:
@@ -224,6 +226,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
     ...signedIn,
     method: 'post',
     path: '/cabinet/deals/{id}/pay',
+    idempotent: idempotency(services),
     operationId: 'cabinetPay',
     summary: 'Pay for the deal: hold its full amount in escrow until the buyer releases it',
     description:

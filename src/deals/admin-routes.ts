@@ -4,6 +4,7 @@
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { idempotency } from '../http/idempotency.ts';
 import type { Services } from '../services.ts';
 import { nonBlank } from '../http/text.ts';
 import { QueryTimestamp, queryInt } from '../http/query-values.ts';
@@ -155,6 +156,7 @@ export function adminDealRoutes(api: Api, services: Services): void {
       ...mover,
       method: 'post',
       path: `/admin/deals/{id}/escrow/${action}`,
+      idempotent: idempotency(services),
       operationId: `adminEscrow${action[0]!.toUpperCase()}${action.slice(1)}`,
       summary: `Escrow: ${action} (any deal)`,
       description:
@@ -177,6 +179,7 @@ export function adminDealRoutes(api: Api, services: Services): void {
     ...mover,
     method: 'post',
     path: '/admin/deals/{id}/escrow/resolve',
+    idempotent: idempotency(services),
     operationId: 'adminResolveDispute',
     summary: 'Decide a dispute as the arbiter: release to the seller or refund the buyer, with the reason',
     description: 'Roles admin and arbiter.',
@@ -210,6 +213,7 @@ export function adminDealRoutes(api: Api, services: Services): void {
     ...mover,
     method: 'post',
     path: '/admin/deals/{id}/cancel',
+    idempotent: idempotency(services),
     operationId: 'adminCancelDeal',
     summary: 'Cancel any deal before money is held',
     description: 'Roles admin and arbiter.',

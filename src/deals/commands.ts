@@ -5,6 +5,7 @@ import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpda
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
 import { problem } from '../http/problem.ts';
+import { idempotentUpdate } from '../http/idempotency.ts';
 import { isProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
@@ -44,7 +45,12 @@ export async function signalDeal<Arg>(services: Services, snapshot: DealSnapshot
   await services.temporal.workflow.signalWithStart(WORKFLOW_TYPE, { ...options, signal, signalArgs: [arg] });
 }
 
-/** Runs an Update on the deal's workflow (starting it when needed) and turns its refusals into problems. */
+/**
+ * Runs an Update on the deal's workflow (starting it when needed) and turns its refusals into problems. Under an
+ * Idempotency-Key (src/http/idempotency.ts) the update id is the key's, so Temporal answers a repeat with the first
+ * outcome; a retry first asks for that outcome, which a finished workflow (a closed deal) still has, and sends the
+ * Update only when no earlier attempt got it to the workflow.
+ */
 export async function updateDeal<Ret, Arg>(
   services: Services,
   snapshot: DealSnapshot,
@@ -52,12 +58,32 @@ export async function updateDeal<Ret, Arg>(
   arg: Arg,
 ): Promise<Ret> {
   const startWorkflowOperation = new WithStartWorkflowOperation(WORKFLOW_TYPE, startOptions(services, snapshot));
+  const idempotent = idempotentUpdate(update.name);
   try {
-    return await services.temporal.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
-      services.temporal.workflow.executeUpdateWithStart(update, { args: [arg], startWorkflowOperation }),
-    );
+    return await services.temporal.withDeadline(Date.now() + UPDATE_DEADLINE_MS, async () => {
+      if (idempotent?.retry) {
+        const earlier = await earlierOutcome<Ret>(services, startWorkflowOperation.options.workflowId, idempotent.updateId);
+        if (earlier) return earlier.value;
+      }
+      return services.temporal.workflow.executeUpdateWithStart(update, {
+        args: [arg],
+        startWorkflowOperation,
+        ...(idempotent ? { updateId: idempotent.updateId } : {}),
+      });
+    });
   } catch (error) {
     throw toProblem(error);
+  }
+}
+
+/** The outcome of an update an earlier attempt sent, in the workflow's latest run; undefined when it has no such update. */
+async function earlierOutcome<Ret>(services: Services, workflowId: string, updateId: string): Promise<{ value: Ret } | undefined> {
+  try {
+    return { value: await services.temporal.workflow.getHandle(workflowId).getUpdateHandle<Ret>(updateId).result() };
+  } catch (error) {
+    if ((error as Error).name === 'WorkflowUpdateFailedError') throw error;
+    if ((error as Error).name === 'WorkflowNotFoundError' || (error as { code?: number }).code === 5) return undefined;
+    throw error;
   }
 }
 

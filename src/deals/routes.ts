@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { idempotency } from '../http/idempotency.ts';
 import type { Services } from '../services.ts';
 import { problem, notFound } from '../http/problem.ts';
 import { readRawBody } from '../http/body.ts';
@@ -190,6 +191,7 @@ export function dealRoutes(api: Api, services: Services): void {
     ...common,
     method: 'post',
     path: '/api/mkt/deals/{deal_id}/escrow',
+    idempotent: idempotency(services),
     operationId: 'startEscrow',
     summary: 'Hold the money in escrow (the deal must be approved)',
     params: DealParams,
@@ -211,6 +213,7 @@ export function dealRoutes(api: Api, services: Services): void {
     ...common,
     method: 'post',
     path: '/api/mkt/deals/{deal_id}/cancel',
+    idempotent: idempotency(services),
     operationId: 'cancelDeal',
     summary: 'Cancel the deal before money is held',
     description:

@@ -5,6 +5,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { readJsonBody, SMALL_BODY_LIMIT_BYTES } from './body.ts';
+import { IDEMPOTENCY_HEADER, type Idempotency } from './idempotency.ts';
 import { Problem, validationFailed } from './problem.ts';
 import { MAX_DEPTH } from './text.ts';
 
@@ -48,6 +49,11 @@ export interface RouteDefinition<
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
+  /**
+   * A money-moving route: an optional Idempotency-Key header makes a retry answer the first attempt's status and body
+   * (src/http/idempotency.ts), documented as a header parameter.
+   */
+  idempotent?: Idempotency;
   /** Reshapes the problems of this route's own validation (SSO endpoints add RFC 6749's `error`). */
   mapProblem?: (problem: Problem) => Problem;
   handler: (
@@ -154,7 +160,8 @@ export class Api {
             throw error instanceof Problem ? mapProblem(error) : error;
           })
         : await validate(ctx);
-      await definition.handler(ctx, input as never);
+      if (definition.idempotent) await definition.idempotent.run(ctx, input.body, () => definition.handler(ctx, input as never));
+      else await definition.handler(ctx, input as never);
     };
     this.router.register(koaPath, [definition.method.toUpperCase()], [...(definition.use ?? []), validateAndHandle], {
       name: definition.operationId,
@@ -251,11 +258,24 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     tags: route.tags,
     // 'anonymous' marks a credential as optional (OpenAPI's empty security requirement).
     ...(route.security ? { security: route.security.map((name) => (name === 'anonymous' ? {} : { [name]: [] })) } : {}),
-    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
     ...(requestBody ? { requestBody } : {}),
     responses,
   };
 }
+
+const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'A unique key of this request (1–255 printable ASCII characters; a UUID). The same key with the same body within ' +
+    '24 hours answers the first attempt’s status and body with `Idempotent-Replayed: true`, also when that attempt ' +
+    'answered 503 or timed out after the change was applied, and moves no money twice; the same key with another body ' +
+    'or path: 409 `idempotency_key_reused`; while the first attempt runs: 409 `idempotency_key_in_use` (Retry-After). ' +
+    'A request refused by validation (400 `validation_failed`) keeps nothing, so the key may be used again.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E](?:[\\x20-\\x7E]*[\\x21-\\x7E])?$' },
+};
 
 /** A byte count as the document says it: 64 KiB, 25 MiB, or bytes when it is neither. */
 function sizeWords(bytes: number): string {

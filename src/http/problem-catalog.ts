@@ -57,6 +57,22 @@ const CATALOG = {
       'an administrator whose role (arbiter, support) does not cover this change.',
     action: 'Use a credential issued for this resource (a widget token comes with each widget deal creation), or ask an administrator with the admin role.',
   },
+  idempotency_key_in_use: {
+    title: 'The same request is still running',
+    statuses: [409],
+    meaning:
+      'Another request with this Idempotency-Key is being processed right now, so this one was not run: its answer ' +
+      'will be the answer to both.',
+    action: 'Wait the Retry-After header’s seconds and send the same request with the same key again.',
+  },
+  idempotency_key_reused: {
+    title: 'The key was used for another request',
+    statuses: [409],
+    meaning:
+      'This Idempotency-Key was used within the last 24 hours for a request with another body, method or path; a key ' +
+      'stands for one request only, so this one was not run.',
+    action: 'Send a new, unique key (a UUID) with each new request; repeat a key only to retry the very same request.',
+  },
   // Administration
   administrator_exists: {
     title: 'Already an administrator',

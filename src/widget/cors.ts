@@ -6,8 +6,8 @@ import { problem } from '../http/problem.ts';
 import type { Marketplace } from '../marketplaces/marketplaces.ts';
 
 const ALLOW_METHODS = 'GET, POST';
-const ALLOW_HEADERS = 'Content-Type, X-Svc-Widget-Token';
-const EXPOSE_HEADERS = 'Retry-After, X-Request-Id';
+const ALLOW_HEADERS = 'Content-Type, X-Svc-Widget-Token, Idempotency-Key';
+const EXPOSE_HEADERS = 'Retry-After, X-Request-Id, Idempotent-Replayed';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /** Sandbox marketplaces accept any origin (integration on any test page); live ones only their registered origins. */

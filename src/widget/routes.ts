@@ -5,6 +5,7 @@
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
+import { idempotency } from '../http/idempotency.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { continueDeal, createDeal, startEscrow } from '../deals/service.ts';
@@ -176,6 +177,7 @@ export function widgetRoutes(api: Api, services: Services): void {
     ...common,
     method: 'post',
     path: `${BASE}/{deal_id}/escrow`,
+    idempotent: idempotency(services),
     operationId: 'widgetEscrow',
     summary: 'Pay safely: hold the full amount in escrow (the deal must be approved)',
     description:
