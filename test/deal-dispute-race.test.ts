@@ -12,7 +12,7 @@ import { ensureUser } from '../src/accounts/users.ts';
 import { createSession } from '../src/accounts/sessions.ts';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import { loadSnapshot } from '../src/deals/store.ts';
-import { startDealWorkflow } from '../src/deals/commands.ts';
+import { startDealWorkflow, updateDeal } from '../src/deals/commands.ts';
 import { movePaymentUpdate, snapshotQuery, type MovePaymentInput } from '../workflows/deals/deal-messages.ts';
 import { insertHeldDeal } from './factories.ts';
 import { json, post, startTestServer, testConfig, uniqueId, type TestServer } from './helpers.ts';
@@ -244,5 +244,24 @@ describe('two moves the workflow accepted together', () => {
     } finally {
       await services.close();
     }
+  });
+});
+
+describe('a move that reaches a deal after its workflow ended', () => {
+  it('meets the deal as its records stand, not as its caller read it: a late dispute on a paid deal is refused and changes nothing', async () => {
+    const deal = await heldDeal();
+    // What a caller read while the money was still held, before the release reached the deal.
+    const stale = (await loadSnapshot(server.services.db, deal.dealId))!;
+    expect((await post(`${server.url}/admin/deals/${deal.dealId}/escrow/release`, {}, bootstrap())).status).toBe(200);
+    const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(stale.deal.marketplace_id, stale.deal.external_id));
+    await expect.poll(async () => (await handle.describe()).status.name, { timeout: 20_000 }).toBe('COMPLETED');
+
+    // The late update starts the deal's workflow again, given the stale snapshot, as a slow request would.
+    const late = updateDeal(server.services, stale, movePaymentUpdate, { action: 'dispute', actor: 'buyer', reason: REASON });
+    await expect(late).rejects.toMatchObject({ status: 400, code: 'deal_closed' });
+    await expect.poll(async () => (await handle.describe()).status.name, { timeout: 20_000 }).toBe('COMPLETED');
+    const state = await dealState(deal.dealId);
+    expect(state).toMatchObject({ status: 'paid', dispute: null });
+    expect(state.payments).toEqual([expect.objectContaining({ status: 'released' })]);
   });
 });

@@ -12,12 +12,13 @@ import { dealPageUrl, invitationMail } from '../../src/mail/templates.ts';
 import { createDealNotifier, type DealNotice } from '../../src/deals/notifications.ts';
 import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts';
 import { widgetMailAllowed } from '../../src/widget/mail-limits.ts';
-import { findDeal } from '../../src/deals/store.ts';
+import { findDeal, loadSnapshot } from '../../src/deals/store.ts';
 import type {
   ActorKind,
   ApprovalRecord,
   CancellationRecord,
   DealRecord,
+  DealSnapshot,
   DealStatus,
   DisputeMessage,
   DisputeRecord,
@@ -237,7 +238,7 @@ export function createDealActivities(services: Services) {
      * Gives the buyer and the seller a svc ID and a personal organization, and invites those without a password.
      * Answers the deal.created event the API wrote with the deal, and its delivery while it is still to be sent.
      */
-    async provisionParties(dealId: string): Promise<{ eventId?: string; deliveryId?: string } | void> {
+    async provisionParties(dealId: string): Promise<{ eventId?: string; deliveryId?: string; snapshot?: DealSnapshot } | void> {
       return refusedForGood(async () => {
         const deal = await findDeal(db, { id: dealId });
         if (!deal) return;
@@ -255,7 +256,10 @@ export function createDealActivities(services: Services) {
         );
         const row = created.rows[0];
         if (row) await mail({ dealId, eventId: row.event_id, status: 'created', actor: 'marketplace' });
-        return row ? { eventId: row.event_id, deliveryId: row.delivery_id ?? undefined } : {};
+        // The deal as recorded: a run started again after the deal's workflow ended (a late update) starts from what
+        // its caller read, which may be older than what the ended run wrote.
+        const snapshot = await loadSnapshot(db, dealId);
+        return { ...(row ? { eventId: row.event_id, deliveryId: row.delivery_id ?? undefined } : {}), ...(snapshot ? { snapshot } : {}) };
       });
     },
 

@@ -76,6 +76,8 @@ export interface DealPatches {
   recheck: boolean;
   /** An event for every status (deal.created, deal.docs, …), mails to the parties, and rules checked in handlers too. */
   people: boolean;
+  /** A run that provisions starts from the records the provisioning read, not from what its caller read before. */
+  fromRecords: boolean;
 }
 
 /** Who made a change and why: the webhook's `actor` and `reason`, and the mails'. */
@@ -137,6 +139,15 @@ export class DealEntity {
     this.dealId = this.state.deal.id;
     this.deliveries = [...(input.pendingDeliveries ?? [])];
     this.records = patches.localRecords ? localRecords : serverRecords;
+  }
+
+  /**
+   * Takes the deal as PostgreSQL has it. A run started again after an earlier one ended (an update or acquirer news
+   * that came late) was given the snapshot its caller read, which can be older than what the ended run wrote: a late
+   * dispute must meet the released payment, not the held one its caller saw. Changed in place: the workflow holds it.
+   */
+  adopt(snapshot: DealSnapshot): void {
+    Object.assign(this.state, { ...snapshot, dispute: snapshot.dispute ?? null, cancellation: snapshot.cancellation ?? null });
   }
 
   status(): DealStatus {

@@ -33,11 +33,22 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     reassert: patched('reassert-records'),
     recheck: patched('exclusive-recheck'),
     people: patched('deal-people'),
+    fromRecords: patched('start-from-records'),
   };
   const deal = new DealEntity(input, patches);
   const { state, deliveries } = deal;
   const { settings } = input;
   const exclusive = <T>(work: () => Promise<T>) => deal.exclusive(work);
+
+  const provision = async () => {
+    const provisioned = await deal.records.provisionParties(deal.dealId);
+    if (patches.fromRecords && provisioned?.snapshot) deal.adopt(provisioned.snapshot);
+    return provisioned;
+  };
+  // Since 'start-from-records' the lock is taken before the handlers are set: setting one runs an update that came with
+  // the start at once, and that update must wait for the deal as recorded (a run started again after the deal's
+  // workflow ended was given what its caller read, which may be older).
+  const provisioning = !input.provisioned && patches.fromRecords ? exclusive(provision) : undefined;
 
   setHandler(snapshotQuery, () => state);
   setHandler(addDocumentUpdate, (document) => exclusive(() => deal.addDocument(document)), {
@@ -72,8 +83,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   if (!input.provisioned) {
     // Under the lock since 'deal-people': an update that came with the start waits, so its write never runs beside
     // this one. Two local activities at once in one workflow task can come back in another order on replay.
-    const provision = () => deal.records.provisionParties(deal.dealId);
-    const created = await (patches.people ? exclusive(provision) : provision());
+    const created = await (provisioning ?? (patches.people ? exclusive(provision) : provision()));
     // The API wrote deal.created with the deal, before any change could happen: it goes first.
     if (patches.people && created?.deliveryId) deliveries.unshift(created.deliveryId);
   }
