@@ -5,15 +5,13 @@
 // at a phone width.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
 import { exchange, registerClient, type Client } from './sso-helpers.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let main: TestServer;
 let data: TestServer;
@@ -32,7 +30,7 @@ beforeAll(async () => {
   redirectUri = `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`;
   shop = await registerClient(main, { name: 'Corner Shop', redirect_uris: redirectUri });
   forum = await registerClient(main, { name: 'Makers Forum', redirect_uris: redirectUri });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -2,21 +2,20 @@
 // in Russian (the QR code and key, a code from the app, a password) and lands in the console; an administrator at a
 // desktop in English signs in with a code, adds a colleague, disables one after the confirmation, finds both in the
 // audit log under their own e-mail, and signs out.
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../src/admin/totp.ts';
 import { json, post, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
 import { ADMIN_PASSWORD, administrator } from './console-helpers.ts';
+import { launchChromium } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,17 +1,15 @@
 // An arbiter works the disputes queue in Debian's Chromium: at a desktop in English, finds the open dispute, reads
 // both sides' messages with their evidence, decides a refund with a reason through the confirmation, sees the decision
 // on the deal page and in the audit log under their own e-mail; on a phone in Russian, decides a release the same way.
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser } from '../src/accounts/users.ts';
 import { addDisputeMessage, moveEscrow } from '../src/deals/service.ts';
 import { administrator, type TestAdministrator } from './console-helpers.ts';
 import { insertHeldDeal } from './factories.ts';
 import { json, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 
 let server: TestServer;
@@ -20,7 +18,7 @@ let arbiter: TestAdministrator;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
   arbiter = await administrator(server, 'arbiter');
 });
 afterAll(async () => {

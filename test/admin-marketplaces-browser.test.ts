@@ -2,15 +2,13 @@
 // English at a desktop width, activates a marketplace (keys shown once), rotates its secret key, replays a failed
 // webhook delivery, deactivates it, and finds each action in the audit log; in Russian at a phone width, reveals a
 // webhook secret and replays every failed delivery since a moment through its confirmation.
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from './console-helpers.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
 
 let server: TestServer;
@@ -22,7 +20,7 @@ beforeAll(async () => {
   // Retries an hour apart: whatever arrives during the test after a failure is the operator's replay.
   server = await startTestServer({ worker: true, env: { WEBHOOK_RETRY_BASE_SECONDS: '3600' } });
   admin = await administrator(server, 'admin');
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

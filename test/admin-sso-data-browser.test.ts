@@ -3,16 +3,14 @@
 // works); on a phone in Russian an operator finds a data account by e-mail, sees this month's usage, and revokes a
 // key after the confirmation (401 at once on the data server). The audit log page shows each action with the
 // operator's e-mail.
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 import { administrator, type TestAdministrator } from './console-helpers.ts';
 import { REDIRECT_URI, codeFor, createUser, exchange } from './sso-helpers.ts';
 import { bearer, dataKey } from './doubles/data-setup.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 
 let server: TestServer;
@@ -21,7 +19,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   [server, data] = await Promise.all([startTestServer(), startTestServer({ kind: 'data' })]);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -3,14 +3,12 @@
 // Russian on a phone with a sandbox one (Pay → held at once, said to be a test). Each comes from their invitation mail
 // and approves first. The page's CSP must let the Pay form's 303 reach the acquirer: Chromium holds a form's redirects
 // to form-action.
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
 const PASSWORD = 'correct horse battery staple';
 
@@ -30,7 +28,7 @@ beforeAll(async () => {
   const admin = { Authorization: `Bearer ${server.adminToken}` };
   sandboxShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay sandbox', mode: 'sandbox' }, admin));
   liveShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay live', mode: 'live' }, admin));
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -5,14 +5,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { launchChromium, PHONE } from './chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 800 };
 const PASSWORD = 'correct horse battery staple';
 
@@ -27,7 +25,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Two people shop' }, admin()));
   await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, mkt());
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
   workDir = mkdtempSync(path.join(tmpdir(), 'svc-deal-people-'));
 });
 afterAll(async () => {

@@ -11,9 +11,8 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestServer, type TestServer } from './helpers.ts';
 import { PASSWORD, authorizeUrl, createUser, exchange, registerClient, type Client } from './sso-helpers.ts';
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 let server: TestServer;
 let callbacks: http.Server;
@@ -32,7 +31,7 @@ beforeAll(async () => {
   client = await registerClient(server, { name: 'Browser shop', redirect_uris: redirectUri });
   second = await registerClient(server, { name: 'Second shop', redirect_uris: redirectUri });
   profileDir = mkdtempSync(path.join(os.tmpdir(), 'sso-chromium-'));
-  browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
 });
 afterAll(async () => {
   await browser?.close();

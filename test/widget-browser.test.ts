@@ -10,10 +10,9 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE } from './chromium.ts';
 
 // Launch flags documented in DEVELOPERS.md.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SCREENSHOTS = path.resolve('test-output/widget');
 
 // Callbacks given to page.evaluate run in the browser; the Node program has no DOM types, so name what they use.
@@ -26,7 +25,6 @@ let storefront: { url: string; close(): Promise<void> };
 let context: BrowserContext;
 let userDataDir: string;
 let marketplace: { id: string; public_key: string; secret_key: string };
-const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 720 };
 
 /** A shop on another origin, with CSS that would restyle the widget if Shadow DOM let it in. */
@@ -64,7 +62,7 @@ beforeAll(async () => {
   marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Browser shop', mode: 'sandbox' }, { Authorization: `Bearer ${server.adminToken}` }));
   storefront = await startStorefront(server.url);
   userDataDir = mkdtempSync(path.join(tmpdir(), 'svc-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: FLAGS, locale: 'en-US' });
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, locale: 'en-US' });
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 afterAll(async () => {
