@@ -2,7 +2,7 @@
 // migrations; the application role, which every process of the service connects as, owns nothing: it reads and writes
 // the tables' rows, may only add to and read the audit log, and cannot change the schema, truncate, switch a trigger
 // off, create roles or databases. The embedded PostgreSQL makes both roles itself; `npm run migrate` with
-// DATABASE_ADMIN_URL makes them on another server (docker-compose.yml's migrate job); README: PostgreSQL roles.
+// DATABASE_ADMIN_URL makes them on another server (docker-compose.yml's migrate job); README: Security, "Least privilege in PostgreSQL".
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from './config.ts';
