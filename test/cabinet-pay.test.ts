@@ -4,7 +4,7 @@
 // returns to the deal's cabinet page; only the buyer of an approved deal may pay.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { dealInApproval as dealWaitingForApproval, json, post, startTestServer, type TestServer } from './helpers.ts';
 import { PageBrowser, type Reply } from './page-browser.ts';
 
 let server: TestServer;
@@ -38,21 +38,8 @@ const atAcquirer = (dealId: string) => [...yookassa.payments.values()].filter((p
 
 /** A deal in the shop with a seller, waiting for the buyer's approval; the buyer and the seller signed in. */
 async function dealInApproval(shop: Shop, amount = 4200) {
-  const buyerEmail = uniqueEmail('buyer');
-  const sellerEmail = uniqueEmail('seller');
-  const deal = await json(
-    await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, seller_email: sellerEmail, title: 'Desk', amount }, key(shop)),
-  );
-  const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
-    method: 'POST',
-    headers: { ...key(shop), 'Content-Type': 'application/pdf' },
-    body: Buffer.from('%PDF-1.4 desk'),
-  });
-  expect(upload.status).toBe(201);
-  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key(shop)));
-  const buyer = await signInFromInvitation(server, buyerEmail);
-  const seller = await signInFromInvitation(server, sellerEmail);
-  return { dealId: deal.id as string, approvalId: approval.id as string, buyer, seller, buyerEmail };
+  const deal = await dealWaitingForApproval(server, shop.secret_key, { amount, seller: true });
+  return { ...deal, seller: deal.seller! };
 }
 
 async function approvedDeal(shop: Shop, amount?: number) {

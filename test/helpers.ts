@@ -121,3 +121,26 @@ export async function signInFromInvitation(server: TestServer, email: string): P
 export function ownerDb(max = 1) {
   return createDb(inject('databaseOwnerUrl'), max);
 }
+
+/**
+ * A deal of the marketplace (its secret key) made through the API with a contract and an approval asked of the buyer,
+ * who (and the seller, when one is asked for) followed the invitation and is signed in to the cabinet.
+ */
+export async function dealInApproval(server: TestServer, secretKey: string, options: { amount?: number; seller?: boolean } = {}) {
+  const key = { 'X-Svc-Key': secretKey };
+  const api = (path: string) => `${server.url}/api/mkt${path}`;
+  const buyerEmail = uniqueEmail('buyer');
+  const sellerEmail = options.seller ? uniqueEmail('seller') : undefined;
+  const fields = { external_id: uniqueId('order'), buyer_email: buyerEmail, ...(sellerEmail ? { seller_email: sellerEmail } : {}), title: 'Desk', amount: options.amount ?? 4200 };
+  const deal = await json(await post(api('/deals'), fields, key));
+  const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
+    method: 'POST',
+    headers: { ...key, 'Content-Type': 'application/pdf' },
+    body: Buffer.from('%PDF-1.4 desk'),
+  });
+  expect(upload.status).toBe(201);
+  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key));
+  const buyer = await signInFromInvitation(server, buyerEmail);
+  const seller = sellerEmail ? await signInFromInvitation(server, sellerEmail) : undefined;
+  return { dealId: deal.id as string, approvalId: approval.id as string, buyer, seller, buyerEmail };
+}

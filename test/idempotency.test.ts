@@ -4,7 +4,7 @@
 // the applied result (the same Temporal update id), not deal_closed.
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { dealInApproval, json, post, startTestServer, uniqueId, type TestServer } from './helpers.ts';
 import { insertHeldDeal } from './factories.ts';
 import { asIdempotentAttempt, idempotencyBase } from '../src/http/idempotency.ts';
 import { moveEscrow } from '../src/deals/service.ts';
@@ -32,18 +32,9 @@ const idem = (value: string) => ({ 'Idempotency-Key': value });
 
 /** A deal of the shop approved by its buyer, ready for escrow. */
 async function approvedDeal(shop: Shop, amount = 4200) {
-  const buyerEmail = uniqueEmail('buyer');
-  const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Desk', amount }, key(shop)));
-  const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
-    method: 'POST',
-    headers: { ...key(shop), 'Content-Type': 'application/pdf' },
-    body: Buffer.from('%PDF-1.4 desk'),
-  });
-  expect(upload.status).toBe(201);
-  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key(shop)));
-  const buyer = await signInFromInvitation(server, buyerEmail);
-  expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
-  return { dealId: deal.id as string, buyer };
+  const { dealId, approvalId, buyer } = await dealInApproval(server, shop.secret_key, { amount });
+  expect((await post(`${server.url}/cabinet/approvals/${approvalId}/approve`, {}, buyer)).status).toBe(200);
+  return { dealId, buyer };
 }
 
 const dealOf = async (shop: Shop, dealId: string) => json(await fetch(api(`/deals/${dealId}`), { headers: key(shop) }));
