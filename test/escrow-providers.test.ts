@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { EscrowConfigError, escrowProvider, providerForMode } from '../src/escrow/providers.ts';
+import { EscrowConfigError, escrowProvider, providerFor } from '../src/escrow/providers.ts';
 import { SandboxProvider } from '../src/escrow/sandbox.ts';
 import { YooKassaProvider } from '../src/escrow/yookassa.ts';
 import { createEscrowActivities } from '../activities/deals/escrow.ts';
@@ -51,8 +51,11 @@ describe('the sandbox provider', () => {
 
 describe('choosing the provider', () => {
   it('maps marketplace modes to providers', () => {
-    expect(providerForMode('sandbox')).toBe('sandbox');
-    expect(providerForMode('live')).toBe('yookassa');
+    expect(providerFor({ mode: 'sandbox' })).toBe('sandbox');
+    expect(providerFor({ mode: 'live' })).toBe('yookassa');
+    expect(providerFor({ mode: 'live', provider: 'yookassa_two_stage' })).toBe('yookassa');
+    expect(providerFor({ mode: 'live', provider: 'yookassa_safe_deal' })).toBe('yookassa_safe_deal');
+    expect(providerFor({ mode: 'sandbox', provider: 'yookassa_safe_deal' })).toBe('sandbox');
   });
 
   it('builds YooKassa from the configuration, and names what is missing', () => {

@@ -17,7 +17,7 @@ import { accountTranslator } from '../accounts/i18n.ts';
 import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
 import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, payDeal, type DealActor } from '../deals/service.ts';
 import { findMarketplace } from '../marketplaces/marketplaces.ts';
-import { paymentPageOrigins, providerForMode } from '../escrow/providers.ts';
+import { paymentPageOrigins, providerFor } from '../escrow/providers.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
 import { dealOfApproval } from '../deals/store.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
@@ -301,7 +301,7 @@ async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: s
   if (actions.includes('pay')) {
     // The Pay form's 303 leads to the acquirer's page: the page's form-action must let it through.
     const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
-    const provider = marketplace && providerForMode(marketplace.mode);
+    const provider = marketplace && providerFor(marketplace);
     const pendingUrl = snapshot.payments.find((payment) => payment.status === 'pending')?.payment_url;
     const pendingOrigin = pendingUrl && /^https?:\/\//.test(pendingUrl) ? [new URL(pendingUrl).origin] : [];
     allowFormTargets(p, [...(provider ? paymentPageOrigins(provider, services.config) : []), ...pendingOrigin]);

@@ -21,7 +21,8 @@ export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
 export const PAYMENT_STATUSES = ['pending', 'hold', 'released', 'refunded', 'disputed'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
-export type EscrowProviderName = 'sandbox' | 'yookassa';
+/** `yookassa` is a two-stage payment (deals from before safe deals, and marketplaces that keep it). */
+export type EscrowProviderName = 'sandbox' | 'yookassa' | 'yookassa_safe_deal';
 
 export interface DealRecord {
   id: string;
@@ -71,8 +72,56 @@ export interface PaymentRecord {
   payment_url: string | null;
   provider_payment_id: string | null;
   hold_expires_at: string | null;
+  /** The acquirer's deal holding the money (a safe deal's id); absent for two-stage payments. */
+  provider_deal_id?: string | null;
+  /**
+   * Where the payout of a released payment stands (a paying-out provider: a safe deal, the sandbox). Absent or null for
+   * a payment released by capture (two-stage, and every release from before payouts): that release paid the deal.
+   */
+  payout_status?: PayoutStatus | null;
   created_at: string;
   updated_at: string;
+}
+
+export const PAYOUT_STATUSES = ['awaiting_destination', 'pending', 'failed', 'succeeded'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+/** Part of the held money given back to the buyer (an agreed partial refund, or the refund part of a split decision). */
+export interface RefundRecord {
+  id: string;
+  payment_id: string;
+  amount: number;
+  currency: string;
+  actor: ActorKind;
+  reason: string;
+  created_at: string;
+}
+
+/** One transfer to the seller out of a released payment (split where the acquirer's per-payout limit requires). */
+export interface PayoutRecord {
+  id: string;
+  payment_id: string;
+  amount: number;
+  currency: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  /** What pages show of where it went; the token stays in PostgreSQL, out of the workflow's history. */
+  destination: { type: string; title: string };
+  provider_payout_id: string | null;
+  failure_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Shipment, delivery, and the buyer's inspection window that ends in an automatic release. */
+export interface DeliveryRecord {
+  status: 'shipped' | 'delivered';
+  carrier: string;
+  tracking: string;
+  shipped_at: string;
+  delivered_at: string | null;
+  inspection_ends_at: string | null;
+  /** When the buyer was reminded that the window is about to end (once). */
+  reminded_at: string | null;
 }
 
 /** Who made a move: the webhook's `actor`. */
@@ -123,6 +172,10 @@ export interface DealSnapshot {
   /** Absent in workflows started before disputes and cancellations were records: read as null. */
   dispute?: DisputeRecord | null;
   cancellation?: CancellationRecord | null;
+  /** Absent in workflows started before payouts: read as none. */
+  refunds?: RefundRecord[];
+  payouts?: PayoutRecord[];
+  delivery?: DeliveryRecord | null;
 }
 
 /** CONTRACT's order, first match wins. */
@@ -130,7 +183,9 @@ export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals'
   const { documents, approvals, payments } = records;
   // Only a deal without money held can be cancelled; its pending payment (cancelled at the acquirer) shows as refunded.
   if (records.cancellation) return 'cancelled';
-  if (payments.some((payment) => payment.status === 'released')) return 'paid';
+  // A release that pays out is paid once its payout succeeded; until then the money is still the service's to hold.
+  if (payments.some((payment) => payment.status === 'released' && (!payment.payout_status || payment.payout_status === 'succeeded'))) return 'paid';
+  if (payments.some((payment) => payment.status === 'released')) return 'escrow_hold';
   const latestPayment = payments.at(-1);
   if (latestPayment?.status === 'refunded') return 'refunded';
   if (latestPayment?.status === 'disputed') return 'disputed';
@@ -143,10 +198,14 @@ export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals'
   return 'created';
 }
 
-/** The webhook event of entering a status: `deal.<status>`. */
-export type DealEvent = `deal.${DealStatus}`;
-export const DEAL_EVENTS = DEAL_STATUSES.map((status) => `deal.${status}` as DealEvent);
-export const statusEvent = (status: DealStatus): DealEvent => `deal.${status}`;
+/** Events of money and delivery that are not a change of status. */
+export const MONEY_EVENTS = ['deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.payout_failed', 'deal.partially_refunded'] as const;
+export type MoneyEvent = (typeof MONEY_EVENTS)[number];
+
+/** The webhook event of entering a status (`deal.<status>`), or one of money and delivery. */
+export type DealEvent = `deal.${DealStatus}` | MoneyEvent;
+export const DEAL_EVENTS: DealEvent[] = [...DEAL_STATUSES.map((status) => `deal.${status}` as DealEvent), ...MONEY_EVENTS];
+export const statusEvent = (status: DealStatus): DealEvent => `deal.${status}` as DealEvent;
 
 /** Statuses that sent a webhook before every status did (workflows without the 'all-status-events' patch). */
 export const FIRST_STATUS_EVENTS: readonly DealStatus[] = ['approved', 'rejected', 'escrow_hold', 'paid', 'refunded', 'disputed'];

@@ -12,7 +12,7 @@ import { insertWebhookEvent } from '../webhooks/events.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
 import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
-import { EscrowConfigError, escrowProvider, PROVIDER_CURRENCIES, providerForMode } from '../escrow/providers.ts';
+import { EscrowConfigError, escrowProvider, PROVIDER_CURRENCIES, providerFor } from '../escrow/providers.ts';
 import { invitationToken, renewInvitation } from '../accounts/tokens.ts';
 import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
 import {
@@ -161,9 +161,9 @@ function dealFee(marketplace: Marketplace, amount: number, given: number | undef
  * paid through YooKassa, in roubles. A sandbox marketplace takes any ISO 4217 code (the schema's list).
  */
 function refuseCurrency(marketplace: Marketplace, currency: string): void {
-  const takes = PROVIDER_CURRENCIES[providerForMode(marketplace.mode)];
+  const takes = PROVIDER_CURRENCIES[providerFor(marketplace)];
   if (takes.includes(currency)) return;
-  const message = `must be one of ${takes.join(', ')}: a ${marketplace.mode} marketplace's deals are paid through ${providerForMode(marketplace.mode)}, which takes no ${currency}`;
+  const message = `must be one of ${takes.join(', ')}: a ${marketplace.mode} marketplace's deals are paid through ${providerFor(marketplace)}, which takes no ${currency}`;
   throw problem('validation_failed', `The request body is invalid: currency: ${message}`, { errors: [{ path: 'currency', message }] });
 }
 
@@ -270,7 +270,7 @@ async function holdInEscrow(
   if (input.amount > snapshot.deal.amount) {
     throw problem('amount_exceeds_deal', `The amount is more than the deal amount ${snapshot.deal.amount}.`);
   }
-  const provider = providerForMode(marketplace.mode);
+  const provider = providerFor(marketplace);
   // A deal made while the marketplace was in sandbox mode may be in a currency its live acquirer does not take.
   if (!PROVIDER_CURRENCIES[provider].includes(snapshot.deal.currency)) {
     throw problem(

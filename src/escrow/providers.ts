@@ -1,14 +1,20 @@
-// Which acquirer a deal's escrow goes through: sandbox marketplaces hold at once, live ones pay through YooKassa.
+// Which acquirer a deal's escrow goes through: sandbox marketplaces simulate a safe deal at once; live ones pay through
+// YooKassa, as a Safe Deal (payouts to the seller) or, for marketplaces that keep it, a two-stage payment.
 import type { Config } from '../config.ts';
 import type { MarketplaceMode } from '../marketplaces/marketplaces.ts';
 import type { EscrowProviderName } from '../deals/model.ts';
 import type { EscrowProvider } from './provider.ts';
 import { SandboxProvider } from './sandbox.ts';
 import { YOOKASSA_CURRENCIES, YooKassaProvider } from './yookassa.ts';
+import { YooKassaSafeDealProvider } from './yookassa-safe-deal.ts';
 import { CURRENCIES } from '../deals/currencies.ts';
 
 /** Thrown when a live payment is needed but YooKassa is not configured. */
 export class EscrowConfigError extends Error {}
+
+/** A live marketplace's choice of acquirer for its new deals (the marketplaces table's `provider`). */
+export type LiveProvider = 'yookassa_safe_deal' | 'yookassa_two_stage';
+export const LIVE_PROVIDERS: readonly LiveProvider[] = ['yookassa_safe_deal', 'yookassa_two_stage'];
 
 export function escrowProvider(name: EscrowProviderName, config: Config): EscrowProvider {
   if (name === 'sandbox') return new SandboxProvider();
@@ -18,15 +24,14 @@ export function escrowProvider(name: EscrowProviderName, config: Config): Escrow
       `Live escrow goes through YooKassa, which is not configured: set ${missing.join(' and ')} (and YOOKASSA_API_URL for a non-default endpoint).`,
     );
   }
-  return new YooKassaProvider({
-    apiUrl: config.YOOKASSA_API_URL,
-    shopId: config.YOOKASSA_SHOP_ID!,
-    secretKey: config.YOOKASSA_SECRET_KEY!,
-  });
+  const options = { apiUrl: config.YOOKASSA_API_URL, shopId: config.YOOKASSA_SHOP_ID!, secretKey: config.YOOKASSA_SECRET_KEY! };
+  return name === 'yookassa_safe_deal' ? new YooKassaSafeDealProvider(options) : new YooKassaProvider(options);
 }
 
-export function providerForMode(mode: MarketplaceMode): EscrowProviderName {
-  return mode === 'live' ? 'yookassa' : 'sandbox';
+/** The acquirer of a marketplace's new deals: its mode, and in live mode its choice. */
+export function providerFor(marketplace: { mode: MarketplaceMode; provider?: LiveProvider }): EscrowProviderName {
+  if (marketplace.mode !== 'live') return 'sandbox';
+  return marketplace.provider === 'yookassa_safe_deal' ? 'yookassa_safe_deal' : 'yookassa';
 }
 
 /**
@@ -43,4 +48,5 @@ export function paymentPageOrigins(provider: EscrowProviderName, config: Config)
 export const PROVIDER_CURRENCIES: Record<EscrowProviderName, readonly string[]> = {
   sandbox: CURRENCIES,
   yookassa: YOOKASSA_CURRENCIES,
+  yookassa_safe_deal: YOOKASSA_CURRENCIES,
 };

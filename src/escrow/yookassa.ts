@@ -5,7 +5,7 @@
 // network failures are plain Errors, retried with the same key, as YooKassa asks ("result unknown, repeat").
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from './provider.ts';
+import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from './provider.ts';
 import { refuse } from '../temporal/refusal.ts';
 
 export interface YooKassaOptions {
@@ -26,6 +26,9 @@ export const YOOKASSA_CURRENCIES: readonly string[] = ['RUB'];
 
 /** Card holds at YooKassa lapse (are cancelled by YooKassa) 7 days after the buyer pays. */
 export const HOLD_LIMIT_SECONDS = 7 * 24 * 3600;
+
+/** YooKassa pays out at most 150,000 ₽ to a card at once (and 20 payouts a day, 1.5 M ₽ a month per card). */
+export const PAYOUT_LIMIT_MINOR = 150_000_00n;
 
 const STATUS = {
   pending: 'pending',
@@ -57,6 +60,9 @@ const IDEMPOTENCE_KEY_MAX = 64;
 export class YooKassaProvider implements EscrowProvider {
   readonly name = 'yookassa' as const;
   readonly holdLimitSeconds = HOLD_LIMIT_SECONDS;
+  // A two-stage payment's release is its capture into the shop: no payouts, no partial refunds.
+  readonly paysOut = false;
+  readonly payoutLimitMinor = PAYOUT_LIMIT_MINOR;
   private readonly authorization: string;
   private readonly timeoutMs: number;
 
@@ -113,6 +119,22 @@ export class YooKassaProvider implements EscrowProvider {
       amount: Number(payment.amount.value),
       currency: payment.amount.currency,
     };
+  }
+
+  async refund(): Promise<void> {
+    throw twoStageOnly('refund part of a payment');
+  }
+
+  async createPayout(): Promise<ProviderPayout> {
+    throw twoStageOnly('pay out');
+  }
+
+  async getPayout(): Promise<ProviderPayout> {
+    throw twoStageOnly('read a payout');
+  }
+
+  async getDeal(): Promise<ProviderDeal> {
+    throw twoStageOnly('read a deal');
   }
 
   private fetchPayment(providerPaymentId: string): Promise<YooKassaPayment> {
@@ -204,6 +226,8 @@ export function isRefusal(error: unknown): boolean {
 }
 
 const refused = (message: string) => refuse('acquirer_refused', message);
+const twoStageOnly = (what: string) =>
+  refused(`A two-stage YooKassa payment cannot ${what}: it is captured into the shop or cancelled whole. Switch the marketplace to yookassa_safe_deal for new deals.`);
 
 function reason(payment: YooKassaPayment): string {
   const details = payment.cancellation_details;

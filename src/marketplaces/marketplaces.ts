@@ -6,6 +6,7 @@ import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import type { FeeMoment } from '../money/fee.ts';
+import type { LiveProvider } from '../escrow/providers.ts';
 
 export const SECRET_KEY_PREFIX = 'mk_';
 export const PUBLIC_KEY_PREFIX = 'pk_';
@@ -23,6 +24,10 @@ export interface Marketplace {
   fee_schedule: StoredFeeSchedule;
   /** When a deal's fee moves to the marketplace: when the money is held, or when the deal closes. */
   fee_moment: FeeMoment;
+  /** The live acquirer of new deals (a sandbox marketplace's deals are the sandbox's whatever this says). */
+  provider: LiveProvider;
+  /** Days the buyer has after delivery to open a dispute before the money is released (0: at delivery). */
+  inspection_days: number;
   created_at: Date;
 }
 
@@ -49,7 +54,7 @@ export function marketplaceColumns(alias = ''): string {
   const a = alias;
   return `${a}id, ${a}name, ${a}mode, ${a}active, ${a}sso_redirect_uri, ${a}allowed_origins, ${a}created_at,
     json_build_object('percent', ${a}fee_percent::text, 'fixed', ${a}fee_fixed::text, 'min', ${a}fee_min::text, 'max', ${a}fee_max::text) AS fee_schedule,
-    ${a}fee_moment`;
+    ${a}fee_moment, ${a}provider, ${a}inspection_days`;
 }
 const COLUMNS = marketplaceColumns();
 
