@@ -13,6 +13,7 @@ import type { Marketplace, StoredFeeSchedule } from './marketplaces.ts';
 import { Money } from '../deals/views.ts';
 import { FEE_MOMENTS } from '../money/fee.ts';
 import { toMinor, toNumber } from '../money/amount.ts';
+import { LIVE_PROVIDERS } from '../escrow/providers.ts';
 import {
   DEFAULT_KEY_OVERLAP_SECONDS,
   MAX_KEY_OVERLAP_SECONDS,
@@ -77,9 +78,29 @@ const FeeMomentSchema = z
   .enum(FEE_MOMENTS)
   .describe("When a deal's fee moves to the marketplace in the ledger: `payment` when the buyer's money is held, `close` when the deal is released (a refund takes none)");
 
+const ProviderSchema = z
+  .enum(LIVE_PROVIDERS)
+  .describe(
+    'The acquirer of a live marketplace’s escrow: `yookassa_safe_deal` keeps the buyer’s money in a YooKassa Safe Deal ' +
+      'and pays the seller out of it; `yookassa_two_stage` holds it as a two-stage card payment captured into the shop. ' +
+      'A change applies to payments started from then on (money already held stays with the acquirer that holds it); a ' +
+      'sandbox marketplace’s payments are the sandbox’s whatever this says',
+  );
+
+/** The buyer's inspection window in whole days, within the bounds the marketplaces table checks. */
+export const INSPECTION_DAYS_MAX = 60;
+const InspectionDays = z
+  .number()
+  .int()
+  .min(0)
+  .max(INSPECTION_DAYS_MAX)
+  .describe('Days the buyer has after delivery to open a dispute before the money is released to the seller: 0 (at delivery) to 60');
+
 export const MarketplaceCardSchema = MarketplaceItem.extend({
   fee_schedule: FeeScheduleView,
   fee_moment: FeeMomentSchema,
+  provider: ProviderSchema,
+  inspection_days: InspectionDays,
   sso_client_id: z.string().nullable().describe('The SSO client made for sso_redirect_uri (its client_id is the marketplace id), or null'),
   keys: z.array(KeyInfo).describe('Every key it had, newest first; never the keys themselves'),
   updated_at: z.iso.datetime(),
@@ -92,6 +113,8 @@ export const MarketplaceChangesBody = z.object({
   sso_redirect_uri: ExactRedirectUri.optional().describe('The redirect URI of its SSO client (made now if it has none)'),
   fee_schedule: FeeScheduleBody.optional(),
   fee_moment: FeeMomentSchema.optional(),
+  provider: ProviderSchema.optional(),
+  inspection_days: InspectionDays.optional(),
 });
 
 export const OverlapSeconds = z
@@ -124,6 +147,8 @@ export const cardJson = (card: MarketplaceCard) => ({
   ...marketplaceItem(card),
   fee_schedule: feeScheduleJson(card.fee_schedule),
   fee_moment: card.fee_moment,
+  provider: card.provider,
+  inspection_days: card.inspection_days,
   sso_client_id: card.sso_client_id,
   keys: card.keys.map((key) => ({ ...key, created_at: key.created_at.toISOString(), expires_at: iso(key.expires_at), revoked_at: iso(key.revoked_at) })),
   updated_at: card.updated_at.toISOString(),
@@ -177,10 +202,11 @@ export function adminMarketplaceRoutes(api: Api, services: Services): void {
     method: 'patch',
     path: '/admin/marketplaces/{id}',
     operationId: 'updateMarketplace',
-    summary: 'Change a marketplace’s name, mode, allowed origins, SSO redirect URI or fee',
+    summary: 'Change a marketplace’s name, mode, allowed origins, SSO redirect URI, fee, acquirer or inspection window',
     description:
       'Fields left out stay; `fee_schedule`, when given, replaces the whole schedule. Its automatic SSO client follows ' +
-      'the name and the redirect URI. A new fee schedule or moment applies to deals made from now on.',
+      'the name and the redirect URI. A new fee schedule or moment applies to deals made from now on, a new `provider` to ' +
+      'payments started from now on. Each change is in the audit log with the card before and after.',
     params,
     body: MarketplaceChangesBody,
     responses: card,

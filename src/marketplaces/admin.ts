@@ -6,6 +6,7 @@ import { inTransaction, type Db, type DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
 import { createMarketplaceClient, type ClientCard } from '../sso/clients.ts';
 import type { FeeMoment } from '../money/fee.ts';
+import type { LiveProvider } from '../escrow/providers.ts';
 import {
   createMarketplace,
   insertKey,
@@ -49,6 +50,10 @@ export interface MarketplaceChanges {
   /** Replaces the whole schedule: each part a number, or null (also for a part left out). */
   fee_schedule?: { percent?: number | null; fixed?: number | null; min?: number | null; max?: number | null };
   fee_moment?: FeeMoment;
+  /** The live acquirer of new deals (a sandbox marketplace's deals stay the sandbox's whatever this says). */
+  provider?: LiveProvider;
+  /** Days the buyer has after delivery to open a dispute before the money is released: 0 (at delivery) to 60. */
+  inspection_days?: number;
 }
 
 const COLUMNS = marketplaceColumns('m.');
@@ -135,7 +140,8 @@ export async function updateMarketplace(
               sso_redirect_uri = COALESCE($5, sso_redirect_uri),
               fee_percent = CASE WHEN $6 THEN $7::numeric ELSE fee_percent END, fee_fixed = CASE WHEN $6 THEN $8::numeric ELSE fee_fixed END,
               fee_min = CASE WHEN $6 THEN $9::numeric ELSE fee_min END, fee_max = CASE WHEN $6 THEN $10::numeric ELSE fee_max END,
-              fee_moment = COALESCE($11, fee_moment), updated_at = now()
+              fee_moment = COALESCE($11, fee_moment), provider = COALESCE($12, provider),
+              inspection_days = COALESCE($13::integer, inspection_days), updated_at = now()
         WHERE id = $1 RETURNING ${COLUMNS}`,
       [
         id,
@@ -149,6 +155,8 @@ export async function updateMarketplace(
         part(fee?.min),
         part(fee?.max),
         changes.fee_moment ?? null,
+        changes.provider ?? null,
+        changes.inspection_days ?? null,
       ],
     );
     const marketplace = updated.rows[0]!;

@@ -60,7 +60,8 @@ function formFields(form: URLSearchParams): MarketplaceFields {
   };
 }
 
-function cardFields(form: URLSearchParams): CardFields {
+/** The card's form as typed; the acquirer and the window, when the form has none, are the marketplace's own. */
+function cardFields(form: URLSearchParams, card: MarketplaceCard): CardFields {
   return {
     ...formFields(form),
     fee_percent: text(form.get('fee_percent'), 40),
@@ -68,7 +69,14 @@ function cardFields(form: URLSearchParams): CardFields {
     fee_min: text(form.get('fee_min'), 40),
     fee_max: text(form.get('fee_max'), 40),
     fee_moment: text(form.get('fee_moment'), 20),
+    provider: form.has('provider') ? text(form.get('provider'), 40) : card.provider,
+    inspection_days: form.has('inspection_days') ? text(form.get('inspection_days'), 10) : String(card.inspection_days),
   };
+}
+
+/** The window's days as the JSON body's number: whole decimal days only, anything else fails the schema. */
+function dayCount(value: string): number {
+  return /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
 }
 
 /** A fee field as the JSON body's number: empty is null, a decimal comma is a point; anything else fails the schema. */
@@ -83,6 +91,8 @@ function asChanges(values: CardFields) {
     ...asBody(values),
     fee_schedule: { percent: feeNumber(values.fee_percent), fixed: feeNumber(values.fee_fixed), min: feeNumber(values.fee_min), max: feeNumber(values.fee_max) },
     fee_moment: values.fee_moment,
+    provider: values.provider,
+    inspection_days: dayCount(values.inspection_days),
   };
 }
 
@@ -107,6 +117,8 @@ function labelOf(p: MarketplaceView, field: string): string {
     sso_redirect_uri: 'ssoRedirectUri',
     fee_schedule: 'feeSchedule',
     fee_moment: 'feeMoment',
+    provider: 'provider',
+    inspection_days: 'inspectionDays',
   };
   return labels[field] ? p.m(labels[field]) : field;
 }
@@ -208,7 +220,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
 
       switch (form.get('intent')) {
         case 'save': {
-          const values = cardFields(form);
+          const values = cardFields(form, card);
           const parsed = MarketplaceChangesBody.safeParse(asChanges(values));
           if (!parsed.success) return showCard(p, card, 400, { values, error: invalidWords(p, parsed.error) });
           const changed = (await updateMarketplace(services, id, parsed.data))!;

@@ -8,6 +8,8 @@ import type { AttemptLogItem } from '../webhooks/deliveries.ts';
 import type { Marketplace } from './marketplaces.ts';
 import type { MarketplaceCard } from './admin.ts';
 import type { MarketplaceTranslate } from './console-i18n.ts';
+import { LIVE_PROVIDERS } from '../escrow/providers.ts';
+import { INSPECTION_DAYS_MAX } from './admin-routes.ts';
 
 export type MarketplaceView = ConsolePage & { m: MarketplaceTranslate };
 
@@ -69,7 +71,24 @@ export interface FeeFields {
   fee_moment: string;
 }
 
-export type CardFields = MarketplaceFields & FeeFields;
+/** The acquirer and the inspection window, as typed (the window's days as text: a wrong one is shown back as typed). */
+export interface EscrowFields {
+  provider: string;
+  inspection_days: string;
+}
+
+export type CardFields = MarketplaceFields & FeeFields & EscrowFields;
+
+function escrowFields(p: MarketplaceView, values: EscrowFields): SafeHtml {
+  const { m } = p;
+  return html`<h3 id="escrow">${m('escrow')}</h3>
+<label for="provider">${m('provider')}</label><select id="provider" name="provider" aria-describedby="provider-hint">${LIVE_PROVIDERS.map(
+    (provider) => html`<option value="${provider}"${values.provider === provider ? html` selected` : ''}>${m(`provider_${provider}`)}</option>`,
+  )}</select>
+<p class="hint" id="provider-hint">${m('providerHint')}</p>
+<label for="inspection_days">${m('inspectionDays')}</label><input id="inspection_days" name="inspection_days" type="number" inputmode="numeric" min="0" max="${String(INSPECTION_DAYS_MAX)}" step="1" required value="${values.inspection_days}" aria-describedby="inspection-hint">
+<p class="hint" id="inspection-hint">${m('inspectionHint', { max: INSPECTION_DAYS_MAX })}</p>`;
+}
 
 function feeFields(p: MarketplaceView, values: FeeFields): SafeHtml {
   const { m } = p;
@@ -139,6 +158,8 @@ export function cardBody(p: MarketplaceView, s: CardState): SafeHtml {
     fee_min: card.fee_schedule.min ?? '',
     fee_max: card.fee_schedule.max ?? '',
     fee_moment: card.fee_moment,
+    provider: card.provider,
+    inspection_days: String(card.inspection_days),
   };
   return html`<h1>${card.name}</h1>
 ${message('notice', s.notice)}${message('error', s.error)}
@@ -149,7 +170,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <dt>${m('ssoClient')}</dt><dd>${card.sso_client_id ? html`<a href="/admin/view/sso-clients/${card.sso_client_id}"><code>${card.sso_client_id}</code></a>` : m('none')}</dd></dl>
 
 <h2 id="details">${m('details')}</h2>
-<form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}${feeFields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
+<form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}${feeFields(p, values)}${escrowFields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
 
 <h2 id="keys">${m('keys')}</h2>
 <div class="table"><table><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
