@@ -151,7 +151,7 @@ describe('YooKassa notifications', () => {
     expect(missingId.status).toBe(400);
     expect(missingId.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(await json(missingId)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'object.id' }] });
-    const otherEvent = await post(notifications, notification('payout.succeeded', randomUUID()));
+    const otherEvent = await post(notifications, notification('refund.succeeded', randomUUID()));
     expect((await json(otherEvent)).errors[0].path).toBe('event');
     const broken = await post(notifications, '{"type": "notification",');
     expect(broken.status).toBe(400);
