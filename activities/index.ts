@@ -5,6 +5,7 @@ import { createWebhookActivities } from './webhooks/delivery.ts';
 import { createEscrowActivities } from './deals/escrow.ts';
 import { createDataSyncActivities } from './data/data-sync.ts';
 import { createContractActivities } from './deals/contracts.ts';
+import { createReconciliationActivities } from './money/reconciliation.ts';
 
 export function createActivities(services: Services) {
   return {
@@ -13,6 +14,7 @@ export function createActivities(services: Services) {
     ...createEscrowActivities(services),
     ...createDataSyncActivities(services),
     ...createContractActivities(services),
+    ...createReconciliationActivities(services),
   };
 }
 

@@ -14,6 +14,7 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
 import { ledgerRoutes } from './money/routes.ts';
+import { reconciliationAdminRoutes } from './money/admin-routes.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { dealConsolePages } from './deals/console-pages.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
@@ -48,6 +49,7 @@ export function createMainApp(services: Services): Koa {
   marketplaceConsolePages(api, services);
   dealRoutes(api, services);
   ledgerRoutes(api, services);
+  reconciliationAdminRoutes(api, services);
   widget(api, services);
   cabinetRoutes(api, services);
   cabinetPages(api, services);

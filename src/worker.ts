@@ -12,6 +12,7 @@ import { reassertSignal } from '../workflows/deals/deal-messages.ts';
 import { activityAlerts } from './temporal/activity-alerts.ts';
 import { temporalConnectionOptions } from './temporal/connection.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
+import { ensureReconciliationSchedule } from './money/reconciliation.ts';
 
 export const WORKFLOWS_PATH = createRequire(import.meta.url).resolve('../workflows/index.ts');
 
@@ -43,6 +44,7 @@ export async function startWorker(
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
   const sweep = { stopped: false };
   const reasserting = reassertOpenDeals(services, sweep);
+  await ensureReconciliationSchedule(services);
   return {
     worker,
     async stop() {

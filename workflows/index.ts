@@ -3,3 +3,4 @@
 export { dealWorkflow } from './deals/deal.ts';
 export * from './webhooks/webhook-replay.ts';
 export { dataSyncWorkflow } from './data/data-sync.ts';
+export { reconciliationWorkflow } from './money/reconciliation.ts';
