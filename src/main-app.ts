@@ -15,6 +15,7 @@ import { escrowNotificationRoutes } from './escrow/notifications.ts';
 import { dealRoutes } from './deals/routes.ts';
 import { ledgerRoutes } from './money/routes.ts';
 import { reconciliationAdminRoutes } from './money/admin-routes.ts';
+import { moneyConsolePages } from './money/console-pages.ts';
 import { adminDealRoutes } from './deals/admin-routes.ts';
 import { dealConsolePages } from './deals/console-pages.ts';
 import { cabinetRoutes } from './cabinet/routes.ts';
@@ -50,6 +51,7 @@ export function createMainApp(services: Services): Koa {
   dealRoutes(api, services);
   ledgerRoutes(api, services);
   reconciliationAdminRoutes(api, services);
+  moneyConsolePages(api, services);
   widget(api, services);
   cabinetRoutes(api, services);
   cabinetPages(api, services);

@@ -8,6 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createReconciliationActivities, type BatchResult } from '../activities/money/reconciliation.ts';
 import type { EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from '../src/escrow/provider.ts';
 import { inTransaction } from '../src/db.ts';
+import { freePort } from '../src/dev/ports.ts';
 import {
   RECONCILIATION_SCHEDULE_ID,
   beginRun,
@@ -186,12 +187,21 @@ let yookassa: YooKassaDouble;
 let admin: TestAdministrator;
 let support: TestAdministrator;
 let liveShop: string;
+let metricsUrl: string;
 
 beforeAll(async () => {
   yookassa = await startYooKassaDouble();
+  // This file's first worker installs the process's Temporal runtime, and with it the worker's metrics exporter.
+  const metricsPort = await freePort();
+  metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   server = await startTestServer({
     worker: true,
-    env: { YOOKASSA_API_URL: yookassa.apiUrl, YOOKASSA_SHOP_ID: yookassa.shopId, YOOKASSA_SECRET_KEY: yookassa.secretKey },
+    env: {
+      YOOKASSA_API_URL: yookassa.apiUrl,
+      YOOKASSA_SHOP_ID: yookassa.shopId,
+      YOOKASSA_SECRET_KEY: yookassa.secretKey,
+      WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+    },
   });
   [admin, support] = [await administrator(server, 'admin'), await administrator(server, 'support')];
   liveShop = (await server.services.db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode, provider) VALUES ($1, 'live', 'yookassa_safe_deal') RETURNING id`, [uniqueId('Reconciled shop')])).rows[0]!.id;
@@ -419,6 +429,15 @@ describe('a reconciliation run', () => {
     const again = await runNow();
     const items = await itemsOf({ deal_id: inDisagreement.dealId });
     expect(items.map((item) => item.run_id)).toEqual([again.id, run.id]);
+
+    // The worker's gauges say what the last run found.
+    const last = await json(await api(`/admin/reconciliation/runs/${again.id}`));
+    const gauge = async (name: string) => {
+      const line = (await (await fetch(metricsUrl)).text()).split('\n').find((sample) => sample.startsWith(`${name}{`) && sample.includes(server.services.config.TEMPORAL_TASK_QUEUE));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    await expect.poll(() => gauge('svc_reconciliation_mismatches'), { timeout: 10_000 }).toBe(last.mismatches);
+    expect(await gauge('svc_reconciliation_errors')).toBe(last.errors);
   });
 
   it('is started by the schedule with no input as by an administrator, and keeps its run', async () => {

@@ -1,8 +1,8 @@
 // Activities of the daily reconciliation (src/money/reconciliation.ts): open the run, reconcile one batch of deals
-// against their acquirers, close the run. A batch heartbeats after each call to an acquirer and records how far it
+// against their acquirers, close the run (and set the worker's gauges svc_reconciliation_mismatches and _errors). A batch heartbeats after each call to an acquirer and records how far it
 // got, so an attempt that is retried (the worker restarted, a heartbeat missed) goes on from there instead of asking
 // the acquirer about the same deals again.
-import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { activityInfo, cancellationSignal, heartbeat, metricMeter } from '@temporalio/activity';
 import type { Services } from '../../src/services.ts';
 import { escrowProvider } from '../../src/escrow/providers.ts';
 import type { EscrowProvider } from '../../src/escrow/provider.ts';
@@ -91,6 +91,9 @@ export function createReconciliationActivities(services: Services) {
 
     async finishReconciliation(input: { runId: string; dealsChecked: number; checks: number; error?: string }): Promise<RunSummary> {
       const run = await finishRun(services.db, input);
+      // The worker's metrics (WORKER_METRICS_ADDRESS) carry what the last run found, for an alert on a mismatch.
+      metricMeter.createGauge('svc_reconciliation_mismatches', 'int', 'findings', 'Mismatches with the acquirer the last reconciliation run found').set(run.mismatches);
+      metricMeter.createGauge('svc_reconciliation_errors', 'int', 'findings', 'Checks the acquirer did not answer in the last reconciliation run').set(run.errors);
       return { runId: run.id, status: run.status, dealsChecked: run.deals_checked, checks: run.checks, mismatches: run.mismatches, errors: run.errors };
     },
   };

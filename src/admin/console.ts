@@ -20,6 +20,7 @@ export const CONSOLE_SECTIONS = [
   ['/admin/view/marketplaces', 'navMarketplaces'],
   ['/admin/view/deals', 'navDeals'],
   ['/admin/view/disputes', 'navDisputes'],
+  ['/admin/view/ledger', 'navMoney'],
   ['/admin/view/sso-clients', 'navSsoClients'],
   ['/admin/view/data-accounts', 'navDataAccounts'],
   ['/admin/view/audit', 'navAudit'],

@@ -1,0 +1,197 @@
+// The console's money pages: the ledger across marketplaces (filters, balances per marketplace and currency, postings
+// newest first) and the reconciliation with the acquirer (its runs, what they found, "run now" behind a confirmation,
+// the admin role's and audited as the JSON operation). Every role reads them. dealPostingsSection gives the deal's
+// console page its postings.
+import type { Api } from '../http/api.ts';
+import type { SafeHtml } from '../http/html.ts';
+import { Problem } from '../http/problem.ts';
+import type { Db, DbClient } from '../db.ts';
+import type { Services } from '../services.ts';
+import type { Lang } from '../web/i18n.ts';
+import { redirect, send } from '../web/page.ts';
+import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { toMinor } from './amount.ts';
+import { ACCOUNT, HELD_PREFIX } from './ledger.ts';
+import { FINDING_STATUSES, findRun, listItems, listRuns, startReconciliation, type FindingStatus } from './reconciliation.ts';
+import { runJson } from './admin-routes.ts';
+import { moneyConsoleTranslator, type MoneyConsoleMessage } from './console-i18n.ts';
+import {
+  LEDGER_PATH,
+  RECONCILIATION_PATH,
+  confirmRunBody,
+  dealPostingsBody,
+  ledgerBody,
+  reconciliationBody,
+  type BalanceRow,
+  type LedgerFilterForm,
+  type MoneyWords,
+  type PostingRow,
+} from './console-views.ts';
+
+const POSTINGS_PAGE = 50;
+const FINDINGS_PAGE = 50;
+const RUNS_SHOWN = 10;
+/** A deal has a few postings per payment; this many is far beyond any deal's. */
+const DEAL_POSTINGS_MAX = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type MoneyPage = ConsolePage & MoneyWords;
+const withWords = (p: ConsolePage): MoneyPage => ({ ...p, m: moneyConsoleTranslator(p.lang) });
+const queryText = (p: ConsolePage, name: string, max = 64) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, max) : '');
+
+// Reads of the ledger across marketplaces (the marketplace's own API reads one at a time: ledger-store.ts).
+
+const POSTING_COLUMNS = `p.id, p.at, p.marketplace_id, p.deal_id, p.kind,
+  (SELECT json_agg(json_build_object('account', e.account, 'amount', e.amount::text, 'currency', e.currency) ORDER BY e.line)
+     FROM ledger_entries e WHERE e.posting_id = p.id) AS entries`;
+
+/** Postings newest first, of one marketplace or deal or all; undefined when the cursor is not such a posting. */
+async function consolePostings(
+  db: DbClient,
+  filter: { marketplaceId?: string; dealId?: string; limit: number; startingAfter?: string },
+): Promise<{ items: PostingRow[]; hasMore: boolean } | undefined> {
+  let before: string | null = null;
+  if (filter.startingAfter) {
+    const cursor = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM ledger_postings WHERE id = $1', [filter.startingAfter]);
+    if (!cursor.rows[0]) return undefined;
+    before = cursor.rows[0].seq;
+  }
+  const result = await db.query<PostingRow>(
+    `SELECT ${POSTING_COLUMNS} FROM ledger_postings p
+      WHERE ($1::uuid IS NULL OR p.marketplace_id = $1) AND ($2::uuid IS NULL OR p.deal_id = $2) AND ($3::bigint IS NULL OR p.seq < $3)
+      ORDER BY p.seq DESC LIMIT $4`,
+    [filter.marketplaceId ?? null, filter.dealId ?? null, before, filter.limit + 1],
+  );
+  return { items: result.rows.slice(0, filter.limit), hasMore: result.rows.length > filter.limit };
+}
+
+/** Each marketplace's balances per currency (or one marketplace's), summed from the entries: never stored. */
+async function consoleBalances(db: DbClient, marketplaceId?: string): Promise<BalanceRow[]> {
+  const result = await db.query<Record<keyof BalanceRow, string>>(
+    `SELECT p.marketplace_id, e.currency,
+            coalesce(sum(e.amount) FILTER (WHERE starts_with(e.account, $2)), 0)::text AS held,
+            coalesce(sum(e.amount) FILTER (WHERE e.account = $3), 0)::text AS payable,
+            coalesce(sum(e.amount) FILTER (WHERE e.account = $4), 0)::text AS paid_out,
+            coalesce(sum(e.amount) FILTER (WHERE e.account = $5), 0)::text AS refunded,
+            coalesce(sum(e.amount) FILTER (WHERE e.account = $6), 0)::text AS fees
+       FROM ledger_postings p JOIN ledger_entries e ON e.posting_id = p.id
+      WHERE $1::uuid IS NULL OR p.marketplace_id = $1
+      GROUP BY p.marketplace_id, e.currency`,
+    [marketplaceId ?? null, HELD_PREFIX, ACCOUNT.sellerPayable, ACCOUNT.sellerPaidOut, ACCOUNT.refunded, ACCOUNT.marketplaceFee],
+  );
+  return result.rows.map((row) => ({
+    marketplace_id: row.marketplace_id,
+    currency: row.currency,
+    held: toMinor(row.held),
+    payable: toMinor(row.payable),
+    paid_out: toMinor(row.paid_out),
+    refunded: toMinor(row.refunded),
+    fees: toMinor(row.fees),
+  }));
+}
+
+/** Marketplace names: the first 500 by name for the filter, and every one the page names besides. */
+async function marketplaceNames(db: Db, also: string[]): Promise<Map<string, string>> {
+  const result = await db.query<{ id: string; name: string }>(
+    `(SELECT id, name FROM marketplaces ORDER BY name, id LIMIT 500) UNION SELECT id, name FROM marketplaces WHERE id = ANY ($1::uuid[])`,
+    [[...new Set(also)]],
+  );
+  const sorted = result.rows.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  return new Map(sorted.map((row) => [row.id, row.name]));
+}
+
+/** A deal's postings, oldest first. */
+async function dealPostings(db: DbClient, dealId: string): Promise<PostingRow[]> {
+  if (!UUID.test(dealId)) return [];
+  const result = await db.query<PostingRow>(`SELECT ${POSTING_COLUMNS} FROM ledger_postings p WHERE p.deal_id = $1 ORDER BY p.seq LIMIT $2`, [dealId, DEAL_POSTINGS_MAX]);
+  return result.rows;
+}
+
+/**
+ * The deal's postings as a section of the deal's console page (a table of each movement and its entries, and a link
+ * to the deal in the ledger), in the page's language.
+ */
+export async function dealPostingsSection(services: Pick<Services, 'db'>, dealId: string, lang: Lang): Promise<SafeHtml> {
+  return dealPostingsBody({ lang, m: moneyConsoleTranslator(lang) }, dealId, await dealPostings(services.db, dealId));
+}
+
+export function moneyConsolePages(api: Api, services: Services): void {
+  const router = api.router;
+  const { db } = services;
+
+  router.get(
+    LEDGER_PATH,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      const form: LedgerFilterForm = { marketplace_id: queryText(p, 'marketplace_id'), deal_id: queryText(p, 'deal_id') };
+      const after = queryText(p, 'starting_after');
+      const wrong: MoneyConsoleMessage[] = [];
+      if (form.marketplace_id && !UUID.test(form.marketplace_id)) wrong.push('marketplace');
+      if (form.deal_id && !UUID.test(form.deal_id)) wrong.push('dealId');
+      if (after && !UUID.test(after)) wrong.push('olderPostings');
+      const page =
+        wrong.length === 0
+          ? await consolePostings(db, { marketplaceId: form.marketplace_id || undefined, dealId: form.deal_id || undefined, limit: POSTINGS_PAGE, startingAfter: after || undefined })
+          : undefined;
+      if (!page && wrong.length === 0) wrong.push('olderPostings');
+      const balances = wrong.length === 0 ? await consoleBalances(db, form.marketplace_id || undefined) : [];
+      const names = await marketplaceNames(db, [...(page?.items ?? []).map((posting) => posting.marketplace_id), ...balances.map((row) => row.marketplace_id)]);
+      balances.sort((a, b) => (names.get(a.marketplace_id) ?? '').localeCompare(names.get(b.marketplace_id) ?? '') || a.marketplace_id.localeCompare(b.marketplace_id) || a.currency.localeCompare(b.currency));
+      const filters = Object.fromEntries(Object.entries(form).filter(([, value]) => value !== ''));
+      const next = page?.hasMore ? `${LEDGER_PATH}?${new URLSearchParams({ ...filters, starting_after: page.items.at(-1)!.id })}` : undefined;
+      const error = wrong.length > 0 ? p.m('badFilters', { fields: wrong.map((key) => p.m(key)).join(', ') }) : undefined;
+      send(p, error ? 400 : 200, p.m('ledgerTitle'), ledgerBody(p, { form, marketplaces: names, balances, postings: page?.items ?? [], next, error }), undefined, p.admin);
+    }),
+  );
+
+  /** The reconciliation page, with a notice or an error, answered with `status`. */
+  async function showReconciliation(p: MoneyPage, status = 200, words: { notice?: string; error?: string } = {}) {
+    // The answer to a POST shows the page as it opens: its query chose nothing.
+    const asked = (name: string, max?: number) => (p.ctx.method === 'GET' ? queryText(p, name, max) : '');
+    const runId = asked('run_id');
+    const findingStatus: FindingStatus | undefined = FINDING_STATUSES.find((value) => value === asked('status'));
+    const after = asked('starting_after', 20);
+    const run = runId ? await findRun(db, runId) : undefined;
+    const runs = (await listRuns(db, { limit: RUNS_SHOWN }))!.items;
+    // A cursor that is not a finding shows the first page rather than an error page.
+    const filter = { status: findingStatus, runId: run?.id, limit: FINDINGS_PAGE };
+    const page = (await listItems(db, { ...filter, startingAfter: /^[0-9]{1,18}$/.test(after) ? after : undefined })) ?? (await listItems(db, filter))!;
+    const next = page.hasMore
+      ? `${RECONCILIATION_PATH}?${new URLSearchParams({ ...(run ? { run_id: run.id } : {}), ...(findingStatus ? { status: findingStatus } : {}), starting_after: page.items.at(-1)!.id })}#findings`
+      : undefined;
+    const body = reconciliationBody(p, { admin: p.admin, runs, run, status: findingStatus, items: page.items, next, ...words });
+    send(p, status, p.m('reconciliationTitle'), body, RECONCILIATION_PATH, p.admin);
+  }
+
+  router.get(
+    RECONCILIATION_PATH,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      await showReconciliation(p, 200, { notice: queryText(p, 'done') === 'started' ? p.m('started_notice') : undefined });
+    }),
+  );
+
+  router.post(
+    `${RECONCILIATION_PATH}/runs`,
+    consolePage(
+      services,
+      async (cp) => {
+        const p = withWords(cp);
+        const form = await consoleForm(p);
+        if (form.get('confirmed') !== 'yes') return send(p, 200, p.m('confirmRunTitle'), confirmRunBody(p, p.admin, p.c('cancel')), RECONCILIATION_PATH, p.admin);
+        let run;
+        try {
+          run = await startReconciliation(services, p.admin.actor);
+        } catch (error) {
+          if (error instanceof Problem) throw error;
+          // Temporal away (or the run's row not written): the run is marked failed and nothing was asked of the acquirer.
+          ((p.ctx.state.log as Services['logger'] | undefined) ?? services.logger).warn({ err: error }, 'a reconciliation run could not be started from the console');
+          return showReconciliation(p, 503, { error: p.m('startFailed') });
+        }
+        await auditConsole(p, services, { action: 'runReconciliation', object_type: 'reconciliation', object_id: run.id, after: runJson(run) });
+        redirect(p.ctx, `${RECONCILIATION_PATH}?done=started`);
+      },
+      { may: ['admin'] },
+    ),
+  );
+}
