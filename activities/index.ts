@@ -6,6 +6,7 @@ import { createEscrowActivities } from './deals/escrow.ts';
 import { createDataSyncActivities } from './data/data-sync.ts';
 import { createContractActivities } from './deals/contracts.ts';
 import { createReconciliationActivities } from './money/reconciliation.ts';
+import { createPayoutActivities } from './deals/payouts.ts';
 
 export function createActivities(services: Services) {
   return {
@@ -15,6 +16,7 @@ export function createActivities(services: Services) {
     ...createDataSyncActivities(services),
     ...createContractActivities(services),
     ...createReconciliationActivities(services),
+    ...createPayoutActivities(services),
   };
 }
 

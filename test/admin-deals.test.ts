@@ -225,7 +225,8 @@ describe('disputes and roles', () => {
     // The arbiter may move money.
     const released = await act(deal.dealId, '/escrow/release', {}, arbiter.headers);
     expect(released.status).toBe(200);
-    expect((await json(await get(`/admin/deals/${deal.dealId}`))).status).toBe('paid');
+    // Paid once the payout the release started went through.
+    await expect.poll(async () => (await json(await get(`/admin/deals/${deal.dealId}`))).status).toBe('paid');
   });
 
   it('lets support resend the invitation, under the marketplace limit of 3 an hour', async () => {

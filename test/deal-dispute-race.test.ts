@@ -34,8 +34,18 @@ afterAll(async () => {
 /** The bootstrap token: an administrator with the admin role. */
 const bootstrap = () => ({ Authorization: `Bearer ${BOOTSTRAP}` });
 const mkt = () => ({ 'X-Svc-Key': shop.secret_key });
-const dealState = async (dealId: string) => json(await fetch(`${server.url}/api/mkt/deals/${dealId}`, { headers: mkt() }));
-const adminDeal = async (dealId: string) => json(await fetch(`${server.url}/admin/deals/${dealId}`, { headers: bootstrap() }));
+const readState = async (dealId: string) => json(await fetch(`${server.url}/api/mkt/deals/${dealId}`, { headers: mkt() }));
+const readAdminDeal = async (dealId: string) => json(await fetch(`${server.url}/admin/deals/${dealId}`, { headers: bootstrap() }));
+/** Read once a release's payout (made by the deal's loop after the release answered) is through: the deal is paid then. */
+async function settled<T extends { status: string; payout?: { status: string } }>(read: () => Promise<T>): Promise<T> {
+  await expect.poll(async () => (await read()).payout?.status ?? (await read()).status, { timeout: 20_000 }).not.toBe('pending');
+  return read();
+}
+const dealState = (dealId: string) => settled(() => readState(dealId));
+const adminDeal = (dealId: string) => settled(async () => {
+  const found = await readAdminDeal(dealId);
+  return { ...found, status: found.deal?.status ?? found.status, payout: found.deal?.payout ?? found.payout };
+});
 
 /** A deal of the shop with its money held (sandbox), and its buyer signed in to the cabinet. */
 async function heldDeal() {

@@ -90,7 +90,7 @@ describe('webhook delivery of one deal', () => {
   it('retries a failing receiver with the same bytes and keeps the events in order', async () => {
     shop.receiver.script.push({ status: 500 }, { status: 503, headers: { 'Retry-After': '1' } });
     const deal = await paidDeal();
-    await expect.poll(() => arrivals(deal.id).length, { timeout: 30_000 }).toBe(8);
+    await expect.poll(() => arrivals(deal.id).length, { timeout: 30_000 }).toBe(9);
     const received = arrivals(deal.id);
     expect(received.map(({ event }) => event.event)).toEqual([
       'deal.created',
@@ -100,6 +100,7 @@ describe('webhook delivery of one deal', () => {
       'deal.approval',
       'deal.approved',
       'deal.escrow_hold',
+      'deal.payout_sent',
       'deal.paid',
     ]);
     const [first, second, third] = received;
@@ -130,7 +131,7 @@ describe('long histories', () => {
     expect(state.documents).toHaveLength(12);
     await expect
       .poll(() => arrivals(deal.id).map(({ event }) => event.event), { timeout: 20_000 })
-      .toEqual(['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.paid']);
+      .toEqual(['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
   });
 });
 
@@ -146,19 +147,21 @@ describe('record rows PostgreSQL lost', () => {
   async function recordRows(dealId: string) {
     const { db } = server.services;
     const rows = (table: string) => db.query(`SELECT * FROM ${table} WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]).then((result) => result.rows);
-    const [deal, documents, approvals, payments] = await Promise.all([
+    const [deal, documents, approvals, payments, payouts] = await Promise.all([
       db.query('SELECT status FROM deals WHERE id = $1', [dealId]),
       rows('deal_documents'),
       rows('deal_approvals'),
       rows('deal_payments'),
+      rows('deal_payouts'),
     ]);
-    return { status: deal.rows[0].status, documents, approvals, payments };
+    return { status: deal.rows[0].status, documents, approvals, payments, payouts };
   }
 
   /** What a crash could do behind the workflow's back: document and payment gone, decision and status rolled back. */
   async function loseWrites(dealId: string) {
     const { db } = server.services;
     await db.query('DELETE FROM deal_documents WHERE deal_id = $1', [dealId]);
+    await db.query('DELETE FROM deal_payouts WHERE deal_id = $1', [dealId]);
     await db.query('DELETE FROM deal_payments WHERE deal_id = $1', [dealId]);
     await db.query(`UPDATE deal_approvals SET status = 'pending', comment = 'not what the buyer said', decided_at = NULL WHERE deal_id = $1`, [dealId]);
     await db.query(`UPDATE deals SET status = 'approval' WHERE id = $1`, [dealId]);
@@ -192,11 +195,14 @@ describe('record rows PostgreSQL lost', () => {
     const intact = await recordRows(deal.id);
     await loseWrites(deal.id);
     expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    // The release, then the payout it started (to the sandbox's succeeding card: this deal has no seller).
+    await expect.poll(async () => (await recordRows(deal.id)).status, { timeout: 20_000 }).toBe('paid');
     const after = await recordRows(deal.id);
     expect(after).toEqual({
       ...intact,
       status: 'paid',
-      payments: [{ ...intact.payments[0], status: 'released', updated_at: expect.any(Date) }],
+      payments: [{ ...intact.payments[0], status: 'released', payout_status: 'succeeded', updated_at: expect.any(Date) }],
+      payouts: [expect.objectContaining({ status: 'succeeded', payment_id: intact.payments[0].id })],
     });
   });
 
@@ -206,6 +212,7 @@ describe('record rows PostgreSQL lost', () => {
     // deal.paid fails for a few seconds: the workflow is still delivering it when the rows go.
     quietShop.receiver.script.push({ status: 500 }, { status: 500 }, { status: 500 });
     expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    await expect.poll(async () => (await recordRows(deal.id)).status, { timeout: 20_000 }).toBe('paid');
     const intact = await recordRows(deal.id);
     await loseWrites(deal.id);
     await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
@@ -230,12 +237,13 @@ describe('record rows PostgreSQL lost', () => {
 describe('writes of a workflow task that never reached Temporal', () => {
   // A local activity writes before its workflow task completes; when Temporal is down then, the task and the update in
   // it are lost, the caller gets a 503 and tries again, while PostgreSQL keeps what the lost task wrote.
-  async function loseTaskOfRelease(deal: { id: string; external_id: string }) {
+  // A refund: one change that closes the deal (a release closes it later, with its payout).
+  async function loseTaskOfRefund(deal: { id: string; external_id: string }) {
     const held = await handleOf(deal, quietShop).query(snapshotQuery);
-    const released = { ...held.payments[0]!, status: 'released' as const, updated_at: new Date().toISOString() };
-    const lost = { id: randomUUID(), deliveryId: randomUUID(), type: 'deal.paid', occurredAt: new Date().toISOString() };
+    const refunded = { ...held.payments[0]!, status: 'refunded' as const, updated_at: new Date().toISOString() };
+    const lost = { id: randomUUID(), deliveryId: randomUUID(), type: 'deal.refunded', occurredAt: new Date().toISOString() };
     const { recordDealChange } = createDealActivities(server.services);
-    await recordDealChange({ dealId: deal.id, status: 'paid', event: lost, records: { ...held, payments: [released] } });
+    await recordDealChange({ dealId: deal.id, status: 'refunded', event: lost, records: { ...held, payments: [refunded] } });
     return lost;
   }
 
@@ -250,28 +258,28 @@ describe('writes of a workflow task that never reached Temporal', () => {
     server.services.config.DEAL_WORKFLOW_HISTORY_LIMIT = historyLimit;
   });
 
-  const paidArrivals = (deal: { id: string }) => arrivals(deal.id, quietShop).filter(({ event }) => event.event === 'deal.paid');
-  const paidEvents = async (deal: { id: string }) =>
-    (await server.services.db.query(`SELECT id FROM webhook_events WHERE deal_id = $1 AND event = 'deal.paid'`, [deal.id])).rows.map((row) => row.id);
+  const refundedArrivals = (deal: { id: string }) => arrivals(deal.id, quietShop).filter(({ event }) => event.event === 'deal.refunded');
+  const refundedEvents = async (deal: { id: string }) =>
+    (await server.services.db.query(`SELECT id FROM webhook_events WHERE deal_id = $1 AND event = 'deal.refunded'`, [deal.id])).rows.map((row) => row.id);
 
   it('tell the marketplace once: the retried change sends the event the lost task recorded', async () => {
     const { deal, buyer } = await heldDeal(quietShop);
-    const lost = await loseTaskOfRelease(deal);
-    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
-    // A paid deal's workflow ends once its events are out: then nothing more can arrive.
+    const lost = await loseTaskOfRefund(deal);
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer)).status).toBe(200);
+    // A refunded deal's workflow ends once its events are out: then nothing more can arrive.
     await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
-    expect(paidArrivals(deal).map(({ event }) => event.event_id)).toEqual([lost.id]);
-    expect(await paidEvents(deal)).toEqual([lost.id]);
+    expect(refundedArrivals(deal).map(({ event }) => event.event_id)).toEqual([lost.id]);
+    expect(await refundedEvents(deal)).toEqual([lost.id]);
   });
 
   it('tell the marketplace once: an event the lost task already sent is not sent again', async () => {
     const { deal, buyer } = await heldDeal(quietShop);
-    const lost = await loseTaskOfRelease(deal);
+    const lost = await loseTaskOfRefund(deal);
     await server.services.db.query(`UPDATE webhook_deliveries SET status = 'delivered' WHERE id = $1`, [lost.deliveryId]);
-    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);
+    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer)).status).toBe(200);
     await expect.poll(async () => (await handleOf(deal, quietShop).describe()).status.name, { timeout: 30_000 }).toBe('COMPLETED');
-    expect(paidArrivals(deal)).toEqual([]);
-    expect(await paidEvents(deal)).toEqual([lost.id]);
+    expect(refundedArrivals(deal)).toEqual([]);
+    expect(await refundedEvents(deal)).toEqual([lost.id]);
   });
 
   it('leave no stray record: the next write keeps only the rows the workflow holds', async () => {

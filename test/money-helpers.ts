@@ -44,7 +44,20 @@ export function moneyClient(server: TestServer) {
     expect((await getDeal(shop, created.id)).status).toBe('escrow_hold');
     const move = async (action: 'release' | 'refund') =>
       expect((await post(`${server.url}/cabinet/deals/${created.id}/escrow/${action}`, {}, buyer)).status).toBe(200);
-    return { id: created.id as string, move };
+    buyers.set(created.id, buyer);
+    return { id: created.id as string, move, buyer };
+  }
+  const buyers = new Map<string, Record<string, string>>();
+
+  /** The buyer of a held deal tries to refund: the answer's status and problem code. */
+  async function heldDealRefundAttempt(dealId: string) {
+    const response = await post(`${server.url}/cabinet/deals/${dealId}/escrow/refund`, {}, buyers.get(dealId)!);
+    return { status: response.status, code: response.status === 200 ? undefined : (await json(response)).code };
+  }
+
+  /** The buyer of a held deal opens a dispute. */
+  async function disputeAsBuyer(dealId: string, reason: string) {
+    expect((await post(`${server.url}/cabinet/deals/${dealId}/escrow/dispute`, { reason }, buyers.get(dealId)!)).status).toBe(200);
   }
 
   async function ledger(shop: Shop, query: Record<string, string> = {}): Promise<{ items: Posting[]; has_more: boolean }> {
@@ -61,7 +74,7 @@ export function moneyClient(server: TestServer) {
 
   const balance = async (shop: Shop) => json(await fetch(api('/balance'), { headers: shop.key }));
 
-  return { admin, api, patch, marketplace, createDeal, getDeal, heldDeal, ledger, postingsOf, balance };
+  return { admin, api, patch, marketplace, createDeal, getDeal, heldDeal, heldDealRefundAttempt, disputeAsBuyer, ledger, postingsOf, balance };
 }
 
 /** Each posting's entries sum to 0 per currency, in kopecks. */

@@ -22,8 +22,11 @@ import type {
   DealStatus,
   DisputeMessage,
   DisputeRecord,
+  DeliveryRecord,
   DocumentRecord,
   PaymentRecord,
+  PayoutRecord,
+  RefundRecord,
 } from '../../src/deals/model.ts';
 import type { NewDocument } from '../../workflows/deals/deal-messages.ts';
 import { insertWebhookEvent } from '../../src/webhooks/events.ts';
@@ -40,6 +43,24 @@ export interface DealRecords {
   /** Absent in writes of workflows from before disputes and cancellations were records: left as stored. */
   dispute?: DisputeRecord | null;
   cancellation?: CancellationRecord | null;
+  /** Absent in writes of workflows from before payouts: left as stored. */
+  refunds?: RefundRecord[];
+  payouts?: PayoutRecord[];
+  delivery?: DeliveryRecord | null;
+}
+
+/** A webhook event the change calls for: its status's, or one of money and delivery (with what it tells). */
+export interface ChangeEvent {
+  id: string;
+  deliveryId: string;
+  type: string;
+  occurredAt: string;
+  actor?: ActorKind;
+  reason?: string;
+  /** Told in the event's body as `data`: a payout, a refunded amount, a tracking number. */
+  data?: Record<string, unknown>;
+  /** Mail only, no webhook (a request to the seller for a payout destination, the buyer's reminder). */
+  mailOnly?: boolean;
 }
 
 export interface DealChange {
@@ -56,7 +77,9 @@ export interface DealChange {
   /** The status after the change, computed by the workflow with dealStatus(). */
   status: DealStatus;
   /** The webhook event when the status changed into one that has an event. */
-  event?: { id: string; deliveryId: string; type: string; occurredAt: string; actor?: ActorKind; reason?: string };
+  event?: ChangeEvent;
+  /** Events of money and delivery the change calls for besides its status's (told first, in this order). */
+  events?: ChangeEvent[];
   /** Mail the people the event concerns, once it is stored (workflows from before mails were sent leave it out). */
   notify?: boolean;
   /** A new message of the dispute, whose other side is mailed once it is stored. */
@@ -91,8 +114,14 @@ const RECORD_COLUMNS = {
   deal_approvals: { id: 'uuid', status: 'text', approver: 'text', comment: 'text', created_at: 'timestamptz', decided_at: 'timestamptz' },
   deal_payments: {
     id: 'uuid', amount: 'numeric', currency: 'text', provider: 'text', status: 'text', payment_url: 'text',
-    provider_payment_id: 'text', hold_expires_at: 'timestamptz', created_at: 'timestamptz', updated_at: 'timestamptz',
+    provider_payment_id: 'text', hold_expires_at: 'timestamptz', provider_deal_id: 'text', payout_status: 'text',
+    created_at: 'timestamptz', updated_at: 'timestamptz',
   },
+  deal_payouts: {
+    id: 'uuid', payment_id: 'uuid', amount: 'numeric', currency: 'text', status: 'text', destination_type: 'text',
+    destination_title: 'text', provider_payout_id: 'text', failure_reason: 'text', created_at: 'timestamptz', updated_at: 'timestamptz',
+  },
+  deal_refunds: { id: 'uuid', payment_id: 'uuid', amount: 'numeric', currency: 'text', actor: 'text', reason: 'text', created_at: 'timestamptz' },
 } as const;
 
 /**
@@ -114,7 +143,12 @@ const UPSERT = {
   deal_documents: upsertStatement('deal_documents'),
   deal_approvals: upsertStatement('deal_approvals'),
   deal_payments: upsertStatement('deal_payments'),
+  deal_payouts: upsertStatement('deal_payouts'),
+  deal_refunds: upsertStatement('deal_refunds'),
 };
+
+/** A payout as its table holds it: where it went, flat. */
+const payoutRow = ({ destination, ...payout }: PayoutRecord) => ({ ...payout, destination_type: destination.type, destination_title: destination.title });
 
 /** Writes the dispute and the messages it lacks (messages are never edited); returns the rows written. */
 async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRecord): Promise<number> {
@@ -150,7 +184,7 @@ export function createDealActivities(services: Services) {
      * Persists one change of a deal (or re-asserts the deal as it stands) and, with it, its webhook event. Returns the
      * delivery to send, if any.
      */
-    async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null; eventId?: string }> {
+    async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
       const recorded = await refusedForGood(() =>
         inTransaction(db, async (client) => {
           const { records, document, approval, payment } = change;
@@ -161,17 +195,45 @@ export function createDealActivities(services: Services) {
             deal_documents: (records?.documents ?? (document ? [document] : [])).filter((held) => held.storage_key),
             deal_approvals: records?.approvals ?? (approval ? [approval] : []),
             deal_payments: records?.payments ?? (payment ? [payment] : []),
+            deal_payouts: (records?.payouts ?? []).map(payoutRow),
+            deal_refunds: records?.refunds ?? [],
+          };
+          const heldLists = {
+            deal_documents: records?.documents,
+            deal_approvals: records?.approvals,
+            deal_payments: records?.payments,
+            // Workflows from before payouts hold no such lists: their rows (none) are left alone.
+            deal_payouts: records?.payouts,
+            deal_refunds: records?.refunds,
           };
           let written = 0;
-          for (const table of ['deal_documents', 'deal_approvals', 'deal_payments'] as const) {
-            if (records) {
+          // Payouts and refunds name their payment: they go after it is written, and before it could be removed.
+          for (const table of ['deal_payouts', 'deal_refunds'] as const) {
+            const held = heldLists[table];
+            if (held) written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
+          }
+          for (const table of ['deal_documents', 'deal_approvals', 'deal_payments', 'deal_payouts', 'deal_refunds'] as const) {
+            const held = heldLists[table];
+            if (held && table !== 'deal_payouts' && table !== 'deal_refunds') {
               // The workflow is the deal's one writer: a row it does not hold was written by a workflow task that never
               // reached Temporal (its local activity ran, the task was lost, the caller got a 503 and tried again).
-              const held = (table === 'deal_documents' ? records.documents : table === 'deal_approvals' ? records.approvals : records.payments).map((row) => row.id);
-              written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held])).rowCount ?? 0;
+              written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
             }
             if (rows[table].length === 0) continue;
             written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
+          }
+          if (records?.delivery !== undefined) {
+            const delivery = records.delivery;
+            written +=
+              (
+                await client.query(
+                  `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
+                    WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
+                      IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
+                  [change.dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
+                    delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
+                )
+              ).rowCount ?? 0;
           }
           if (records?.dispute) written += await writeDispute(client, change.dealId, records.dispute);
           if (records?.cancellation) {
@@ -195,7 +257,31 @@ export function createDealActivities(services: Services) {
             change.status,
             written > 0,
           ]);
-          if (!change.event) return { deliveryId: null };
+          // Events of money and delivery first (a payout sent comes before the deal.paid it completes), each idempotent by
+          // the id the workflow chose; mail-only notices make no webhook.
+          let deal: DealRecord | undefined;
+          const extra: { deliveryId: string | null; eventId: string }[] = [];
+          for (const told of change.events ?? []) {
+            if (told.mailOnly) {
+              extra.push({ deliveryId: null, eventId: told.id });
+              continue;
+            }
+            deal ??= (await findDeal(client, { id: change.dealId }))!;
+            const deliveryId = await insertWebhookEvent(client, {
+              eventId: told.id,
+              deliveryId: told.deliveryId,
+              event: told.type,
+              occurredAt: told.occurredAt,
+              status: change.status,
+              actor: told.actor,
+              reason: told.reason,
+              data: told.data,
+              deal,
+            });
+            extra.push({ deliveryId, eventId: told.id });
+          }
+          const extraDeliveries = extra.map((item) => item.deliveryId).filter((id): id is string => id !== null);
+          if (!change.event) return { deliveryId: null, deliveryIds: extraDeliveries };
           if (stored === change.status) {
             // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
             // or this is a retry of this very write. That event stands, sent if it is not yet; a second would tell the
@@ -206,9 +292,11 @@ export function createDealActivities(services: Services) {
               [change.dealId, change.event.type],
             );
             const found = earlier.rows[0];
-            if (found) return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id };
+            if (found) {
+              return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id, deliveryIds: extraDeliveries };
+            }
           }
-          const deal = (await findDeal(client, { id: change.dealId }))!;
+          deal ??= (await findDeal(client, { id: change.dealId }))!;
           const deliveryId = await insertWebhookEvent(client, {
             eventId: change.event.id,
             deliveryId: change.event.deliveryId,
@@ -219,12 +307,15 @@ export function createDealActivities(services: Services) {
             reason: change.event.reason,
             deal,
           });
-          return { deliveryId, eventId: change.event.id };
+          return { deliveryId, eventId: change.event.id, deliveryIds: extraDeliveries };
         }),
       );
       // After the commit, keyed by the event (or the message): a retry mails nobody twice. A mail that fails is in the
       // outbox as failed and never holds up the deal.
       const { event, message } = change;
+      for (const told of change.events ?? []) {
+        await mail({ dealId: change.dealId, eventId: told.id, status: change.status, actor: told.actor, reason: told.reason, event: told.type, data: told.data });
+      }
       if (change.notify && event && recorded.eventId) {
         await mail({ dealId: change.dealId, eventId: recorded.eventId, status: change.status, actor: event.actor, reason: event.reason });
       }

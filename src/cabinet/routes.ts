@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { EmailSchema, type User } from '../accounts/users.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { nonBlank } from '../http/text.ts';
-import { ApprovalView, DealView, DisputeView, PaymentView, dealView, paymentView } from '../deals/views.ts';
+import { ApprovalView, DealView, DisputeView, PaymentView, StoredDestinationView, dealView, paymentView } from '../deals/views.ts';
 import { DEAL_VERBS, type PaymentAction } from '../deals/rules.ts';
 import type { DisputeMessage } from '../deals/model.ts';
 import {
@@ -21,8 +21,11 @@ import {
   fileFor,
   moveEscrow,
   payDeal,
+  setSellerPayoutDestination,
+  shipDeal,
   type DealActor,
 } from '../deals/service.ts';
+import { PayoutDestinationInput, sellerDestination } from '../money/destinations.ts';
 import { PasswordSchema, acceptInvitation, profile, signInLimited } from '../accounts/operations.ts';
 import { DisputeMessageForm, EVIDENCE_FILES_MAX, MESSAGE_FORM_LIMIT_BYTES, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
 import { requireCabinetUser } from '../accounts/sessions.ts';
@@ -221,6 +224,52 @@ export function cabinetRoutes(api: Api, services: Services): void {
       },
     });
   }
+
+  api.route({
+    ...signedIn,
+    method: 'get',
+    path: '/cabinet/payout-destination',
+    operationId: 'cabinetPayoutDestination',
+    summary: 'Where my payouts as a seller go (null until I give one)',
+    responses: { 200: { description: 'The destination as pages show it', schema: z.object({ destination: StoredDestinationView.nullable() }) } },
+    handler: async (ctx) => {
+      ctx.body = { destination: (await sellerDestination(services.db, (ctx.state.user as User).id)) ?? null };
+    },
+  });
+
+  api.route({
+    ...signedIn,
+    method: 'put',
+    path: '/cabinet/payout-destination',
+    idempotent: idempotency(services),
+    operationId: 'cabinetSetPayoutDestination',
+    summary: 'Where to pay me as a seller, in every deal I sell in',
+    description:
+      'Sandbox deals pay out to a test card: `{type: "test_card", token: "4111111111111111"}` succeeds, `4000000000000002` ' +
+      "is declined. Live deals: `bank_card` with the synonym of YooKassa's payout widget, or `yoo_money` with a wallet " +
+      'number (400 payout_destination_invalid otherwise). The token is kept encrypted and never shown again. Each of my ' +
+      'deals whose payout waited for a destination, or failed, is paid out again.',
+    body: PayoutDestinationInput,
+    responses: { 200: { description: 'The destination as pages show it', schema: StoredDestinationView } },
+    handler: async (ctx, { body }) => {
+      ctx.body = await setSellerPayoutDestination(services, ctx.state.user as User, body);
+    },
+  });
+
+  api.route({
+    ...signedIn,
+    method: 'post',
+    path: '/cabinet/deals/{id}/shipment',
+    operationId: 'cabinetShip',
+    summary: 'As the seller: mark the order shipped',
+    description: 'The seller only (404 for anyone else), while the money is held, once (400 invalid_delivery_state otherwise).',
+    params: IdParams,
+    body: z.object({ carrier: z.string().max(100).default(''), tracking: z.string().max(100).default('') }).optional(),
+    responses: { 200: { description: 'The full deal state', schema: DealView } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = dealView(await shipDeal(services, person(ctx), params.id, { carrier: body?.carrier.trim() ?? '', tracking: body?.tracking.trim() ?? '' }));
+    },
+  });
 
   api.route({
     ...signedIn,

@@ -31,6 +31,7 @@ import {
   DealView,
   DisputeQueueItem,
   DisputeView,
+  Money,
   PaymentView,
   adminDealListItem,
   dealView,
@@ -181,14 +182,25 @@ export function adminDealRoutes(api: Api, services: Services): void {
     path: '/admin/deals/{id}/escrow/resolve',
     idempotent: idempotency(services),
     operationId: 'adminResolveDispute',
-    summary: 'Decide a dispute as the arbiter: release to the seller or refund the buyer, with the reason',
-    description: 'Roles admin and arbiter.',
+    summary: 'Decide a dispute as the arbiter: release to the seller, refund the buyer, or split, with the reason',
+    description:
+      'Roles admin and arbiter. `split` releases `release_amount` and refunds `refund_amount`, which add up to the held money, ' +
+      "the release covering the marketplace's fee (400 invalid_refund_amount otherwise); a two-stage YooKassa payment cannot be split.",
     params: IdParams,
-    body: z.object({ outcome: z.enum(['release', 'refund']), reason: nonBlank(2000).describe('Both sides and the marketplace read it') }),
+    body: z.object({
+      outcome: z.enum(['release', 'refund', 'split']),
+      reason: nonBlank(2000).describe('Both sides and the marketplace read it'),
+      release_amount: Money.optional().describe('split only: to the seller (before the fee)'),
+      refund_amount: Money.optional().describe('split only: back to the buyer'),
+    }),
     responses: { 200: { description: 'The payment after the decision', schema: PaymentView } },
     handler: async (ctx, { params, body }) => {
       await before(ctx, params.id);
-      ctx.body = paymentView(await resolveDispute(services, params.id, body.outcome, body.reason));
+      const split =
+        body.outcome === 'split' && body.release_amount !== undefined && body.refund_amount !== undefined
+          ? { release_amount: body.release_amount, refund_amount: body.refund_amount }
+          : undefined;
+      ctx.body = paymentView(await resolveDispute(services, params.id, body.outcome, body.reason, split));
     },
   });
 

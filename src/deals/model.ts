@@ -38,6 +38,8 @@ export interface DealRecord {
    * fees (their deals take none); the API reads it from PostgreSQL, never from the workflow.
    */
   fee?: number;
+  /** When the fee moves to the marketplace (absent in the snapshots of workflows started before fees). */
+  fee_moment?: 'payment' | 'close';
   currency: string;
   description: string;
   created_at: string;
@@ -79,6 +81,9 @@ export interface PaymentRecord {
    * a payment released by capture (two-stage, and every release from before payouts): that release paid the deal.
    */
   payout_status?: PayoutStatus | null;
+  /** Who released it, for the deal.paid its payout completes later (workflow state only). */
+  released_by?: ActorKind;
+  release_reason?: string;
   created_at: string;
   updated_at: string;
 }

@@ -19,6 +19,9 @@ export interface DealNotice {
   reason?: string;
   /** A new message in the dispute: only the other side hears of it. */
   disputeMessage?: { author: DisputeAuthor; text: string };
+  /** An event of money or delivery (`deal.shipped`, …, or the mail-only `payout_destination_needed`, `inspection_reminder`), with what it tells. */
+  event?: string;
+  data?: Record<string, unknown>;
 }
 
 interface Planned {
@@ -79,6 +82,7 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
   const both = ['buyer', 'seller'] as const;
   const { actor, reason } = notice;
 
+  if (notice.event) return moneyPlan(notice.event, notice.data ?? {}, to, reason);
   if (notice.disputeMessage) {
     const { author, text } = notice.disputeMessage;
     // The author knows what they wrote; a message of the marketplace or the arbiter goes to both sides.
@@ -115,5 +119,31 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
       return to(both, () => ({ kind: 'dispute_opened', actor, reason }));
     case 'cancelled':
       return to(both, () => ({ kind: 'cancelled', actor, reason }));
+  }
+}
+
+type To = (roles: readonly Party[], mail: (role: Party) => DealNoticeMail) => Planned[];
+
+/** The mails of an event of money or delivery: the buyer hears of the goods, the seller of the money. */
+function moneyPlan(event: string, data: Record<string, unknown>, to: To, reason: string | undefined): Planned[] {
+  const text = (key: string) => (typeof data[key] === 'string' ? (data[key] as string) : '');
+  const amount = typeof data.amount === 'number' ? data.amount : 0;
+  switch (event) {
+    case 'deal.shipped':
+      return to(['buyer'], () => ({ kind: 'shipped', carrier: text('carrier'), tracking: text('tracking') }));
+    case 'deal.delivered':
+      return to(['buyer'], () => ({ kind: 'delivered', inspection_ends_at: text('inspection_ends_at') || null }));
+    case 'inspection_reminder':
+      return to(['buyer'], () => ({ kind: 'inspection_reminder', inspection_ends_at: text('inspection_ends_at') }));
+    case 'deal.payout_sent':
+      return to(['seller'], () => ({ kind: 'payout_sent', amount, currency: text('currency'), destination: text('destination') }));
+    case 'deal.payout_failed':
+      return to(['seller'], () => ({ kind: 'payout_failed', amount, currency: text('currency'), destination: text('destination'), failure: text('failure_reason') }));
+    case 'payout_destination_needed':
+      return to(['seller'], () => ({ kind: 'payout_destination_needed' }));
+    case 'deal.partially_refunded':
+      return to(['buyer', 'seller'], (role) => ({ kind: 'partially_refunded', role, amount, currency: text('currency'), reason }));
+    default:
+      return [];
   }
 }

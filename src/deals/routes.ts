@@ -9,6 +9,7 @@ import { readRawBody } from '../http/body.ts';
 import { EmailSchema } from '../accounts/users.ts';
 import { requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
 import { nonBlank } from '../http/text.ts';
+import { PayoutDestinationInput } from '../money/destinations.ts';
 import { QueryTimestamp, queryInt } from '../http/query-values.ts';
 import { DEAL_STATUSES, dealStatus, DOCUMENT_KINDS } from './model.ts';
 import { findDeal, loadSnapshot } from './store.ts';
@@ -18,8 +19,12 @@ import {
   cancelDeal,
   createDeal,
   dealFor,
+  deliverDeal,
   marketplaceDeals,
+  partialRefund,
   resendInvitation,
+  setDealPayoutDestination,
+  shipDeal,
   startApproval,
   startEscrow,
   type DealActor,
@@ -33,6 +38,7 @@ import {
   DocumentView,
   EscrowResponse,
   MarketplaceDealFields,
+  StoredDestinationView,
   Money,
   dealView,
   escrowResponse,
@@ -259,6 +265,80 @@ export function dealRoutes(api: Api, services: Services): void {
       const message = await addDisputeMessage(services, asMarketplace(ctx), params.deal_id, { text: body.text, files: [] });
       ctx.status = 201;
       ctx.body = { ...message, files: [] };
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/shipment',
+    operationId: 'markShipped',
+    summary: 'Mark the order shipped (with the carrier and tracking number, if any)',
+    description:
+      'While the money is held, once (400 invalid_delivery_state otherwise). From now on the buyer can no longer refund alone: ' +
+      'only a dispute stops the release. Sends deal.shipped and mails the buyer.',
+    params: DealParams,
+    body: z
+      .object({ carrier: z.string().max(100).default(''), tracking: z.string().max(100).default('') })
+      .optional(),
+    responses: { 200: { description: 'The full deal state', schema: DealView } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = dealView(await shipDeal(services, asMarketplace(ctx), params.deal_id, { carrier: body?.carrier.trim() ?? '', tracking: body?.tracking.trim() ?? '' }));
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/delivery',
+    operationId: 'markDelivered',
+    summary: "Mark the order delivered: the buyer's inspection window starts",
+    description:
+      "The buyer has the marketplace's inspection_days (default 3) to open a dispute; a day before it ends they are reminded; " +
+      'then the money is released to the seller automatically (by `system`). With inspection_days 0 it is released at once. ' +
+      'Sends deal.delivered.',
+    params: DealParams,
+    responses: { 200: { description: 'The full deal state', schema: DealView } },
+    handler: async (ctx, { params }) => {
+      ctx.body = dealView(await deliverDeal(services, asMarketplace(ctx), params.deal_id));
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'post',
+    path: '/api/mkt/deals/{deal_id}/escrow/partial-refund',
+    idempotent: idempotency(services),
+    operationId: 'partialRefund',
+    summary: 'Return part of the held money to the buyer, as buyer and seller agreed',
+    description:
+      'While the money is held (not disputed). The amount is more than 0 and leaves the seller more than nothing: less than ' +
+      'the held money less the fee (400 invalid_refund_amount otherwise). A two-stage YooKassa payment refunds whole only. ' +
+      'Sends deal.partially_refunded.',
+    params: DealParams,
+    body: z.object({ amount: Money.describe('The part to return, two decimals'), reason: z.string().max(2000).default('') }),
+    responses: { 200: { description: 'The full deal state', schema: DealView } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = dealView(await partialRefund(services, asMarketplace(ctx), params.deal_id, { amount: body.amount, reason: body.reason.trim() }));
+    },
+  });
+
+  api.route({
+    ...common,
+    method: 'put',
+    path: '/api/mkt/deals/{deal_id}/payout-destination',
+    idempotent: idempotency(services),
+    operationId: 'setDealPayoutDestination',
+    summary: "Where to pay this deal's seller (before the seller's own destination)",
+    description:
+      'Sandbox: `{type: "test_card", token: "4111111111111111"}` (the payout succeeds) or `4000000000000002` (declined). ' +
+      "Live: `bank_card` with the synonym of YooKassa's payout widget, or `yoo_money` with a wallet number. The token is " +
+      'kept encrypted and never shown again. A payout that waited for a destination, or failed, is made again.',
+    params: DealParams,
+    body: PayoutDestinationInput,
+    responses: { 200: { description: 'The destination as pages show it', schema: StoredDestinationView } },
+    handler: async (ctx, { params, body }) => {
+      ctx.body = await setDealPayoutDestination(services, asMarketplace(ctx), params.deal_id, body);
     },
   });
 }

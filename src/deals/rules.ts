@@ -23,16 +23,22 @@ export const DEAL_VERBS = [
   'resolve',
   'message',
   'cancel',
+  'ship',
+  'deliver',
+  'partial_refund',
+  'payout_destination',
 ] as const;
 export type DealVerb = (typeof DEAL_VERBS)[number];
 
 /** The verbs each role has at all; `check` says whether the deal allows one now. */
 const ROLE_VERBS: Record<DealRole, readonly DealVerb[]> = {
-  marketplace: ['add_document', 'start_approval', 'start_escrow', 'message', 'cancel'],
+  // The marketplace acts for the seller: it marks shipment and delivery, agrees a partial refund, and may say where to
+  // pay the seller for one deal.
+  marketplace: ['add_document', 'start_approval', 'start_escrow', 'message', 'cancel', 'ship', 'deliver', 'partial_refund', 'payout_destination'],
   widget: ['add_document', 'start_approval', 'start_escrow'],
   // The buyer's `pay` is escrow for the full amount from the cabinet: start_escrow as the marketplace's API does it.
   buyer: ['decide_approval', 'pay', 'release', 'refund', 'dispute', 'message'],
-  seller: ['message'],
+  seller: ['message', 'ship'],
   approver: ['decide_approval'],
   administrator: ['release', 'refund', 'dispute', 'resolve', 'message', 'cancel'],
   // The arbiter's release or refund is the decision of the dispute (verb `resolve` is how the API and pages name it).
@@ -52,7 +58,9 @@ export interface Refusal {
     | 'deal_not_cancellable'
     | 'no_open_dispute'
     | 'dispute_open'
-    | 'reason_required';
+    | 'reason_required'
+    | 'invalid_delivery_state'
+    | 'shipped_dispute_instead';
   message: string;
 }
 
@@ -133,8 +141,36 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
       return { code: 'deal_not_approved', message: `The buyer pays once the terms are approved; this deal is ${status}.` };
     case 'release':
     case 'refund':
-    case 'dispute':
-      return paymentMoveRefusal(snapshot.payments.at(-1), verb, role);
+    case 'dispute': {
+      const refused = paymentMoveRefusal(snapshot.payments.at(-1), verb, role);
+      if (refused) return refused;
+      // Once the goods are on their way the buyer cannot take the money back alone: a dispute stops the release.
+      if (verb === 'refund' && role === 'buyer' && snapshot.delivery) {
+        return { code: 'shipped_dispute_instead', message: 'The order is shipped: the buyer can no longer refund alone. Open a dispute instead, and the arbiter decides.' };
+      }
+      return undefined;
+    }
+    case 'ship':
+    case 'deliver': {
+      const payment = snapshot.payments.at(-1);
+      if (payment?.status !== 'hold' && payment?.status !== 'disputed') {
+        return { code: 'invalid_delivery_state', message: 'Shipment and delivery are marked while the money is held.' };
+      }
+      if (verb === 'ship' && snapshot.delivery) return { code: 'invalid_delivery_state', message: `The order is already ${snapshot.delivery.status}.` };
+      if (verb === 'deliver' && snapshot.delivery?.status === 'delivered') return { code: 'invalid_delivery_state', message: 'The order is already delivered.' };
+      return undefined;
+    }
+    case 'partial_refund': {
+      const payment = snapshot.payments.at(-1);
+      if (payment?.status === 'disputed') return DISPUTE_OPEN;
+      if (payment?.status !== 'hold') return { code: 'invalid_payment_state', message: 'Part of the money is refunded while it is held.' };
+      if (payment.provider === 'yookassa') {
+        return { code: 'invalid_payment_state', message: 'A two-stage payment is refunded whole or not at all; deals on YooKassa Safe Deal refund in parts.' };
+      }
+      return undefined;
+    }
+    case 'payout_destination':
+      return undefined;
     case 'resolve':
       return snapshot.payments.at(-1)?.status === 'disputed'
         ? undefined

@@ -20,7 +20,11 @@ import {
   cancelUpdate,
   continueUpdate,
   decideUpdate,
+  deliverUpdate,
   disputeMessageUpdate,
+  partialRefundUpdate,
+  payoutDestinationSignal,
+  shipUpdate,
   movePaymentUpdate,
   startApprovalUpdate,
   startEscrowUpdate,
@@ -45,7 +49,8 @@ import {
   listDisputes,
   type DealListFilter,
 } from './store.ts';
-import { startDealWorkflow, updateDeal } from './commands.ts';
+import { signalDeal, startDealWorkflow, updateDeal } from './commands.ts';
+import { destinationRefusal, setDealDestination, setSellerDestination, type PayoutDestinationInput } from '../money/destinations.ts';
 import { formatMinor, toMinor } from '../money/amount.ts';
 import { feeRefusal, scheduledFee } from '../money/fee.ts';
 import { DEAL_DEFAULTS, dealConflicts, withDealDefaults, type DealInput } from './views.ts';
@@ -328,10 +333,76 @@ export async function moveEscrow(services: Services, actor: DealActor, dealId: s
  * The arbiter's decision on a dispute: release to the seller or refund the buyer, with the reason both sides read. The
  * workflow takes it only while the payment is disputed (400 invalid_payment_state otherwise), checked when it applies it.
  */
-export async function resolveDispute(services: Services, dealId: string, outcome: 'release' | 'refund', reason: string) {
+export async function resolveDispute(
+  services: Services,
+  dealId: string,
+  outcome: 'release' | 'refund' | 'split',
+  reason: string,
+  split?: { release_amount: number; refund_amount: number },
+) {
   const { snapshot } = await dealForVerb(services, { kind: 'administrator' }, dealId, 'resolve');
   if (!reason.trim()) throw problem('reason_required', 'Write the reason for the decision; both sides will read it.');
+  if (outcome === 'split') {
+    if (!split) throw problem('invalid_refund_amount', 'A split names release_amount and refund_amount.');
+    return updateDeal(services, snapshot, movePaymentUpdate, { action: 'release', actor: 'arbiter', reason: reason.trim(), split });
+  }
   return updateDeal(services, snapshot, movePaymentUpdate, { action: outcome, actor: 'arbiter', reason: reason.trim() });
+}
+
+/** The order is shipped (the marketplace, or the seller in the cabinet): from now on only a dispute stops the release. */
+export async function shipDeal(services: Services, actor: DealActor, dealId: string, input: { carrier: string; tracking: string }) {
+  const { snapshot, role } = await dealForVerb(services, actor, dealId, 'ship');
+  await updateDeal(services, snapshot, shipUpdate, { actor: role === 'seller' ? 'seller' : 'marketplace', ...input });
+  return (await loadSnapshot(services.db, dealId))!;
+}
+
+/** The order is delivered: the buyer's inspection window (the marketplace's inspection_days) starts. */
+export async function deliverDeal(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'deliver');
+  await updateDeal(services, snapshot, deliverUpdate, { actor: 'marketplace', inspection_days: actor.marketplace.inspection_days });
+  return (await loadSnapshot(services.db, dealId))!;
+}
+
+/** Part of the held money back to the buyer, agreed by both sides (the marketplace acts for the seller). */
+export async function partialRefund(services: Services, actor: DealActor, dealId: string, input: { amount: number; reason: string }) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'partial_refund');
+  await updateDeal(services, snapshot, partialRefundUpdate, input);
+  return (await loadSnapshot(services.db, dealId))!;
+}
+
+/** 400 payout_destination_invalid when the destination cannot take this mode's payouts. */
+function refuseDestination(mode: 'sandbox' | 'live', input: PayoutDestinationInput): void {
+  const refused = destinationRefusal(mode, input);
+  if (refused) throw problem('payout_destination_invalid', refused);
+}
+
+/** The marketplace's payout destination for one deal (before the seller's own); a payout waiting for one is made. */
+export async function setDealPayoutDestination(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: PayoutDestinationInput) {
+  const { snapshot } = await dealForVerb(services, actor, dealId, 'payout_destination');
+  const payment = snapshot.payments.at(-1);
+  refuseDestination(payment ? (payment.provider === 'sandbox' ? 'sandbox' : 'live') : actor.marketplace.mode, input);
+  const stored = await setDealDestination(services.db, services.masterKey, dealId, input);
+  await signalDeal(services, snapshot, payoutDestinationSignal, { by: 'marketplace' });
+  return stored;
+}
+
+/**
+ * The seller's own payout destination, for every deal they sell in: a test card pays sandbox deals, a card synonym or
+ * a wallet live ones. Each of their deals whose payout waits for a destination, or failed, is paid out again.
+ */
+export async function setSellerPayoutDestination(services: Services, user: User, input: PayoutDestinationInput) {
+  refuseDestination(input.type === 'test_card' ? 'sandbox' : 'live', input);
+  const stored = await setSellerDestination(services.db, services.masterKey, user.id, input);
+  const waiting = await services.db.query<{ id: string }>(
+    `SELECT DISTINCT d.id FROM deals d JOIN deal_payments p ON p.deal_id = d.id
+      WHERE d.seller_id = $1 AND p.status = 'released' AND p.payout_status IN ('awaiting_destination', 'failed')`,
+    [user.id],
+  );
+  for (const { id } of waiting.rows) {
+    const snapshot = await loadSnapshot(services.db, id);
+    if (snapshot) await signalDeal(services, snapshot, payoutDestinationSignal, { by: 'seller' });
+  }
+  return stored;
 }
 
 /** Cancels a deal before money is held: the marketplace, or an administrator. */

@@ -11,15 +11,18 @@ import type {
   DealStatus,
   DisputeMessage,
   DisputeRecord,
+  DeliveryRecord,
   DocumentRecord,
   PaymentRecord,
+  PayoutRecord,
+  RefundRecord,
 } from './model.ts';
 
 export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
-const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, currency,
+const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, fee_moment, currency,
   description, created_at, updated_at`;
 
 function toDeal(row: Record<string, any>): DealRecord {
@@ -75,7 +78,7 @@ export async function findDeal(db: DbClient, where: { id: string } | { marketpla
 export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSnapshot | undefined> {
   const deal = await findDeal(db, { id: dealId });
   if (!deal) return undefined;
-  const [documents, approvals, payments, cancellation, dispute, messages] = await Promise.all([
+  const [documents, approvals, payments, cancellation, dispute, messages, refunds, payouts, delivery] = await Promise.all([
     db.query(
       `SELECT id, kind, name, content_type, size, sha256, created_at FROM deal_documents WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
@@ -85,7 +88,8 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
       [dealId],
     ),
     db.query(
-      `SELECT id, amount, currency, provider, status, payment_url, provider_payment_id, hold_expires_at, created_at, updated_at
+      `SELECT id, amount, currency, provider, status, payment_url, provider_payment_id, hold_expires_at, provider_deal_id, payout_status,
+              created_at, updated_at
          FROM deal_payments WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
     ),
@@ -95,7 +99,19 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
       [dealId],
     ),
     db.query(`SELECT id, author, text, files, created_at FROM deal_dispute_messages WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]),
+    db.query(`SELECT id, payment_id, amount::text, currency, actor, reason, created_at FROM deal_refunds WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]),
+    db.query(
+      `SELECT id, payment_id, amount::text, currency, status, destination_type, destination_title, provider_payout_id, failure_reason, created_at, updated_at
+         FROM deal_payouts WHERE deal_id = $1 ORDER BY created_at, id`,
+      [dealId],
+    ),
+    db.query(
+      `SELECT delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at FROM deals
+        WHERE id = $1 AND delivery_status IS NOT NULL`,
+      [dealId],
+    ),
   ]);
+  const delivered = delivery.rows[0];
   const cancelled = cancellation.rows[0];
   const disputed = dispute.rows[0];
   return {
@@ -115,6 +131,31 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           updated_at: iso(row.updated_at)!,
         }) as PaymentRecord,
     ),
+    refunds: refunds.rows.map(
+      (row) => ({ ...row, amount: Number(row.amount), currency: row.currency.trim(), created_at: iso(row.created_at)! }) as RefundRecord,
+    ),
+    payouts: payouts.rows.map(
+      ({ destination_type, destination_title, ...row }) =>
+        ({
+          ...row,
+          amount: Number(row.amount),
+          currency: row.currency.trim(),
+          destination: { type: destination_type, title: destination_title },
+          created_at: iso(row.created_at)!,
+          updated_at: iso(row.updated_at)!,
+        }) as PayoutRecord,
+    ),
+    delivery: delivered
+      ? ({
+          status: delivered.delivery_status,
+          carrier: delivered.carrier ?? '',
+          tracking: delivered.tracking ?? '',
+          shipped_at: iso(delivered.shipped_at)!,
+          delivered_at: iso(delivered.delivered_at),
+          inspection_ends_at: iso(delivered.inspection_ends_at),
+          reminded_at: iso(delivered.reminded_at),
+        } as DeliveryRecord)
+      : null,
     cancellation: cancelled
       ? ({ actor: cancelled.cancel_actor, reason: cancelled.cancel_reason, cancelled_at: iso(cancelled.cancelled_at)! } as CancellationRecord)
       : null,
@@ -245,7 +286,7 @@ export async function countInvitationResend(db: DbClient, dealId: string, window
 export async function dealEvents(db: DbClient, dealId: string): Promise<DealEventRecord[]> {
   const result = await db.query(
     `SELECT id, event, occurred_at, convert_from(body, 'UTF8')::jsonb ->> 'actor' AS actor, convert_from(body, 'UTF8')::jsonb ->> 'reason' AS reason
-       FROM webhook_events WHERE deal_id = $1 ORDER BY occurred_at, created_at, id`,
+       FROM webhook_events WHERE deal_id = $1 ORDER BY occurred_at, seq`,
     [dealId],
   );
   return result.rows.map((row) => ({ id: row.id, type: row.event, created_at: iso(row.occurred_at)!, actor: row.actor, reason: row.reason }));

@@ -8,6 +8,7 @@ import {
   DISPUTE_AUTHORS,
   DOCUMENT_KINDS,
   PAYMENT_STATUSES,
+  PAYOUT_STATUSES,
   dealStatus,
   type DealRecord,
   type DealSnapshot,
@@ -18,6 +19,7 @@ import { DEAL_VERBS } from './rules.ts';
 import { currencyCode } from './currencies.ts';
 import type { DisputeQueueRow } from './store.ts';
 import { toMinor, toNumber } from '../money/amount.ts';
+import { dealMoneyState } from '../money/deal-money.ts';
 
 /** The largest amount: every amount up to it is a double that still holds its cents exactly (15 significant digits). */
 export const MAX_AMOUNT = 1e13;
@@ -134,6 +136,37 @@ export const PaymentView = z.object({
   updated_at: z.iso.datetime(),
 });
 
+export const DeliveryView = z
+  .object({
+    status: z.enum(['none', 'shipped', 'delivered']),
+    carrier: z.string(),
+    tracking: z.string(),
+    shipped_at: z.iso.datetime().nullable(),
+    delivered_at: z.iso.datetime().nullable(),
+    inspection_ends_at: z.iso.datetime().nullable().describe('Until then the buyer may open a dispute; then the money is released automatically'),
+  })
+  .describe('Shipment, delivery and the buyer’s inspection window');
+
+export const StoredDestinationView = z
+  .object({ type: z.string(), title: z.string().describe('Its kind and last four characters'), updated_at: z.iso.datetime() })
+  .describe('A payout destination as pages show it: the token is never shown');
+
+export const PayoutItemView = z.object({
+  id: z.uuid(),
+  amount: z.number(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  failure_reason: z.string().nullable(),
+  created_at: z.iso.datetime(),
+});
+
+export const PayoutView = z
+  .object({
+    status: z.enum(['none', ...PAYOUT_STATUSES]).describe('none until the money is released; the deal is paid once it succeeded'),
+    destination: z.object({ type: z.string(), title: z.string() }).nullable().describe('Where the latest payout went'),
+    items: z.array(PayoutItemView),
+  })
+  .describe('The payout of the released money to the seller');
+
 export const DisputeView = z
   .object({
     status: z.enum(['open', 'decided']),
@@ -172,6 +205,10 @@ export const DealView = z.object({
   documents: z.array(DocumentView),
   approvals: z.array(ApprovalView),
   payments: z.array(PaymentView),
+  released_amount: z.number().describe("Released to the seller: the seller's part of a released payment (two decimals)"),
+  refunded_amount: z.number().describe('Given back to the buyer, in parts or whole (two decimals)'),
+  delivery: DeliveryView,
+  payout: PayoutView,
   dispute: DisputeView.nullable(),
   cancellation: CancellationView.nullable(),
   created_at: z.iso.datetime(),
@@ -204,6 +241,9 @@ export function dealView(snapshot: DealSnapshot): z.infer<typeof DealView> {
     documents: snapshot.documents,
     approvals: snapshot.approvals,
     payments: snapshot.payments.map(paymentView),
+    ...dealMoneyState(snapshot),
+    delivery: deliveryView(snapshot),
+    payout: payoutView(snapshot),
     dispute: snapshot.dispute ? disputeView(snapshot.dispute) : null,
     cancellation: snapshot.cancellation ?? null,
     created_at: deal.created_at,
@@ -225,8 +265,24 @@ export function disputeView(dispute: DisputeRecord): z.infer<typeof DisputeView>
 }
 
 export function paymentView(payment: PaymentRecord): z.infer<typeof PaymentView> {
-  const { provider_payment_id: _internal, ...view } = payment;
+  const { provider_payment_id: _internal, provider_deal_id: _deal, payout_status: _payout, released_by: _by, release_reason: _why, ...view } = payment;
   return view;
+}
+
+export function deliveryView({ delivery }: Pick<DealSnapshot, 'delivery'>): z.infer<typeof DeliveryView> {
+  if (!delivery) return { status: 'none', carrier: '', tracking: '', shipped_at: null, delivered_at: null, inspection_ends_at: null };
+  const { reminded_at: _reminded, ...view } = delivery;
+  return view;
+}
+
+export function payoutView({ payments, payouts = [] }: Pick<DealSnapshot, 'payments' | 'payouts'>): z.infer<typeof PayoutView> {
+  const released = payments.find((payment) => payment.status === 'released' && payment.payout_status);
+  const latest = payouts.at(-1);
+  return {
+    status: released?.payout_status ?? 'none',
+    destination: latest && latest.destination.title ? latest.destination : null,
+    items: payouts.map(({ id, amount, status, failure_reason, created_at }) => ({ id, amount, status, failure_reason, created_at })),
+  };
 }
 
 export function escrowResponse(payment: PaymentRecord): z.infer<typeof EscrowResponse> {

@@ -216,6 +216,32 @@ const CATALOG = {
       'roubles (RUB). It happens to a deal made while the marketplace was in sandbox mode, which takes any ISO 4217 code.',
     action: 'Make a new deal in RUB for the live marketplace (a live marketplace refuses other currencies at creation).',
   },
+  invalid_delivery_state: {
+    title: 'Shipment or delivery cannot be marked now',
+    statuses: [400],
+    meaning: 'Shipment and delivery are marked while the money is held, once each: the order is already shipped (or delivered), or no money is held.',
+    action: 'Read the deal (its `delivery` and `payments`) and mark the next step only.',
+  },
+  shipped_dispute_instead: {
+    title: 'Shipped: dispute instead of refunding',
+    statuses: [400],
+    meaning: 'The order is shipped, so the buyer can no longer take the money back alone; only a dispute stops the release.',
+    action: 'Open a dispute (POST /cabinet/deals/{id}/escrow/dispute with a reason); the arbiter decides.',
+  },
+  invalid_refund_amount: {
+    title: 'The amount cannot be refunded',
+    statuses: [400],
+    meaning:
+      'A partial refund is more than 0 and leaves the seller more than nothing (less than the held money less the fee); a split ' +
+      'decision’s release_amount and refund_amount add up to the held money and the release covers the fee.',
+    action: 'Send amounts within the limits `detail` names, or refund the whole payment.',
+  },
+  payout_destination_invalid: {
+    title: 'The payout destination is not accepted',
+    statuses: [400],
+    meaning: 'The destination cannot receive payouts of this service: a sandbox pays out only to its test cards, a live one to a card synonym from YooKassa’s payout widget or a YooMoney wallet.',
+    action: 'In sandbox mode use 4111111111111111 (succeeds) or 4000000000000002 (declined); live, the token of the payout widget.',
+  },
   dispute_open: {
     title: 'The payment is disputed',
     statuses: [400],

@@ -49,7 +49,14 @@ export type DealNoticeMail =
   | { kind: 'dispute_opened'; actor?: ActorKind; reason?: string }
   | { kind: 'dispute_decided'; role: Party; outcome: 'release' | 'refund'; reason?: string }
   | { kind: 'cancelled'; actor?: ActorKind; reason?: string }
-  | { kind: 'dispute_message'; author: DisputeAuthor; text: string };
+  | { kind: 'dispute_message'; author: DisputeAuthor; text: string }
+  | { kind: 'shipped'; carrier: string; tracking: string }
+  | { kind: 'delivered'; inspection_ends_at: string | null }
+  | { kind: 'inspection_reminder'; inspection_ends_at: string }
+  | { kind: 'payout_sent'; amount: number; currency: string; destination: string }
+  | { kind: 'payout_failed'; amount: number; currency: string; destination: string; failure: string }
+  | { kind: 'payout_destination_needed' }
+  | { kind: 'partially_refunded'; role: Party; amount: number; currency: string; reason?: string };
 
 type DealNoticeKind = DealNoticeMail['kind'];
 /** The steps that say who made the move. */
@@ -190,6 +197,50 @@ const en: Words = {
       subject: `new message in the dispute on the deal${d.title}`,
       body: [`${en.author(n.author, d.marketplace)} wrote in the dispute on the deal${d.title}:`, quoteLines(n.text)],
     }),
+    shipped: (d, n) => ({
+      subject: `the order of the deal${d.title} is shipped`,
+      body: [
+        `The seller has shipped the order of the deal${d.title}.${n.carrier ? ` Carrier: ${n.carrier}.` : ''}${n.tracking ? ` Tracking number: ${n.tracking}.` : ''}`,
+        'From now on only a dispute can stop the release of the money: if the order does not arrive or is not as agreed, open one on the deal page.',
+      ],
+    }),
+    delivered: (d, n) => ({
+      subject: `the order of the deal${d.title} is delivered`,
+      body: [
+        n.inspection_ends_at
+          ? `The order of the deal${d.title} is delivered. Check it: if something is wrong, open a dispute before ${when('en', n.inspection_ends_at)}; after that the money, ${d.amount}, is released to the seller automatically.`
+          : `The order of the deal${d.title} is delivered, and the money, ${d.amount}, is released to the seller.`,
+      ],
+    }),
+    inspection_reminder: (d, n) => ({
+      subject: `one day left to check the order of the deal${d.title}`,
+      body: [
+        `The time to check the order of the deal${d.title} ends ${when('en', n.inspection_ends_at)}. If something is wrong, open a dispute on the deal page before then; otherwise the money, ${d.amount}, is released to the seller.`,
+      ],
+    }),
+    payout_sent: (d, n) => ({
+      subject: `payout sent for the deal${d.title}`,
+      body: [`${formatMoney('en', n.amount, n.currency)} for the deal${d.title} was paid out to ${n.destination}.`],
+    }),
+    payout_failed: (d, n) => ({
+      subject: `the payout for the deal${d.title} failed`,
+      body: [
+        `The payout of ${formatMoney('en', n.amount, n.currency)} for the deal${d.title} to ${n.destination} failed (${n.failure}).`,
+        'The money stays held for you. Give another payout destination in your cabinet (Payouts), and the payout is made again.',
+      ],
+    }),
+    payout_destination_needed: (d) => ({
+      subject: `where should we pay you for the deal${d.title}?`,
+      body: [`The money for the deal${d.title} is released to you. Add a card for payouts in your cabinet (Payouts), and it is paid out at once.`],
+    }),
+    partially_refunded: (d, n) => ({
+      subject: `part of the money returned for the deal${d.title}`,
+      body: [
+        n.role === 'buyer'
+          ? `${formatMoney('en', n.amount, n.currency)} of your payment for the deal${d.title} was returned to you, as agreed. The rest stays held.`
+          : `${formatMoney('en', n.amount, n.currency)} of the buyer's payment for the deal${d.title} was returned to the buyer, as agreed. The rest stays held for you.`,
+      ],
+    }),
   },
 };
 
@@ -298,10 +349,60 @@ const ru: Words = {
       subject: `новое сообщение в споре по сделке${d.title}`,
       body: [`${ru.author(n.author, d.marketplace)} пишет в споре по сделке${d.title}:`, quoteLines(n.text)],
     }),
+    shipped: (d, n) => ({
+      subject: `заказ по сделке${d.title} отправлен`,
+      body: [
+        `Продавец отправил заказ по сделке${d.title}.${n.carrier ? ` Служба доставки: ${n.carrier}.` : ''}${n.tracking ? ` Трек-номер: ${n.tracking}.` : ''}`,
+        'Теперь остановить перевод денег продавцу можно только спором: если заказ не придёт или окажется не таким, как договорились, откройте спор на странице сделки.',
+      ],
+    }),
+    delivered: (d, n) => ({
+      subject: `заказ по сделке${d.title} доставлен`,
+      body: [
+        n.inspection_ends_at
+          ? `Заказ по сделке${d.title} доставлен. Проверьте его: если что-то не так, откройте спор до ${when('ru', n.inspection_ends_at)}; после этого деньги, ${d.amount}, будут переведены продавцу автоматически.`
+          : `Заказ по сделке${d.title} доставлен, и деньги, ${d.amount}, переведены продавцу.`,
+      ],
+    }),
+    inspection_reminder: (d, n) => ({
+      subject: `остался один день, чтобы проверить заказ по сделке${d.title}`,
+      body: [
+        `Время на проверку заказа по сделке${d.title} заканчивается ${when('ru', n.inspection_ends_at)}. Если что-то не так, откройте спор на странице сделки до этого времени; иначе деньги, ${d.amount}, будут переведены продавцу.`,
+      ],
+    }),
+    payout_sent: (d, n) => ({
+      subject: `выплата по сделке${d.title} отправлена`,
+      body: [`${formatMoney('ru', n.amount, n.currency)} по сделке${d.title} выплачено на ${n.destination}.`],
+    }),
+    payout_failed: (d, n) => ({
+      subject: `выплата по сделке${d.title} не прошла`,
+      body: [
+        `Выплата ${formatMoney('ru', n.amount, n.currency)} по сделке${d.title} на ${n.destination} не прошла (${n.failure}).`,
+        'Деньги остаются зарезервированными для вас. Укажите другой способ получения выплат в личном кабинете (раздел «Выплаты»), и выплата повторится.',
+      ],
+    }),
+    payout_destination_needed: (d) => ({
+      subject: `куда перевести деньги по сделке${d.title}?`,
+      body: [`Деньги по сделке${d.title} переведены вам. Добавьте карту для выплат в личном кабинете (раздел «Выплаты»), и выплата придёт сразу.`],
+    }),
+    partially_refunded: (d, n) => ({
+      subject: `часть денег по сделке${d.title} возвращена`,
+      body: [
+        n.role === 'buyer'
+          ? `${formatMoney('ru', n.amount, n.currency)} из вашего платежа по сделке${d.title} возвращено вам, как договорились. Остальное остаётся в резерве.`
+          : `${formatMoney('ru', n.amount, n.currency)} из платежа покупателя по сделке${d.title} возвращено покупателю, как договорились. Остальное остаётся в резерве для вас.`,
+      ],
+    }),
   },
 };
 
 const WORDS: Record<Lang, Words> = { en, ru };
+
+/** A moment in a mail: the date and time in Moscow, where the service's people mostly are, named as such. */
+function when(locale: Lang, iso: string): string {
+  const text = new Intl.DateTimeFormat(locale === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'Europe/Moscow' }).format(new Date(iso));
+  return `${text} (${locale === 'ru' ? 'мск' : 'Moscow time'})`;
+}
 
 /** English names the deal after "you": `…with you: "Bicycle"`. */
 const colon = (title: string) => (title ? `:${title}` : '');

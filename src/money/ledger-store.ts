@@ -30,10 +30,17 @@ export async function postDealMoney(client: DbClient, dealId: string): Promise<n
     [dealId],
   );
   if (payments.rows.length === 0) return 0;
+  const [refunds, payouts] = await Promise.all([
+    client.query<{ id: string; payment_id: string; amount: string }>('SELECT id, payment_id, amount::text AS amount FROM deal_refunds WHERE deal_id = $1 ORDER BY created_at, id', [dealId]),
+    client.query<{ id: string; payment_id: string; amount: string; status: 'pending' | 'succeeded' | 'failed' }>(
+      'SELECT id, payment_id, amount::text AS amount, status FROM deal_payouts WHERE deal_id = $1 ORDER BY created_at, id',
+      [dealId],
+    ),
+  ]);
   const written = new Set((await client.query<{ cause: string }>('SELECT cause FROM ledger_postings WHERE deal_id = $1', [dealId])).rows.map((row) => row.cause));
   const money = { dealId, fee: deal.fee, feeMoment: deal.fee_moment };
   const missing = payments.rows
-    .flatMap((payment) => paymentPostings(money, { ...payment, wasHeld: payment.was_held }))
+    .flatMap((payment) => paymentPostings(money, { ...payment, wasHeld: payment.was_held }, refunds.rows, payouts.rows))
     .filter((posting) => !written.has(posting.cause));
   if (missing.length === 0) return 0;
   return insertPostings(client, deal.marketplace_id, dealId, missing);

@@ -10,8 +10,8 @@
 // Accounts (every posting also names its deal and marketplace):
 // - `buyer`               where the buyer's money comes from; its balance is minus what buyers paid in.
 // - `deal_held:<deal id>` the money held for that deal (the acquirer's hold, or a safe deal's balance).
-// - `seller_payable`      released to the seller and owed to them: no payout has sent it yet (payouts come later).
-// - `seller_paid_out`     sent to the seller by a payout (none yet).
+// - `seller_payable`      released to the seller and owed to them: no payout has sent it yet.
+// - `seller_paid_out`     sent to the seller by a payout that succeeded.
 // - `marketplace_fee`     the marketplace's fee.
 // - `refunded`            given back to the buyer.
 // - `acquirer_fee`        what the acquirer charged, where it says so (none yet).
@@ -84,33 +84,61 @@ export interface PaymentMoney {
   wasHeld: boolean;
 }
 
+/** A refund of part of a held payment, as stored. */
+export interface RefundMoney {
+  id: string;
+  payment_id: string;
+  /** Decimal text. */
+  amount: string;
+}
+
+/** A payout of a released payment, as stored. */
+export interface PayoutMoney {
+  id: string;
+  payment_id: string;
+  /** Decimal text. */
+  amount: string;
+  status: 'pending' | 'succeeded' | 'failed';
+}
+
 /**
- * Every posting a payment calls for as it stands, oldest movement first. Causes are `<payment id>/<movement>`:
+ * Every posting a payment calls for as it stands, oldest movement first. Causes are `<payment id>/<movement>`, or
+ * `<refund id>/refund` and `<payout id>/payout-sent` for the payment's parts:
  * - held (hold, disputed, or later released or refunded): `payment` buyer → held;
  * - the fee at `fee_moment` payment, once held: `fee` held → marketplace_fee;
- * - released: at `fee_moment` close the `fee` first, then `payout` held → seller_payable (the amount less the fee);
+ * - each refund of a part while held: `refund` held → refunded;
+ * - released: at `fee_moment` close the `fee` first, then `payout` held → seller_payable (the rest less the fee);
+ * - each payout that succeeded: `payout` seller_payable → seller_paid_out;
  * - refunded after being held: a fee taken at payment goes back (`reversal` marketplace_fee → held), then `refund`
- *   held → refunded, the whole amount: the acquirer returns the buyer everything;
+ *   held → refunded, all that is left: the acquirer returns the buyer everything still held;
  * - pending, or cancelled (refunded) while pending: nothing, no money moved.
- * The fee of a payment is the deal's fee, at most the payment's amount (a deal's money is held by one payment).
+ * The fee of a payment is the deal's fee, at most what is left of the payment after refunds of parts (a partial
+ * refund always leaves the seller more than the fee: src/money/deal-money.ts).
  */
-export function paymentPostings(deal: DealMoney, payment: PaymentMoney): PostingDraft[] {
+export function paymentPostings(deal: DealMoney, payment: PaymentMoney, refunds: readonly RefundMoney[] = [], payouts: readonly PayoutMoney[] = []): PostingDraft[] {
   if (payment.status === 'pending' || !payment.wasHeld) return [];
   const { currency } = payment;
   const amount = toMinor(payment.amount);
+  const parts = refunds.filter((refund) => refund.payment_id === payment.id);
+  const rest = amount - parts.reduce((total, refund) => total + toMinor(refund.amount), 0n);
   const dealFee = typeof deal.fee === 'bigint' ? deal.fee : toMinor(deal.fee);
-  const fee = dealFee < amount ? dealFee : amount;
+  const fee = dealFee < rest ? dealFee : rest;
   const held = ACCOUNT.held(deal.dealId);
   const cause = (movement: string) => `${payment.id}/${movement}`;
   const postings = move(cause('payment'), 'payment', ACCOUNT.buyer, held, amount, currency);
   const feeAtPayment = deal.feeMoment === 'payment';
   if (feeAtPayment) postings.push(...move(cause('fee'), 'fee', held, ACCOUNT.marketplaceFee, fee, currency));
+  for (const refund of parts) postings.push(...move(`${refund.id}/refund`, 'refund', held, ACCOUNT.refunded, toMinor(refund.amount), currency));
   if (payment.status === 'released') {
     if (!feeAtPayment) postings.push(...move(cause('fee'), 'fee', held, ACCOUNT.marketplaceFee, fee, currency));
-    postings.push(...move(cause('release'), 'payout', held, ACCOUNT.sellerPayable, amount - fee, currency));
+    postings.push(...move(cause('release'), 'payout', held, ACCOUNT.sellerPayable, rest - fee, currency));
+    for (const payout of payouts) {
+      if (payout.payment_id !== payment.id || payout.status !== 'succeeded') continue;
+      postings.push(...move(`${payout.id}/payout-sent`, 'payout', ACCOUNT.sellerPayable, ACCOUNT.sellerPaidOut, toMinor(payout.amount), currency));
+    }
   } else if (payment.status === 'refunded') {
     if (feeAtPayment) postings.push(...move(cause('fee-reversal'), 'reversal', ACCOUNT.marketplaceFee, held, fee, currency));
-    postings.push(...move(cause('refund'), 'refund', held, ACCOUNT.refunded, amount, currency));
+    postings.push(...move(cause('refund'), 'refund', held, ACCOUNT.refunded, rest, currency));
   }
   return postings;
 }

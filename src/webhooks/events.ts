@@ -3,7 +3,7 @@
 import type { Db, DbClient } from '../db.ts';
 import { DEAL_EVENTS, type ActorKind, type DealEvent } from '../deals/model.ts';
 
-/** `deal.<status>` for every status a deal can enter. */
+/** `deal.<status>` for every status a deal can enter, and the events of money and delivery. */
 export const WEBHOOK_EVENTS = DEAL_EVENTS as [DealEvent, ...DealEvent[]];
 export type WebhookEvent = DealEvent;
 
@@ -21,6 +21,8 @@ export interface WebhookEventInput {
   actor?: ActorKind;
   /** The reason given with the change (a rejection's comment, a dispute's or a cancellation's reason), if any. */
   reason?: string;
+  /** What an event of money or delivery tells besides the deal: the payout, the refunded amount, the tracking number. */
+  data?: Record<string, unknown>;
   deal: {
     id: string;
     marketplace_id: string;
@@ -47,6 +49,7 @@ export function webhookBody(input: WebhookEventInput): Buffer {
       status: input.status,
       ...(input.actor ? { actor: input.actor } : {}),
       ...(input.reason ? { reason: input.reason } : {}),
+      ...(input.data ? { data: input.data } : {}),
       buyer_email: deal.buyer_email,
       seller_email: deal.seller_email,
       event_id: input.eventId,

@@ -16,6 +16,9 @@ import {
 import type { createDealActivities, DealRecords, HeldDocument } from '../../activities/deals/records.ts';
 import type { createEscrowActivities } from '../../activities/deals/escrow.ts';
 import type { createContractActivities } from '../../activities/deals/contracts.ts';
+import type { createPayoutActivities } from '../../activities/deals/payouts.ts';
+import { formatMinor, toMinor, toNumber } from '../../src/money/amount.ts';
+import { partialRefundRefusal, paymentSums, payoutOwed, splitRefusal } from '../../src/money/deal-money.ts';
 import {
   dealStatus,
   FIRST_STATUS_EVENTS,
@@ -27,10 +30,14 @@ import {
   type CancellationRecord,
   type DealSnapshot,
   type DealStatus,
+  type DeliveryRecord,
   type DisputeMessage,
   type DisputeRecord,
   type DocumentRecord,
+  type MoneyEvent,
   type PaymentRecord,
+  type PayoutRecord,
+  type RefundRecord,
 } from '../../src/deals/model.ts';
 import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../../src/deals/rules.ts';
 import { DealStatusKey } from '../../src/deals/search-attributes.ts';
@@ -43,8 +50,12 @@ import type {
   DealSettings,
   DealWorkflowInput,
   DecideInput,
+  DeliverInput,
   MovePaymentInput,
   NewDocument,
+  PartialRefundInput,
+  PayoutNews,
+  ShipInput,
   StartApprovalInput,
   StartEscrowInput,
 } from './deal-messages.ts';
@@ -67,6 +78,43 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   retry: { initialInterval: '1s', maximumAttempts: 5 },
 });
 
+// Payouts move the seller's money: retried for as long as it takes (each call keyed by the payout's id, so a retry
+// after a timeout or a crashed worker answers the first payout); a refusal is answered as a failed payout.
+const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[] },
+});
+// A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
+const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[] },
+});
+
+/**
+ * Asked where a payment is released or refunded: since then a paying-out provider's release (a safe deal, the
+ * sandbox) pays the seller out instead of capturing, and its refund returns what is held by a refund. Histories from
+ * before it replay the capture and the cancel they recorded.
+ */
+const PAYOUTS = 'payouts';
+/** How often a pending payout is asked about, at first and at most (acquirer news comes sooner where it is sent). */
+const PAYOUT_CHECK_FIRST_MS = 60_000;
+const PAYOUT_CHECK_MAX_MS = 3600_000;
+const DAY_MS = 24 * 3600_000;
+
+/** An event of money and delivery a change calls for besides its status's. */
+interface ToldEvent {
+  type: MoneyEvent | 'payout_destination_needed' | 'inspection_reminder';
+  data?: Record<string, unknown>;
+  /** Mail only: no webhook. */
+  mailOnly?: boolean;
+}
+
+/** Something the deal does at a time of its own: before a hold lapses, at the end of the inspection window, … */
+export interface TimedAction {
+  at: number;
+  act: () => Promise<void>;
+}
+
 /** Which changes of this code the running history has seen (workflows/deals/deal.ts asks `patched()` for each). */
 export interface DealPatches {
   localRecords: boolean;
@@ -86,7 +134,16 @@ interface Why {
   reason?: string;
 }
 
-type Change = { document?: NewDocument; approval?: ApprovalRecord; payment?: PaymentRecord; dispute?: DisputeRecord; cancellation?: CancellationRecord };
+type Change = {
+  document?: NewDocument;
+  approval?: ApprovalRecord;
+  payment?: PaymentRecord;
+  dispute?: DisputeRecord;
+  cancellation?: CancellationRecord;
+  refund?: RefundRecord;
+  payout?: PayoutRecord;
+  delivery?: DeliveryRecord;
+};
 
 /**
  * Asked where a move is applied, not when a run starts, so open deals take it at their next move: from then on a
@@ -130,6 +187,8 @@ export class DealEntity {
   readonly records: typeof localRecords;
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
   private readonly holdLimits = new Map<string, number>();
+  /** When to ask the acquirer about pending payouts next, and the wait after that (doubling up to an hour). */
+  private payoutCheck = { at: 0, wait: PAYOUT_CHECK_FIRST_MS };
 
   constructor(
     input: DealWorkflowInput,
@@ -183,7 +242,7 @@ export class DealEntity {
    * when the records refuse it (the activity fails), the deal stays exactly as it was, here and in PostgreSQL.
    * The write carries all the deal's records, so it also puts back anything an earlier write lost.
    */
-  private async commit(change: Change, why: Why): Promise<void> {
+  private async commit(change: Change, why: Why, told: ToldEvent[] = []): Promise<void> {
     const { state } = this;
     const before = this.status();
     const next: DealRecords = {
@@ -192,19 +251,26 @@ export class DealEntity {
       payments: change.payment ? withRecord(state.payments, change.payment) : state.payments,
       dispute: change.dispute ?? state.dispute,
       cancellation: change.cancellation ?? state.cancellation,
+      // Workflows from before payouts hold none of these: absent, so the records leave them as stored.
+      refunds: change.refund ? withRecord(state.refunds ?? [], change.refund) : state.refunds,
+      payouts: change.payout ? withRecord(state.payouts ?? [], change.payout) : state.payouts,
+      delivery: change.delivery ?? state.delivery,
     };
     const after = dealStatus(next);
-    const told = after !== before && (this.patches.people || FIRST_STATUS_EVENTS.includes(after));
-    const event = told ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
+    const statusTold = after !== before && (this.patches.people || FIRST_STATUS_EVENTS.includes(after));
+    const event = statusTold ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
+    const events = told.map(({ type, data, mailOnly }) => ({ id: uuid4(), deliveryId: uuid4(), type, occurredAt: now(), ...why, ...(data ? { data } : {}), ...(mailOnly ? { mailOnly } : {}) }));
     // The activity also mails the people the change concerns (after its transaction, keyed by the event).
-    const { deliveryId } = await this.records.recordDealChange({
+    const { deliveryId, deliveryIds } = await this.records.recordDealChange({
       dealId: this.dealId,
       status: after,
       event,
+      ...(events.length > 0 ? { events } : {}),
       records: next,
       notify: this.patches.people && event !== undefined,
     });
     Object.assign(state, next);
+    this.deliveries.push(...(deliveryIds ?? []));
     if (deliveryId) this.deliveries.push(deliveryId);
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
     this.changes++;
@@ -216,8 +282,12 @@ export class DealEntity {
    */
   async reassert(): Promise<void> {
     try {
-      const { documents, approvals, payments, dispute, cancellation } = this.state;
-      await this.records.recordDealChange({ dealId: this.dealId, status: this.status(), records: { documents, approvals, payments, dispute, cancellation } });
+      const { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery } = this.state;
+      await this.records.recordDealChange({
+        dealId: this.dealId,
+        status: this.status(),
+        records: { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery },
+      });
     } catch (error) {
       if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
       log.error('The deal records could not be re-asserted', { dealId: this.dealId, error: error.message });
@@ -305,6 +375,8 @@ export class DealEntity {
       currency: deal.currency,
       description: escrow.description || deal.title || `Deal ${deal.external_id}`,
       returnUrl: escrow.return_url,
+      fee: formatMinor(toMinor(deal.fee ?? 0)),
+      feeMoment: deal.fee_moment ?? 'close',
     });
     const at = now();
     const payment: PaymentRecord = {
@@ -316,6 +388,7 @@ export class DealEntity {
       payment_url: created.paymentUrl,
       provider_payment_id: created.providerPaymentId,
       hold_expires_at: created.status === 'hold' ? new Date(Date.now() + escrow.hold_limit_seconds * 1000).toISOString() : null,
+      ...(created.providerDealId ? { provider_deal_id: created.providerDealId } : {}),
       created_at: at,
       updated_at: at,
     };
@@ -339,24 +412,80 @@ export class DealEntity {
       const refused = moveRefusal(this.state, { action: move.action, role: moverRole(move.actor), reason: move.reason });
       if (refused) throw refuse(refused.code, refused.message);
     }
+    if (move.split) this.splitOf(payment!, move);
     return payment!;
+  }
+
+  /** The arbiter's split of the held money, in minor units, or a refusal. */
+  private splitOf(payment: PaymentRecord, move: MovePaymentInput): { release: bigint; refund: bigint } {
+    const { split } = move;
+    if (!split || move.action !== 'release' || move.actor !== 'arbiter') throw refuse('invalid_payment_state', 'Only the arbiter splits a disputed payment.');
+    if (payment.provider === 'yookassa') {
+      throw refuse('invalid_payment_state', 'A two-stage payment is released or refunded whole; deals on YooKassa Safe Deal can be split.');
+    }
+    const release = toMinor(split.release_amount);
+    const refund = toMinor(split.refund_amount);
+    const refused = splitRefusal(this.sums(payment), release, refund);
+    if (refused) throw refuse('invalid_refund_amount', refused);
+    return { release, refund };
   }
 
   movePaymentAsAsked(move: MovePaymentInput): Promise<PaymentRecord> {
     const payment = this.paymentToMove(move, patched(ARBITER_DECIDES) ? 'current' : 'legacy');
-    return this.movePayment(payment, move.action, { actor: moverActor(move), reason: move.reason || undefined });
+    return this.movePayment(payment, move.action, { actor: moverActor(move), reason: move.reason || undefined }, move.split ? this.splitOf(payment, move) : undefined);
   }
 
-  /** Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. */
-  private async movePayment(payment: PaymentRecord, action: PaymentAction, why: Why): Promise<PaymentRecord> {
+  /** Where the payment's money stands: paid, refunded in parts, the fee, the seller's part, paid out. */
+  private sums(payment: PaymentRecord, refunds = this.state.refunds ?? [], payouts = this.state.payouts ?? []) {
+    return paymentSums(this.state.deal, payment, refunds, payouts);
+  }
+
+  /** Whether this payment's release pays the seller out (a safe deal, the sandbox); asked in handlers only. */
+  private paysOut(payment: PaymentRecord): boolean {
+    return payment.provider !== 'yookassa' && patched(PAYOUTS);
+  }
+
+  /**
+   * Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. A paying-out
+   * provider's release records the decision and leaves the payout to the loop (payOut); the deal is paid when it succeeds.
+   */
+  private async movePayment(payment: PaymentRecord, action: PaymentAction, why: Why, split?: { release: bigint; refund: bigint }): Promise<PaymentRecord> {
     const key = `${payment.id}/${action}`;
-    if (action === 'release') {
+    const paysOut = action !== 'dispute' && this.paysOut(payment);
+    const told: ToldEvent[] = [];
+    let refund: RefundRecord | undefined;
+    if (split) {
+      refund = { id: uuid4(), payment_id: payment.id, amount: toNumber(split.refund), currency: payment.currency, actor: why.actor, reason: why.reason ?? '', created_at: now() };
+      await refunds.refundEscrowPart(payment.provider, {
+        refundId: refund.id,
+        providerPaymentId: payment.provider_payment_id!,
+        providerDealId: payment.provider_deal_id ?? null,
+        amount: formatMinor(split.refund),
+        currency: payment.currency,
+      });
+      told.push({ type: 'deal.partially_refunded', data: { amount: refund.amount, currency: refund.currency } });
+    }
+    const sums = this.sums(payment, refund ? [...(this.state.refunds ?? []), refund] : undefined);
+    if (action === 'release' && !paysOut) {
       await acquirer.captureEscrowPayment(payment.provider, payment.provider_payment_id!, payment.amount, payment.currency, key);
+    } else if (action === 'refund' && paysOut) {
+      await refunds.refundEscrowPart(payment.provider, {
+        refundId: key,
+        providerPaymentId: payment.provider_payment_id!,
+        providerDealId: payment.provider_deal_id ?? null,
+        amount: formatMinor(sums.rest),
+        currency: payment.currency,
+      });
     } else if (action === 'refund') {
       await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, key);
     }
     const at = now();
     const moved: PaymentRecord = { ...payment, status: ACTION_TARGET[action], updated_at: at };
+    if (action === 'release' && paysOut) {
+      moved.payout_status = payoutOwed(sums) > 0n ? 'pending' : 'succeeded';
+      moved.released_by = why.actor;
+      if (why.reason) moved.release_reason = why.reason;
+    }
     const reason = why.reason ?? '';
     let dispute: DisputeRecord | undefined;
     if (action === 'dispute') {
@@ -364,8 +493,212 @@ export class DealEntity {
     } else if (payment.status === 'disputed' && this.state.dispute) {
       dispute = { ...this.state.dispute, status: 'decided', decision: { outcome: action, reason, decided_at: at } };
     }
-    await this.commit({ payment: moved, dispute }, why);
+    await this.commit({ payment: moved, dispute, refund }, why, told);
     return moved;
+  }
+
+  /** The latest payment while held, and the checks of a partial refund of it (the validator asks it too). */
+  checkPartialRefund({ amount }: PartialRefundInput): PaymentRecord {
+    this.check('partial_refund', 'marketplace');
+    const payment = this.state.payments.at(-1)!;
+    const refused = partialRefundRefusal(this.sums(payment), toMinor(amount));
+    if (refused) throw refuse('invalid_refund_amount', refused);
+    return payment;
+  }
+
+  /** Part of the held money back to the buyer, as the buyer and the seller agreed (the marketplace acts for the seller). */
+  async partialRefund(input: PartialRefundInput): Promise<RefundRecord> {
+    const payment = this.checkPartialRefund(input);
+    const refund: RefundRecord = { id: uuid4(), payment_id: payment.id, amount: input.amount, currency: payment.currency, actor: 'marketplace', reason: input.reason, created_at: now() };
+    await refunds.refundEscrowPart(payment.provider, {
+      refundId: refund.id,
+      providerPaymentId: payment.provider_payment_id!,
+      providerDealId: payment.provider_deal_id ?? null,
+      amount: formatMinor(toMinor(input.amount)),
+      currency: payment.currency,
+    });
+    await this.commit({ refund }, { actor: 'marketplace', reason: input.reason || undefined }, [
+      { type: 'deal.partially_refunded', data: { amount: refund.amount, currency: refund.currency } },
+    ]);
+    return refund;
+  }
+
+  /** The order is on its way: from now on only a dispute stops the release. */
+  async ship({ actor, carrier, tracking }: ShipInput): Promise<DeliveryRecord> {
+    this.check('ship', actor);
+    const delivery: DeliveryRecord = { status: 'shipped', carrier, tracking, shipped_at: now(), delivered_at: null, inspection_ends_at: null, reminded_at: null };
+    await this.commit({ delivery }, { actor }, [{ type: 'deal.shipped', data: { carrier, tracking } }]);
+    return delivery;
+  }
+
+  /** Delivered: the buyer's inspection window starts, at whose end the money is released (at once for a window of 0). */
+  async deliver({ actor, inspection_days }: DeliverInput): Promise<DeliveryRecord> {
+    this.check('deliver', actor);
+    const at = now();
+    const ends = inspection_days > 0 ? new Date(Date.now() + inspection_days * DAY_MS).toISOString() : null;
+    const shipped = this.state.delivery ?? { carrier: '', tracking: '', shipped_at: at };
+    const delivery: DeliveryRecord = { ...shipped, status: 'delivered', delivered_at: at, inspection_ends_at: ends, reminded_at: null };
+    await this.commit({ delivery }, { actor }, [{ type: 'deal.delivered', data: { inspection_ends_at: ends } }]);
+    if (!ends) await this.releaseAfterInspection();
+    return delivery;
+  }
+
+  /** The window ended without a dispute: the money goes to the seller. A disputed payment waits for the arbiter. */
+  private async releaseAfterInspection(): Promise<void> {
+    const payment = this.state.payments.at(-1);
+    if (payment?.status !== 'hold') return;
+    await this.movePayment(payment, 'release', { actor: 'system', reason: 'The buyer’s inspection window ended without a dispute.' });
+  }
+
+  /** A day before the window ends the buyer is reminded, once. */
+  private async remindBuyer(): Promise<void> {
+    const { delivery } = this.state;
+    if (!delivery?.inspection_ends_at || delivery.reminded_at) return;
+    await this.commit({ delivery: { ...delivery, reminded_at: now() } }, { actor: 'system' }, [
+      { type: 'inspection_reminder', mailOnly: true, data: { inspection_ends_at: delivery.inspection_ends_at } },
+    ]);
+  }
+
+  /** The released payment whose payout is to be made now: owed, with nothing on its way. */
+  payoutDue(): PaymentRecord | undefined {
+    return this.state.payments.find(
+      (payment) => payment.status === 'released' && payment.payout_status === 'pending' && !(this.state.payouts ?? []).some((payout) => payout.payment_id === payment.id && payout.status === 'pending'),
+    );
+  }
+
+  /**
+   * Pays the seller what is still owed of the payment, up to the acquirer's per-payout limit (the loop comes back for
+   * the rest). No destination yet: the seller is asked for one and the payout waits for it (payoutDestinationChanged).
+   * Any failure to pay out is a failed payout: the money stays held, the seller and the marketplace are told.
+   */
+  async payOut(paymentId: string): Promise<void> {
+    const payment = this.state.payments.find((candidate) => candidate.id === paymentId);
+    if (payment?.status !== 'released' || payment.payout_status !== 'pending') return;
+    const sums = this.sums(payment);
+    if (sums.inFlight > 0n) return;
+    const owed = payoutOwed(sums);
+    if (owed <= 0n) {
+      await this.commit({ payment: { ...payment, payout_status: 'succeeded', updated_at: now() } }, this.releaseWhy(payment));
+      return;
+    }
+    const payoutId = uuid4();
+    const at = now();
+    let payout: PayoutRecord;
+    try {
+      const result = await payouts.createSellerPayout({
+        dealId: this.dealId,
+        payoutId,
+        provider: payment.provider,
+        providerDealId: payment.provider_deal_id ?? null,
+        owed: formatMinor(owed),
+        currency: payment.currency,
+        description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
+      });
+      if (result.destination === null) {
+        await this.commit({ payment: { ...payment, payout_status: 'awaiting_destination', updated_at: at } }, { actor: 'system' }, [
+          { type: 'payout_destination_needed', mailOnly: true },
+        ]);
+        return;
+      }
+      payout = {
+        id: payoutId,
+        payment_id: payment.id,
+        amount: Number(result.amount),
+        currency: payment.currency,
+        status: result.status,
+        destination: result.destination,
+        provider_payout_id: result.providerPayoutId || null,
+        failure_reason: result.failureReason,
+        created_at: at,
+        updated_at: at,
+      };
+    } catch (error) {
+      if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
+      const failure = error.cause?.message ?? error.message;
+      payout = {
+        id: payoutId, payment_id: payment.id, amount: toNumber(owed), currency: payment.currency, status: 'failed',
+        destination: { type: 'unknown', title: '' }, provider_payout_id: null, failure_reason: failure, created_at: at, updated_at: at,
+      };
+    }
+    await this.settlePayout(payment, payout);
+  }
+
+  /** Who released the money and why, for the deal.paid its payout completes. */
+  private releaseWhy(payment: PaymentRecord): Why {
+    return { actor: payment.released_by ?? 'system', reason: payment.release_reason };
+  }
+
+  /** Records a payout as it now stands, and the payment's payout status with it; the deal is paid when nothing is owed. */
+  private async settlePayout(payment: PaymentRecord, payout: PayoutRecord): Promise<void> {
+    const all = withRecord(this.state.payouts ?? [], payout);
+    const sums = this.sums(payment, undefined, all);
+    const data = { payout_id: payout.id, amount: payout.amount, currency: payout.currency, destination: payout.destination.title, failure_reason: payout.failure_reason };
+    let status = payment.payout_status;
+    const told: ToldEvent[] = [];
+    if (payout.status === 'failed') {
+      status = 'failed';
+      told.push({ type: 'deal.payout_failed', data });
+    } else if (payout.status === 'succeeded') {
+      told.push({ type: 'deal.payout_sent', data });
+      if (payoutOwed(sums) <= 0n && sums.inFlight === 0n) status = 'succeeded';
+    } else {
+      this.payoutCheck = { at: Date.now() + PAYOUT_CHECK_FIRST_MS, wait: PAYOUT_CHECK_FIRST_MS };
+    }
+    const moved = status !== payment.payout_status ? { ...payment, payout_status: status, updated_at: now() } : undefined;
+    await this.commit({ payment: moved, payout }, status === 'succeeded' ? this.releaseWhy(payment) : { actor: 'acquirer' }, told);
+  }
+
+  /** Asks the acquirer about each pending payout; one still pending is asked again later, less and less often. */
+  private async checkPayouts(): Promise<void> {
+    for (const payout of (this.state.payouts ?? []).filter((candidate) => candidate.status === 'pending')) {
+      const payment = this.state.payments.find((candidate) => candidate.id === payout.payment_id)!;
+      let current;
+      try {
+        current = await payouts.getSellerPayout(payment.provider, payout.provider_payout_id!);
+      } catch (error) {
+        // A refusal to read it (the acquirer forgot it, the configuration went) is asked again later, never fatal.
+        if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
+        log.error('A pending payout could not be re-read', { dealId: this.dealId, payoutId: payout.id, error: error.message });
+        continue;
+      }
+      if (current.status !== 'pending') await this.settlePayout(this.state.payments.find((candidate) => candidate.id === payment.id)!, { ...payout, status: current.status, failure_reason: current.failureReason, updated_at: now() });
+    }
+    const wait = Math.min(this.payoutCheck.wait * 2, PAYOUT_CHECK_MAX_MS);
+    this.payoutCheck = { at: Date.now() + wait, wait };
+  }
+
+  /** What the acquirer says of a payout, re-read from its API (src/escrow/notifications.ts). */
+  async payoutNews({ payoutId, status, failureReason }: PayoutNews): Promise<void> {
+    const payout = (this.state.payouts ?? []).find((candidate) => candidate.id === payoutId);
+    if (payout?.status !== 'pending') return;
+    const payment = this.state.payments.find((candidate) => candidate.id === payout.payment_id)!;
+    await this.settlePayout(payment, { ...payout, status, failure_reason: failureReason, updated_at: now() });
+  }
+
+  /** A new payout destination: a payout waiting for one, or failed, is made again. */
+  async payoutDestinationChanged(): Promise<void> {
+    const payment = this.state.payments.find((candidate) => candidate.status === 'released' && (candidate.payout_status === 'failed' || candidate.payout_status === 'awaiting_destination'));
+    if (!payment) return;
+    await this.commit({ payment: { ...payment, payout_status: 'pending', updated_at: now() } }, { actor: 'system' });
+  }
+
+  /** The next thing the deal does at a time of its own: before a hold lapses, the buyer's reminder, the window's end, a payout check. */
+  nextTimer(settings: DealSettings): TimedAction | undefined {
+    const candidates: TimedAction[] = [];
+    const hold = this.nextHoldAction(settings);
+    if (hold) candidates.push({ at: hold.at, act: () => this.actBeforeLapse(hold.payment.id, settings) });
+    const { delivery } = this.state;
+    const latest = this.state.payments.at(-1);
+    if (delivery?.inspection_ends_at && latest?.status === 'hold') {
+      const ends = Date.parse(delivery.inspection_ends_at);
+      if (!delivery.reminded_at && ends - DAY_MS > Date.parse(delivery.delivered_at!)) candidates.push({ at: ends - DAY_MS, act: () => this.remindBuyer() });
+      candidates.push({ at: ends, act: () => this.releaseAfterInspection() });
+    }
+    if ((this.state.payouts ?? []).some((payout) => payout.status === 'pending')) {
+      if (this.payoutCheck.at === 0) this.payoutCheck.at = Date.now() + PAYOUT_CHECK_FIRST_MS;
+      candidates.push({ at: this.payoutCheck.at, act: () => this.checkPayouts() });
+    }
+    return candidates.sort((a, b) => a.at - b.at)[0];
   }
 
   /** Cancelled before money is held: a live payment still pending is cancelled at the acquirer in the same step. */
@@ -387,8 +720,13 @@ export class DealEntity {
     const existing = open.messages.find((candidate) => candidate.id === message.id);
     if (existing) return existing;
     const dispute: DisputeRecord = { ...open, messages: [...open.messages, message] };
-    const { documents, approvals, payments, cancellation } = this.state;
-    await this.records.recordDealChange({ dealId: this.dealId, status: this.status(), records: { documents, approvals, payments, dispute, cancellation }, message });
+    const { documents, approvals, payments, cancellation, refunds, payouts, delivery } = this.state;
+    await this.records.recordDealChange({
+      dealId: this.dealId,
+      status: this.status(),
+      records: { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery },
+      message,
+    });
     this.state.dispute = dispute;
     this.changes++;
     return message;

@@ -6,10 +6,12 @@ import type {
   ActorKind,
   ApprovalRecord,
   DealSnapshot,
+  DeliveryRecord,
   DisputeMessage,
   DocumentRecord,
   EscrowProviderName,
   PaymentRecord,
+  RefundRecord,
 } from '../../src/deals/model.ts';
 import type { PaymentAction } from '../../src/deals/rules.ts';
 
@@ -56,6 +58,26 @@ export interface MovePaymentInput {
   actor: 'buyer' | 'administrator' | 'arbiter' | 'admin';
   /** Why: required of a dispute and of an arbiter's decision (the workflow refuses them without: reason_required). */
   reason?: string;
+  /** The arbiter's split of a disputed payment (action release): the two parts add up to what is held. */
+  split?: { release_amount: number; refund_amount: number };
+}
+
+export interface ShipInput {
+  actor: 'marketplace' | 'seller';
+  carrier: string;
+  tracking: string;
+}
+
+export interface DeliverInput {
+  actor: 'marketplace';
+  /** The marketplace's inspection window (0: the money is released on delivery). */
+  inspection_days: number;
+}
+
+export interface PartialRefundInput {
+  /** Two decimals, part of the held money. */
+  amount: number;
+  reason: string;
 }
 
 export interface CancelInput {
@@ -105,8 +127,22 @@ export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created:
 export const movePaymentUpdate = defineUpdate<PaymentRecord, [MovePaymentInput]>('movePayment');
 export const continueUpdate = defineUpdate<void, [ContinueInput]>('continue');
 export const cancelUpdate = defineUpdate<void, [CancelInput]>('cancel');
+export const shipUpdate = defineUpdate<DeliveryRecord, [ShipInput]>('ship');
+export const deliverUpdate = defineUpdate<DeliveryRecord, [DeliverInput]>('deliver');
+export const partialRefundUpdate = defineUpdate<RefundRecord, [PartialRefundInput]>('partialRefund');
+/** The seller's or the marketplace's payout destination changed: a payout waiting for one, or failed, is made again. */
+export const payoutDestinationSignal = defineSignal<[{ by: 'seller' | 'marketplace' }]>('payoutDestination');
 export const disputeMessageUpdate = defineUpdate<DisputeMessage, [DisputeMessageInput]>('disputeMessage');
 export const acquirerNotificationSignal = defineSignal<[AcquirerNotification]>('acquirerNotification');
+/** What the acquirer says of one of our payouts, re-read from its API (src/escrow/notifications.ts). */
+export interface PayoutNews {
+  /** Our payout id. */
+  payoutId: string;
+  status: 'succeeded' | 'failed';
+  failureReason: string | null;
+}
+export const payoutNewsSignal = defineSignal<[PayoutNews]>('payoutNews');
+
 /** Write the deal as the workflow holds it to PostgreSQL once more, healing a write PostgreSQL lost. */
 export const reassertSignal = defineSignal('reassert');
 export const snapshotQuery = defineQuery<DealSnapshot>('snapshot');

@@ -15,6 +15,11 @@ import {
   cancelUpdate,
   continueUpdate,
   decideUpdate,
+  deliverUpdate,
+  partialRefundUpdate,
+  payoutDestinationSignal,
+  payoutNewsSignal,
+  shipUpdate,
   disputeMessageUpdate,
   movePaymentUpdate,
   reassertSignal,
@@ -69,7 +74,12 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   setHandler(disputeMessageUpdate, ({ message }) => exclusive(() => deal.addDisputeMessage(message)), {
     validator: (_message) => deal.check('message', 'administrator'),
   });
+  setHandler(shipUpdate, (shipment) => exclusive(() => deal.ship(shipment)), { validator: ({ actor }) => deal.check('ship', actor) });
+  setHandler(deliverUpdate, (delivery) => exclusive(() => deal.deliver(delivery)), { validator: ({ actor }) => deal.check('deliver', actor) });
+  setHandler(partialRefundUpdate, (refund) => exclusive(() => deal.partialRefund(refund)), { validator: (refund) => void deal.checkPartialRefund(refund) });
   setHandler(acquirerNotificationSignal, (news) => exclusive(() => deal.acquirerNews(news)));
+  setHandler(payoutNewsSignal, (news) => exclusive(() => deal.payoutNews(news)));
+  setHandler(payoutDestinationSignal, () => exclusive(() => deal.payoutDestinationChanged()));
   // Sent when PostgreSQL may have lost writes (a worker starting sends it to every open deal: src/worker.ts).
   setHandler(reassertSignal, () => exclusive(() => deal.reassert()));
 
@@ -91,15 +101,22 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.historyLimit;
   let reassertedAtEnd = false;
   for (;;) {
+    // A released payment owed to the seller is paid out before anything waits (one payout per turn, each its own step).
+    const due = deal.payoutDue();
+    if (due) {
+      await exclusive(() => deal.payOut(due.id));
+      continue;
+    }
     const seen = deal.changes;
-    const hold = deal.nextHoldAction(settings);
+    // Before the lapse of a hold, the buyer's reminder, the end of the inspection window, the next payout check.
+    const timer = deal.nextTimer(settings);
     // Wakes only for something one of the branches below acts on. A closed deal whose updates are still running (a
     // refund waiting for the lock while a release closed the deal) must not wake the loop: it would go round and round
     // in microtasks, each turn true again at once, and the waiting update, whose condition the SDK checks only once the
     // microtasks settle, would never run (the worker thread then dies of an exhausted async stack).
     const woke = await condition(
       () => deliveries.length > 0 || deal.changes !== seen || (isFinal(deal.status()) && !deal.busy && allHandlersFinished()) || historyIsLong(),
-      hold ? Math.max(hold.at - Date.now(), 1) : undefined,
+      timer ? Math.max(timer.at - Date.now(), 1) : undefined,
     );
     if (deliveries.length > 0) {
       // One after another, so the marketplace gets this deal's events in order; a failed one does not block the rest.
@@ -107,8 +124,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
       deliveries.shift();
       continue;
     }
-    if (!woke && hold) {
-      await exclusive(() => deal.actBeforeLapse(hold.payment.id, settings));
+    if (!woke && timer) {
+      await exclusive(() => timer.act());
       continue;
     }
     if (deal.changes !== seen) continue;
