@@ -35,10 +35,10 @@ const en = {
   feeMoment_payment: 'when the money is held',
   escrow: 'Escrow',
   provider: 'Acquirer of live payments',
-  provider_yookassa_safe_deal: 'YooKassa Safe Deal: the money stays in a safe deal and is paid out to the seller',
-  provider_yookassa_two_stage: 'YooKassa two-stage payment: the money is captured into the shop',
+  provider_yookassa_safe_deal: 'YooKassa Safe Deal',
+  provider_yookassa_two_stage: 'YooKassa two-stage payment',
   providerHint:
-    'Applies to payments started from now on; money already held stays with the acquirer that holds it. A marketplace in sandbox mode always pays through the sandbox.',
+    'A Safe Deal keeps the buyer’s money in the deal and pays the seller out of it; a two-stage payment captures it into the shop. Applies to payments started from now on; money already held stays with the acquirer that holds it. A marketplace in sandbox mode always pays through the sandbox.',
   inspectionDays: 'Inspection days',
   inspectionHint:
     'Days the buyer has after delivery to open a dispute before the money is released to the seller: 0 (released at delivery) to {max}.',
@@ -181,10 +181,10 @@ const ru: Record<MarketplaceMessage, string> = {
   feeMoment_payment: 'при оплате',
   escrow: 'Эскроу',
   provider: 'Эквайер боевых платежей',
-  provider_yookassa_safe_deal: 'ЮKassa, Безопасная сделка: деньги остаются в сделке и выплачиваются продавцу',
-  provider_yookassa_two_stage: 'ЮKassa, двухстадийный платёж: деньги списываются в магазин',
+  provider_yookassa_safe_deal: 'ЮKassa, Безопасная сделка',
+  provider_yookassa_two_stage: 'ЮKassa, двухстадийный платёж',
   providerHint:
-    'Действует для платежей, начатых с этого момента; уже удержанные деньги остаются у того эквайера, который их держит. Маркетплейс в режиме песочницы всегда платит через песочницу.',
+    'Безопасная сделка держит деньги покупателя в сделке и выплачивает продавцу из неё; двухстадийный платёж списывает их в магазин. Действует для платежей, начатых с этого момента; уже удержанные деньги остаются у того эквайера, который их держит. Маркетплейс в режиме песочницы всегда платит через песочницу.',
   inspectionDays: 'Дней на проверку',
   inspectionHint:
     'Сколько дней после доставки у покупателя есть, чтобы открыть спор, прежде чем деньги уйдут продавцу: от 0 (сразу при доставке) до {max}.',
