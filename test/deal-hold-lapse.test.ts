@@ -1,4 +1,4 @@
-// The hold lapse on Temporal's time-skipping test server (src/dev/temporal-test-server.ts): the real deal workflow and
+// The hold lapse and the buyer's inspection window on Temporal's time-skipping test server (src/dev/temporal-test-server.ts): the real deal workflow and
 // the real activities over the test PostgreSQL, started from records the factory wrote as a deal whose money the
 // sandbox acquirer holds for 7 days. Days pass in the test server's clock, not in ours.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
 import { dealStatus, dealWorkflowId } from '../src/deals/model.ts';
 import { loadSnapshot } from '../src/deals/store.ts';
 import { createActivities } from '../activities/index.ts';
-import { movePaymentUpdate } from '../workflows/deals/deal-messages.ts';
+import { deliverUpdate, movePaymentUpdate, shipUpdate } from '../workflows/deals/deal-messages.ts';
 import type { dealWorkflow } from '../workflows/deals/deal.ts';
 import { insertHeldDeal, type HeldDeal } from './factories.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
@@ -237,5 +237,52 @@ describe('money still held shortly before the acquirer lets it go', () => {
     const events = await history(handle);
     expect(events.filter((event) => event.timerFiredEventAttributes)).toEqual([]);
     expect(events.some((event) => ['cancelEscrowPayment', 'refundEscrowPart'].includes(event.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))).toBe(false);
+  });
+});
+
+describe('the buyer’s inspection window after delivery', () => {
+  it('reminds the buyer a day before it ends, then releases to the seller and pays out, by system', async () => {
+    const held = await heldDeal();
+    const handle = await startDeal(held, 'refund');
+    await lapseTimer(handle);
+    await handle.executeUpdate(shipUpdate, { args: [{ actor: 'marketplace', carrier: 'CDEK', tracking: 'RU1' }] });
+    const delivered = await handle.executeUpdate(deliverUpdate, { args: [{ actor: 'marketplace', inspection_days: 3 }] });
+    const endsAt = Date.parse(delivered.inspection_ends_at!);
+    expect(endsAt - Date.parse(delivered.delivered_at!)).toBe(3 * DAY);
+
+    // Two days in: still held, the reminder not yet due.
+    await env.sleep(2 * DAY - 60_000);
+    expect((await records(held.dealId)).payment.status).toBe('hold');
+    expect((await loadSnapshot(services.db, held.dealId))!.delivery?.reminded_at).toBeNull();
+    // A day before the end: reminded, still held.
+    await env.sleep(2 * 60_000);
+    await expect.poll(async () => (await loadSnapshot(services.db, held.dealId))!.delivery?.reminded_at).not.toBeNull();
+    expect((await records(held.dealId)).payment.status).toBe('hold');
+
+    // The window ends before the hold's margin (6 days 12 hours), so the release comes from the window, not the lapse.
+    await handle.result();
+    const after = await records(held.dealId);
+    expect(after.status).toBe('paid');
+    const paid = after.events.find((event) => event.event === 'deal.paid')!;
+    expect(paid).toMatchObject({ actor: 'system', reason: expect.stringContaining('inspection window ended') });
+    expect(paid.occurred_at).toBeGreaterThanOrEqual(endsAt);
+    expect(paid.occurred_at).toBeLessThan(endsAt + 60_000);
+    expect(after.events.map((event) => event.event)).toEqual(['deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.paid']);
+  });
+
+  it('does not release while the buyer’s dispute is open: the arbiter decides', async () => {
+    const held = await heldDeal();
+    const handle = await startDeal(held, 'refund');
+    await lapseTimer(handle);
+    await handle.executeUpdate(deliverUpdate, { args: [{ actor: 'marketplace', inspection_days: 1 }] });
+    await env.sleep(12 * 3600_000);
+    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'dispute', actor: 'buyer', reason: 'Not as described' }] });
+    await env.sleep(2 * DAY);
+    const after = await records(held.dealId);
+    expect(after.status).toBe('disputed');
+    expect(after.events.map((event) => event.event)).toEqual(['deal.delivered', 'deal.disputed']);
+    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'refund', actor: 'arbiter', reason: 'It was not as described' }] });
+    await handle.result();
+    expect((await records(held.dealId)).status).toBe('refunded');
   });
 });
