@@ -5,6 +5,7 @@ import { type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser } from '../src/accounts/users.ts';
 import { addDisputeMessage, moveEscrow } from '../src/deals/service.ts';
+import { setDealDestination } from '../src/money/destinations.ts';
 import { administrator, type TestAdministrator } from './console-helpers.ts';
 import { insertHeldDeal } from './factories.ts';
 import { json, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
@@ -33,6 +34,8 @@ async function disputedDeal(words: { reason: string; buyer: string; seller: stri
   const sellerEmail = uniqueEmail('seller');
   // The workflow starts from these records at the first change, seller included.
   await services.db.query('UPDATE deals SET seller_email = $2 WHERE id = $1', [held.dealId, sellerEmail]);
+  // Where a release pays the seller: the marketplace's test card for this deal.
+  await setDealDestination(services.db, services.masterKey, held.dealId, { type: 'test_card', token: '4111111111111111' });
   const buyer = { kind: 'person' as const, user: (await ensureUser(services.db, { email: held.buyerEmail })).user };
   const seller = { kind: 'person' as const, user: (await ensureUser(services.db, { email: sellerEmail })).user };
   await moveEscrow(services, buyer, held.dealId, 'dispute', words.reason);
@@ -116,7 +119,8 @@ describe('the disputes queue in a browser', () => {
     expect(await page.textContent('main [role=status]')).toContain('Решено: деньги переводятся продавцу');
     expect(await page.textContent('.decision')).toContain('В заказе действительно зелёный');
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
-    expect((await dealState(deal.dealId)).status).toBe('paid');
+    // Paid once the payout the release started went through.
+    await expect.poll(async () => (await dealState(deal.dealId)).status).toBe('paid');
     await context.close();
   });
 });

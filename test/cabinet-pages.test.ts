@@ -185,10 +185,19 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(noToken.status).toBe(403);
     expect(await dealStatus(deal.id)).toBe('escrow_hold');
 
+    // Where to pay the seller: the marketplace's test card for this deal.
+    const destination = await fetch(api(`/deals/${deal.id}/payout-destination`), {
+      method: 'PUT',
+      headers: { ...mkt(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'test_card', token: '4111111111111111' }),
+    });
+    expect(destination.status).toBe(200);
     const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(confirm), confirmed: 'yes' });
     expect(released.location).toBe(`/cabinet/view/deals/${deal.id}?done=released`);
-    const paid = await browser.follow(released);
-    expect(words(paid)).toContain('The money was sent to the seller.');
+    expect(words(await browser.follow(released))).toContain('The money was sent to the seller.');
+    // The seller's payout follows the release: then the deal is paid.
+    await expect.poll(() => dealStatus(deal.id)).toBe('paid');
+    const paid = await browser.get(`/cabinet/view/deals/${deal.id}`);
     expect(words(paid)).toContain('Completed: the money was sent to the seller');
     expect(paid.text).not.toContain('/escrow/release"');
     expect(await dealStatus(deal.id)).toBe('paid');

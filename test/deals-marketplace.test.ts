@@ -159,10 +159,17 @@ describe('a dispute, as the marketplace sees and joins it', () => {
     expect(await json(written)).toMatchObject({ author: 'marketplace', text: 'The seller says it was tested', files: [] });
     expect((await post(`${server.url}/admin/deals/${deal.id}/dispute/messages`, { text: 'Please send a video' }, admin())).status).toBe(201);
 
+    // Where to pay the seller once the arbiter releases: the marketplace's test card for this deal.
+    const destination = await fetch(api(`/deals/${deal.id}/payout-destination`), {
+      method: 'PUT',
+      headers: { ...mkt(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'test_card', token: '4111111111111111' }),
+    });
+    expect(destination.status).toBe(200);
     const decided = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'release', reason: 'The video shows it working' }, admin());
     expect(decided.status).toBe(200);
+    await expect.poll(async () => (await get(`/deals/${deal.id}`)).status).toBe('paid');
     const state = await get(`/deals/${deal.id}`);
-    expect(state.status).toBe('paid');
     expect(state.dispute).toMatchObject({
       status: 'decided',
       reason: 'It does not switch on',

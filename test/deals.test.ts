@@ -123,10 +123,19 @@ describe('a deal that is paid', () => {
     expect(payment).toEqual({ ok: true, payment_id: expect.any(String), amount: 1500.5, provider: 'sandbox', status: 'hold' });
     expect((await getDeal(deal.id)).status).toBe('escrow_hold');
 
+    // Where to pay the seller: the marketplace's test card for this deal (the seller has given none).
+    const destination = await fetch(api(`/deals/${deal.id}/payout-destination`), {
+      method: 'PUT',
+      headers: { ...mkt(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'test_card', token: '4111111111111111' }),
+    });
+    expect(destination.status).toBe(200);
     const released = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer);
     expect(released.status).toBe(200);
     expect(await json(released)).toMatchObject({ id: payment.payment_id, status: 'released' });
 
+    // Paid once the seller's payout, made after the release answered, went through.
+    await expect.poll(async () => (await getDeal(deal.id)).status).toBe('paid');
     const final = await getDeal(deal.id);
     expect(final).toMatchObject({ status: 'paid', external_id: deal.external_id, seller_email: expect.any(String), amount: 1500.5, currency: 'RUB' });
     expect(final.documents).toHaveLength(1);
@@ -143,7 +152,7 @@ describe('a deal that is paid', () => {
     expect(await readdir(path.dirname(file))).toEqual([path.basename(file)]);
     expect((await stat(file)).mode & 0o777).toBe(0o600); // the service user's alone
 
-    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.paid']);
+    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
     const paid = eventsFor(deal.id).at(-1);
     expect(paid).toMatchObject({
       event: 'deal.paid',

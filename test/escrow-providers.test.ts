@@ -26,6 +26,7 @@ describe('the sandbox provider', () => {
     expect(await sandbox.createPayment(request)).toEqual({
       status: 'hold',
       providerPaymentId: `sandbox_${request.paymentId}`,
+      providerDealId: `sandbox_deal_${request.paymentId}`,
       paymentUrl: null,
     });
     expect(sandbox).toMatchObject({ name: 'sandbox', holdLimitSeconds: SEVEN_DAYS });

@@ -42,8 +42,11 @@ export function moneyClient(server: TestServer) {
     expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
     expect((await post(api(`/deals/${created.id}/escrow`), {}, shop.key)).status).toBe(201);
     expect((await getDeal(shop, created.id)).status).toBe('escrow_hold');
-    const move = async (action: 'release' | 'refund') =>
+    const move = async (action: 'release' | 'refund') => {
       expect((await post(`${server.url}/cabinet/deals/${created.id}/escrow/${action}`, {}, buyer)).status).toBe(200);
+      // A release pays the seller out after it answers: read on once the payout is no longer on its way.
+      await expect.poll(async () => (await getDeal(shop, created.id)).payout.status, { timeout: 20_000 }).not.toBe('pending');
+    };
     buyers.set(created.id, buyer);
     return { id: created.id as string, move, buyer };
   }

@@ -32,17 +32,19 @@ describe('the ledger', () => {
       `payment: buyer -1234.56, deal_held:${deal.id} 1234.56`,
       `fee: deal_held:${deal.id} -40.86, marketplace_fee 40.86`,
       `payout: deal_held:${deal.id} -1193.70, seller_payable 1193.70`,
+      // A sandbox deal without a seller is paid out to the sandbox's succeeding test card.
+      'payout: seller_payable -1193.70, seller_paid_out 1193.70',
     ]);
     const { items } = await money.ledger(shop);
     expectBalanced(items);
     expect(items.every((posting) => posting.deal_id === deal.id && !Number.isNaN(Date.parse(posting.at)))).toBe(true);
-    expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 1193.7, paid_out: 0, refunded: 0, fees: 40.86 }]);
+    expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 0, paid_out: 1193.7, refunded: 0, fees: 40.86 }]);
     // Written exactly with two decimals, as CONTRACT says.
     expect(await (await fetch(money.api('/balance'), { headers: shop.key })).text()).toBe(
-      '{"items":[{"currency":"RUB","held":0.00,"payable":1193.70,"paid_out":0.00,"refunded":0.00,"fees":40.86}]}',
+      '{"items":[{"currency":"RUB","held":0.00,"payable":0.00,"paid_out":1193.70,"refunded":0.00,"fees":40.86}]}',
     );
     expect(await (await fetch(money.api(`/ledger?deal_id=${deal.id}&limit=1`), { headers: shop.key })).text()).toContain(
-      `"entries":[{"account":"deal_held:${deal.id}","amount":-1193.70,"currency":"RUB"},{"account":"seller_payable","amount":1193.70,"currency":"RUB"}]`,
+      `"entries":[{"account":"seller_payable","amount":-1193.70,"currency":"RUB"},{"account":"seller_paid_out","amount":1193.70,"currency":"RUB"}]`,
     );
   });
 
@@ -78,13 +80,16 @@ describe('the ledger', () => {
       `reversal: marketplace_fee -99.99, deal_held:${refunded.id} 99.99`,
       `refund: deal_held:${refunded.id} -300.01, refunded 300.01`,
     ]);
-    expect((await money.postingsOf(shop, released.id)).at(-1)).toBe(`payout: deal_held:${released.id} -900.01, seller_payable 900.01`);
+    expect((await money.postingsOf(shop, released.id)).slice(-2)).toEqual([
+      `payout: deal_held:${released.id} -900.01, seller_payable 900.01`,
+      'payout: seller_payable -900.01, seller_paid_out 900.01',
+    ]);
     const all = (await money.ledger(shop)).items;
     expect(all.every((posting) => posting.entries.every((entry) => entry.currency === (posting.deal_id === refunded.id ? 'EUR' : 'RUB')))).toBe(true);
     expectBalanced(all);
     expect((await money.balance(shop)).items).toEqual([
       { currency: 'EUR', held: 0, payable: 0, paid_out: 0, refunded: 300.01, fees: 0 },
-      { currency: 'RUB', held: 0, payable: 900.01, paid_out: 0, refunded: 0, fees: 99.99 },
+      { currency: 'RUB', held: 0, payable: 0, paid_out: 900.01, refunded: 0, fees: 99.99 },
     ]);
   });
 
@@ -94,18 +99,19 @@ describe('the ledger', () => {
     await first.move('release');
     const second = await money.heldDeal(shop, { amount: 0.5 });
     const all = (await money.ledger(shop)).items;
-    expect(all.map((posting) => posting.kind)).toEqual(['payment', 'payout', 'fee', 'payment']);
+    // Newest first: the second deal's payment, the first's payout sent, its release to payable, its fee, its payment.
+    expect(all.map((posting) => posting.kind)).toEqual(['payment', 'payout', 'payout', 'fee', 'payment']);
     expect(all[0]!.deal_id).toBe(second.id);
 
-    const page = await money.ledger(shop, { limit: '2' });
+    const page = await money.ledger(shop, { limit: '3' });
     expect(page).toMatchObject({ has_more: true });
-    expect(page.items.map((posting) => posting.id)).toEqual(all.slice(0, 2).map((posting) => posting.id));
-    const next = await money.ledger(shop, { limit: '2', starting_after: page.items[1]!.id });
-    expect(next.items.map((posting) => posting.id)).toEqual(all.slice(2).map((posting) => posting.id));
+    expect(page.items.map((posting) => posting.id)).toEqual(all.slice(0, 3).map((posting) => posting.id));
+    const next = await money.ledger(shop, { limit: '3', starting_after: page.items[2]!.id });
+    expect(next.items.map((posting) => posting.id)).toEqual(all.slice(3).map((posting) => posting.id));
     expect(next.has_more).toBe(false);
-    expect((await money.ledger(shop, { deal_id: first.id })).items).toHaveLength(3);
+    expect((await money.ledger(shop, { deal_id: first.id })).items).toHaveLength(4);
     expect((await money.ledger(shop, { created_gte: new Date(Date.now() + 60_000).toISOString() })).items).toEqual([]);
-    expect((await money.ledger(shop, { created_lte: new Date(Date.now() + 60_000).toISOString() })).items).toHaveLength(4);
+    expect((await money.ledger(shop, { created_lte: new Date(Date.now() + 60_000).toISOString() })).items).toHaveLength(5);
     // Another marketplace sees none of it, and may not page from it.
     const other = await money.marketplace();
     expect(await money.ledger(other, { deal_id: first.id })).toEqual({ items: [], has_more: false });
@@ -126,7 +132,7 @@ describe('the ledger', () => {
     expect(lines[1]).toContain(',payment,buyer,-0.50,RUB');
     expect(csv.headers.get('link')).toBe(`</api/mkt/ledger?limit=3&starting_after=${all[2]!.id}>; rel="next"`);
     const last = await fetch(money.api(`/ledger?limit=3&starting_after=${all[2]!.id}`), { headers: { ...shop.key, Accept: 'text/csv' } });
-    expect((await last.text()).split('\r\n')).toHaveLength(4);
+    expect((await last.text()).split("\r\n")).toHaveLength(6);
     expect(last.headers.get('link')).toBeNull();
   });
 

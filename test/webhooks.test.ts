@@ -116,6 +116,7 @@ async function deliveryStatus(deliveryId: string): Promise<string> {
 const ALL_EVENTS = [
   'deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.rejected',
   'deal.escrow_hold', 'deal.paid', 'deal.refunded', 'deal.disputed', 'deal.cancelled',
+  'deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.payout_failed', 'deal.partially_refunded',
 ];
 
 const newSecretNobodyHas = () => `whsec_${randomBytes(32).toString('base64')}`;

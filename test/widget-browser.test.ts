@@ -243,8 +243,23 @@ describe('the widget on a storefront', () => {
           const approvals = await json(await fetch(`${server.url}/api/mkt/widget/deals/${created.id}`, { headers: { 'X-Svc-Widget-Token': created.widget_token } }));
           response = await post(`${server.url}/cabinet/approvals/${approvals.approvals.at(-1).id}/${step}`, { comment: 'Not this one' }, buyer);
         } else if (step === 'cancel') response = await post(`${server.url}/api/mkt/deals/${created.id}/cancel`, { reason: 'Out of stock' }, mk);
-        else response = await post(`${server.url}/cabinet/deals/${created.id}/escrow/${step}`, step === 'dispute' ? { reason: 'It never came' } : {}, buyer);
+        else {
+          // A release pays the seller out: the shop says where, for this deal.
+          if (step === 'release') {
+            const destination = { type: 'test_card', token: '4111111111111111' };
+            const put = await fetch(`${server.url}/api/mkt/deals/${created.id}/payout-destination`, {
+              method: 'PUT',
+              headers: { ...mk, 'Content-Type': 'application/json' },
+              body: JSON.stringify(destination),
+            });
+            expect(put.status).toBe(200);
+          }
+          response = await post(`${server.url}/cabinet/deals/${created.id}/escrow/${step}`, step === 'dispute' ? { reason: 'It never came' } : {}, buyer);
+        }
         expect(response.status, `${step}: ${await response.clone().text()}`).toBeLessThan(300);
+      }
+      if (steps.at(-1) === 'release') {
+        await expect.poll(async () => (await json(await fetch(`${server.url}/api/mkt/deals/${created.id}`, { headers: mk }))).status).toBe('paid');
       }
       return order;
     }
