@@ -1,7 +1,11 @@
 // What each cabinet page shows, as HTML bodies. No logic beyond layout: pages.ts loads the data through the deal
 // service and decides which page and status to answer with; the actions offered are the service's (actionsFor).
-import type { ApprovalRecord, DealSnapshot, DisputeRecord, DocumentRecord, PaymentRecord } from '../deals/model.ts';
-import { dealStatus } from '../deals/model.ts';
+import type { ApprovalRecord, DealSnapshot, DisputeRecord, DocumentRecord, PaymentRecord, PayoutRecord } from '../deals/model.ts';
+import { dealStatus, isFinal } from '../deals/model.ts';
+import { payoutView } from '../deals/views.ts';
+import { dealMoneyState } from '../money/deal-money.ts';
+import { sum, toMinor, toNumber } from '../money/amount.ts';
+import { destinationTitle, DESTINATION_TYPES, type StoredDestination } from '../money/destinations.ts';
 import type { DealRole, DealVerb, PaymentAction } from '../deals/rules.ts';
 import type { DealInContext } from '../deals/service.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts/passwords.ts';
@@ -9,12 +13,15 @@ import { accountTranslator } from '../accounts/i18n.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { View } from '../web/page.ts';
-import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Translate } from '../web/i18n.ts';
+import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Lang, type Translate } from '../web/i18n.ts';
 import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX } from './dispute-form.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 
 
 export const COMMENT_MAX = 2000;
+/** What the shipment's carrier and tracking number may be, as the JSON route takes them. */
+export const SHIP_FIELD_MAX = 100;
+export const PAYOUTS_PATH = '/cabinet/view/payouts';
 const BUTTON_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger' } as const;
 
 export function signInBody({ t, lang }: View, form: { email: string; next: string; csrf: string; error?: string; notice?: string }): SafeHtml {
@@ -210,6 +217,160 @@ ${form}
 </section>`;
 }
 
+/**
+ * A destination's title in the reader's language. The stored title is written once, in English, when it is given
+ * (destinations.ts); its kind and its last four characters are all it says, so the title is made again from those.
+ */
+export function destinationWords(lang: Lang, destination: { type: string; title: string }): string {
+  const type = DESTINATION_TYPES.find((known) => known === destination.type);
+  return type ? destinationTitle({ type, token: destination.title.slice(-4) }, lang) : destination.title;
+}
+
+type PayoutFormType = (typeof DESTINATION_TYPES)[number];
+
+/**
+ * The Payouts page: where the seller's money goes now, a form for a sandbox test card (the two cards explained) and one
+ * for a live card token from YooKassa's payout widget or a YooMoney wallet, and the deals still waiting for a payout.
+ * A live token is a secret and is never written back into the form; a test card number is not one.
+ */
+export function payoutsBody(
+  view: View,
+  data: {
+    destination?: StoredDestination;
+    waiting: DealInContext[];
+    csrf: string;
+    error?: string;
+    notice?: string;
+    form?: { type: PayoutFormType; token: string };
+  },
+): SafeHtml {
+  const { t, lang } = view;
+  const current = data.destination
+    ? html`<p class="status" id="payout-current">${t('payoutCurrent', { title: destinationWords(lang, data.destination) })}</p>
+<p class="muted">${t('payoutCurrentSince', { date: formatDate(lang, data.destination.updated_at) })}</p>`
+    : html`<p class="status" id="payout-current">${t('payoutNone')}</p>`;
+  const testValue = data.form?.type === 'test_card' ? data.form.token : '';
+  const liveType = data.form && data.form.type !== 'test_card' ? data.form.type : 'bank_card';
+  const option = (type: Exclude<PayoutFormType, 'test_card'>) =>
+    html`<option value="${type}"${type === liveType ? html` selected` : undefined}>${t(`payoutType_${type}`)}</option>`;
+  const waiting = data.waiting.map(
+    ({ snapshot }) => html`<li><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a> · ${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${t(
+      `payout_${payoutView(snapshot).status === 'failed' ? 'failed' : 'awaiting_destination'}`,
+      { reason: failureWords(view, snapshot.payouts?.at(-1)) },
+    )}</span></li>`,
+  );
+  return html`<h1>${t('payoutsTitle')}</h1>
+${message('notice', data.notice)}${message('error', data.error)}
+<p>${t('payoutsIntro')}</p>
+${current}
+<section aria-labelledby="payout-test"><h2 id="payout-test">${t('payoutTestHeading')}</h2>
+<p>${t('payoutTestText')}</p>
+<ul><li>${t('payoutTestGood')}</li><li>${t('payoutTestDeclined')}</li></ul>
+<form method="post" action="${PAYOUTS_PATH}" id="payout-test-form">${csrfField(data.csrf)}<input type="hidden" name="type" value="test_card">
+<label for="test-card">${t('payoutTestCard')}</label>
+<input class="field" id="test-card" name="token" type="text" inputmode="numeric" autocomplete="off" required maxlength="23" value="${testValue}">
+<div><button type="submit">${t('payoutSave')}</button></div>
+</form>
+</section>
+<section aria-labelledby="payout-live"><h2 id="payout-live">${t('payoutLiveHeading')}</h2>
+<p>${t('payoutLiveText')}</p>
+<form method="post" action="${PAYOUTS_PATH}" id="payout-live-form">${csrfField(data.csrf)}
+<label for="live-type">${t('payoutLiveType')}</label>
+<select class="field" id="live-type" name="type">${option('bank_card')}${option('yoo_money')}</select>
+<label for="live-token">${t('payoutToken')}</label>
+<input class="field" id="live-token" name="token" type="text" autocomplete="off" spellcheck="false" required maxlength="200" aria-describedby="live-token-hint">
+<p class="hint" id="live-token-hint">${t('payoutSecretHint')}</p>
+<div><button type="submit">${t('payoutSave')}</button></div>
+</form>
+</section>
+<section aria-labelledby="payout-waiting"><h2 id="payout-waiting">${t('payoutWaitingHeading')}</h2>
+${waiting.length > 0 ? html`<ul class="plain">${waiting}</ul>` : html`<p class="muted">${t('payoutWaitingNone')}</p>`}
+</section>`;
+}
+
+/** Why a payout failed, in words where the reason is known, with the acquirer's code beside them. */
+function failureWords({ t }: View, payout: PayoutRecord | undefined): string {
+  const reason = payout?.failure_reason ?? '';
+  return reason === 'card_declined' ? `${t('payoutReason_card_declined')} (${reason})` : reason || '—';
+}
+
+/**
+ * Shipment and delivery: when the order left and with whom, when it arrived, and until when the buyer may still open a
+ * dispute before the money goes to the seller by itself. The seller marks the shipment here while the rules allow it
+ * (a GET form: the next page asks to confirm, and only that page's form changes the deal).
+ */
+function deliverySection(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[]): SafeHtml | undefined {
+  const { t, lang } = view;
+  const { delivery } = snapshot;
+  const mayShip = actions.includes('ship');
+  if (!delivery && !mayShip) return undefined;
+  const held = snapshot.payments.at(-1)?.status === 'hold' && !isFinal(dealStatus(snapshot));
+  const facts = delivery
+    ? html`<dl>
+<dt>${t('status')}</dt><dd class="status" id="delivery-status">${t('shippedOn', { date: formatDate(lang, delivery.shipped_at) })}${
+        delivery.delivered_at ? html` · ${t('deliveredOn', { date: formatDate(lang, delivery.delivered_at) })}` : html` · ${t('notDeliveredYet')}`
+      }</dd>
+${delivery.carrier && html`<dt>${t('carrier')}</dt><dd>${delivery.carrier}</dd>`}
+${delivery.tracking && html`<dt>${t('tracking')}</dt><dd>${delivery.tracking}</dd>`}
+</dl>`
+    : html`<p class="muted">${t('notShippedYet')}</p>`;
+  const ends = delivery?.status === 'delivered' && delivery.inspection_ends_at && held ? delivery.inspection_ends_at : undefined;
+  const inspection =
+    ends && (role === 'buyer' || role === 'seller')
+      ? html`<p class="consequence" id="inspection">${t(role === 'buyer' ? 'inspectionBuyer' : 'inspectionSeller', { date: formatDate(lang, ends) })}</p>`
+      : undefined;
+  const buyerNote = delivery && held && role === 'buyer' && !ends ? html`<p class="hint">${t('shippedBuyerNote')}</p>` : undefined;
+  const ship = mayShip
+    ? html`<form method="get" action="${dealPath(snapshot)}/shipment" id="ship-form">
+<h3>${t('shipHeading')}</h3>
+<label for="carrier">${t('shipCarrier')}</label>
+<input class="field" id="carrier" name="carrier" type="text" maxlength="${SHIP_FIELD_MAX}">
+<label for="tracking">${t('shipTracking')}</label>
+<input class="field" id="tracking" name="tracking" type="text" maxlength="${SHIP_FIELD_MAX}">
+<div><button type="submit">${t('shipButton')}</button></div>
+<p class="hint">${t('shipHint')}</p>
+</form>`
+    : undefined;
+  return html`<section aria-labelledby="delivery"><h2 id="delivery">${t('deliveryHeading')}</h2>
+${facts}${inspection}${buyerNote}${ship}
+</section>`;
+}
+
+/**
+ * The seller's payout of the released money: waiting for their card (with the way to give one), on its way, paid out
+ * (where to), or failed (why, and the way to give another card); each transfer below.
+ */
+function payoutSection(view: View, snapshot: DealSnapshot): SafeHtml | undefined {
+  const { t, lang } = view;
+  const payout = payoutView(snapshot);
+  if (payout.status === 'none') return undefined;
+  const payouts = snapshot.payouts ?? [];
+  const { currency } = snapshot.deal;
+  const total = (status: PayoutRecord['status']) =>
+    formatMoney(lang, toNumber(sum(payouts.filter((item) => item.status === status).map((item) => toMinor(item.amount)))), currency);
+  const title = payout.destination ? destinationWords(lang, payout.destination) : '';
+  const link = (key: 'payout_addCard' | 'payout_giveAnother') => html`<p><a class="button" href="${PAYOUTS_PATH}">${t(key)}</a></p>`;
+  const state = {
+    awaiting_destination: html`<p class="status">${t('payout_awaiting_destination')}</p>${link('payout_addCard')}`,
+    pending: html`<p class="status">${t('payout_pending', { amount: total('pending'), title })}</p>`,
+    succeeded: html`<p class="status">${t('payout_succeeded', { amount: total('succeeded'), title })}</p>`,
+    failed: html`<p class="status">${t('payout_failed', { reason: failureWords(view, payouts.at(-1)) })}</p>
+<p class="hint">${t('payout_failedHint')}</p>${link('payout_giveAnother')}`,
+  }[payout.status];
+  const items =
+    payouts.length > 0
+      ? html`<ul class="plain">${payouts.map(
+          (item) => html`<li>${formatMoney(lang, item.amount, item.currency)} · ${item.destination.title ? destinationWords(lang, item.destination) : '—'} · <span class="status">${t(
+            `payoutItem_${item.status}`,
+          )}</span> <span class="muted">${formatDate(lang, item.updated_at)}</span></li>`,
+        )}</ul>`
+      : undefined;
+  return html`<section aria-labelledby="payout"><h2 id="payout">${t('payoutHeading')}</h2>
+<div id="payout-state">${state}</div>
+${items}
+</section>`;
+}
+
 export function dealBody(
   view: View,
   data: { snapshot: DealSnapshot; role: DealRole; actions: DealVerb[]; csrf: string; error?: string; notice?: string; sandbox?: boolean },
@@ -217,6 +378,7 @@ export function dealBody(
   const { t, lang } = view;
   const { snapshot, role, actions } = data;
   const { deal } = snapshot;
+  const money = dealMoneyState(snapshot);
   const approvals = [...snapshot.approvals].reverse().map(
     (approval) => html`<li class="card">
 <p>${t('approver')}: ${approval.approver} <span class="muted">${t('startedAt', { date: formatDate(lang, approval.created_at) })}</span></p>
@@ -233,8 +395,12 @@ ${message('notice', data.notice)}${message('error', data.error)}
 ${role === 'buyer' ? undefined : html`<dt>${t('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} <${deal.buyer_email}>` : deal.buyer_email}</dd>`}
 ${deal.seller_email && role !== 'seller' ? html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>` : undefined}
 ${deal.description && html`<dt>${t('description')}</dt><dd>${deal.description}</dd>`}
+${money.released_amount > 0 && html`<dt>${t('releasedAmount')}</dt><dd id="released-amount">${formatMoney(lang, money.released_amount, deal.currency)}</dd>`}
+${money.refunded_amount > 0 && html`<dt>${t('refundedAmount')}</dt><dd id="refunded-amount">${formatMoney(lang, money.refunded_amount, deal.currency)}</dd>`}
 </dl>
 ${escrow(view, snapshot, role, actions, data.csrf, data.sandbox ?? false)}
+${deliverySection(view, snapshot, role, actions)}
+${role === 'seller' ? payoutSection(view, snapshot) : undefined}
 ${snapshot.dispute ? disputeSection(view, snapshot, snapshot.dispute, role, actions.includes('message'), data.csrf) : undefined}
 <section aria-labelledby="documents"><h2 id="documents">${t('documents')}</h2>${documentList(view, snapshot.documents)}</section>
 <section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHistory')}</h2>
@@ -267,6 +433,27 @@ ${message('error', data.error)}
 <form method="post" action="${dealPath(snapshot)}/escrow/${action}">${csrfField(data.csrf)}<input type="hidden" name="confirmed" value="yes">
 ${reason}
 <div class="actions"><button type="submit" class="${BUTTON_CLASS[action]}">${t(`confirm_${action}_button`)}</button>
+<a class="button secondary" href="${dealPath(snapshot)}">${t('confirmCancel')}</a></div>
+</form>`;
+}
+
+/**
+ * The confirmation of the seller's shipment: the carrier and tracking number as they will be told, and what it changes
+ * (the buyer can then only dispute). The form posts them again with `confirmed=yes`.
+ */
+export function shipConfirmBody(view: View, data: { snapshot: DealSnapshot; csrf: string; carrier: string; tracking: string; error?: string }): SafeHtml {
+  const { t } = view;
+  const { snapshot } = data;
+  return html`<p><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></p>
+<h1>${t('confirm_ship_title')}</h1>
+${message('error', data.error)}
+<p class="consequence">${t('confirm_ship_text')}</p>
+<form method="post" action="${dealPath(snapshot)}/shipment">${csrfField(data.csrf)}<input type="hidden" name="confirmed" value="yes">
+<label for="carrier">${t('shipCarrier')}</label>
+<input class="field" id="carrier" name="carrier" type="text" maxlength="${SHIP_FIELD_MAX}" value="${data.carrier}">
+<label for="tracking">${t('shipTracking')}</label>
+<input class="field" id="tracking" name="tracking" type="text" maxlength="${SHIP_FIELD_MAX}" value="${data.tracking}">
+<div class="actions"><button type="submit">${t('confirm_ship_button')}</button>
 <a class="button secondary" href="${dealPath(snapshot)}">${t('confirmCancel')}</a></div>
 </form>`;
 }

@@ -10,12 +10,39 @@ import type { Services } from '../services.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { problemStatus } from '../http/problem-catalog.ts';
 import { STYLESHEET_PATH } from '../web/layout.ts';
-import { COMMENT_MAX, confirmBody, dealBody, homeBody, inviteBody, inviteInvalidBody, signInBody } from './page-views.ts';
+import {
+  COMMENT_MAX,
+  PAYOUTS_PATH,
+  SHIP_FIELD_MAX,
+  confirmBody,
+  dealBody,
+  destinationWords,
+  homeBody,
+  inviteBody,
+  inviteInvalidBody,
+  payoutsBody,
+  shipConfirmBody,
+  signInBody,
+} from './page-views.ts';
 import { tokenUsable } from '../accounts/tokens.ts';
 import { passwordProblem } from '../accounts/pages.ts';
 import { accountTranslator } from '../accounts/i18n.ts';
 import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
-import { actionsFor, addDisputeMessage, approvalsOfUser, dealFor, dealsOfUser, decideApproval, moveEscrow, payDeal, type DealActor } from '../deals/service.ts';
+import {
+  actionsFor,
+  addDisputeMessage,
+  approvalsOfUser,
+  dealFor,
+  dealsOfUser,
+  decideApproval,
+  moveEscrow,
+  payDeal,
+  setSellerPayoutDestination,
+  shipDeal,
+  type DealActor,
+} from '../deals/service.ts';
+import { payoutView } from '../deals/views.ts';
+import { DESTINATION_TYPES, sellerDestination } from '../money/destinations.ts';
 import { findMarketplace } from '../marketplaces/marketplaces.ts';
 import { paymentPageOrigins, providerFor } from '../escrow/providers.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
@@ -34,6 +61,7 @@ const DONE = {
   refund: 'refunded',
   dispute: 'disputed',
   message: 'message_sent',
+  ship: 'shipped',
 } as const;
 const person = (signed: SignedIn) => ({ kind: 'person', user: signed.user }) satisfies DealActor;
 
@@ -229,6 +257,74 @@ export function cabinetPages(api: Api, services: Services): void {
     }),
   );
 
+  // The seller's shipment: the deal page's form GETs this confirmation with the carrier and tracking number filled in;
+  // only the confirmation's own form (confirmed=yes) marks the order shipped, which cannot be undone.
+  router.get(
+    '/cabinet/view/deals/:id/shipment',
+    page(services, async (p) => {
+      const signed = await signedInOrRedirect(p, services);
+      if (!signed) return;
+      const field = (name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim() : '');
+      await shipConfirmPage(p, services, signed, p.ctx.params.id!, { carrier: field('carrier'), tracking: field('tracking') });
+    }),
+  );
+
+  router.post(
+    '/cabinet/view/deals/:id/shipment',
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      const dealId = p.ctx.params.id!;
+      const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+      if (!signed) return;
+      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const fields = { carrier: (form.get('carrier') ?? '').trim(), tracking: (form.get('tracking') ?? '').trim() };
+      if (form.get('confirmed') !== 'yes' || tooLongShipment(fields)) return shipConfirmPage(p, services, signed, dealId, fields);
+      await orDealPage(p, services, signed, dealId, () => shipDeal(services, person(signed), dealId, fields), DONE.ship);
+    }),
+  );
+
+  router.get(
+    PAYOUTS_PATH,
+    page(services, async (p) => {
+      const signed = await signedInOrRedirect(p, services);
+      if (!signed) return;
+      const saved = p.ctx.query.done === 'payout_saved';
+      await payoutsPage(p, services, signed, 200, saved ? { saved: true } : {});
+    }),
+  );
+
+  // A payout destination is reversible (a new one replaces it), so it is saved without a confirmation; the service
+  // pays out again each deal of the seller's that waited for one or whose payout failed.
+  router.post(
+    PAYOUTS_PATH,
+    page(services, async (p) => {
+      const form = await readForm(p.ctx);
+      const signed = await signedInOrRedirect(p, services, PAYOUTS_PATH);
+      if (!signed) return;
+      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const type = DESTINATION_TYPES.find((known) => known === form.get('type'));
+      if (!type) return payoutsPage(p, services, signed, 400, { error: p.t('badForm') });
+      const given = (form.get('token') ?? '').trim();
+      // People copy card numbers with spaces or dashes between the groups; a test card is its digits.
+      const token = type === 'test_card' ? given.replace(/[\s-]/g, '') : given;
+      // Only a test card is written back into the form: a live token or a wallet number is not shown again.
+      const again = type === 'test_card' ? { type, token: given.slice(0, 23) } : { type, token: '' };
+      if (token === '') return payoutsPage(p, services, signed, 400, { error: p.t('payoutEmpty'), form: again });
+      // A live card is given as the payout widget's token, never by its number: a number typed here is not kept.
+      if (type === 'bank_card' && /^\d{12,19}$/.test(token.replace(/[\s-]/g, ''))) {
+        return payoutsPage(p, services, signed, 400, { error: p.t('payoutCardNumber'), form: again });
+      }
+      try {
+        if (token.length > 200) throw problem('payout_destination_invalid', 'The token is at most 200 characters.');
+        await setSellerPayoutDestination(services, signed.user, { type, token });
+      } catch (error) {
+        if (!(error instanceof Problem) || error.code !== 'payout_destination_invalid') throw error;
+        return payoutsPage(p, services, signed, 400, { error: p.t(`payoutBad_${type}`), form: again });
+      }
+      redirect(p.ctx, `${PAYOUTS_PATH}?done=payout_saved`);
+    }),
+  );
+
   router.post(
     '/cabinet/view/deals/:id/dispute/messages',
     page(services, async (p) => {
@@ -290,7 +386,14 @@ function changeWords(p: Page, problem: Problem): string {
   if (first?.path === 'text') return tooBig ? p.t('messageTooLong', { max: MESSAGE_TEXT_MAX }) : p.t('messageBlank');
   if (first?.path === 'files' && tooBig) return p.t('tooManyFiles', { count: EVIDENCE_FILES_MAX });
   if (first?.path.startsWith('files.') && first.message.includes('MiB')) return p.t('fileTooLarge', { size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 });
-  return problemWords(p.t, problem);
+  return refusalWords(p, problem);
+}
+
+/** Refusals of the money and delivery rules that a buyer or a seller meets only here, in words; the rest as every page says them. */
+const DEAL_REFUSALS = new Set(['shipped_dispute_instead', 'invalid_delivery_state'] as const);
+function refusalWords(p: Page, problem: { code: string; status: number }): string {
+  const code = [...DEAL_REFUSALS].find((known) => known === problem.code);
+  return code ? p.t(code) : problemWords(p.t, problem);
 }
 
 async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: string, status: number, words: { error?: string; notice?: string }) {
@@ -338,10 +441,46 @@ async function confirmPage(
   const refused = refusal(snapshot, action, role);
   if (refused) {
     const status = problemStatus(refused.code);
-    return dealPage(p, services, signed, dealId, status, { error: problemWords(p.t, { code: refused.code, status }) });
+    return dealPage(p, services, signed, dealId, status, { error: refusalWords(p, { code: refused.code, status }) });
   }
   const getPath = `/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}`;
   send(p, status, p.t(`confirm_${action}_title`), confirmBody(p, { snapshot, action, csrf: signed.csrf, ...form }), getPath, signed);
+}
+
+const tooLongShipment = (fields: { carrier: string; tracking: string }) => fields.carrier.length > SHIP_FIELD_MAX || fields.tracking.length > SHIP_FIELD_MAX;
+
+/**
+ * The confirmation of the seller's shipment. Anyone but the seller gets a 404, as in the API; a shipment the deal
+ * refuses now (already marked, the money not held) is the deal page with the reason in words.
+ */
+async function shipConfirmPage(p: Page, services: Services, signed: SignedIn, dealId: string, fields: { carrier: string; tracking: string }) {
+  const { snapshot, role } = await dealFor(services, person(signed), dealId);
+  if (!roleMay(role, 'ship')) throw notFound('No such deal.');
+  const refused = refusal(snapshot, 'ship', role);
+  if (refused) {
+    const status = problemStatus(refused.code);
+    return dealPage(p, services, signed, dealId, status, { error: refusalWords(p, { code: refused.code, status }) });
+  }
+  const tooLong = tooLongShipment(fields);
+  const shown = tooLong ? { carrier: fields.carrier.slice(0, SHIP_FIELD_MAX), tracking: fields.tracking.slice(0, SHIP_FIELD_MAX) } : fields;
+  const error = tooLong ? p.t('shipFieldTooLong', { max: SHIP_FIELD_MAX }) : undefined;
+  const body = shipConfirmBody(p, { snapshot, csrf: signed.csrf, ...shown, error });
+  send(p, tooLong ? 400 : 200, p.t('confirm_ship_title'), body, `/cabinet/view/deals/${snapshot.deal.id}/shipment`, signed);
+}
+
+/** The Payouts page: the seller's destination, its forms, and their deals whose payout waits for a destination or failed. */
+async function payoutsPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  status: number,
+  words: { saved?: boolean; error?: string; form?: Parameters<typeof payoutsBody>[1]['form'] },
+) {
+  const [destination, deals] = await Promise.all([sellerDestination(services.db, signed.user.id), dealsOfUser(services, signed.user)]);
+  const waiting = deals.filter(({ snapshot, role }) => role === 'seller' && ['awaiting_destination', 'failed'].includes(payoutView(snapshot).status));
+  const notice = words.saved && destination ? p.t('done_payout_saved', { title: destinationWords(p.lang, destination) }) : undefined;
+  const body = payoutsBody(p, { destination, waiting, csrf: signed.csrf, notice, error: words.error, form: words.form });
+  send(p, status, p.t('payoutsTitle'), body, PAYOUTS_PATH, signed);
 }
 
 function invalidInvitation(p: Page): void {

@@ -8,6 +8,7 @@ export const STYLESHEET_PATH = '/cabinet/assets/cabinet.css';
 /** The signed-in user's sections: the header links to each (pages under /cabinet/view are the web twins of JSON routes). */
 export const SECTIONS = [
   ['/cabinet', 'navDeals'],
+  ['/cabinet/view/payouts', 'navPayouts'],
   ['/cabinet/view/profile', 'navProfile'],
   ['/cabinet/view/security', 'navSecurity'],
   ['/cabinet/view/data-keys', 'navDataKeys'],
