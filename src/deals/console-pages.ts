@@ -25,11 +25,13 @@ import {
   type DealActor,
 } from './service.ts';
 import { marketplaceNames } from './store.ts';
-import { paymentView, dealView } from './views.ts';
+import { Money, paymentView, dealView } from './views.ts';
+import { dealPostingsSection } from '../money/console-pages.ts';
 import { AdminDealQuery, DEAL_MOVERS, DisputeQuery, INVITATION_SENDERS, auditedDeal, dealFilter } from './admin-routes.ts';
 import { dealConsoleTranslator, type DealConsoleMessage } from './console-i18n.ts';
 import {
   MESSAGE_MAX,
+  DECISIONS,
   MONEY_MOVES,
   REASON_MAX,
   dealBody,
@@ -40,13 +42,15 @@ import {
   moveConfirmBody,
   type DealConsolePage,
   type DealFilterForm,
+  type Decision,
   type MoneyMove,
+  type SplitAmounts,
 } from './console-views.ts';
 
 const ADMINISTRATOR: DealActor = { kind: 'administrator' };
 const LIST_PAGE = 25;
 const FILTER_FIELDS = ['marketplace_id', 'status', 'external_id', 'buyer_email', 'created_from', 'created_to'] as const;
-const DONE = ['release', 'refund', 'dispute', 'cancel', 'invitation', 'decided_release', 'decided_refund', 'message'] as const;
+const DONE = ['release', 'refund', 'dispute', 'cancel', 'invitation', 'decided_release', 'decided_refund', 'decided_split', 'message'] as const;
 /** The JSON operation each console change is audited as. */
 const MOVE_ACTION: Record<MoneyMove, string> = {
   release: 'adminEscrowRelease',
@@ -55,10 +59,29 @@ const MOVE_ACTION: Record<MoneyMove, string> = {
   cancel: 'adminCancelDeal',
 };
 /** Refusals a page explains in its own words; any other is told in general. */
-const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute', 'dispute_open'] as const;
+const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute', 'dispute_open', 'invalid_refund_amount'] as const;
 
 const mayMove = (role: AdminRole) => (DEAL_MOVERS as readonly AdminRole[]).includes(role);
 const isMove = (value: unknown): value is MoneyMove => MONEY_MOVES.includes(value as MoneyMove);
+const isDecision = (value: unknown): value is Decision => DECISIONS.includes(value as Decision);
+
+/**
+ * An amount as an arbiter writes it: spaces between thousands and a decimal comma are taken (the Russian way), then
+ * it is the API's Money (at most two decimals). Undefined when it is not one.
+ */
+function amountField(value: string | null): number | undefined {
+  const text = (value ?? '').replace(/[\s\u00a0\u202f]/g, '').replace(',', '.');
+  if (!/^\d{1,14}(\.\d{1,2})?$/.test(text)) return undefined;
+  const parsed = Money.safeParse(Number(text));
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Both parts of a split from its form, or undefined when either is missing or not an amount. */
+function splitOf(form: URLSearchParams): SplitAmounts | undefined {
+  const release = amountField(form.get('release_amount'));
+  const refund = amountField(form.get('refund_amount'));
+  return release === undefined || refund === undefined ? undefined : { release_amount: release, refund_amount: refund };
+}
 const withWords = (p: ConsolePage): DealConsolePage => ({ ...p, d: dealConsoleTranslator(p.lang) });
 const queryText = (p: ConsolePage, name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, 320) : '');
 /** `?done=` names one of a fixed set of outcomes; anything else says nothing. */
@@ -120,9 +143,10 @@ export function dealConsolePages(api: Api, services: Services): void {
   /** The deal page, with a notice or an error and the status to answer with. */
   const showDeal = async (p: DealConsolePage, id: string, status = 200, error?: string) => {
     const found = await administratorDeal(services, id);
-    const marketplace = (await marketplaceNames(services.db, [found.snapshot.deal.marketplace_id])).get(found.snapshot.deal.marketplace_id) ?? '';
+    const [names, postings] = await Promise.all([marketplaceNames(services.db, [found.snapshot.deal.marketplace_id]), dealPostingsSection(services, found.snapshot.deal.id, p.lang)]);
+    const marketplace = names.get(found.snapshot.deal.marketplace_id) ?? '';
     const failed = queryText(p, 'failed') === 'too_many_invitations' ? p.d('failed_too_many_invitations') : undefined;
-    const body = dealBody(p, { ...found, marketplace, mayMove: mayMove(p.admin.role), notice: doneNotice(p), error: error ?? failed });
+    const body = dealBody(p, { ...found, marketplace, postings, mayMove: mayMove(p.admin.role), notice: doneNotice(p), error: error ?? failed });
     send(p, status, p.d('dealTitle', { external_id: found.snapshot.deal.external_id }), body, dealPath(id), p.admin);
   };
 
@@ -226,15 +250,24 @@ export function dealConsolePages(api: Api, services: Services): void {
       const form = await consoleForm(p);
       const id = String(p.ctx.params.id);
       const outcome = form.get('outcome');
-      if (outcome !== 'release' && outcome !== 'refund') throw problem('validation_failed', 'Choose release or refund.');
+      if (!isDecision(outcome)) throw problem('validation_failed', 'Choose release, refund or split.');
       const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
+      const split = outcome === 'split' ? splitOf(form) : undefined;
       const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
-      const confirm = (status: number, error?: string, current: DealSnapshot = snapshot) =>
-        send(p, status, p.d(`confirmDecide_${outcome}`, { amount: formatMoney(p.lang, current.deal.amount, current.deal.currency) }), decideConfirmBody(p, { snapshot: current, outcome, reason, error }), '/admin/view/disputes', p.admin);
+      const confirm = (status: number, error?: string, current: DealSnapshot = snapshot) => {
+        const body = decideConfirmBody(p, { snapshot: current, outcome, reason, split, error });
+        const title =
+          outcome === 'split'
+            ? p.d('decide_split')
+            : p.d(`confirmDecide_${outcome}`, { amount: formatMoney(p.lang, current.deal.amount, current.deal.currency) });
+        send(p, status, title, body, '/admin/view/disputes', p.admin);
+      };
       if (!reason.trim()) return confirm(400, p.d('notDone', { why: p.d('why_reason_required') }));
+      // A split names both parts; the confirmation asks again for them, with what is held.
+      if (outcome === 'split' && !split) return confirm(400, p.d('notDone', { why: p.d('why_split_amounts') }));
       if (form.get('confirmed') !== 'yes') return confirm(200);
       try {
-        const payment = await resolveDispute(services, id, outcome, reason.trim());
+        const payment = await resolveDispute(services, id, outcome, reason.trim(), split);
         await auditConsole(p, services, { action: 'adminResolveDispute', object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after: paymentView(payment) });
         redirect(p.ctx, `${dealPath(id)}?done=decided_${outcome}`);
       } catch (error) {

@@ -3,15 +3,22 @@
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords } from '../web/i18n.ts';
+import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
 import { DEAL_STATUSES, dealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
 import type { DealConsoleTranslate } from './console-i18n.ts';
-import { dealMoney } from './views.ts';
+import { dealMoney, deliveryView, payoutView } from './views.ts';
+import { dealMoneyState } from '../money/deal-money.ts';
+import { destinationWords } from '../cabinet/page-views.ts';
 
 export type DealConsolePage = ConsolePage & { d: DealConsoleTranslate };
 export const MONEY_MOVES = ['release', 'refund', 'dispute', 'cancel'] as const;
+export const DECISIONS = ['release', 'refund', 'split'] as const;
+export type Decision = (typeof DECISIONS)[number];
+/** The arbiter's split: what goes to the seller and what back to the buyer. */
+export type SplitAmounts = { release_amount: number; refund_amount: number };
 export type MoneyMove = (typeof MONEY_MOVES)[number];
 export const REASON_MAX = 2000;
 export const MESSAGE_MAX = 5000;
@@ -71,6 +78,8 @@ export interface DealPageData {
   events: DealEventRecord[];
   deliveries: DealDeliveryRecord[];
   temporalUrl: string;
+  /** The deal's ledger postings (src/money/console-pages.ts dealPostingsSection). */
+  postings: SafeHtml;
   mayMove: boolean;
   notice?: string;
   error?: string;
@@ -80,6 +89,7 @@ export function dealBody(p: DealConsolePage, data: DealPageData): SafeHtml {
   const { d, t, lang } = p;
   const { snapshot } = data;
   const { deal } = snapshot;
+  const money = dealMoneyState(snapshot);
   return html`<h1>${d('dealTitle', { external_id: deal.external_id })}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
@@ -91,6 +101,8 @@ ${message('notice', data.notice)}${message('error', data.error)}
 <dt>${d('amount')}</dt><dd>${amountOf(p, snapshot)}</dd>
 <dt>${d('fee')}</dt><dd>${formatMoney(p.lang, dealMoney(deal).fee, deal.currency)}</dd>
 <dt>${d('sellerAmount')}</dt><dd>${formatMoney(p.lang, dealMoney(deal).seller_amount, deal.currency)}</dd>
+<dt>${d('releasedAmount')}</dt><dd id="released-amount">${formatMoney(p.lang, money.released_amount, deal.currency)}</dd>
+<dt>${d('refundedAmount')}</dt><dd id="refunded-amount">${formatMoney(p.lang, money.refunded_amount, deal.currency)}</dd>
 <dt>${d('created')}</dt><dd>${when(p, deal.created_at)}</dd>
 <dt>id</dt><dd><code>${deal.id}</code></dd>
 </dl>
@@ -112,6 +124,9 @@ ${snapshot.payments.length === 0 ? html`<p class="muted">${d('noPayments')}</p>`
       payment.hold_expires_at && payment.status === 'hold' ? html` · ${d('holdUntil', { date: formatDate(lang, payment.hold_expires_at) })}` : ''
     }</span></li>`,
   )}</ul>`}</section>
+${deliverySection(p, snapshot)}
+${payoutSection(p, snapshot)}
+${data.postings}
 ${snapshot.dispute && html`<section aria-labelledby="dispute"><h2 id="dispute">${d('disputeHeading')}</h2>${disputeDetails(p, snapshot.dispute)}
 ${snapshot.dispute.status === 'open' && html`<p><a href="/admin/view/disputes#dispute-${deal.id}">${d('goToQueue')}</a></p>`}</section>`}
 ${snapshot.cancellation && html`<section aria-labelledby="cancellation"><h2 id="cancellation">${d('cancellationHeading')}</h2>
@@ -130,6 +145,42 @@ ${data.deliveries.length === 0 ? html`<p class="muted">${d('noDeliveries')}</p>`
     (row) => html`<tr><td>${when(p, row.at)}</td><td><code>${row.event}</code></td><td>${row.attempt === 0 ? d('notAttempted') : String(row.attempt)}</td>
 <td>${d(`delivery_${row.status}`)}</td><td>${row.http_status === null ? '' : String(row.http_status)}</td><td class="text">${row.error ?? ''}</td></tr>`,
   )}</tbody></table></div>`}</section>`;
+}
+
+/** Shipment and delivery as marked, and the buyer's inspection window (its end, or none: released at delivery). */
+function deliverySection(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
+  const { d } = p;
+  const delivery = deliveryView(snapshot);
+  const body =
+    delivery.status === 'none'
+      ? html`<p class="muted">${d('notShipped')}</p>`
+      : html`<dl>
+<dt>${d('status')}</dt><dd class="status" id="delivery-status">${d(`shipment_${delivery.status}`)} <code>${delivery.status}</code></dd>
+<dt>${d('carrier')}</dt><dd>${delivery.carrier || d('none')}</dd>
+<dt>${d('tracking')}</dt><dd>${delivery.tracking || d('none')}</dd>
+<dt>${d('shippedAt')}</dt><dd>${delivery.shipped_at ? when(p, delivery.shipped_at) : d('none')}</dd>
+<dt>${d('deliveredAt')}</dt><dd>${delivery.delivered_at ? when(p, delivery.delivered_at) : d('none')}</dd>
+${delivery.delivered_at && html`<dt>${d('inspectionEndsAt')}</dt><dd>${delivery.inspection_ends_at ? when(p, delivery.inspection_ends_at) : d('inspectionNone')}</dd>`}
+</dl>`;
+  return html`<section aria-labelledby="delivery"><h2 id="delivery">${d('deliveryHeading')}</h2>${body}</section>`;
+}
+
+/** Where the payout of the released money stands, where it went, and each transfer with why it failed. */
+function payoutSection(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
+  const { d, lang } = p;
+  const payout = payoutView(snapshot);
+  const payouts = snapshot.payouts ?? [];
+  return html`<section aria-labelledby="payout"><h2 id="payout">${d('payoutHeading')}</h2>
+<dl><dt>${d('payoutStatus')}</dt><dd class="status" id="payout-status">${d(`payout_${payout.status}`)} <code>${payout.status}</code></dd>
+${payout.destination && html`<dt>${d('payoutDestination')}</dt><dd>${destinationWords(lang, payout.destination)}</dd>`}</dl>
+${payouts.length === 0 ? html`<p class="muted">${d('noPayouts')}</p>` : html`<div class="table"><table>
+<thead><tr><th>${d('when')}</th><th>${d('amount')}</th><th>${d('payoutTo')}</th><th>${d('status')}</th><th>${d('failureReason')}</th></tr></thead>
+<tbody>${payouts.map(
+      (item) => html`<tr><td>${when(p, item.created_at)}</td><td>${formatMoney(lang, item.amount, item.currency)}</td><td>${
+        item.destination.title ? destinationWords(lang, item.destination) : d('none')
+      }</td><td>${d(`payoutItem_${item.status}`)}</td><td>${item.failure_reason ? html`<code>${item.failure_reason}</code>` : ''}</td></tr>`,
+    )}</tbody></table></div>`}
+</section>`;
 }
 
 /** Links to the confirmation of each money move the rules allow now (for admin and arbiter), and the invitation. */
@@ -197,7 +248,7 @@ export function disputesBody(
 <h2 id="dispute-title-${id}"><a href="${dealPath(id)}">${d('dealTitle', { external_id: snapshot.deal.external_id })}</a> · ${amountOf(p, snapshot)}</h2>
 <p>${snapshot.deal.title.trim() || d('untitled')} · ${d('buyer')}: ${snapshot.deal.buyer_email} · ${d('seller')}: ${snapshot.deal.seller_email || d('none')} · ${d('messagesCount', { count: messages_count })}</p>
 ${disputeDetails(p, snapshot.dispute!)}
-${data.status === 'open' && data.mayDecide && decideForms(p, id)}
+${data.status === 'open' && data.mayDecide && decideForms(p, snapshot)}
 </article>`;
   });
   return html`<h1>${d('disputesTitle')}</h1>
@@ -209,8 +260,10 @@ ${cards.length === 0 ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : 
 ${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
 }
 
-function decideForms(p: DealConsolePage, id: string): SafeHtml {
+function decideForms(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
   const { d } = p;
+  const id = snapshot.deal.id;
+  const held = heldAmount(p, snapshot);
   return html`<form method="post" action="/admin/view/disputes/${id}/messages">${csrfField(p.admin.csrf)}
 <h3>${d('addMessage')}</h3><label for="text-${id}">${d('messageText')}</label>
 <textarea id="text-${id}" name="text" required maxlength="${MESSAGE_MAX}"></textarea>
@@ -219,24 +272,51 @@ function decideForms(p: DealConsolePage, id: string): SafeHtml {
 <h3>${d('decideHeading')}</h3>
 <fieldset><legend>${d('decision')}</legend>
 <label><input type="radio" name="outcome" value="release" required> ${d('decide_release')}</label>
-<label><input type="radio" name="outcome" value="refund" required> ${d('decide_refund')}</label></fieldset>
+<label><input type="radio" name="outcome" value="refund" required> ${d('decide_refund')}</label>
+<label><input type="radio" name="outcome" value="split" required> ${d('decide_split')}</label>
+<div class="filters"><div><label for="release-${id}">${d('splitRelease')}</label><input id="release-${id}" name="release_amount" type="text" inputmode="decimal" maxlength="20" size="12"></div>
+<div><label for="refund-${id}">${d('splitRefund')}</label><input id="refund-${id}" name="refund_amount" type="text" inputmode="decimal" maxlength="20" size="12"></div></div>
+<p class="hint">${d('splitHint', { amount: held })}</p></fieldset>
 <label for="reason-${id}">${d('decisionReason')}</label>
 <textarea id="reason-${id}" name="reason" required maxlength="${REASON_MAX}"></textarea>
 <div><button type="submit">${d('decideButton')}</button></div></form>`;
 }
 
-/** The confirmation of a decision: who gets the money, the reason as both sides will read it, and the last step. */
-export function decideConfirmBody(p: DealConsolePage, data: { snapshot: DealSnapshot; outcome: 'release' | 'refund'; reason: string; error?: string }): SafeHtml {
+/** The money a decision moves: what the latest payment still holds (paid, less the parts refunded while held). */
+function heldAmount(p: DealConsolePage, snapshot: DealSnapshot): string {
+  const payment = snapshot.payments.at(-1);
+  if (!payment) return amountOf(p, snapshot);
+  const refunded = (snapshot.refunds ?? []).filter((refund) => refund.payment_id === payment.id).map((refund) => toMinor(refund.amount));
+  return formatMoney(p.lang, toNumber(toMinor(payment.amount) - sum(refunded)), payment.currency);
+}
+
+/**
+ * The confirmation of a decision: who gets the money (a split names both parts), the reason as both sides will read
+ * it, and the last step. A split's parts go with the form again.
+ */
+export function decideConfirmBody(
+  p: DealConsolePage,
+  data: { snapshot: DealSnapshot; outcome: Decision; reason: string; split?: SplitAmounts; error?: string },
+): SafeHtml {
   const { d } = p;
   const { snapshot, outcome } = data;
-  const amount = amountOf(p, snapshot);
-  return html`<h1>${d(`confirmDecide_${outcome}`, { amount })}</h1>
+  const money = (value: number) => formatMoney(p.lang, value, snapshot.deal.currency);
+  const amounts = {
+    amount: heldAmount(p, snapshot),
+    release: data.split ? money(data.split.release_amount) : '',
+    refund: data.split ? money(data.split.refund_amount) : '',
+  };
+  const consequence = outcome === 'split' && !data.split ? undefined : html`<p class="consequence">${d(`consequence_${outcome}`, amounts)}</p>`;
+  return html`<h1>${outcome === 'split' && !data.split ? d('decide_split') : d(`confirmDecide_${outcome}`, amounts)}</h1>
 <p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')}</p>
 ${message('error', data.error)}
-<p class="consequence">${d(`consequence_${outcome}`, { amount })}</p>
+${consequence}
 <p>${d('decidesDispute')}</p>
 <form method="post" action="/admin/view/disputes/${snapshot.deal.id}/decide">${csrfField(p.admin.csrf)}
 <input type="hidden" name="outcome" value="${outcome}"><input type="hidden" name="confirmed" value="yes">
+${outcome === 'split' && html`<div class="filters"><div><label for="release_amount">${d('splitRelease')}</label><input id="release_amount" name="release_amount" type="text" inputmode="decimal" maxlength="20" size="12" required value="${data.split ? String(data.split.release_amount) : ''}"></div>
+<div><label for="refund_amount">${d('splitRefund')}</label><input id="refund_amount" name="refund_amount" type="text" inputmode="decimal" maxlength="20" size="12" required value="${data.split ? String(data.split.refund_amount) : ''}"></div></div>
+<p class="hint">${d('splitHint', { amount: amounts.amount })}</p>`}
 <label for="reason">${d('yourReason')}</label>
 <textarea id="reason" name="reason" required maxlength="${REASON_MAX}">${data.reason}</textarea>
 <div class="actions"><button type="submit" class="danger">${d('confirmDecideButton')}</button> <a class="button secondary" href="/admin/view/disputes#dispute-${snapshot.deal.id}">${d('backToQueue')}</a></div>
