@@ -2,27 +2,12 @@
 // workflow passes. Refusals are non-retryable (refuse(), type `acquirer_refused`); transient failures are plain Errors
 // that Temporal retries with the same key.
 import type { Services } from '../../src/services.ts';
-import { refuse } from '../../src/temporal/refusal.ts';
 import type { EscrowProviderName } from '../../src/deals/model.ts';
-import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderPayment } from '../../src/escrow/provider.ts';
-import { EscrowConfigError, escrowProvider } from '../../src/escrow/providers.ts';
+import type { CreatePaymentInput, CreatedPayment, ProviderPayment } from '../../src/escrow/provider.ts';
+import { providerCache } from '../../src/escrow/providers.ts';
 
 export function createEscrowActivities(services: Pick<Services, 'config'>) {
-  const providers = new Map<EscrowProviderName, EscrowProvider>();
-  function provider(name: EscrowProviderName): EscrowProvider {
-    let found = providers.get(name);
-    if (!found) {
-      try {
-        found = escrowProvider(name, services.config);
-      } catch (error) {
-        // Retrying cannot fix the configuration: fail the call so the API can say why.
-        if (error instanceof EscrowConfigError) throw refuse('acquirer_not_configured', error.message);
-        throw error;
-      }
-      providers.set(name, found);
-    }
-    return found;
-  }
+  const provider = providerCache(services.config);
 
   return {
     async createEscrowPayment(name: EscrowProviderName, input: CreatePaymentInput): Promise<CreatedPayment> {

@@ -3,10 +3,9 @@
 // call's result and never pays twice. The payout's destination is read here, from PostgreSQL, so its token never
 // enters the workflow's history.
 import type { Services } from '../../src/services.ts';
-import { refuse } from '../../src/temporal/refusal.ts';
 import type { EscrowProviderName } from '../../src/deals/model.ts';
-import type { EscrowProvider, ProviderPayout } from '../../src/escrow/provider.ts';
-import { EscrowConfigError, escrowProvider } from '../../src/escrow/providers.ts';
+import type { ProviderPayout } from '../../src/escrow/provider.ts';
+import { providerCache } from '../../src/escrow/providers.ts';
 import { destinationForDeal, destinationTitle } from '../../src/money/destinations.ts';
 
 const SANDBOX_DEFAULT_CARD = '4111111111111111';
@@ -28,20 +27,7 @@ export type SellerPayoutResult =
   | (ProviderPayout & { destination: { type: string; title: string }; amount: string });
 
 export function createPayoutActivities(services: Pick<Services, 'config' | 'db' | 'masterKey'>) {
-  const providers = new Map<EscrowProviderName, EscrowProvider>();
-  function provider(name: EscrowProviderName): EscrowProvider {
-    let found = providers.get(name);
-    if (!found) {
-      try {
-        found = escrowProvider(name, services.config);
-      } catch (error) {
-        if (error instanceof EscrowConfigError) throw refuse('acquirer_not_configured', error.message);
-        throw error;
-      }
-      providers.set(name, found);
-    }
-    return found;
-  }
+  const provider = providerCache(services.config);
 
   /**
    * A sandbox deal without a seller (the marketplace sells itself) pays out to the succeeding test card when the

@@ -8,6 +8,7 @@ import { SandboxProvider } from './sandbox.ts';
 import { YOOKASSA_CURRENCIES, YooKassaProvider } from './yookassa.ts';
 import { YooKassaSafeDealProvider } from './yookassa-safe-deal.ts';
 import { CURRENCIES } from '../deals/currencies.ts';
+import { refuse } from '../temporal/refusal.ts';
 
 /** Thrown when a live payment is needed but YooKassa is not configured. */
 export class EscrowConfigError extends Error {}
@@ -26,6 +27,27 @@ export function escrowProvider(name: EscrowProviderName, config: Config): Escrow
   }
   const options = { apiUrl: config.YOOKASSA_API_URL, shopId: config.YOOKASSA_SHOP_ID!, secretKey: config.YOOKASSA_SECRET_KEY! };
   return name === 'yookassa_safe_deal' ? new YooKassaSafeDealProvider(options) : new YooKassaProvider(options);
+}
+
+/**
+ * The providers an activity worker calls, each made once; a missing configuration fails the call for good
+ * (`acquirer_not_configured`): retrying cannot fix it, and the API says why.
+ */
+export function providerCache(config: Config): (name: EscrowProviderName) => EscrowProvider {
+  const providers = new Map<EscrowProviderName, EscrowProvider>();
+  return (name) => {
+    let found = providers.get(name);
+    if (!found) {
+      try {
+        found = escrowProvider(name, config);
+      } catch (error) {
+        if (error instanceof EscrowConfigError) throw refuse('acquirer_not_configured', error.message);
+        throw error;
+      }
+      providers.set(name, found);
+    }
+    return found;
+  };
 }
 
 /** The acquirer of a marketplace's new deals: its mode, and in live mode its choice. */

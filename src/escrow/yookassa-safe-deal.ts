@@ -26,7 +26,8 @@ import type {
   ProviderPayout,
   RefundInput,
 } from './provider.ts';
-import { PAYOUT_LIMIT_MINOR, type YooKassaOptions } from './yookassa.ts';
+import { PAYOUT_LIMIT_MINOR } from './yookassa.ts';
+import { YooKassaHttp, type YooKassaOptions } from './yookassa-http.ts';
 import { refuse } from '../temporal/refusal.ts';
 import { AmountError, formatMinor, minOf, toMinor } from '../money/amount.ts';
 
@@ -42,7 +43,6 @@ export const SAFE_DEAL_HOLD_LIMIT_SECONDS = SAFE_DEAL_LIFETIME_DAYS * 24 * 3600;
 export const PAYOUT_MINIMUM_MINOR = 100n;
 
 const DESCRIPTION_MAX = 128;
-const IDEMPOTENCE_KEY_MAX = 64;
 
 const Amount = z.looseObject({ value: z.string(), currency: z.string() });
 const Settlement = z.looseObject({ type: z.string(), amount: Amount });
@@ -89,25 +89,16 @@ type YooKassaRefund = z.infer<typeof RefundSchema>;
 
 const RefundListSchema = z.looseObject({ items: z.array(RefundSchema), next_cursor: z.string().optional() });
 
-const ErrorSchema = z.looseObject({
-  id: z.string().optional(),
-  code: z.string().optional(),
-  description: z.string().optional(),
-  parameter: z.string().optional(),
-});
-
 export class YooKassaSafeDealProvider implements EscrowProvider {
   readonly name = 'yookassa_safe_deal' as const;
   readonly holdLimitSeconds = SAFE_DEAL_HOLD_LIMIT_SECONDS;
   // Release pays the seller out of the deal, one payout or several.
   readonly paysOut = true;
   readonly payoutLimitMinor = PAYOUT_LIMIT_MINOR;
-  private readonly authorization: string;
-  private readonly timeoutMs: number;
+  private readonly http: YooKassaHttp;
 
-  constructor(private readonly options: YooKassaOptions) {
-    this.authorization = `Basic ${Buffer.from(`${options.shopId}:${options.secretKey}`).toString('base64')}`;
-    this.timeoutMs = options.timeoutMs ?? 15_000;
+  constructor(options: YooKassaOptions) {
+    this.http = new YooKassaHttp(options);
   }
 
   async createPayment(input: CreatePaymentInput): Promise<CreatedPayment> {
@@ -122,14 +113,14 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     const metadata = { deal_id: input.dealId, payment_id: input.paymentId };
     // The deal first, under a key of its own: a retry after a lost answer gets the same deal back, and so the payment's
     // body (which names the deal) is the same on every attempt, as its key requires.
-    const deal = await this.request('open the safe deal', 'POST', '/deals', DealSchema, `${input.paymentId}/deal`, {
+    const deal = await this.http.request('open the safe deal', 'POST', '/deals', DealSchema, `${input.paymentId}/deal`, {
       type: 'safe_deal',
       // Without a moment the fee moves at the release, the service's default (src/money/fee.ts DEFAULT_FEE_MOMENT).
       fee_moment: input.feeMoment === 'payment' ? 'payment_succeeded' : 'deal_closed',
       ...(description ? { description } : {}),
       metadata,
     });
-    const payment = await this.request('create the payment', 'POST', '/payments', PaymentSchema, input.paymentId, {
+    const payment = await this.http.request('create the payment', 'POST', '/payments', PaymentSchema, input.paymentId, {
       amount: { value: formatMinor(amount), currency },
       // Captured at once: the money goes into the deal's balance, where it is held until a payout or a refund.
       capture: true,
@@ -161,7 +152,7 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     if (payment.status === 'pending' || payment.status === 'canceled') return;
     if (payment.status === 'waiting_for_capture') {
       // Not made by this provider (it captures at once), but a two-stage payment inside a deal is cancelled, not refunded.
-      const cancelled = await this.request('cancel the payment', 'POST', `/payments/${encodeURIComponent(providerPaymentId)}/cancel`, PaymentSchema, idempotenceKey, {});
+      const cancelled = await this.http.request('cancel the payment', 'POST', `/payments/${encodeURIComponent(providerPaymentId)}/cancel`, PaymentSchema, idempotenceKey, {});
       if (cancelled.status !== 'canceled') throw new Error(`YooKassa has not cancelled ${providerPaymentId} yet (it is ${cancelled.status}); retrying.`);
       return;
     }
@@ -222,7 +213,7 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
       );
     }
     const currency = payment.amount.currency;
-    const refund = await this.request('refund the payment', 'POST', '/refunds', RefundSchema, input.refundId, {
+    const refund = await this.http.request('refund the payment', 'POST', '/refunds', RefundSchema, input.refundId, {
       payment_id: payment.id,
       amount: { value: formatMinor(amount), currency },
       metadata: { refund_id: input.refundId },
@@ -244,7 +235,7 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
       throw refused(`YooKassa pays out at least ${formatMinor(PAYOUT_MINIMUM_MINOR)}; ${formatMinor(amount)} is too little for one payout.`);
     }
     const description = cut(input.description);
-    const payout = await this.request('pay the seller out', 'POST', '/payouts', PayoutSchema, input.payoutId, {
+    const payout = await this.http.request('pay the seller out', 'POST', '/payouts', PayoutSchema, input.payoutId, {
       amount: { value: formatMinor(amount), currency: input.currency.toUpperCase() },
       ...destination,
       ...(description ? { description } : {}),
@@ -255,7 +246,7 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
   }
 
   async getPayout(providerPayoutId: string): Promise<ProviderPayout> {
-    return providerPayout(await this.request('read the payout', 'GET', `/payouts/${encodeURIComponent(providerPayoutId)}`, PayoutSchema));
+    return providerPayout(await this.http.request('read the payout', 'GET', `/payouts/${encodeURIComponent(providerPayoutId)}`, PayoutSchema));
   }
 
   async getDeal(providerDealId: string): Promise<ProviderDeal> {
@@ -269,11 +260,11 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
   }
 
   private fetchPayment(providerPaymentId: string): Promise<YooKassaPayment> {
-    return this.request('read the payment', 'GET', `/payments/${encodeURIComponent(providerPaymentId)}`, PaymentSchema);
+    return this.http.request('read the payment', 'GET', `/payments/${encodeURIComponent(providerPaymentId)}`, PaymentSchema);
   }
 
   private fetchDeal(providerDealId: string): Promise<YooKassaDeal> {
-    return this.request('read the deal', 'GET', `/deals/${encodeURIComponent(providerDealId)}`, DealSchema);
+    return this.http.request('read the deal', 'GET', `/deals/${encodeURIComponent(providerDealId)}`, DealSchema);
   }
 
   /** Our refund of a payment, by the refund_id in its metadata, among the payment's refunds (GET /v3/refunds). */
@@ -281,7 +272,7 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     let cursor: string | undefined;
     do {
       const query = new URLSearchParams({ payment_id: providerPaymentId, limit: '100', ...(cursor ? { cursor } : {}) });
-      const page = await this.request('list the payment’s refunds', 'GET', `/refunds?${query}`, RefundListSchema);
+      const page = await this.http.request('list the payment’s refunds', 'GET', `/refunds?${query}`, RefundListSchema);
       const found = page.items.find((refund) => refund.metadata?.refund_id === refundId);
       if (found) return found;
       cursor = page.next_cursor;
@@ -289,50 +280,6 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     return undefined;
   }
 
-  private async request<T>(
-    action: string,
-    method: 'GET' | 'POST',
-    path: string,
-    schema: z.ZodType<T>,
-    idempotenceKey?: string,
-    body?: object,
-  ): Promise<T> {
-    const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
-    if (method === 'POST') {
-      if (!idempotenceKey || idempotenceKey.length > IDEMPOTENCE_KEY_MAX) {
-        throw refused(`An Idempotence-Key of 1 to ${IDEMPOTENCE_KEY_MAX} characters is required to ${action}.`);
-      }
-      headers['Idempotence-Key'] = idempotenceKey;
-      headers['Content-Type'] = 'application/json';
-    }
-    let status: number;
-    let text: string;
-    try {
-      const response = await fetch(`${this.options.apiUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      throw new Error(`YooKassa did not answer the request to ${action}: ${(error as Error).message}`);
-    }
-    if (status >= 200 && status < 300) {
-      const parsed = schema.safeParse(parseJson(text));
-      if (!parsed.success) throw new Error(`YooKassa answered the request to ${action} with an unexpected body.`);
-      return parsed.data;
-    }
-    const problem = ErrorSchema.safeParse(parseJson(text));
-    const { code, description, parameter, id } = problem.success ? problem.data : {};
-    const what = `${description ?? 'no description'} (HTTP ${status}${code ? `, ${code}` : ''}${parameter ? `, parameter ${parameter}` : ''}${id ? `, error id ${id}` : ''})`;
-    if (status === 429 || status >= 500 || status < 400) {
-      throw new Error(`YooKassa could not ${action} for now: ${what}. Retrying with the same Idempotence-Key is safe.`);
-    }
-    throw refuse('acquirer_refused', `YooKassa refused to ${action}: ${what}.`, { details: [{ httpStatus: status, code, parameter }] });
-  }
 }
 
 /**
@@ -405,10 +352,3 @@ function reason(details: { party: string; reason: string } | undefined): string 
   return details ? ` (${details.party}: ${details.reason})` : '';
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

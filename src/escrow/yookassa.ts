@@ -7,15 +7,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from './provider.ts';
 import { refuse } from '../temporal/refusal.ts';
+import { YooKassaHttp, type YooKassaOptions } from './yookassa-http.ts';
 
-export interface YooKassaOptions {
-  /** `https://api.yookassa.ru/v3`, without a trailing slash. */
-  apiUrl: string;
-  shopId: string;
-  secretKey: string;
-  /** Per request; below the activity's start-to-close timeout so a hung call is retried, not the activity lost. */
-  timeoutMs?: number;
-}
+export type { YooKassaOptions } from './yookassa-http.ts';
 
 /**
  * What YooKassa takes in `amount.currency`: roubles. A shop registered in Russia gets rouble acquiring only, and a
@@ -47,15 +41,7 @@ const PaymentSchema = z.looseObject({
 });
 type YooKassaPayment = z.infer<typeof PaymentSchema>;
 
-const ErrorSchema = z.looseObject({
-  id: z.string().optional(),
-  code: z.string().optional(),
-  description: z.string().optional(),
-  parameter: z.string().optional(),
-});
-
 const DESCRIPTION_MAX = 128;
-const IDEMPOTENCE_KEY_MAX = 64;
 
 export class YooKassaProvider implements EscrowProvider {
   readonly name = 'yookassa' as const;
@@ -63,12 +49,10 @@ export class YooKassaProvider implements EscrowProvider {
   // A two-stage payment's release is its capture into the shop: no payouts, no partial refunds.
   readonly paysOut = false;
   readonly payoutLimitMinor = PAYOUT_LIMIT_MINOR;
-  private readonly authorization: string;
-  private readonly timeoutMs: number;
+  private readonly http: YooKassaHttp;
 
-  constructor(private readonly options: YooKassaOptions) {
-    this.authorization = `Basic ${Buffer.from(`${options.shopId}:${options.secretKey}`).toString('base64')}`;
-    this.timeoutMs = options.timeoutMs ?? 15_000;
+  constructor(options: YooKassaOptions) {
+    this.http = new YooKassaHttp(options);
   }
 
   async createPayment(input: CreatePaymentInput): Promise<CreatedPayment> {
@@ -137,6 +121,11 @@ export class YooKassaProvider implements EscrowProvider {
     throw twoStageOnly('read a deal');
   }
 
+  /** A call whose answer is a payment. */
+  private request(action: string, method: 'GET' | 'POST', path: string, idempotenceKey?: string, body?: object): Promise<YooKassaPayment> {
+    return this.http.request(action, method, path, PaymentSchema, idempotenceKey, body);
+  }
+
   private fetchPayment(providerPaymentId: string): Promise<YooKassaPayment> {
     return this.request('read the payment', 'GET', `/payments/${encodeURIComponent(providerPaymentId)}`);
   }
@@ -168,50 +157,6 @@ export class YooKassaProvider implements EscrowProvider {
     }
     throw new Error(`YooKassa has not finished: ${providerPaymentId} is still ${current.status}; retrying.`);
   }
-
-  private async request(
-    action: string,
-    method: 'GET' | 'POST',
-    path: string,
-    idempotenceKey?: string,
-    body?: object,
-  ): Promise<YooKassaPayment> {
-    const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
-    if (method === 'POST') {
-      if (!idempotenceKey || idempotenceKey.length > IDEMPOTENCE_KEY_MAX) {
-        throw refused(`An Idempotence-Key of 1 to ${IDEMPOTENCE_KEY_MAX} characters is required to ${action}.`);
-      }
-      headers['Idempotence-Key'] = idempotenceKey;
-      headers['Content-Type'] = 'application/json';
-    }
-    let status: number;
-    let text: string;
-    try {
-      const response = await fetch(`${this.options.apiUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      throw new Error(`YooKassa did not answer the request to ${action}: ${(error as Error).message}`);
-    }
-    if (status >= 200 && status < 300) {
-      const parsed = PaymentSchema.safeParse(parseJson(text));
-      if (!parsed.success) throw new Error(`YooKassa answered the request to ${action} with an unexpected body.`);
-      return parsed.data;
-    }
-    const problem = ErrorSchema.safeParse(parseJson(text));
-    const { code, description, parameter, id } = problem.success ? problem.data : {};
-    const what = `${description ?? 'no description'} (HTTP ${status}${code ? `, ${code}` : ''}${parameter ? `, parameter ${parameter}` : ''}${id ? `, error id ${id}` : ''})`;
-    if (status === 429 || status >= 500 || status < 400) {
-      throw new Error(`YooKassa could not ${action} for now: ${what}. Retrying with the same Idempotence-Key is safe.`);
-    }
-    throw refuse('acquirer_refused', `YooKassa refused to ${action}: ${what}.`, { details: [{ httpStatus: status, code, parameter }] });
-  }
 }
 
 /** YooKassa's money: a decimal string with two places, e.g. `{value: "123.45", currency: "RUB"}`. */
@@ -234,10 +179,3 @@ function reason(payment: YooKassaPayment): string {
   return details ? ` (${details.party}: ${details.reason})` : '';
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
