@@ -308,7 +308,7 @@ export async function eventsOf(databaseUrl: string, dealIds: Set<string>): Promi
   await db.connect();
   try {
     const result = await db.query<Arrival>(
-      `SELECT id AS event_id, event, deal_id FROM webhook_events WHERE deal_id = ANY($1::uuid[]) ORDER BY occurred_at, id`,
+      `SELECT id AS event_id, event, deal_id FROM webhook_events WHERE deal_id = ANY($1::uuid[]) ORDER BY occurred_at, seq`,
       [[...dealIds]],
     );
     return result.rows;
