@@ -7,6 +7,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import type { LogLevel, LogMetadata } from '@temporalio/common';
 import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
+import { startNoticeDrainer } from './deals/notice-outbox.ts';
 import { createActivities } from '../activities/index.ts';
 import { reassertSignal } from '../workflows/deals/deal-messages.ts';
 import { activityAlerts } from './temporal/activity-alerts.ts';
@@ -44,12 +45,15 @@ export async function startWorker(
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
   const sweep = { stopped: false };
   const reasserting = reassertOpenDeals(services, sweep);
+  // The mails of deal changes, sent from their outbox after the changes committed.
+  const notices = startNoticeDrainer(services);
   await ensureReconciliationSchedule(services);
   return {
     worker,
     async stop() {
       sweep.stopped = true;
       await reasserting;
+      await notices.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => {});
       await connection.close();

@@ -9,7 +9,8 @@ import { refuse } from '../../src/temporal/refusal.ts';
 import { ensureUser, findMailRecipient } from '../../src/accounts/users.ts';
 import { findMarketplace } from '../../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../../src/mail/templates.ts';
-import { createDealNotifier, type DealNotice } from '../../src/deals/notifications.ts';
+import type { DealNotice } from '../../src/deals/notifications.ts';
+import { enqueueNotices } from '../../src/deals/notice-outbox.ts';
 import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts';
 import { widgetMailAllowed } from '../../src/widget/mail-limits.ts';
 import { findDeal, loadSnapshot } from '../../src/deals/store.ts';
@@ -174,11 +175,6 @@ async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRe
 
 export function createDealActivities(services: Services) {
   const { db } = services;
-  const { notifyDealChange } = createDealNotifier(services);
-  const mail = (notice: DealNotice) =>
-    notifyDealChange(notice).catch((error: unknown) => {
-      services.logger.error({ err: error, deal_id: notice.dealId, event_id: notice.eventId }, 'a deal notice could not be mailed');
-    });
   return {
     /**
      * Persists one change of a deal (or re-asserts the deal as it stands) and, with it, its webhook event. Returns the
@@ -187,142 +183,138 @@ export function createDealActivities(services: Services) {
     async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
       const recorded = await refusedForGood(() =>
         inTransaction(db, async (client) => {
-          const { records, document, approval, payment } = change;
-          // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
-          const stored = (await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])).rows[0]?.status;
-          const rows = {
-            // Documents the workflow read from PostgreSQL (it did not add them) carry no file location: left as they are.
-            deal_documents: (records?.documents ?? (document ? [document] : [])).filter((held) => held.storage_key),
-            deal_approvals: records?.approvals ?? (approval ? [approval] : []),
-            deal_payments: records?.payments ?? (payment ? [payment] : []),
-            deal_payouts: (records?.payouts ?? []).map(payoutRow),
-            deal_refunds: records?.refunds ?? [],
-          };
-          const heldLists = {
-            deal_documents: records?.documents,
-            deal_approvals: records?.approvals,
-            deal_payments: records?.payments,
-            // Workflows from before payouts hold no such lists: their rows (none) are left alone.
-            deal_payouts: records?.payouts,
-            deal_refunds: records?.refunds,
-          };
-          let written = 0;
-          // Payouts and refunds name their payment: they go after it is written, and before it could be removed.
-          for (const table of ['deal_payouts', 'deal_refunds'] as const) {
-            const held = heldLists[table];
-            if (held) written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
+          const written = await writeChange(client);
+          // The mails the change calls for, as notices in this same transaction: the worker's drainer sends them after
+          // the commit (src/deals/notice-outbox.ts), off the path of the change; each keyed by its event or message.
+          await enqueueNotices(client, noticesOf(change, written.eventId));
+          return written;
+        }),
+      );
+      return recorded;
+
+      async function writeChange(client: pg.PoolClient): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
+        const { records, document, approval, payment } = change;
+        // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
+        const stored = (await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])).rows[0]?.status;
+        const rows = {
+          // Documents the workflow read from PostgreSQL (it did not add them) carry no file location: left as they are.
+          deal_documents: (records?.documents ?? (document ? [document] : [])).filter((held) => held.storage_key),
+          deal_approvals: records?.approvals ?? (approval ? [approval] : []),
+          deal_payments: records?.payments ?? (payment ? [payment] : []),
+          deal_payouts: (records?.payouts ?? []).map(payoutRow),
+          deal_refunds: records?.refunds ?? [],
+        };
+        const heldLists = {
+          deal_documents: records?.documents,
+          deal_approvals: records?.approvals,
+          deal_payments: records?.payments,
+          // Workflows from before payouts hold no such lists: their rows (none) are left alone.
+          deal_payouts: records?.payouts,
+          deal_refunds: records?.refunds,
+        };
+        let written = 0;
+        // Payouts and refunds name their payment: they go after it is written, and before it could be removed.
+        for (const table of ['deal_payouts', 'deal_refunds'] as const) {
+          const held = heldLists[table];
+          if (held) written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
+        }
+        for (const table of ['deal_documents', 'deal_approvals', 'deal_payments', 'deal_payouts', 'deal_refunds'] as const) {
+          const held = heldLists[table];
+          if (held && table !== 'deal_payouts' && table !== 'deal_refunds') {
+            // The workflow is the deal's one writer: a row it does not hold was written by a workflow task that never
+            // reached Temporal (its local activity ran, the task was lost, the caller got a 503 and tried again).
+            written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
           }
-          for (const table of ['deal_documents', 'deal_approvals', 'deal_payments', 'deal_payouts', 'deal_refunds'] as const) {
-            const held = heldLists[table];
-            if (held && table !== 'deal_payouts' && table !== 'deal_refunds') {
-              // The workflow is the deal's one writer: a row it does not hold was written by a workflow task that never
-              // reached Temporal (its local activity ran, the task was lost, the caller got a 503 and tried again).
-              written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
-            }
-            if (rows[table].length === 0) continue;
-            written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
-          }
-          if (records?.delivery !== undefined) {
-            const delivery = records.delivery;
-            written +=
-              (
-                await client.query(
-                  `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
-                    WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
-                      IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
-                  [change.dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
-                    delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
-                )
-              ).rowCount ?? 0;
-          }
-          if (records?.dispute) written += await writeDispute(client, change.dealId, records.dispute);
-          if (records?.cancellation) {
-            const { cancelled_at, actor, reason } = records.cancellation;
-            written +=
-              (
-                await client.query(
-                  `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
-                    WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
-                  [change.dealId, cancelled_at, actor, reason],
-                )
-              ).rowCount ?? 0;
-          }
-          // The money the change moved, in the ledger in this same transaction: the postings its payments call for and
-          // that are not written yet (keyed by their cause, so a retry or a re-assertion posts nothing twice, and one
-          // that finds a posting missing writes it). An unbalanced posting fails the write, and the change with it.
-          if (rows.deal_payments.some((held) => held.status !== 'pending')) await postDealMoney(client, change.dealId);
-          // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone.
-          await client.query('UPDATE deals SET status = $2, updated_at = now() WHERE id = $1 AND ($3 OR status IS DISTINCT FROM $2)', [
-            change.dealId,
-            change.status,
-            written > 0,
-          ]);
-          // Events of money and delivery first (a payout sent comes before the deal.paid it completes), each idempotent by
-          // the id the workflow chose; mail-only notices make no webhook.
-          let deal: DealRecord | undefined;
-          const extra: { deliveryId: string | null; eventId: string }[] = [];
-          for (const told of change.events ?? []) {
-            if (told.mailOnly) {
-              extra.push({ deliveryId: null, eventId: told.id });
-              continue;
-            }
-            deal ??= (await findDeal(client, { id: change.dealId }))!;
-            const deliveryId = await insertWebhookEvent(client, {
-              eventId: told.id,
-              deliveryId: told.deliveryId,
-              event: told.type,
-              occurredAt: told.occurredAt,
-              status: change.status,
-              actor: told.actor,
-              reason: told.reason,
-              data: told.data,
-              deal,
-            });
-            extra.push({ deliveryId, eventId: told.id });
-          }
-          const extraDeliveries = extra.map((item) => item.deliveryId).filter((id): id is string => id !== null);
-          if (!change.event) return { deliveryId: null, deliveryIds: extraDeliveries };
-          if (stored === change.status) {
-            // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
-            // or this is a retry of this very write. That event stands, sent if it is not yet; a second would tell the
-            // marketplace twice.
-            const earlier = await client.query<{ event_id: string; delivery_id: string | null; status: string | null }>(
-              `SELECT e.id AS event_id, d.id AS delivery_id, d.status FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
-                WHERE e.deal_id = $1 AND e.event = $2 ORDER BY e.occurred_at DESC, d.created_at DESC LIMIT 1`,
-              [change.dealId, change.event.type],
-            );
-            const found = earlier.rows[0];
-            if (found) {
-              return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id, deliveryIds: extraDeliveries };
-            }
+          if (rows[table].length === 0) continue;
+          written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
+        }
+        if (records?.delivery !== undefined) {
+          const delivery = records.delivery;
+          written +=
+            (
+              await client.query(
+                `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
+                  WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
+                    IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
+                [change.dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
+                  delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
+              )
+            ).rowCount ?? 0;
+        }
+        if (records?.dispute) written += await writeDispute(client, change.dealId, records.dispute);
+        if (records?.cancellation) {
+          const { cancelled_at, actor, reason } = records.cancellation;
+          written +=
+            (
+              await client.query(
+                `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
+                  WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
+                [change.dealId, cancelled_at, actor, reason],
+              )
+            ).rowCount ?? 0;
+        }
+        // The money the change moved, in the ledger in this same transaction: the postings its payments call for and
+        // that are not written yet (keyed by their cause, so a retry or a re-assertion posts nothing twice, and one
+        // that finds a posting missing writes it). An unbalanced posting fails the write, and the change with it.
+        if (rows.deal_payments.some((held) => held.status !== 'pending')) await postDealMoney(client, change.dealId);
+        // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone.
+        await client.query('UPDATE deals SET status = $2, updated_at = now() WHERE id = $1 AND ($3 OR status IS DISTINCT FROM $2)', [
+          change.dealId,
+          change.status,
+          written > 0,
+        ]);
+        // Events of money and delivery first (a payout sent comes before the deal.paid it completes), each idempotent by
+        // the id the workflow chose; mail-only notices make no webhook.
+        let deal: DealRecord | undefined;
+        const extra: { deliveryId: string | null; eventId: string }[] = [];
+        for (const told of change.events ?? []) {
+          if (told.mailOnly) {
+            extra.push({ deliveryId: null, eventId: told.id });
+            continue;
           }
           deal ??= (await findDeal(client, { id: change.dealId }))!;
           const deliveryId = await insertWebhookEvent(client, {
-            eventId: change.event.id,
-            deliveryId: change.event.deliveryId,
-            event: change.event.type,
-            occurredAt: change.event.occurredAt,
+            eventId: told.id,
+            deliveryId: told.deliveryId,
+            event: told.type,
+            occurredAt: told.occurredAt,
             status: change.status,
-            actor: change.event.actor,
-            reason: change.event.reason,
+            actor: told.actor,
+            reason: told.reason,
+            data: told.data,
             deal,
           });
-          return { deliveryId, eventId: change.event.id, deliveryIds: extraDeliveries };
-        }),
-      );
-      // After the commit, keyed by the event (or the message): a retry mails nobody twice. A mail that fails is in the
-      // outbox as failed and never holds up the deal.
-      const { event, message } = change;
-      for (const told of change.events ?? []) {
-        await mail({ dealId: change.dealId, eventId: told.id, status: change.status, actor: told.actor, reason: told.reason, event: told.type, data: told.data });
+          extra.push({ deliveryId, eventId: told.id });
+        }
+        const extraDeliveries = extra.map((item) => item.deliveryId).filter((id): id is string => id !== null);
+        if (!change.event) return { deliveryId: null, deliveryIds: extraDeliveries };
+        if (stored === change.status) {
+          // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
+          // or this is a retry of this very write. That event stands, sent if it is not yet; a second would tell the
+          // marketplace twice.
+          const earlier = await client.query<{ event_id: string; delivery_id: string | null; status: string | null }>(
+            `SELECT e.id AS event_id, d.id AS delivery_id, d.status FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id
+              WHERE e.deal_id = $1 AND e.event = $2 ORDER BY e.occurred_at DESC, d.created_at DESC LIMIT 1`,
+            [change.dealId, change.event.type],
+          );
+          const found = earlier.rows[0];
+          if (found) {
+            return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id, deliveryIds: extraDeliveries };
+          }
+        }
+        deal ??= (await findDeal(client, { id: change.dealId }))!;
+        const deliveryId = await insertWebhookEvent(client, {
+          eventId: change.event.id,
+          deliveryId: change.event.deliveryId,
+          event: change.event.type,
+          occurredAt: change.event.occurredAt,
+          status: change.status,
+          actor: change.event.actor,
+          reason: change.event.reason,
+          deal,
+        });
+        return { deliveryId, eventId: change.event.id, deliveryIds: extraDeliveries };
       }
-      if (change.notify && event && recorded.eventId) {
-        await mail({ dealId: change.dealId, eventId: recorded.eventId, status: change.status, actor: event.actor, reason: event.reason });
-      }
-      if (message) {
-        await mail({ dealId: change.dealId, eventId: message.id, status: change.status, actor: message.author, disputeMessage: { author: message.author, text: message.text } });
-      }
-      return recorded;
     },
 
     /**
@@ -346,7 +338,7 @@ export function createDealActivities(services: Services) {
           [dealId],
         );
         const row = created.rows[0];
-        if (row) await mail({ dealId, eventId: row.event_id, status: 'created', actor: 'marketplace' });
+        if (row) await enqueueNotices(db, [{ dealId, eventId: row.event_id, status: 'created', actor: 'marketplace' }]);
         // The deal as recorded: a run started again after the deal's workflow ended (a late update) starts from what
         // its caller read, which may be older than what the ended run wrote.
         const snapshot = await loadSnapshot(db, dealId);
@@ -384,4 +376,17 @@ export function createDealActivities(services: Services) {
     }
     return user;
   }
+}
+
+/** The notices a change calls for: its events of money and delivery, its status's event when told, a dispute message. */
+function noticesOf(change: DealChange, statusEventId: string | undefined): DealNotice[] {
+  const { dealId, status, event, message } = change;
+  const notices: DealNotice[] = (change.events ?? []).map((told) => ({
+    dealId, eventId: told.id, status, actor: told.actor, reason: told.reason, event: told.type, data: told.data,
+  }));
+  if (change.notify && event && statusEventId) notices.push({ dealId, eventId: statusEventId, status, actor: event.actor, reason: event.reason });
+  if (message) {
+    notices.push({ dealId, eventId: message.id, status, actor: message.author, disputeMessage: { author: message.author, text: message.text } });
+  }
+  return notices;
 }

@@ -1,0 +1,62 @@
+// The deal notices' outbox (src/deals/notice-outbox.ts) over the test PostgreSQL: a change's notices are rows written
+// with it, and a drainer mails them afterwards; a claim a dead drainer left lapses and the notice is sent by another;
+// a claim still held is left to its holder; a notice is mailed once however often it is written or drained.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueNotices, startNoticeDrainer, type NoticeDrainer } from '../src/deals/notice-outbox.ts';
+import { insertHeldDeal, type HeldDeal } from './factories.ts';
+import { startTestServer, type TestServer } from './helpers.ts';
+
+let server: TestServer;
+let drainer: NoticeDrainer;
+
+beforeAll(async () => {
+  // No worker: its own drainer would send the notices before the test looks.
+  server = await startTestServer();
+  drainer = startNoticeDrainer(server.services);
+  await drainer.stop(); // its loop; drain() is called by the tests
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const noticeOf = (deal: HeldDeal) => ({ dealId: deal.dealId, eventId: randomUUID(), status: 'escrow_hold' as const, actor: 'buyer' as const });
+const rows = async (id: string) => (await server.services.db.query('SELECT attempts, claimed_until FROM deal_notices WHERE id = $1', [id])).rows;
+const mailsTo = async (email: string) =>
+  (await server.services.db.query('SELECT subject FROM mail_outbox WHERE recipient = $1', [email])).rows.map((row) => row.subject as string);
+
+describe('the deal notices’ outbox', () => {
+  it('keeps a notice until a drainer mails it, once however often it is written', async () => {
+    const deal = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 86_400_000) });
+    const notice = noticeOf(deal);
+    await enqueueNotices(server.services.db, [notice]);
+    await enqueueNotices(server.services.db, [notice]);
+    expect(await rows(notice.eventId)).toHaveLength(1);
+    expect(await mailsTo(deal.buyerEmail)).toEqual([]);
+
+    expect(await drainer.drain()).toBeGreaterThanOrEqual(1);
+    expect(await rows(notice.eventId)).toEqual([]);
+    const mails = await mailsTo(deal.buyerEmail);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]).toMatch(/money held|зарезервированы/);
+
+    // Written again (a retried change): mailed again under the same key, so nothing new.
+    await enqueueNotices(server.services.db, [notice]);
+    await drainer.drain();
+    expect(await mailsTo(deal.buyerEmail)).toHaveLength(1);
+  });
+
+  it('sends a notice whose drainer died after claiming it, once the claim lapsed, and leaves a live claim alone', async () => {
+    const deal = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 86_400_000) });
+    const lapsed = noticeOf(deal);
+    const held = noticeOf(deal);
+    await enqueueNotices(server.services.db, [lapsed, held]);
+    await server.services.db.query(`UPDATE deal_notices SET attempts = 1, claimed_until = now() - interval '1 second' WHERE id = $1`, [lapsed.eventId]);
+    await server.services.db.query(`UPDATE deal_notices SET attempts = 1, claimed_until = now() + interval '1 minute' WHERE id = $1`, [held.eventId]);
+
+    await drainer.drain();
+    expect(await rows(lapsed.eventId)).toEqual([]);
+    expect(await rows(held.eventId)).toEqual([expect.objectContaining({ attempts: 1 })]);
+    await server.services.db.query('DELETE FROM deal_notices WHERE id = $1', [held.eventId]);
+  });
+});
