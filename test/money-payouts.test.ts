@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBalanced, moneyClient, type Shop } from './money-helpers.ts';
 import { json, ownerDb, post, signInFromInvitation, startTestServer, uniqueEmail, type TestServer } from './helpers.ts';
+import { randomUUID } from 'node:crypto';
+import { destinationForPayout, setDealDestination } from '../src/money/destinations.ts';
 
 let server: TestServer;
 let money: ReturnType<typeof moneyClient>;
@@ -99,6 +101,19 @@ describe('payouts to the seller', () => {
     const paid = await deal.read();
     expect(paid.payout.items.map((item: { status: string }) => item.status)).toEqual(['failed', 'succeeded']);
     expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 0, paid_out: 1000, refunded: 0, fees: 0 }]);
+  });
+
+  it('sends every retry of a payout to the destination its first attempt used, whatever was given since', async () => {
+    const shop = await money.marketplace();
+    const deal = await sellerDeal(shop);
+    const { db, masterKey } = server.services;
+    await setDealDestination(db, masterKey, deal.id, { type: 'test_card', token: '4000000000000002' });
+    const payoutId = randomUUID();
+    expect(await destinationForPayout(db, masterKey, deal.id, payoutId)).toMatchObject({ token: '4000000000000002' });
+    await setDealDestination(db, masterKey, deal.id, { type: 'test_card', token: '4111111111111111' });
+    // The same payout (a retry under its key) keeps its card; the next payout takes the new one.
+    expect(await destinationForPayout(db, masterKey, deal.id, payoutId)).toMatchObject({ token: '4000000000000002', title: 'Test card •••• 0002' });
+    expect(await destinationForPayout(db, masterKey, deal.id, randomUUID())).toMatchObject({ token: '4111111111111111' });
   });
 
   it('splits a payout above the acquirer’s per-payout limit of 150,000', async () => {

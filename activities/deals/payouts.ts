@@ -6,7 +6,7 @@ import type { Services } from '../../src/services.ts';
 import type { EscrowProviderName } from '../../src/deals/model.ts';
 import type { ProviderPayout } from '../../src/escrow/provider.ts';
 import { providerCache } from '../../src/escrow/providers.ts';
-import { destinationForDeal, destinationTitle } from '../../src/money/destinations.ts';
+import { destinationForPayout, destinationTitle } from '../../src/money/destinations.ts';
 
 const SANDBOX_DEFAULT_CARD = '4111111111111111';
 import { formatMinor, minOf, toMinor } from '../../src/money/amount.ts';
@@ -47,7 +47,8 @@ export function createPayoutActivities(services: Pick<Services, 'config' | 'db' 
      * null` when there is none yet. The same payoutId answers the same payout at the acquirer.
      */
     async createSellerPayout(input: SellerPayoutInput): Promise<SellerPayoutResult> {
-      const destination = (await destinationForDeal(services.db, services.masterKey, input.dealId)) ?? (await sandboxDefault(input));
+      // The payout's own destination from its first attempt on: a retry sends the acquirer the same body under its key.
+      const destination = await destinationForPayout(services.db, services.masterKey, input.dealId, input.payoutId, () => sandboxDefault(input));
       if (!destination) return { destination: null };
       const acquirer = provider(input.provider);
       const amount = formatMinor(minOf(toMinor(input.owed), acquirer.payoutLimitMinor));

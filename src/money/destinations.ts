@@ -90,3 +90,33 @@ export async function destinationForDeal(db: DbClient, masterKey: Buffer, dealId
   ).rows[0];
   return row ? { type: row.type, token: decryptSecret(masterKey, row.token_encrypted), title: row.title } : undefined;
 }
+
+/**
+ * The destination of one payout: the one it was first sent to, or the deal's now (`fallback` when it has none), which
+ * becomes the payout's for every retry. Undefined while there is no destination at all.
+ */
+export async function destinationForPayout(
+  db: DbClient,
+  masterKey: Buffer,
+  dealId: string,
+  payoutId: string,
+  fallback?: () => Promise<(PayoutDestination & { title: string }) | undefined>,
+): Promise<(PayoutDestination & { title: string }) | undefined> {
+  const bound = async () =>
+    (await db.query<{ type: PayoutDestination['type']; token_encrypted: string; title: string }>(
+      'SELECT type, token_encrypted, title FROM payout_destination_uses WHERE payout_id = $1',
+      [payoutId],
+    )).rows[0];
+  let row = await bound();
+  if (!row) {
+    const now = (await destinationForDeal(db, masterKey, dealId)) ?? (await fallback?.());
+    if (!now) return undefined;
+    await db.query(
+      `INSERT INTO payout_destination_uses (payout_id, deal_id, type, token_encrypted, title) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (payout_id) DO NOTHING`,
+      [payoutId, dealId, now.type, encryptSecret(masterKey, now.token), now.title],
+    );
+    row = await bound();
+  }
+  return row && { type: row.type, token: decryptSecret(masterKey, row.token_encrypted), title: row.title };
+}
