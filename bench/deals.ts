@@ -2,8 +2,12 @@
 //   1. deal creations per second through the API at 1, 10 and 50 concurrent, beside the bare Temporal workflow start
 //      from a plain client in the same run (the limit);
 //   2. the time from the buyer's approval to the webhook's arrival;
-//   3. complete lifecycles (create, document, approval, approve, escrow, release) with every webhook accounted for.
-// Usage: npm run bench:deals [-- --lifecycles 1000]
+//   3. complete lifecycles (create, document, approval, approve, escrow, release, and the payout to the seller that
+//      release starts) with every webhook accounted for.
+// The lifecycles' deals have sellers, as a marketplace's do: each seller signed in once and gave the sandbox's test card
+// as their payout destination, so release pays out through the path a live deal takes (the seller's own destination,
+// read by the payout activity), not the sandbox's shortcut for deals without a seller (its default test card).
+// Usage: npm run bench:deals [-- --lifecycles 1000] [-- --sellers 10]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL and TEMPORAL_ADDRESS as
 // for the service.
 import { spawn } from 'node:child_process';
@@ -19,6 +23,15 @@ import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
 
 const config = parseConfig();
 const lifecycles = numberFlag('lifecycles', 1000);
+const sellerCount = numberFlag('sellers', 10);
+
+/** The requests one lifecycle makes: create, document, ask approval, approve, escrow, release. */
+const LIFECYCLE_REQUESTS = 6;
+/**
+ * The webhooks one lifecycle makes, each once, in this order: one per status the deal enters (CONTRACT.md's
+ * deal.<status>), and deal.payout_sent between the release and deal.paid: the deal is paid once its payout succeeded.
+ */
+const LIFECYCLE_EVENTS = ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.payout_sent', 'deal.paid'];
 const adminToken = benchAdminToken(config.DATA_DIR);
 const base = config.BASE_URL;
 const runId = randomUUID().slice(0, 8);
@@ -44,21 +57,40 @@ async function call(method: string, url: string, body?: unknown, headers: Record
   }
 }
 
-/** Records when each webhook arrives, by deal and event. */
+/**
+ * Records when each webhook first arrives, by deal and event; and every event of each deal by its event id, so that a
+ * retried delivery (the same event id again) is counted as a duplicate, never as another webhook.
+ */
 async function startReceiver() {
   const arrivals = new Map<string, number>();
+  const byDeal = new Map<string, Array<{ eventId: string; event: string }>>();
+  const eventIds = new Set<string>();
+  let duplicates = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const event = JSON.parse(Buffer.concat(chunks).toString());
-      arrivals.set(`${event.id}/${event.event}`, performance.now());
+      if (eventIds.has(event.event_id)) {
+        duplicates++;
+      } else {
+        eventIds.add(event.event_id);
+        if (!arrivals.has(`${event.id}/${event.event}`)) arrivals.set(`${event.id}/${event.event}`, performance.now());
+        byDeal.set(event.id, [...(byDeal.get(event.id) ?? []), { eventId: event.event_id, event: event.event }]);
+      }
       response.end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, arrivals, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url,
+    arrivals,
+    /** The events of a deal, each once, in the order they first arrived. */
+    eventsOf: (dealId: string) => (byDeal.get(dealId) ?? []).map((arrival) => arrival.event),
+    duplicates: () => duplicates,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -181,42 +213,88 @@ async function main() {
   if (!inviteToken) throw new Error('No invitation mail for the bench buyer; is the worker running?');
   const buyer = { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token: inviteToken, password: 'bench password' })).token}` };
 
+  // The sellers: a deal naming each mails them an invitation; each signs in once and gives the test card that succeeds.
+  const sellers = Array.from({ length: sellerCount }, (_, n) => `bench-seller-${n}-${runId}@example.com`);
+  await Promise.all(
+    sellers.map(async (email, n) => {
+      await call('POST', '/api/mkt/deals', { external_id: `seller-${n}-${runId}`, buyer_email: buyerEmail, seller_email: email, title: 'Bench seller', amount: 10 }, key);
+      let token: string | undefined;
+      for (let tries = 0; !token; tries++) {
+        if (tries > 300) throw new Error(`No invitation mail for ${email}; is the worker running?`);
+        const mail = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
+        token = mail.items.map((item: { text: string }) => item.text.match(/invite\?token=(\S+)/)?.[1]).find(Boolean);
+        if (!token) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const seller = { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token, password: 'bench password' })).token}` };
+      await call('PUT', '/cabinet/payout-destination', { type: 'test_card', token: '4111111111111111' }, seller);
+    }),
+  );
+
   const approveToWebhook: number[] = [];
+  const releaseToPaid: number[] = [];
+  const lifecycleIds = new Map<number, string>();
   let missing = 0;
+  let otherEvents = 0;
+  let requests = 0;
   const lifecycle = async (index: number) => {
-    const deal = await call('POST', '/api/mkt/deals', { external_id: `life-${index}-${runId}`, buyer_email: buyerEmail, title: 'Bench', amount: 10 }, key);
-    await call('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' });
-    const approval = await call('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key);
+    const step = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+      requests++;
+      return call(method, url, body, headers);
+    };
+    const sellerEmail = sellers[index % sellers.length];
+    const deal = await step('POST', '/api/mkt/deals', { external_id: `life-${index}-${runId}`, buyer_email: buyerEmail, seller_email: sellerEmail, title: 'Bench', amount: 10 }, key);
+    lifecycleIds.set(index, deal.id);
+    await step('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' });
+    const approval = await step('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key);
     const approvedAt = performance.now();
-    await call('POST', `/cabinet/approvals/${approval.id}/approve`, {}, buyer);
-    await call('POST', `/api/mkt/deals/${deal.id}/escrow`, {}, key);
-    await call('POST', `/cabinet/deals/${deal.id}/escrow/release`, {}, buyer);
-    const events = ['deal.approved', 'deal.escrow_hold', 'deal.paid'].map((event) => `${deal.id}/${event}`);
-    if (!(await waitFor(() => events.every((event) => receiver.arrivals.has(event)), 60_000))) missing++;
+    await step('POST', `/cabinet/approvals/${approval.id}/approve`, {}, buyer);
+    await step('POST', `/api/mkt/deals/${deal.id}/escrow`, {}, key);
+    const releasedAt = performance.now();
+    await step('POST', `/cabinet/deals/${deal.id}/escrow/release`, {}, buyer);
+    if (!(await waitFor(() => receiver.eventsOf(deal.id).length >= LIFECYCLE_EVENTS.length, 60_000))) missing++;
+    // Every event of the lifecycle once, in the order the deal made them, and nothing else.
+    else if (receiver.eventsOf(deal.id).join() !== LIFECYCLE_EVENTS.join()) otherEvents++;
     const arrived = receiver.arrivals.get(`${deal.id}/deal.approved`);
     if (arrived) approveToWebhook.push(arrived - approvedAt);
+    const paid = receiver.arrivals.get(`${deal.id}/deal.paid`);
+    if (paid) releaseToPaid.push(paid - releasedAt);
   };
+  /** The webhooks that reached the receiver for the lifecycles from `from` on, counted by event id. */
+  const received = (from: number, count: number) =>
+    Array.from({ length: count }, (_, index) => receiver.eventsOf(lifecycleIds.get(from + index) ?? '').length).reduce((total, n) => total + n, 0);
 
-  console.log('2. Approval to webhook (sequential, 100 deals)');
-  await runConcurrently(100, 1, lifecycle);
+  const SEQUENTIAL = 100;
+  console.log(`2. Approval to webhook, and release to deal.paid with its payout (sequential, ${SEQUENTIAL} lifecycles)`);
+  await runConcurrently(SEQUENTIAL, 1, lifecycle);
   const sequential = percentiles(approveToWebhook);
-  console.log(`  buyer approves → deal.approved arrives   p50 ${sequential.p50.toFixed(1)} ms   p99 ${sequential.p99.toFixed(1)} ms\n`);
+  const sequentialPaid = percentiles(releaseToPaid);
+  console.log(`  buyer approves → deal.approved arrives   p50 ${sequential.p50.toFixed(1)} ms   p99 ${sequential.p99.toFixed(1)} ms`);
+  console.log(`  buyer releases → deal.paid arrives       p50 ${sequentialPaid.p50.toFixed(1)} ms   p99 ${sequentialPaid.p99.toFixed(1)} ms   (the payout to the seller's card in between)`);
+  console.log(`  webhooks received ${received(0, SEQUENTIAL)} of ${SEQUENTIAL * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}\n`);
+  let failed = missing + otherEvents;
 
   if (lifecycles > 0) await lifecyclesUnderLoad();
   await receiver.close();
   await connection.close();
-  if (missing > 0) process.exitCode = 1;
+  if (failed > 0) process.exitCode = 1;
 
   async function lifecyclesUnderLoad() {
-  console.log(`3. ${lifecycles} complete lifecycles, 25 concurrent`);
-  approveToWebhook.length = 0;
-  const before = receiver.arrivals.size;
-  const all = await runConcurrently(lifecycles, 25, (index) => lifecycle(100 + index));
-  const underLoad = percentiles(approveToWebhook);
-  console.log(line('  lifecycle (7 requests + 3 webhooks)', all));
-  console.log(`  webhooks received ${receiver.arrivals.size - before} of ${lifecycles * 3}; lifecycles missing a webhook: ${missing}`);
-  console.log(`  approve → deal.approved under load        p50 ${underLoad.p50.toFixed(1)} ms   p99 ${underLoad.p99.toFixed(1)} ms`);
-  console.log(`  requests retried after a 503: ${retried}`);
+    console.log(`3. ${lifecycles} complete lifecycles, 25 concurrent`);
+    approveToWebhook.length = 0;
+    releaseToPaid.length = 0;
+    missing = 0;
+    otherEvents = 0;
+    requests = 0;
+    const all = await runConcurrently(lifecycles, 25, (index) => lifecycle(SEQUENTIAL + index));
+    const underLoad = percentiles(approveToWebhook);
+    const paidUnderLoad = percentiles(releaseToPaid);
+    console.log(line(`  lifecycle (${LIFECYCLE_REQUESTS} requests + ${LIFECYCLE_EVENTS.length} webhooks)`, all));
+    console.log(`  requests made ${requests} (${(requests / lifecycles).toFixed(1)} per lifecycle); retried after a 503: ${retried}`);
+    console.log(`  webhooks received ${received(SEQUENTIAL, lifecycles)} of ${lifecycles * LIFECYCLE_EVENTS.length} (${LIFECYCLE_EVENTS.join(' → ')}); duplicates ${receiver.duplicates()}`);
+    console.log(`  lifecycles missing a webhook: ${missing}; with other events or another order: ${otherEvents}`);
+    console.log(`  approve → deal.approved under load        p50 ${underLoad.p50.toFixed(1)} ms   p99 ${underLoad.p99.toFixed(1)} ms`);
+    console.log(`  release → deal.paid (payout) under load   p50 ${paidUnderLoad.p50.toFixed(1)} ms   p99 ${paidUnderLoad.p99.toFixed(1)} ms`);
+    failed += missing + otherEvents;
   }
 }
 
