@@ -81,6 +81,27 @@ describe('a live marketplace on YooKassa Safe Deal', () => {
     expect(yookassa.payoutsFor(payouts[0].id)).toHaveLength(1);
   });
 
+  it('makes a partial refund again under its Idempotency-Key after the acquirer failed it for a moment, once', async () => {
+    const deal = await heldSafeDeal(5000);
+    const headers = { ...key(), 'Idempotency-Key': `refund-${deal.dealId}` };
+    const body = { amount: 1000, reason: 'A missing leg' };
+    // Every try of the first attempt fails (YooKassa answers 500 five times): nothing changed, 503.
+    yookassa.failNext(5, 500);
+    const first = await post(api(`/deals/${deal.dealId}/escrow/partial-refund`), body, headers);
+    expect(first.status).toBe(503);
+    expect((await json(first)).code).toBe('acquirer_unavailable');
+    expect((await read(deal.dealId)).refunded_amount).toBe(0);
+    // The same request again, under the same key: made again (not the first failure replayed), and only once.
+    const again = await post(api(`/deals/${deal.dealId}/escrow/partial-refund`), body, headers);
+    expect(again.status).toBe(200);
+    expect(await json(again)).toMatchObject({ refunded_amount: 1000 });
+    const replayed = await post(api(`/deals/${deal.dealId}/escrow/partial-refund`), body, headers);
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('Idempotent-Replayed')).toBe('true');
+    const refunds = [...yookassa.refunds.values()].filter((refund) => refund.payment_id === deal.payment.id);
+    expect(refunds.map((refund) => refund.amount.value)).toEqual(['1000.00']);
+  });
+
   it('waits for a pending payout and settles it from the notification', async () => {
     const deal = await heldSafeDeal(3000);
     expect((await put(`${server.url}/cabinet/payout-destination`, { type: 'yoo_money', token: '41001234567890' }, deal.seller)).status).toBe(200);

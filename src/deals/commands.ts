@@ -4,7 +4,7 @@
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
-import { problem } from '../http/problem.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { idempotentUpdate } from '../http/idempotency.ts';
 import { isProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
@@ -61,14 +61,23 @@ export async function updateDeal<Ret, Arg>(
   const idempotent = idempotentUpdate(update.name);
   try {
     return await services.temporal.withDeadline(Date.now() + UPDATE_DEADLINE_MS, async () => {
+      let updateId = idempotent?.updateId;
       if (idempotent?.retry) {
-        const earlier = await earlierOutcome<Ret>(services, startWorkflowOperation.options.workflowId, idempotent.updateId);
-        if (earlier) return earlier.value;
+        // The attempts under this key so far, in turn: one that succeeded is the answer, one refused is the refusal,
+        // and one that failed for a moment (the acquirer did not answer: the deal changed nothing) is made again
+        // under the next id, since Temporal answers an update id with its first outcome for good.
+        for (let attempt = 1; ; attempt++) {
+          updateId = attempt === 1 ? idempotent.updateId : `${idempotent.updateId}#${attempt}`;
+          const earlier = await earlierOutcome<Ret>(services, startWorkflowOperation.options.workflowId, updateId);
+          if (!earlier) break;
+          if ('value' in earlier) return earlier.value;
+          if (attempt >= MAX_UPDATE_ATTEMPTS) throw earlier.failure;
+        }
       }
       return services.temporal.workflow.executeUpdateWithStart(update, {
         args: [arg],
         startWorkflowOperation,
-        ...(idempotent ? { updateId: idempotent.updateId } : {}),
+        ...(updateId ? { updateId } : {}),
       });
     });
   } catch (error) {
@@ -76,12 +85,22 @@ export async function updateDeal<Ret, Arg>(
   }
 }
 
-/** The outcome of an update an earlier attempt sent, in the workflow's latest run; undefined when it has no such update. */
-async function earlierOutcome<Ret>(services: Services, workflowId: string, updateId: string): Promise<{ value: Ret } | undefined> {
+/** How many times one Idempotency-Key's change is made again after failing for a moment. */
+const MAX_UPDATE_ATTEMPTS = 20;
+
+/**
+ * The outcome of an update an earlier attempt sent, in the workflow's latest run: its value, or its failure when it
+ * failed for a moment (to be made again); a refusal is thrown. Undefined when there is no such update.
+ */
+async function earlierOutcome<Ret>(services: Services, workflowId: string, updateId: string): Promise<{ value: Ret } | { failure: unknown } | undefined> {
   try {
     return { value: await services.temporal.workflow.getHandle(workflowId).getUpdateHandle<Ret>(updateId).result() };
   } catch (error) {
-    if ((error as Error).name === 'WorkflowUpdateFailedError') throw error;
+    if ((error as Error).name === 'WorkflowUpdateFailedError') {
+      const answered = toProblem(error);
+      if (answered instanceof Problem && answered.code === 'acquirer_unavailable') return { failure: error };
+      throw error;
+    }
     if ((error as Error).name === 'WorkflowNotFoundError' || (error as { code?: number }).code === 5) return undefined;
     throw error;
   }
@@ -103,7 +122,10 @@ const TRANSIENT_ERRORS = new Set(['WorkflowUpdateRPCTimeoutOrCancelledError', 'S
 function toProblem(error: unknown): unknown {
   if ((error as Error).name !== 'WorkflowUpdateFailedError') {
     const code = (error as { code?: number }).code;
-    if (TRANSIENT_ERRORS.has((error as Error).name) || (code !== undefined && TRANSIENT_GRPC_CODES.has(code))) {
+    // FAILED_PRECONDITION (9) "Workflow Task in failed state": the deal's workflow task timed out on a starved worker
+    // and is being retried; the update may be sent again.
+    const taskFailed = code === 9 && /workflow task in failed state/i.test((error as Error).message ?? '');
+    if (TRANSIENT_ERRORS.has((error as Error).name) || (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) || taskFailed) {
       return problem('deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
         headers: { 'Retry-After': '5' },
       });

@@ -50,6 +50,7 @@ import {
   type DealListFilter,
 } from './store.ts';
 import { signalDeal, startDealWorkflow, updateDeal } from './commands.ts';
+import { idempotentUuid } from '../http/idempotency.ts';
 import { destinationRefusal, setDealDestination, setSellerDestination, type PayoutDestinationInput } from '../money/destinations.ts';
 import { formatMinor, toMinor } from '../money/amount.ts';
 import { feeRefusal, scheduledFee } from '../money/fee.ts';
@@ -344,7 +345,8 @@ export async function resolveDispute(
   if (!reason.trim()) throw problem('reason_required', 'Write the reason for the decision; both sides will read it.');
   if (outcome === 'split') {
     if (!split) throw problem('invalid_refund_amount', 'A split names release_amount and refund_amount.');
-    return updateDeal(services, snapshot, movePaymentUpdate, { action: 'release', actor: 'arbiter', reason: reason.trim(), split });
+    const refund_id = idempotentUuid('split-refund');
+    return updateDeal(services, snapshot, movePaymentUpdate, { action: 'release', actor: 'arbiter', reason: reason.trim(), split: { ...split, refund_id } });
   }
   return updateDeal(services, snapshot, movePaymentUpdate, { action: outcome, actor: 'arbiter', reason: reason.trim() });
 }
@@ -366,7 +368,7 @@ export async function deliverDeal(services: Services, actor: DealActor & { marke
 /** Part of the held money back to the buyer, agreed by both sides (the marketplace acts for the seller). */
 export async function partialRefund(services: Services, actor: DealActor, dealId: string, input: { amount: number; reason: string }) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'partial_refund');
-  await updateDeal(services, snapshot, partialRefundUpdate, input);
+  await updateDeal(services, snapshot, partialRefundUpdate, { ...input, refund_id: idempotentUuid('partial-refund') });
   return (await loadSnapshot(services.db, dealId))!;
 }
 

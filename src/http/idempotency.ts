@@ -9,7 +9,7 @@
 // the verb) keeps nothing, so a corrected request may use the same key; an attempt that failed with 5xx or an
 // unexpected error keeps nothing final either: a retry runs it again under the same update id.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
@@ -38,6 +38,18 @@ const attempts = new AsyncLocalStorage<Attempt>();
  * The Temporal update id for this update of the request being handled under an Idempotency-Key, or undefined without
  * one: deterministic, so the same request sends the same Update again and Temporal answers its first outcome.
  */
+/**
+ * A UUID that stands for this request's key and `purpose` (the same on every retry under the key), for a record the
+ * change makes and an acquirer keys by it (a partial refund); a random one without a key.
+ */
+export function idempotentUuid(purpose: string): string {
+  const attempt = attempts.getStore();
+  if (!attempt) return randomUUID();
+  const hex = createHash('sha256').update(`${attempt.base}:${purpose}`).digest('hex');
+  // Laid out as a version 4, variant 1 UUID, so every uuid column and check takes it.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export function idempotentUpdate(updateName: string): { updateId: string; retry: boolean } | undefined {
   const attempt = attempts.getStore();
   return attempt && { updateId: `idem:${attempt.base}:${updateName}`, retry: attempt.retry };

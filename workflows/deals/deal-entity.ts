@@ -417,7 +417,7 @@ export class DealEntity {
   }
 
   /** The arbiter's split of the held money, in minor units, or a refusal. */
-  private splitOf(payment: PaymentRecord, move: MovePaymentInput): { release: bigint; refund: bigint } {
+  private splitOf(payment: PaymentRecord, move: MovePaymentInput): { release: bigint; refund: bigint; refundId?: string } {
     const { split } = move;
     if (!split || move.action !== 'release' || move.actor !== 'arbiter') throw refuse('invalid_payment_state', 'Only the arbiter splits a disputed payment.');
     if (payment.provider === 'yookassa') {
@@ -427,7 +427,7 @@ export class DealEntity {
     const refund = toMinor(split.refund_amount);
     const refused = splitRefusal(this.sums(payment), release, refund);
     if (refused) throw refuse('invalid_refund_amount', refused);
-    return { release, refund };
+    return { release, refund, refundId: split.refund_id };
   }
 
   movePaymentAsAsked(move: MovePaymentInput): Promise<PaymentRecord> {
@@ -449,13 +449,13 @@ export class DealEntity {
    * Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. A paying-out
    * provider's release records the decision and leaves the payout to the loop (payOut); the deal is paid when it succeeds.
    */
-  private async movePayment(payment: PaymentRecord, action: PaymentAction, why: Why, split?: { release: bigint; refund: bigint }): Promise<PaymentRecord> {
+  private async movePayment(payment: PaymentRecord, action: PaymentAction, why: Why, split?: { release: bigint; refund: bigint; refundId?: string }): Promise<PaymentRecord> {
     const key = `${payment.id}/${action}`;
     const paysOut = action !== 'dispute' && this.paysOut(payment);
     const told: ToldEvent[] = [];
     let refund: RefundRecord | undefined;
     if (split) {
-      refund = { id: uuid4(), payment_id: payment.id, amount: toNumber(split.refund), currency: payment.currency, actor: why.actor, reason: why.reason ?? '', created_at: now() };
+      refund = { id: split.refundId ?? uuid4(), payment_id: payment.id, amount: toNumber(split.refund), currency: payment.currency, actor: why.actor, reason: why.reason ?? '', created_at: now() };
       await refunds.refundEscrowPart(payment.provider, {
         refundId: refund.id,
         providerPaymentId: payment.provider_payment_id!,
@@ -508,8 +508,11 @@ export class DealEntity {
 
   /** Part of the held money back to the buyer, as the buyer and the seller agreed (the marketplace acts for the seller). */
   async partialRefund(input: PartialRefundInput): Promise<RefundRecord> {
+    // The same request again (another update id after a failure): the refund it made, not a second one.
+    const made = input.refund_id && (this.state.refunds ?? []).find((candidate) => candidate.id === input.refund_id);
+    if (made) return made;
     const payment = this.checkPartialRefund(input);
-    const refund: RefundRecord = { id: uuid4(), payment_id: payment.id, amount: input.amount, currency: payment.currency, actor: 'marketplace', reason: input.reason, created_at: now() };
+    const refund: RefundRecord = { id: input.refund_id ?? uuid4(), payment_id: payment.id, amount: input.amount, currency: payment.currency, actor: 'marketplace', reason: input.reason, created_at: now() };
     await refunds.refundEscrowPart(payment.provider, {
       refundId: refund.id,
       providerPaymentId: payment.provider_payment_id!,

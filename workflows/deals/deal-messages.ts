@@ -58,8 +58,11 @@ export interface MovePaymentInput {
   actor: 'buyer' | 'administrator' | 'arbiter' | 'admin';
   /** Why: required of a dispute and of an arbiter's decision (the workflow refuses them without: reason_required). */
   reason?: string;
-  /** The arbiter's split of a disputed payment (action release): the two parts add up to what is held. */
-  split?: { release_amount: number; refund_amount: number };
+  /**
+   * The arbiter's split of a disputed payment (action release): the two parts add up to what is held. `refund_id` (the
+   * service's, the same on every retry of the request) keys the refund of its part at the acquirer.
+   */
+  split?: { release_amount: number; refund_amount: number; refund_id?: string };
 }
 
 export interface ShipInput {
@@ -78,6 +81,11 @@ export interface PartialRefundInput {
   /** Two decimals, part of the held money. */
   amount: number;
   reason: string;
+  /**
+   * Chosen by the service, the same on every retry of the request under its Idempotency-Key: the refund's id and its
+   * key at the acquirer, so a retry after an answer lost refunds nothing twice.
+   */
+  refund_id?: string;
 }
 
 export interface CancelInput {
