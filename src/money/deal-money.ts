@@ -79,4 +79,3 @@ export function payoutOwed(sums: PaymentSums): bigint {
   return sums.sellerAmount - sums.paidOut - sums.inFlight;
 }
 
-export const minorToNumber = toNumber;
