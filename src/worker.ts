@@ -45,8 +45,11 @@ export async function startWorker(
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
   const sweep = { stopped: false };
   const reasserting = reassertOpenDeals(services, sweep);
-  // The mails of deal changes, sent from their outbox after the changes committed.
+  // The mails of deal changes, sent from their outbox after the changes committed. The drainer lives as long as the
+  // worker: a worker the Temporal runtime shut down itself (a signal before the process's own handler was set) must
+  // not leave it holding the process open.
   const notices = startNoticeDrainer(services);
+  void running.finally(() => notices.stop());
   await ensureReconciliationSchedule(services);
   return {
     worker,

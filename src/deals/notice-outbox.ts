@@ -98,16 +98,21 @@ export function startNoticeDrainer(services: Pick<Services, 'db' | 'logger' | 'c
     }
   })();
 
+  let stopping: Promise<void> | undefined;
   return {
     drain,
-    async stop() {
-      stopped = true;
-      wake?.();
-      await running;
-      if (listener) {
-        await listener.query('UNLISTEN deal_notices').catch(() => {});
-        listener.release();
-      }
+    // Idempotent: the worker's end and its stop may both ask.
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        wake?.();
+        await running;
+        if (listener) {
+          await listener.query('UNLISTEN deal_notices').catch(() => {});
+          listener.release();
+        }
+      })();
+      return stopping;
     },
   };
 }
