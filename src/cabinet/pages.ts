@@ -50,7 +50,7 @@ import { dealOfApproval } from '../deals/store.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
 import { endPageSession, pageUser, preSessionCsrf, sameToken, startPageSession, validPreSessionCsrf } from '../web/session.ts';
-import { csrfFailed, page, problemWords, readForm, redirect, safeNext, send, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
+import { csrfFailed, page, problemWords, readForm, redirect, safeNext, send, signedInForm, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
 
 const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
 const DONE = {
@@ -184,10 +184,9 @@ export function cabinetPages(api: Api, services: Services): void {
     router.post(
       `/cabinet/view/approvals/:id/${decision}`,
       page(services, async (p) => {
-        const form = await readForm(p.ctx);
-        const signed = await signedInOrRedirect(p, services, '/cabinet');
-        if (!signed) return;
-        if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+        const posted = await signedInForm(p, services, '/cabinet');
+        if (!posted) return;
+        const { form, signed } = posted;
         const approvalId = p.ctx.params.id!;
         const dealId = await dealOfApprovalFor(services, signed, approvalId);
         const comment = decision === 'reject' ? (form.get('comment') ?? '').trim() : '';
@@ -214,11 +213,10 @@ export function cabinetPages(api: Api, services: Services): void {
     router.post(
       path,
       page(services, async (p) => {
-        const form = await readForm(p.ctx);
         const dealId = p.ctx.params.id!;
-        const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
-        if (!signed) return;
-        if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+        const posted = await signedInForm(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+        if (!posted) return;
+        const { form, signed } = posted;
         // Only the confirmation page's form moves money; a form from anywhere else gets that page first.
         if (form.get('confirmed') !== 'yes') return confirmPage(p, services, signed, dealId, action, 200, {});
         const reason = action === 'dispute' ? (form.get('reason') ?? '').trim() : '';
@@ -236,11 +234,10 @@ export function cabinetPages(api: Api, services: Services): void {
   router.post(
     '/cabinet/view/deals/:id/pay',
     page(services, async (p) => {
-      const form = await readForm(p.ctx);
       const dealId = p.ctx.params.id!;
-      const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
-      if (!signed) return;
-      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const posted = await signedInForm(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+      if (!posted) return;
+      const { signed } = posted;
       await orDealPage(
         p,
         services,
@@ -272,11 +269,10 @@ export function cabinetPages(api: Api, services: Services): void {
   router.post(
     '/cabinet/view/deals/:id/shipment',
     page(services, async (p) => {
-      const form = await readForm(p.ctx);
       const dealId = p.ctx.params.id!;
-      const signed = await signedInOrRedirect(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
-      if (!signed) return;
-      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const posted = await signedInForm(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
+      if (!posted) return;
+      const { form, signed } = posted;
       const fields = { carrier: (form.get('carrier') ?? '').trim(), tracking: (form.get('tracking') ?? '').trim() };
       if (form.get('confirmed') !== 'yes' || tooLongShipment(fields)) return shipConfirmPage(p, services, signed, dealId, fields);
       await orDealPage(p, services, signed, dealId, () => shipDeal(services, person(signed), dealId, fields), DONE.ship);
@@ -298,10 +294,9 @@ export function cabinetPages(api: Api, services: Services): void {
   router.post(
     PAYOUTS_PATH,
     page(services, async (p) => {
-      const form = await readForm(p.ctx);
-      const signed = await signedInOrRedirect(p, services, PAYOUTS_PATH);
-      if (!signed) return;
-      if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+      const posted = await signedInForm(p, services, PAYOUTS_PATH);
+      if (!posted) return;
+      const { form, signed } = posted;
       const type = DESTINATION_TYPES.find((known) => known === form.get('type'));
       if (!type) return payoutsPage(p, services, signed, 400, { error: p.t('badForm') });
       const given = (form.get('token') ?? '').trim();

@@ -78,7 +78,7 @@ export async function findDeal(db: DbClient, where: { id: string } | { marketpla
 export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSnapshot | undefined> {
   const deal = await findDeal(db, { id: dealId });
   if (!deal) return undefined;
-  const [documents, approvals, payments, cancellation, dispute, messages, refunds, payouts, delivery] = await Promise.all([
+  const [documents, approvals, payments, dealState, dispute, messages, refunds, payouts] = await Promise.all([
     db.query(
       `SELECT id, kind, name, content_type, size, sha256, created_at FROM deal_documents WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
@@ -93,7 +93,12 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
          FROM deal_payments WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
     ),
-    db.query('SELECT cancelled_at, cancel_actor, cancel_reason FROM deals WHERE id = $1 AND cancelled_at IS NOT NULL', [dealId]),
+    // The cancellation and the delivery live on the deal's own row: one read for both.
+    db.query(
+      `SELECT cancelled_at, cancel_actor, cancel_reason, delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at
+         FROM deals WHERE id = $1`,
+      [dealId],
+    ),
     db.query(
       `SELECT status, reason, opened_by, opened_at, decision_outcome, decision_reason, decided_at FROM deal_disputes WHERE deal_id = $1`,
       [dealId],
@@ -105,14 +110,10 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
          FROM deal_payouts WHERE deal_id = $1 ORDER BY created_at, id`,
       [dealId],
     ),
-    db.query(
-      `SELECT delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at FROM deals
-        WHERE id = $1 AND delivery_status IS NOT NULL`,
-      [dealId],
-    ),
   ]);
-  const delivered = delivery.rows[0];
-  const cancelled = cancellation.rows[0];
+  const row = dealState.rows[0];
+  const cancelled = row?.cancelled_at ? row : undefined;
+  const delivered = row?.delivery_status ? row : undefined;
   const disputed = dispute.rows[0];
   return {
     deal,

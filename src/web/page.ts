@@ -10,7 +10,7 @@ import { isMessageKey, isLang, preferredLang, translator, type Lang, type Messag
 import type { SafeHtml } from '../http/html.ts';
 import { CABINET_SITE, layout, type Site } from './layout.ts';
 import { html } from '../http/html.ts';
-import { LANG_COOKIE, pageUser, readCookie, setCookie } from './session.ts';
+import { LANG_COOKIE, pageUser, readCookie, sameToken, setCookie } from './session.ts';
 
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
 /** Problem codes a buyer or a seller may meet on a page, each with its own words in the dictionary. */
@@ -140,6 +140,18 @@ export async function signedInOrRedirect(p: Page, services: Services, next = `${
   const signed = await pageUser(p.ctx, services);
   if (!signed) redirect(p.ctx, `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
   return signed;
+}
+
+/**
+ * A signed-in person's form post: its fields, once the person is signed in (else a redirect to sign in that comes back
+ * to `next`, and undefined) and the form carries their CSRF token (else 403).
+ */
+export async function signedInForm(p: Page, services: Services, next: string): Promise<{ form: URLSearchParams; signed: SignedIn } | undefined> {
+  const form = await readForm(p.ctx);
+  const signed = await signedInOrRedirect(p, services, next);
+  if (!signed) return undefined;
+  if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
+  return { form, signed };
 }
 
 export function redirect(ctx: Context, location: string): void {
