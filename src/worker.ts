@@ -39,6 +39,8 @@ export async function startWorker(
     activities: createActivities(services),
     interceptors: { activity: [activityAlerts(logger, config.ACTIVITY_ALERT_ATTEMPTS)] },
     shutdownGraceTime: '20s',
+    workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS,
+    ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {}),
   });
   const running = worker.run();
   running.catch((error: unknown) => logger.error({ err: error }, 'worker stopped with an error'));

@@ -157,14 +157,17 @@ describe('record rows PostgreSQL lost', () => {
     return { status: deal.rows[0].status, documents, approvals, payments, payouts };
   }
 
-  /** What a crash could do behind the workflow's back: document and payment gone, decision and status rolled back. */
+  /**
+   * What a crash could do behind the workflow's back (a restore, a failover to a replica that lagged): document and
+   * payment gone, decision, status and the deal's version rolled back, as one earlier state of PostgreSQL.
+   */
   async function loseWrites(dealId: string) {
     const { db } = server.services;
     await db.query('DELETE FROM deal_documents WHERE deal_id = $1', [dealId]);
     await db.query('DELETE FROM deal_payouts WHERE deal_id = $1', [dealId]);
     await db.query('DELETE FROM deal_payments WHERE deal_id = $1', [dealId]);
     await db.query(`UPDATE deal_approvals SET status = 'pending', comment = 'not what the buyer said', decided_at = NULL WHERE deal_id = $1`, [dealId]);
-    await db.query(`UPDATE deals SET status = 'approval' WHERE id = $1`, [dealId]);
+    await db.query(`UPDATE deals SET status = 'approval', version = greatest(version - 3, 0) WHERE id = $1`, [dealId]);
   }
 
   it('come back exactly when a worker starts and asks the open deals to re-assert', async () => {
@@ -243,7 +246,8 @@ describe('writes of a workflow task that never reached Temporal', () => {
     const refunded = { ...held.payments[0]!, status: 'refunded' as const, updated_at: new Date().toISOString() };
     const lost = { id: randomUUID(), deliveryId: randomUUID(), type: 'deal.refunded', occurredAt: new Date().toISOString() };
     const { recordDealChange } = createDealActivities(server.services);
-    await recordDealChange({ dealId: deal.id, status: 'refunded', event: lost, records: { ...held, payments: [refunded] } });
+    // As the workflow writes it: sized, at the version after the one it held.
+    await recordDealChange({ dealId: deal.id, status: 'refunded', event: lost, records: { ...held, payments: [refunded] }, version: held.version! + 1, changed: { payment: refunded } });
     return lost;
   }
 
@@ -285,8 +289,10 @@ describe('writes of a workflow task that never reached Temporal', () => {
   it('leave no stray record: the next write keeps only the rows the workflow holds', async () => {
     const { deal, buyer } = await heldDeal(quietShop);
     const stray = randomUUID();
+    // What a lost task's write leaves: its row, and the deal one version on.
     await server.services.db.query(
-      `INSERT INTO deal_approvals (id, deal_id, status, approver, comment, created_at) VALUES ($1, $2, 'pending', 'x@example.com', '', now())`,
+      `WITH stray AS (INSERT INTO deal_approvals (id, deal_id, status, approver, comment, created_at) VALUES ($1, $2, 'pending', 'x@example.com', '', now()))
+       UPDATE deals SET version = version + 1 WHERE id = $2`,
       [stray, deal.id],
     );
     expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/release`, {}, buyer)).status).toBe(200);

@@ -13,7 +13,7 @@ import type { DealNotice } from '../../src/deals/notifications.ts';
 import { enqueueNotices } from '../../src/deals/notice-outbox.ts';
 import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts';
 import { widgetMailAllowed } from '../../src/widget/mail-limits.ts';
-import { findDeal, loadSnapshot } from '../../src/deals/store.ts';
+import { DEAL_COLUMNS, findDeal, loadSnapshot, toDeal } from '../../src/deals/store.ts';
 import type {
   ActorKind,
   ApprovalRecord,
@@ -50,6 +50,18 @@ export interface DealRecords {
   delivery?: DeliveryRecord | null;
 }
 
+/** What one change wrote: a new or altered row of each kind, the dispute as it now stands, the deal's own columns. */
+export interface ChangedRecords {
+  document?: HeldDocument;
+  approval?: ApprovalRecord;
+  payment?: PaymentRecord;
+  refund?: RefundRecord;
+  payout?: PayoutRecord;
+  dispute?: DisputeRecord;
+  cancellation?: CancellationRecord;
+  delivery?: DeliveryRecord;
+}
+
 /** A webhook event the change calls for: its status's, or one of money and delivery (with what it tells). */
 export interface ChangeEvent {
   id: string;
@@ -75,6 +87,15 @@ export interface DealChange {
   document?: NewDocument;
   approval?: ApprovalRecord;
   payment?: PaymentRecord;
+  /**
+   * The version the deal is at after this write (deals.version). With `changed`, the write is sized by the change and
+   * applies when PostgreSQL holds the version before it; at any other version (PostgreSQL lost a write, or this is a
+   * retry of a write that committed) the whole of `records` is written instead. Without `changed` (a re-assertion),
+   * `records` are written and the version set. Workflows from before versions send neither.
+   */
+  version?: number;
+  /** The rows this change wrote or altered, each once: all a sized write touches besides the deal's row. */
+  changed?: ChangedRecords;
   /** The status after the change, computed by the workflow with dealStatus(). */
   status: DealStatus;
   /** The webhook event when the status changed into one that has an event. */
@@ -173,6 +194,28 @@ async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRe
   return (row.rowCount ?? 0) + (messages.rowCount ?? 0);
 }
 
+/** The delivery's columns of the deal's row; the rows written. */
+async function writeDelivery(client: DbClient, dealId: string, delivery: DeliveryRecord | null): Promise<number> {
+  const written = await client.query(
+    `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
+      WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
+        IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
+    [dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
+      delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
+  );
+  return written.rowCount ?? 0;
+}
+
+/** The cancellation's columns of the deal's row; the rows written. */
+async function writeCancellation(client: DbClient, dealId: string, { cancelled_at, actor, reason }: CancellationRecord): Promise<number> {
+  const written = await client.query(
+    `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
+      WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
+    [dealId, cancelled_at, actor, reason],
+  );
+  return written.rowCount ?? 0;
+}
+
 export function createDealActivities(services: Services) {
   const { db } = services;
   return {
@@ -193,6 +236,87 @@ export function createDealActivities(services: Services) {
       return recorded;
 
       async function writeChange(client: pg.PoolClient): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
+        if (!change.changed && change.version !== undefined && !change.event && !change.events && !change.message) {
+          // A re-assertion: PostgreSQL at the workflow's version holds every write the workflow made (each write moves
+          // the version in its own transaction), so there is nothing to put back.
+          const at = await client.query<{ version: string }>('SELECT version FROM deals WHERE id = $1 FOR UPDATE', [change.dealId]);
+          if (Number(at.rows[0]?.version) === change.version) return { deliveryId: null };
+        }
+        if (change.changed && change.version !== undefined) {
+          // The common path: PostgreSQL holds what the workflow held before this change, so the change alone is written.
+          const bumped = await client.query(
+            `UPDATE deals SET version = $2, status = $3, updated_at = now() WHERE id = $1 AND version = $2 - 1 RETURNING ${DEAL_COLUMNS}`,
+            [change.dealId, change.version, change.status],
+          );
+          if (bumped.rows[0]) return writeSized(client, change.changed, toDeal(bumped.rows[0]));
+        }
+        return writeWhole(client);
+      }
+
+      /** Writes the rows of the change and its events; the deal's row is locked, versioned and at its new status already. */
+      async function writeSized(client: pg.PoolClient, changed: ChangedRecords, deal: DealRecord) {
+        const { dealId } = change;
+        // Payments before the refunds and payouts that name them.
+        const rows = {
+          deal_documents: changed.document?.storage_key ? [changed.document] : [],
+          deal_approvals: changed.approval ? [changed.approval] : [],
+          deal_payments: changed.payment ? [changed.payment] : [],
+          deal_payouts: changed.payout ? [payoutRow(changed.payout)] : [],
+          deal_refunds: changed.refund ? [changed.refund] : [],
+        };
+        for (const table of Object.keys(rows) as (keyof typeof rows)[]) {
+          if (rows[table].length > 0) await client.query(UPSERT[table], [dealId, JSON.stringify(rows[table])]);
+        }
+        if (changed.delivery) await writeDelivery(client, dealId, changed.delivery);
+        if (changed.dispute) await writeDispute(client, dealId, changed.dispute);
+        if (changed.cancellation) await writeCancellation(client, dealId, changed.cancellation);
+        // Money moved: the postings it calls for, in this transaction (keyed by their cause, as in writeWhole).
+        if ((changed.payment && changed.payment.status !== 'pending') || changed.refund || changed.payout) await postDealMoney(client, dealId);
+        const extra = await writeEvents(client, deal);
+        if (!change.event) return { deliveryId: null, deliveryIds: extra };
+        return { deliveryId: await writeStatusEvent(client, change.event, deal), eventId: change.event.id, deliveryIds: extra };
+      }
+
+      /** The events of money and delivery (a payout sent comes before the deal.paid it completes); their deliveries. */
+      async function writeEvents(client: pg.PoolClient, deal: DealRecord | undefined): Promise<string[]> {
+        const deliveries: string[] = [];
+        for (const told of change.events ?? []) {
+          if (told.mailOnly) continue;
+          deal ??= (await findDeal(client, { id: change.dealId }))!;
+          const deliveryId = await insertWebhookEvent(client, {
+            eventId: told.id,
+            deliveryId: told.deliveryId,
+            event: told.type,
+            occurredAt: told.occurredAt,
+            status: change.status,
+            actor: told.actor,
+            reason: told.reason,
+            data: told.data,
+            deal,
+          });
+          if (deliveryId) deliveries.push(deliveryId);
+        }
+        return deliveries;
+      }
+
+      function writeStatusEvent(client: pg.PoolClient, event: ChangeEvent, deal: DealRecord): Promise<string | null> {
+        return insertWebhookEvent(client, {
+          eventId: event.id,
+          deliveryId: event.deliveryId,
+          event: event.type,
+          occurredAt: event.occurredAt,
+          status: change.status,
+          actor: event.actor,
+          reason: event.reason,
+          deal,
+        });
+      }
+
+      /**
+       * Writes all the deal's records as the workflow holds them (idempotent upserts, rows it does not hold removed):
+       * a re-assertion, a change of a workflow from before versions, or one that found PostgreSQL at another version.
+       */
+      async function writeWhole(client: pg.PoolClient): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
         const { records, document, approval, payment } = change;
         // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
         const stored = (await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])).rows[0]?.status;
@@ -228,65 +352,23 @@ export function createDealActivities(services: Services) {
           if (rows[table].length === 0) continue;
           written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
         }
-        if (records?.delivery !== undefined) {
-          const delivery = records.delivery;
-          written +=
-            (
-              await client.query(
-                `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
-                  WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
-                    IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
-                [change.dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
-                  delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
-              )
-            ).rowCount ?? 0;
-        }
+        if (records?.delivery !== undefined) written += await writeDelivery(client, change.dealId, records.delivery);
         if (records?.dispute) written += await writeDispute(client, change.dealId, records.dispute);
-        if (records?.cancellation) {
-          const { cancelled_at, actor, reason } = records.cancellation;
-          written +=
-            (
-              await client.query(
-                `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
-                  WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
-                [change.dealId, cancelled_at, actor, reason],
-              )
-            ).rowCount ?? 0;
-        }
+        if (records?.cancellation) written += await writeCancellation(client, change.dealId, records.cancellation);
         // The money the change moved, in the ledger in this same transaction: the postings its payments call for and
         // that are not written yet (keyed by their cause, so a retry or a re-assertion posts nothing twice, and one
         // that finds a posting missing writes it). An unbalanced posting fails the write, and the change with it.
         if (rows.deal_payments.some((held) => held.status !== 'pending')) await postDealMoney(client, change.dealId);
-        // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone.
-        await client.query('UPDATE deals SET status = $2, updated_at = now() WHERE id = $1 AND ($3 OR status IS DISTINCT FROM $2)', [
-          change.dealId,
-          change.status,
-          written > 0,
-        ]);
-        // Events of money and delivery first (a payout sent comes before the deal.paid it completes), each idempotent by
-        // the id the workflow chose; mail-only notices make no webhook.
+        // updated_at moves when something changed: a re-assertion that finds the deal as it is leaves it alone. From here
+        // the deal is at the workflow's version, and its next change is sized again.
+        await client.query(
+          `UPDATE deals SET status = $2, updated_at = CASE WHEN $3 OR status IS DISTINCT FROM $2 THEN now() ELSE updated_at END, version = coalesce($4, version)
+            WHERE id = $1`,
+          [change.dealId, change.status, written > 0, change.version ?? null],
+        );
+        // Events of money and delivery first, each idempotent by the id the workflow chose.
         let deal: DealRecord | undefined;
-        const extra: { deliveryId: string | null; eventId: string }[] = [];
-        for (const told of change.events ?? []) {
-          if (told.mailOnly) {
-            extra.push({ deliveryId: null, eventId: told.id });
-            continue;
-          }
-          deal ??= (await findDeal(client, { id: change.dealId }))!;
-          const deliveryId = await insertWebhookEvent(client, {
-            eventId: told.id,
-            deliveryId: told.deliveryId,
-            event: told.type,
-            occurredAt: told.occurredAt,
-            status: change.status,
-            actor: told.actor,
-            reason: told.reason,
-            data: told.data,
-            deal,
-          });
-          extra.push({ deliveryId, eventId: told.id });
-        }
-        const extraDeliveries = extra.map((item) => item.deliveryId).filter((id): id is string => id !== null);
+        const extraDeliveries = await writeEvents(client, undefined);
         if (!change.event) return { deliveryId: null, deliveryIds: extraDeliveries };
         if (stored === change.status) {
           // PostgreSQL is at this status already: a lost workflow task (as above) recorded this change and its event,
@@ -303,16 +385,7 @@ export function createDealActivities(services: Services) {
           }
         }
         deal ??= (await findDeal(client, { id: change.dealId }))!;
-        const deliveryId = await insertWebhookEvent(client, {
-          eventId: change.event.id,
-          deliveryId: change.event.deliveryId,
-          event: change.event.type,
-          occurredAt: change.event.occurredAt,
-          status: change.status,
-          actor: change.event.actor,
-          reason: change.event.reason,
-          deal,
-        });
+        const deliveryId = await writeStatusEvent(client, change.event, deal);
         return { deliveryId, eventId: change.event.id, deliveryIds: extraDeliveries };
       }
     },

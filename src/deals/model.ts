@@ -171,6 +171,11 @@ export interface CancellationRecord {
 /** Everything the status depends on, oldest first in each list. */
 export interface DealSnapshot {
   deal: DealRecord;
+  /**
+   * How many changes the deal's workflow has written (deals.version). A workflow that holds it writes each change
+   * sized by the change, guarded by it; workflows started before it write the whole deal each time.
+   */
+  version?: number;
   documents: DocumentRecord[];
   approvals: ApprovalRecord[];
   payments: PaymentRecord[];

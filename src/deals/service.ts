@@ -143,7 +143,7 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
   });
   if (!created) refuseConflicts(deal, input);
   // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
-  const snapshot = created ? { deal, documents: [], approvals: [], payments: [], dispute: null, cancellation: null } : (await loadSnapshot(services.db, deal.id))!;
+  const snapshot = created ? { deal, version: 0, documents: [], approvals: [], payments: [], dispute: null, cancellation: null } : (await loadSnapshot(services.db, deal.id))!;
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };

@@ -22,10 +22,10 @@ export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
-const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, fee_moment, currency,
+export const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, fee_moment, currency,
   description, created_at, updated_at`;
 
-function toDeal(row: Record<string, any>): DealRecord {
+export function toDeal(row: Record<string, any>): DealRecord {
   return { ...row, amount: Number(row.amount), fee: Number(row.fee), created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)! } as DealRecord;
 }
 
@@ -75,53 +75,43 @@ export async function findDeal(db: DbClient, where: { id: string } | { marketpla
   return result.rows[0] ? toDeal(result.rows[0]) : undefined;
 }
 
+/** A list of the deal's rows of one table, as JSON, oldest first: one sub-select of loadSnapshot's single statement. */
+const rowsOf = (columns: string, table: string) =>
+  `(SELECT coalesce(json_agg(r ORDER BY r.created_at, r.id), '[]') FROM (SELECT ${columns} FROM ${table} WHERE deal_id = d.id) r)`;
+
+/**
+ * The deal and all its records in one statement (every change through the API reads it, and the workflow when it
+ * starts): one round trip instead of nine.
+ */
 export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSnapshot | undefined> {
-  const deal = await findDeal(db, { id: dealId });
-  if (!deal) return undefined;
-  const [documents, approvals, payments, dealState, dispute, messages, refunds, payouts] = await Promise.all([
-    db.query(
-      `SELECT id, kind, name, content_type, size, sha256, created_at FROM deal_documents WHERE deal_id = $1 ORDER BY created_at, id`,
-      [dealId],
-    ),
-    db.query(
-      `SELECT id, status, approver, comment, created_at, decided_at FROM deal_approvals WHERE deal_id = $1 ORDER BY created_at, id`,
-      [dealId],
-    ),
-    db.query(
-      `SELECT id, amount, currency, provider, status, payment_url, provider_payment_id, hold_expires_at, provider_deal_id, payout_status,
-              created_at, updated_at
-         FROM deal_payments WHERE deal_id = $1 ORDER BY created_at, id`,
-      [dealId],
-    ),
-    // The cancellation and the delivery live on the deal's own row: one read for both.
-    db.query(
-      `SELECT cancelled_at, cancel_actor, cancel_reason, delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at
-         FROM deals WHERE id = $1`,
-      [dealId],
-    ),
-    db.query(
-      `SELECT status, reason, opened_by, opened_at, decision_outcome, decision_reason, decided_at FROM deal_disputes WHERE deal_id = $1`,
-      [dealId],
-    ),
-    db.query(`SELECT id, author, text, files, created_at FROM deal_dispute_messages WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]),
-    db.query(`SELECT id, payment_id, amount::text, currency, actor, reason, created_at FROM deal_refunds WHERE deal_id = $1 ORDER BY created_at, id`, [dealId]),
-    db.query(
-      `SELECT id, payment_id, amount::text, currency, status, destination_type, destination_title, provider_payout_id, failure_reason, created_at, updated_at
-         FROM deal_payouts WHERE deal_id = $1 ORDER BY created_at, id`,
-      [dealId],
-    ),
-  ]);
-  const row = dealState.rows[0];
-  const cancelled = row?.cancelled_at ? row : undefined;
-  const delivered = row?.delivery_status ? row : undefined;
-  const disputed = dispute.rows[0];
+  const result = await db.query(
+    `SELECT ${DEAL_COLUMNS}, version,
+            cancelled_at, cancel_actor, cancel_reason, delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at,
+            ${rowsOf('id, kind, name, content_type, size, sha256, created_at', 'deal_documents')} AS documents,
+            ${rowsOf('id, status, approver, comment, created_at, decided_at', 'deal_approvals')} AS approvals,
+            ${rowsOf('id, amount::text, currency, provider, status, payment_url, provider_payment_id, hold_expires_at, provider_deal_id, payout_status, created_at, updated_at', 'deal_payments')} AS payments,
+            (SELECT row_to_json(x) FROM (SELECT status, reason, opened_by, opened_at, decision_outcome, decision_reason, decided_at FROM deal_disputes WHERE deal_id = d.id) x) AS dispute,
+            ${rowsOf('id, author, text, files, created_at', 'deal_dispute_messages')} AS messages,
+            ${rowsOf('id, payment_id, amount::text, currency, actor, reason, created_at', 'deal_refunds')} AS refunds,
+            ${rowsOf('id, payment_id, amount::text, currency, status, destination_type, destination_title, provider_payout_id, failure_reason, created_at, updated_at', 'deal_payouts')} AS payouts
+       FROM deals d WHERE d.id = $1`,
+    [dealId],
+  );
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const { version, documents, approvals, payments, dispute, messages, refunds, payouts } = row;
+  const deal = toDeal(Object.fromEntries(DEAL_COLUMNS.split(',').map((name) => [name.trim(), row[name.trim()]])));
+  const cancelled = row.cancelled_at ? row : undefined;
+  const delivered = row.delivery_status ? row : undefined;
+  const disputed = dispute;
   return {
     deal,
-    documents: documents.rows.map((row) => ({ ...row, size: Number(row.size), created_at: iso(row.created_at)! }) as DocumentRecord),
-    approvals: approvals.rows.map(
+    version: Number(version),
+    documents: (documents as any[]).map((row) => ({ ...row, size: Number(row.size), created_at: iso(row.created_at)! }) as DocumentRecord),
+    approvals: (approvals as any[]).map(
       (row) => ({ ...row, created_at: iso(row.created_at)!, decided_at: iso(row.decided_at) }) as ApprovalRecord,
     ),
-    payments: payments.rows.map(
+    payments: (payments as any[]).map(
       (row) =>
         ({
           ...row,
@@ -132,10 +122,10 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           updated_at: iso(row.updated_at)!,
         }) as PaymentRecord,
     ),
-    refunds: refunds.rows.map(
+    refunds: (refunds as any[]).map(
       (row) => ({ ...row, amount: Number(row.amount), currency: row.currency.trim(), created_at: iso(row.created_at)! }) as RefundRecord,
     ),
-    payouts: payouts.rows.map(
+    payouts: (payouts as any[]).map(
       ({ destination_type, destination_title, ...row }) =>
         ({
           ...row,
@@ -166,7 +156,7 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           reason: disputed.reason,
           opened_by: disputed.opened_by as ActorKind,
           opened_at: iso(disputed.opened_at)!,
-          messages: messages.rows.map((row) => ({ ...row, created_at: iso(row.created_at)! }) as DisputeMessage),
+          messages: (messages as any[]).map((row) => ({ ...row, created_at: iso(row.created_at)! }) as DisputeMessage),
           decision: disputed.decision_outcome
             ? { outcome: disputed.decision_outcome, reason: disputed.decision_reason ?? '', decided_at: iso(disputed.decided_at)! }
             : null,

@@ -67,6 +67,8 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
       '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
       '-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'full_page_writes=on',
       '-c', 'shared_buffers=512MB',
+      // What each statement costs, for operators and for bench/deals's statements per lifecycle (a few per cent).
+      '-c', 'shared_preload_libraries=pg_stat_statements',
     ],
     onLog: (message) => {
       logs.push(String(message));

@@ -14,36 +14,40 @@ import { ACCOUNT, HELD_PREFIX, paymentPostings, unbalanced, type PostingDraft, t
  * cause within the deal, so a retried or repeated write adds nothing. Returns how many postings it wrote.
  */
 export async function postDealMoney(client: DbClient, dealId: string): Promise<number> {
-  const deal = (
-    await client.query<{ marketplace_id: string; fee: string; fee_moment: FeeMoment }>(
-      'SELECT marketplace_id, fee::text AS fee, fee_moment FROM deals WHERE id = $1',
+  // One round trip: the deal's fee, its payments past pending, refunds, payouts and the causes already posted.
+  type Payment = { id: string; amount: string; currency: string; status: 'pending' | 'hold' | 'released' | 'refunded' | 'disputed'; was_held: boolean };
+  const row = (
+    await client.query<{
+      marketplace_id: string;
+      fee: string;
+      fee_moment: FeeMoment;
+      payments: Payment[];
+      refunds: { id: string; payment_id: string; amount: string }[];
+      payouts: { id: string; payment_id: string; amount: string; status: 'pending' | 'succeeded' | 'failed' }[];
+      causes: string[];
+    }>(
+      // A payment was held when the acquirer's hold was dated (the sandbox's at once, a live one's when the acquirer
+      // confirmed it), or when the ledger has its payment already; one refunded without either was cancelled while pending.
+      `SELECT d.marketplace_id, d.fee::text AS fee, d.fee_moment,
+              (SELECT coalesce(json_agg(p ORDER BY p.created_at, p.id), '[]') FROM (
+                 SELECT p.id, p.amount::text AS amount, trim(p.currency) AS currency, p.status, p.created_at,
+                        p.hold_expires_at IS NOT NULL OR EXISTS (SELECT 1 FROM ledger_postings l WHERE l.deal_id = p.deal_id AND l.cause = p.id || '/payment') AS was_held
+                   FROM deal_payments p WHERE p.deal_id = d.id AND p.status <> 'pending') p) AS payments,
+              (SELECT coalesce(json_agg(r ORDER BY r.created_at, r.id), '[]') FROM (SELECT id, payment_id, amount::text AS amount, created_at FROM deal_refunds WHERE deal_id = d.id) r) AS refunds,
+              (SELECT coalesce(json_agg(o ORDER BY o.created_at, o.id), '[]') FROM (SELECT id, payment_id, amount::text AS amount, status, created_at FROM deal_payouts WHERE deal_id = d.id) o) AS payouts,
+              ARRAY(SELECT cause FROM ledger_postings WHERE deal_id = d.id) AS causes
+         FROM deals d WHERE d.id = $1`,
       [dealId],
     )
   ).rows[0];
-  if (!deal) return 0;
-  const payments = await client.query<{ id: string; amount: string; currency: string; status: 'pending' | 'hold' | 'released' | 'refunded' | 'disputed'; was_held: boolean }>(
-    // A payment was held when the acquirer's hold was dated (the sandbox's at once, a live one's when the acquirer
-    // confirmed it), or when the ledger has its payment already; one refunded without either was cancelled while pending.
-    `SELECT p.id, p.amount::text AS amount, trim(p.currency) AS currency, p.status,
-            p.hold_expires_at IS NOT NULL OR EXISTS (SELECT 1 FROM ledger_postings l WHERE l.deal_id = p.deal_id AND l.cause = p.id || '/payment') AS was_held
-       FROM deal_payments p WHERE p.deal_id = $1 AND p.status <> 'pending' ORDER BY p.created_at, p.id`,
-    [dealId],
-  );
-  if (payments.rows.length === 0) return 0;
-  const [refunds, payouts] = await Promise.all([
-    client.query<{ id: string; payment_id: string; amount: string }>('SELECT id, payment_id, amount::text AS amount FROM deal_refunds WHERE deal_id = $1 ORDER BY created_at, id', [dealId]),
-    client.query<{ id: string; payment_id: string; amount: string; status: 'pending' | 'succeeded' | 'failed' }>(
-      'SELECT id, payment_id, amount::text AS amount, status FROM deal_payouts WHERE deal_id = $1 ORDER BY created_at, id',
-      [dealId],
-    ),
-  ]);
-  const written = new Set((await client.query<{ cause: string }>('SELECT cause FROM ledger_postings WHERE deal_id = $1', [dealId])).rows.map((row) => row.cause));
-  const money = { dealId, fee: deal.fee, feeMoment: deal.fee_moment };
-  const missing = payments.rows
-    .flatMap((payment) => paymentPostings(money, { ...payment, wasHeld: payment.was_held }, refunds.rows, payouts.rows))
+  if (!row || row.payments.length === 0) return 0;
+  const written = new Set(row.causes);
+  const money = { dealId, fee: row.fee, feeMoment: row.fee_moment };
+  const missing = row.payments
+    .flatMap((payment) => paymentPostings(money, { ...payment, wasHeld: payment.was_held }, row.refunds, row.payouts))
     .filter((posting) => !written.has(posting.cause));
   if (missing.length === 0) return 0;
-  return insertPostings(client, deal.marketplace_id, dealId, missing);
+  return insertPostings(client, row.marketplace_id, dealId, missing);
 }
 
 /** Writes postings of one deal (each must balance: an unbalanced one throws before anything is written). */

@@ -176,7 +176,7 @@ function documentRecord(document: HeldDocument): DocumentRecord {
 }
 
 export class DealEntity {
-  readonly state: Pick<DealSnapshot, 'deal'> & DealRecords;
+  readonly state: Pick<DealSnapshot, 'deal' | 'version'> & DealRecords;
   readonly dealId: string;
   /** Webhook deliveries to send, in the order their events happened. */
   readonly deliveries: string[];
@@ -261,15 +261,19 @@ export class DealEntity {
     const event = statusTold ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
     const events = told.map(({ type, data, mailOnly }) => ({ id: uuid4(), deliveryId: uuid4(), type, occurredAt: now(), ...why, ...(data ? { data } : {}), ...(mailOnly ? { mailOnly } : {}) }));
     // The activity also mails the people the change concerns (after its transaction, keyed by the event).
+    // A deal that knows its version writes the change alone (the records go along for when PostgreSQL is elsewhere).
+    const versioned = state.version !== undefined ? { version: state.version + 1, changed: change } : {};
     const { deliveryId, deliveryIds } = await this.records.recordDealChange({
       dealId: this.dealId,
       status: after,
       event,
       ...(events.length > 0 ? { events } : {}),
       records: next,
+      ...versioned,
       notify: this.patches.people && event !== undefined,
     });
     Object.assign(state, next);
+    if (state.version !== undefined) state.version++;
     this.deliveries.push(...(deliveryIds ?? []));
     if (deliveryId) this.deliveries.push(deliveryId);
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
@@ -287,6 +291,7 @@ export class DealEntity {
         dealId: this.dealId,
         status: this.status(),
         records: { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery },
+        version: this.state.version,
       });
     } catch (error) {
       if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
@@ -724,13 +729,16 @@ export class DealEntity {
     if (existing) return existing;
     const dispute: DisputeRecord = { ...open, messages: [...open.messages, message] };
     const { documents, approvals, payments, cancellation, refunds, payouts, delivery } = this.state;
+    const versioned = this.state.version !== undefined ? { version: this.state.version + 1, changed: { dispute } } : {};
     await this.records.recordDealChange({
       dealId: this.dealId,
       status: this.status(),
       records: { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery },
+      ...versioned,
       message,
     });
     this.state.dispute = dispute;
+    if (this.state.version !== undefined) this.state.version++;
     this.changes++;
     return message;
   }
