@@ -1,11 +1,13 @@
 // `npm run start:cluster`: the production topology on this machine (src/dev/cluster.ts): PostgreSQL, a Temporal
-// server on it, two main servers behind a round-robin proxy, two workers and the data server, each its own process.
-// Ctrl-C stops them in order and leaves no process behind.
+// server on it and its Web UI, two main servers behind a round-robin proxy, two workers and the data server, each its
+// own process. Ctrl-C stops them in order and leaves no process behind.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { EnvSchema } from '../config.ts';
 import { startCluster, type Cluster } from '../dev/cluster.ts';
+import { TEMPORAL_UI_SERVER_VERSION } from '../dev/temporal-ui-server.ts';
 
 // Its own variables on top of the usual ones (README): a data folder apart from `npm start`'s, whose Temporal state
 // lives in SQLite, not in this PostgreSQL.
@@ -15,6 +17,8 @@ const Env = z.object({
   DATA_PORT: z.coerce.number().int().min(1).max(65535).default(3100),
   POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65527).default(7233),
+  // As the service reads it (src/config.ts), so that one variable moves the UI under both `npm start` and the cluster.
+  TEMPORAL_UI_PORT: EnvSchema.shape.TEMPORAL_UI_PORT,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   CLUSTER_DATA_DIR: z.string().min(1).default('./.data-cluster'),
   CLUSTER_WORKERS: z.coerce.number().int().min(1).max(8).default(2),
@@ -65,6 +69,7 @@ async function run(): Promise<void> {
       dataPort: env.DATA_PORT,
       postgresPort: env.POSTGRES_PORT,
       temporalPort: env.TEMPORAL_PORT,
+      temporalUiPort: env.TEMPORAL_UI_PORT,
       namespace: env.TEMPORAL_NAMESPACE,
       workers: env.CLUSTER_WORKERS,
       say,
@@ -80,7 +85,8 @@ async function run(): Promise<void> {
     ['API docs', `${c.baseUrl}/docs`],
     ['Data API, MCP', `${c.dataUrl}/v1  ${c.dataUrl}/mcp/  (data, pid ${c.data.pid})`],
     ['Workers', c.workers.map((worker) => `${worker.name} (pid ${worker.pid})`).join(', ')],
-    ['Temporal', `${c.temporalAddress} (server on PostgreSQL, namespace ${env.TEMPORAL_NAMESPACE}; no Web UI: npm start has one)`],
+    ['Temporal', `${c.temporalAddress} (server on PostgreSQL, namespace ${env.TEMPORAL_NAMESPACE})`],
+    ['Temporal UI', `${c.temporalUiUrl}  (UI server ${TEMPORAL_UI_SERVER_VERSION}; the console's "Open in Temporal" links lead here)`],
     ['PostgreSQL', `127.0.0.1:${env.POSTGRES_PORT} (databases svc, temporal, temporal_visibility)`],
     ['Logs', `${path.relative(process.cwd(), path.join(dataDir, 'logs'))}/<process>.log`],
   ];

@@ -1,8 +1,8 @@
 // The production topology on one machine, for `npm run start:cluster` and the faults suite: PostgreSQL (the embedded
-// binaries as a plain server), a real Temporal server on it, and our processes as production runs them, each its own
-// `npm run start:api|start:worker|start:data` process: several main servers behind a round-robin proxy, several
-// workers, one data server. Each part can be stopped, killed and started again on its own, which is what the faults
-// suite does to it.
+// binaries as a plain server), a real Temporal server on it with its Web UI, and our processes as production runs
+// them, each its own `npm run start:api|start:worker|start:data` process: several main servers behind a round-robin
+// proxy, several workers, one data server. Each part can be stopped, killed and started again on its own, which is
+// what the faults suite does to it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { withDatabase } from '../db-roles.ts';
 import { createLogger } from '../log.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.ts';
 import { resolveTemporalServer, setUpTemporalSchemas, startTemporalServer, TEMPORAL_SERVER_VERSION, type RunningTemporalServer, type TemporalDatabase } from './temporal-server.ts';
+import { resolveTemporalUiServer, startTemporalUiServer, TEMPORAL_UI_SERVER_VERSION, UI_CONFIG_DIR, type RunningTemporalUiServer } from './temporal-ui-server.ts';
 import { ensureDemoCredentials, type DemoCredentials } from './demo.ts';
 import { startProxy, type RunningProxy } from './proxy.ts';
 import { PidFile, stopPostmaster } from './processes.ts';
@@ -33,6 +34,11 @@ export interface ClusterOptions {
   postgresPort: number;
   /** The Temporal frontend; the server also takes the 8 ports after it. */
   temporalPort: number;
+  /**
+   * The Temporal Web UI, which the console's "Open in Temporal" links open (TEMPORAL_UI_URL of the main servers). None
+   * without it: the faults suite's scenarios that never open it skip its build and its process.
+   */
+  temporalUiPort?: number;
   namespace: string;
   workers: number;
   /** More environment for our processes (WEBHOOK_RETRY_BASE_SECONDS in the faults suite, say). */
@@ -122,13 +128,15 @@ export interface Cluster {
   /** The owner's, as the migrations run. */
   databaseOwnerUrl: string;
   temporalAddress: string;
+  /** The Temporal Web UI, when the options asked for it. */
+  temporalUiUrl?: string;
   demo: DemoCredentials;
   apis: ServiceProcess[];
   workers: ServiceProcess[];
   data: ServiceProcess;
   postgres: { stop(): Promise<void>; start(): Promise<void> };
   temporal: { stop(): Promise<void>; start(): Promise<void> };
-  /** Everything, in order: proxy and servers, workers, Temporal, PostgreSQL. */
+  /** Everything, in order: proxy and servers, workers, the Temporal UI, Temporal, PostgreSQL. */
   stop(): Promise<void>;
 }
 
@@ -138,6 +146,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(logDir, { recursive: true });
   const postgresDir = path.join(dataDir, 'postgres');
   const temporalPid = new PidFile(path.join(dataDir, 'temporal-server.pid'), '--env temporal-cluster');
+  const temporalUiPid = new PidFile(path.join(dataDir, 'temporal-ui-server.pid'), `--root ${dataDir} --config ${UI_CONFIG_DIR}`);
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((error: Error) => say(`  ${error.message}`));
@@ -153,11 +162,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   try {
     const build = await step('Temporal server build', () => resolveTemporalServer({ say }));
+    // Built before anything starts, so a machine without Go fails here rather than with half a cluster up.
+    const uiPort = options.temporalUiPort;
+    const uiBinary = uiPort === undefined ? undefined : await step('Temporal UI server build', () => resolveTemporalUiServer({ say }));
 
     // A previous cluster on this DATA_DIR that was killed may have left its servers running.
     const stale = [
       await stopPostmaster(postgresDir).then((pid) => pid && `PostgreSQL (pid ${pid})`),
       await temporalPid.stop().then((pid) => pid && `the Temporal server (pid ${pid})`),
+      await temporalUiPid.stop().then((pid) => pid && `the Temporal UI server (pid ${pid})`),
     ].filter(Boolean);
     if (stale.length > 0) say(`  ✓ stopped what a previous cluster left running on this DATA_DIR: ${stale.join(', ')}`);
 
@@ -208,6 +221,24 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stops.push(stopTemporal);
     const temporalAddress = `127.0.0.1:${options.temporalPort}`;
 
+    let ui: RunningTemporalUiServer | undefined;
+    if (uiPort !== undefined && uiBinary !== undefined) {
+      const uiLog = createWriteStream(path.join(logDir, 'temporal-ui-server.log'), { flags: 'a' });
+      ui = await step(`Temporal UI server ${TEMPORAL_UI_SERVER_VERSION} (port ${uiPort})`, () =>
+        startTemporalUiServer({
+          binary: uiBinary,
+          dataDir,
+          host: options.host,
+          port: uiPort,
+          temporalAddress,
+          namespace: options.namespace,
+          pidFile: temporalUiPid,
+          log: (line) => uiLog.write(`${line}\n`),
+        }),
+      );
+      stops.push(ui.stop);
+    }
+
     await step('Database migrations', () => prepareDatabase({ databaseUrl, ownerUrl }, createLogger('warn')));
     const demoDb = createDb(databaseUrl, 1);
     const demo = await ensureDemoCredentials(demoDb, dataDir).finally(() => demoDb.end());
@@ -224,6 +255,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       DATABASE_POOL_SIZE: '10',
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: options.namespace,
+      ...(ui ? { TEMPORAL_UI_URL: ui.url } : {}),
       BASE_URL: baseUrl,
       MCP_URL: dataUrl,
       // One machine, as under `npm start`: webhook receivers may be local.
@@ -260,6 +292,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       databaseUrl,
       databaseOwnerUrl: ownerUrl,
       temporalAddress,
+      temporalUiUrl: ui?.url,
       demo,
       apis,
       workers,

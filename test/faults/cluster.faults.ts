@@ -14,11 +14,15 @@ const CONCURRENCY = 12;
 let cluster: FaultCluster;
 
 beforeAll(async () => {
-  cluster = await startFaultCluster({
-    // Retries within the test's time: 1 s, 2 s, 4 s… instead of 30 s, 60 s…; and a receiver slower than 2 s is late.
-    WEBHOOK_RETRY_BASE_SECONDS: '1',
-    WEBHOOK_TIMEOUT_SECONDS: '2',
-  });
+  cluster = await startFaultCluster(
+    {
+      // Retries within the test's time: 1 s, 2 s, 4 s… instead of 30 s, 60 s…; and a receiver slower than 2 s is late.
+      WEBHOOK_RETRY_BASE_SECONDS: '1',
+      WEBHOOK_TIMEOUT_SECONDS: '2',
+    },
+    // As `npm run start:cluster` runs it, so that the first scenario can follow the console's link into it.
+    { temporalUi: true },
+  );
 });
 
 afterAll(async () => {
@@ -45,6 +49,37 @@ async function withFault(client: Client, market: Marketplace, prefix: string, fa
 describe('faults against the cluster', () => {
   /** Our processes that are no longer running: a fault of a dependency must never take one of them down. */
   const stoppedProcesses = () => [...cluster.apis, ...cluster.workers, cluster.data].filter((process) => !process.running).map((process) => process.name);
+
+  it("the Temporal Web UI serves, and a deal's console link opens the deal's workflow in it", { timeout: 60_000 }, async () => {
+    const ui = cluster.temporalUiUrl!;
+    expect(ui).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const page = await fetch(`${ui}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    await page.body?.cancel();
+
+    const client = new Client(cluster.baseUrl);
+    const market = await client.call('POST', '/admin/marketplaces', { name: 'faults temporal ui', mode: 'sandbox' }, cluster.admin);
+    expect(market.status).toBe(201);
+    const deal = await client.call('POST', '/api/mkt/deals', { external_id: 'temporal-ui-0', buyer_email: 'buyer-temporal-ui@example.com', amount: 10 }, { 'X-Svc-Key': market.body.secret_key });
+    expect(deal.status).toBe(201);
+    const admin = await client.call('GET', `/admin/deals/${deal.body.id}`, undefined, cluster.admin);
+    expect(admin.status).toBe(200);
+    // The link the console's "Open in Temporal" button follows: the cluster's UI, not the default that leads nowhere.
+    const link: string = admin.body.temporal_url;
+    expect(link.startsWith(`${ui}/namespaces/default/workflows/`), link).toBe(true);
+    const linked = await fetch(link);
+    expect(linked.status).toBe(200);
+    await linked.body?.cancel();
+    // What the page then asks the UI server for: the workflow, through the UI server's connection to this cluster's
+    // Temporal. Its id is the link's last segment.
+    const workflowId = decodeURIComponent(link.slice(link.lastIndexOf('/') + 1));
+    const described = await until("the deal's workflow through the UI server", 30_000, async () => {
+      const answer = await fetch(`${ui}/api/v1/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+      return answer.status === 200 ? ((await answer.json()) as { workflowExecutionInfo: { execution: { workflowId: string } } }) : undefined;
+    });
+    expect(described.workflowExecutionInfo.execution.workflowId).toBe(workflowId);
+  });
 
   it('a worker SIGKILLed mid-lifecycle and restarted: every deal completes, every event arrives', { timeout: 300_000 }, async () => {
     const client = new Client(cluster.baseUrl);

@@ -45,13 +45,14 @@ export interface FaultCluster extends Cluster {
 
 /**
  * The production topology (src/dev/cluster.ts) in a temporary DATA_DIR; `stop()` also removes the folder, unless
- * FAULTS_KEEP_DATA is set: then its logs (DATA_DIR/logs/<process>.log) stay for a look after a failure.
+ * FAULTS_KEEP_DATA is set: then its logs (DATA_DIR/logs/<process>.log) stay for a look after a failure. The Temporal
+ * Web UI runs only when `temporalUi` asks for it: a scenario that never opens it need not wait for its build.
  */
-export async function startFaultCluster(env: Record<string, string>): Promise<FaultCluster> {
+export async function startFaultCluster(env: Record<string, string>, options: { temporalUi?: boolean } = {}): Promise<FaultCluster> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-faults-'));
   chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
   const port = await freeRange(3); // the proxy and the two main servers after it
-  const [dataPort, postgresPort] = await freePorts(2);
+  const [dataPort, postgresPort, temporalUiPort] = await freePorts(3);
   const cluster = await startCluster({
     dataDir,
     host: '127.0.0.1',
@@ -59,6 +60,7 @@ export async function startFaultCluster(env: Record<string, string>): Promise<Fa
     dataPort,
     postgresPort,
     temporalPort: await freeRange(9),
+    temporalUiPort: options.temporalUi ? temporalUiPort : undefined,
     namespace: 'default',
     workers: 2,
     env,
