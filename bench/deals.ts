@@ -1,13 +1,17 @@
 // bench/deals: against a running stack (`npm start` in another terminal), measures
+//   0. on the quiet service, the time from the buyer's approval to the webhook's arrival beside the engine's floor for
+//      the same thing (an Update whose local activity POSTs, bench/floor-workflow.ts) in the same run;
 //   1. deal creations per second through the API at 1, 10 and 50 concurrent, beside the bare Temporal workflow start
 //      from a plain client in the same run (the limit);
-//   2. the time from the buyer's approval to the webhook's arrival;
+//   2. the time from the buyer's approval to the webhook's arrival once those creations left their deals open;
 //   3. complete lifecycles (create, document, approval, approve, escrow, release, and the payout to the seller that
-//      release starts) with every webhook accounted for.
+//      release starts) with every webhook accounted for, and what each costs in PostgreSQL and in Temporal;
+//   4. the approval on deals whose workflows are not in the worker's cache (replayed from history first), on a worker
+//      of the bench's own that keeps two workflows in memory.
 // The lifecycles' deals have sellers, as a marketplace's do: each seller signed in once and gave the sandbox's test card
 // as their payout destination, so release pays out through the path a live deal takes (the seller's own destination,
 // read by the payout activity), not the sandbox's shortcut for deals without a seller (its default test card).
-// Usage: npm run bench:deals [-- --lifecycles 1000] [-- --sellers 10]
+// Usage: npm run bench:deals [-- --lifecycles 1000] [-- --sellers 10] [-- --phases quiet,creation,sequential,lifecycles,replay]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL and TEMPORAL_ADDRESS as
 // for the service.
 import { spawn } from 'node:child_process';
@@ -15,8 +19,13 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createRequire } from 'node:module';
+import { floorUpdate } from './floor-workflow.ts';
+import { statementCounter } from './pg-statements.ts';
 import { parseConfig } from '../src/config.ts';
-import { line, percentiles, runConcurrently, benchAdminToken, numberFlag } from './stats.ts';
+import { cpuByProcess, cpuPer, line, percentiles, runConcurrently, benchAdminToken, numberFlag } from './stats.ts';
 import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
@@ -24,6 +33,8 @@ import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
 const config = parseConfig();
 const lifecycles = numberFlag('lifecycles', 1000);
 const sellerCount = numberFlag('sellers', 10);
+/** `--phases quiet,creation,…`: which parts to run (all by default), to measure one change at a time. */
+const phases = new Set((process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'quiet,creation,sequential,lifecycles,replay').split(','));
 
 /** The requests one lifecycle makes: create, document, ask approval, approve, escrow, release. */
 const LIFECYCLE_REQUESTS = 6;
@@ -127,7 +138,7 @@ async function drained(client: Client, taskQueue: string): Promise<void> {
  * exactly the API's own work (HTTP, key check, insert, workflow start), without the first workflow task that the
  * worker would run beside it on these two cores.
  */
-async function startApiWithoutWorker() {
+async function startApiWithoutWorker(taskQueue = `bench-api-alone-${runId}`) {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin/api.ts'], {
     env: {
@@ -137,7 +148,7 @@ async function startApiWithoutWorker() {
       DATABASE_OWNER_URL: '',
       PORT: String(port),
       BASE_URL: `http://127.0.0.1:${port}`,
-      TEMPORAL_TASK_QUEUE: `bench-api-alone-${runId}`,
+      TEMPORAL_TASK_QUEUE: taskQueue,
       LOG_LEVEL: 'warn',
     },
     stdio: 'ignore',
@@ -162,6 +173,7 @@ async function main() {
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   console.log(`bench/deals against ${base} (Temporal ${config.TEMPORAL_ADDRESS}), run ${runId}\n`);
 
+  async function creations() {
   console.log('1. Creating deals: the API beside the same Temporal operation from a plain client');
   const settings = { holdPolicy: 'refund', holdMarginSeconds: 43_200, historyLimit: 10_000 };
   const alone = await startApiWithoutWorker();
@@ -205,30 +217,30 @@ async function main() {
       await client.workflow.getHandle(execution.workflowId).terminate('benchmark done').catch(() => {});
     }
   }
+  }
 
-  // One buyer for every lifecycle: sign in once through the invitation.
+  // The sellers: a deal naming each (and the buyer) mails them an invitation; each signs in once and gives the test
+  // card that succeeds. The buyer of every lifecycle signs in once through the invitation too.
   const buyerEmail = `bench-${runId}@example.com`;
-  const { items } = await call('GET', `/admin/mail?to=${encodeURIComponent(buyerEmail)}`, undefined, admin);
-  const inviteToken = items[0]?.text.match(/invite\?token=(\S+)/)?.[1];
-  if (!inviteToken) throw new Error('No invitation mail for the bench buyer; is the worker running?');
-  const buyer = { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token: inviteToken, password: 'bench password' })).token}` };
-
-  // The sellers: a deal naming each mails them an invitation; each signs in once and gives the test card that succeeds.
   const sellers = Array.from({ length: sellerCount }, (_, n) => `bench-seller-${n}-${runId}@example.com`);
+  const signIn = async (email: string) => {
+    let token: string | undefined;
+    for (let tries = 0; !token; tries++) {
+      if (tries > 300) throw new Error(`No invitation mail for ${email}; is the worker running?`);
+      const mail = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
+      token = mail.items.map((item: { text: string }) => item.text.match(/invite\?token=(\S+)/)?.[1]).find(Boolean);
+      if (!token) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token, password: 'bench password' })).token}` };
+  };
   await Promise.all(
     sellers.map(async (email, n) => {
       await call('POST', '/api/mkt/deals', { external_id: `seller-${n}-${runId}`, buyer_email: buyerEmail, seller_email: email, title: 'Bench seller', amount: 10 }, key);
-      let token: string | undefined;
-      for (let tries = 0; !token; tries++) {
-        if (tries > 300) throw new Error(`No invitation mail for ${email}; is the worker running?`);
-        const mail = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
-        token = mail.items.map((item: { text: string }) => item.text.match(/invite\?token=(\S+)/)?.[1]).find(Boolean);
-        if (!token) await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      const seller = { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token, password: 'bench password' })).token}` };
+      const seller = await signIn(email);
       await call('PUT', '/cabinet/payout-destination', { type: 'test_card', token: '4111111111111111' }, seller);
     }),
   );
+  const buyer = await signIn(buyerEmail);
 
   const approveToWebhook: number[] = [];
   const releaseToPaid: number[] = [];
@@ -236,6 +248,7 @@ async function main() {
   let missing = 0;
   let otherEvents = 0;
   let requests = 0;
+  let nextIndex = 0;
   const lifecycle = async (index: number) => {
     const step = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
       requests++;
@@ -262,39 +275,181 @@ async function main() {
   /** The webhooks that reached the receiver for the lifecycles from `from` on, counted by event id. */
   const received = (from: number, count: number) =>
     Array.from({ length: count }, (_, index) => receiver.eventsOf(lifecycleIds.get(from + index) ?? '').length).reduce((total, n) => total + n, 0);
-
-  const SEQUENTIAL = 100;
-  console.log(`2. Approval to webhook, and release to deal.paid with its payout (sequential, ${SEQUENTIAL} lifecycles)`);
-  await runConcurrently(SEQUENTIAL, 1, lifecycle);
-  const sequential = percentiles(approveToWebhook);
-  const sequentialPaid = percentiles(releaseToPaid);
-  console.log(`  buyer approves → deal.approved arrives   p50 ${sequential.p50.toFixed(1)} ms   p99 ${sequential.p99.toFixed(1)} ms`);
-  console.log(`  buyer releases → deal.paid arrives       p50 ${sequentialPaid.p50.toFixed(1)} ms   p99 ${sequentialPaid.p99.toFixed(1)} ms   (the payout to the seller's card in between)`);
-  console.log(`  webhooks received ${received(0, SEQUENTIAL)} of ${SEQUENTIAL * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}\n`);
-  let failed = missing + otherEvents;
-
-  if (lifecycles > 0) await lifecyclesUnderLoad();
-  await receiver.close();
-  await connection.close();
-  if (failed > 0) process.exitCode = 1;
-
-  async function lifecyclesUnderLoad() {
-    console.log(`3. ${lifecycles} complete lifecycles, 25 concurrent`);
+  /** `count` lifecycles at `concurrency`, their figures, and the events each should have sent, checked. */
+  const lifecyclesAt = async (count: number, concurrency: number) => {
     approveToWebhook.length = 0;
     releaseToPaid.length = 0;
     missing = 0;
     otherEvents = 0;
     requests = 0;
-    const all = await runConcurrently(lifecycles, 25, (index) => lifecycle(SEQUENTIAL + index));
-    const underLoad = percentiles(approveToWebhook);
-    const paidUnderLoad = percentiles(releaseToPaid);
-    console.log(line(`  lifecycle (${LIFECYCLE_REQUESTS} requests + ${LIFECYCLE_EVENTS.length} webhooks)`, all));
-    console.log(`  requests made ${requests} (${(requests / lifecycles).toFixed(1)} per lifecycle); retried after a 503: ${retried}`);
-    console.log(`  webhooks received ${received(SEQUENTIAL, lifecycles)} of ${lifecycles * LIFECYCLE_EVENTS.length} (${LIFECYCLE_EVENTS.join(' → ')}); duplicates ${receiver.duplicates()}`);
-    console.log(`  lifecycles missing a webhook: ${missing}; with other events or another order: ${otherEvents}`);
-    console.log(`  approve → deal.approved under load        p50 ${underLoad.p50.toFixed(1)} ms   p99 ${underLoad.p99.toFixed(1)} ms`);
-    console.log(`  release → deal.paid (payout) under load   p50 ${paidUnderLoad.p50.toFixed(1)} ms   p99 ${paidUnderLoad.p99.toFixed(1)} ms`);
+    const from = nextIndex;
+    nextIndex += count;
+    const all = await runConcurrently(count, concurrency, (index) => lifecycle(from + index));
     failed += missing + otherEvents;
+    return { all, approved: percentiles(approveToWebhook), paid: percentiles(releaseToPaid), webhooks: received(from, count), from };
+  };
+  const ms = ({ p50, p99 }: { p50: number; p99: number }) => `p50 ${p50.toFixed(1)} ms   p99 ${p99.toFixed(1)} ms`;
+  let failed = 0;
+  console.log(`Each lifecycle: ${LIFECYCLE_REQUESTS} requests; ${LIFECYCLE_EVENTS.length} webhooks expected, each once, in this order: ${LIFECYCLE_EVENTS.join(' → ')}\n`);
+
+  if (phases.has('quiet')) {
+    console.log('0. The quiet service: approval to webhook on fresh deals, beside the engine\'s floor (sequential, 50 each)');
+    const floor = await engineFloor(50);
+    const quiet = await lifecyclesAt(50, 1);
+    console.log(`  engine floor: Update → local activity POST arrives   ${ms(floor)}`);
+    console.log(`  buyer approves → deal.approved arrives               ${ms(quiet.approved)}   (${(quiet.approved.p50 / floor.p50).toFixed(1)}× the floor at p50, ${(quiet.approved.p99 / floor.p99).toFixed(1)}× at p99)`);
+    console.log(`  webhooks received ${quiet.webhooks} of ${50 * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}\n`);
+  }
+
+  if (phases.has('creation')) await creations();
+
+  if (phases.has('sequential')) {
+    const SEQUENTIAL = 100;
+    console.log(`2. Approval to webhook, and release to deal.paid with its payout (sequential, ${SEQUENTIAL} lifecycles${phases.has('creation') ? ', after the creations above left their deals open' : ''})`);
+    const sequential = await lifecyclesAt(SEQUENTIAL, 1);
+    console.log(`  buyer approves → deal.approved arrives   ${ms(sequential.approved)}`);
+    console.log(`  buyer releases → deal.paid arrives       ${ms(sequential.paid)}   (the payout to the seller's card in between)`);
+    console.log(`  webhooks received ${sequential.webhooks} of ${SEQUENTIAL * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}`);
+    await temporalCost(lifecycleIds.get(sequential.from + SEQUENTIAL - 1)!);
+    console.log('');
+  }
+
+  if (lifecycles > 0 && phases.has('lifecycles')) {
+    console.log(`3. ${lifecycles} complete lifecycles, 25 concurrent`);
+    const counter = await statementCounter(config.DATA_DIR, config.POSTGRES_PORT);
+    await counter?.reset();
+    const cpuBefore = cpuByProcess();
+    const load = await lifecyclesAt(lifecycles, 25);
+    const cpuAfter = cpuByProcess();
+    console.log(line(`  lifecycle (${LIFECYCLE_REQUESTS} requests, ${LIFECYCLE_EVENTS.length} webhooks)`, load.all));
+    console.log(`  requests made ${requests} (${(requests / lifecycles).toFixed(1)} per lifecycle); retried after a 503: ${retried}`);
+    console.log(`  webhooks received ${load.webhooks} of ${lifecycles * LIFECYCLE_EVENTS.length}; duplicates ${receiver.duplicates()}`);
+    console.log(`  lifecycles missing a webhook: ${missing}; with other events or another order: ${otherEvents}`);
+    console.log(`  approve → deal.approved under load        ${ms(load.approved)}`);
+    console.log(`  release → deal.paid (payout) under load   ${ms(load.paid)}`);
+    if (cpuAfter.size > 0) console.log(`  CPU per lifecycle (this machine's processes, from /proc): ${cpuPer(cpuBefore, cpuAfter, lifecycles)}`);
+    // The counters also hold what the deals' mails, the drainer and the ledger's checks at commit cost: all of it is the lifecycle's.
+    await counter?.report(lifecycles, 'lifecycle');
+    await counter?.close();
+    console.log('');
+  }
+
+  if (phases.has('replay')) await replayed(20);
+
+  await receiver.close();
+  await connection.close();
+  if (failed > 0) process.exitCode = 1;
+
+  /**
+   * The engine's floor: on a worker of the bench's own, `count` fresh workflows each get one Update whose local
+   * activity POSTs to the receiver; from the Update's call to the POST's arrival.
+   */
+  async function engineFloor(count: number) {
+    const taskQueue = `bench-floor-${runId}`;
+    // The SDK's bundling and state changes are not figures.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    const native = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+    const worker = await Worker.create({
+      connection: native,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue,
+      workflowsPath: createRequire(import.meta.url).resolve('./floor-workflow.ts'),
+      activities: {
+        async postToReceiver(url: string, workflowId: string) {
+          await fetch(url, { method: 'POST', body: JSON.stringify({ id: workflowId, event: 'floor', event_id: randomUUID() }) });
+        },
+      },
+    });
+    const latencies: number[] = [];
+    await worker.runUntil(async () => {
+      for (let n = 0; n < count; n++) {
+        const workflowId = `bench-floor/${runId}/${n}`;
+        const handle = await client.workflow.start('benchFloorWorkflow', { taskQueue, workflowId, args: [workflowId] });
+        const begun = performance.now();
+        await handle.executeUpdate(floorUpdate, { args: [receiver.url] });
+        await waitFor(() => receiver.arrivals.has(`${workflowId}/floor`), 10_000);
+        latencies.push(receiver.arrivals.get(`${workflowId}/floor`)! - begun);
+      }
+    });
+    await native.close();
+    return percentiles(latencies);
+  }
+
+  /** What one lifecycle's deal workflow asked of Temporal: its history's events by kind, and Temporal Cloud's actions. */
+  async function temporalCost(dealId: string) {
+    const deal = await call('GET', `/api/mkt/deals/${dealId}`, undefined, key);
+    const history = await client.workflow.getHandle(`deal/${marketplace.id}/${deal.external_id}`).fetchHistory();
+    const events = history.events ?? [];
+    const count = (type: string) => events.filter((event) => event.eventType === (proto.temporal.api.enums.v1.EventType as any)[type]).length;
+    const markers = (name: string) => events.filter((event) => event.markerRecordedEventAttributes?.markerName === name).length;
+    const tasks = count('EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
+    const activities = count('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED');
+    const locals = markers('core_local_activity');
+    const updates = count('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED');
+    const upserts = count('EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES');
+    const timers = count('EVENT_TYPE_TIMER_STARTED');
+    const patches = markers('core_patch');
+    // Temporal Cloud's billable actions (its pricing page): the start, each Update, activity, local activity, timer,
+    // search-attribute upsert and patch marker.
+    const actions = 1 + updates + activities + locals + timers + upserts + patches;
+    console.log(
+      `  Temporal per lifecycle: ${events.length} history events, ${tasks} workflow tasks, ${activities} activity tasks, ${locals} local activities, ` +
+        `${updates} updates, ${timers} timers, ${upserts} search-attribute upserts, ${patches} patch markers ≈ ${actions} Temporal Cloud actions`,
+    );
+  }
+
+  /**
+   * The approval on deals whose workflows are not in the worker's cache: a second API and a worker of the bench's own
+   * on their own task queue, the worker keeping two workflows in memory; `count` deals brought to their approval,
+   * then approved one after another, each replayed from its history first.
+   */
+  async function replayed(count: number) {
+    console.log(`4. Approval to webhook on deals whose workflow is not in the worker's cache (replayed first; ${count} deals, sequential)`);
+    const taskQueue = `bench-replay-${runId}`;
+    const api = await startApiWithoutWorker(taskQueue);
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/bin/worker.ts'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: config.DATABASE_URL ?? embeddedUrls(config.DATA_DIR, config.POSTGRES_PORT).url,
+        DATABASE_OWNER_URL: '',
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        WORKER_MAX_CACHED_WORKFLOWS: '2',
+        // The bench's receiver listens on this machine, as under `npm start`.
+        WEBHOOK_ALLOW_LOOPBACK: 'true',
+        WORKER_METRICS_ADDRESS: '',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: 'ignore',
+    });
+    try {
+      const deals: { id: string; approval: string }[] = [];
+      for (let n = 0; n < count; n++) {
+        const deal = await call('POST', '/api/mkt/deals', { external_id: `replay-${n}-${runId}`, buyer_email: buyerEmail, amount: 10 }, key, api.url);
+        await call('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' }, api.url);
+        const approval = await call('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key, api.url);
+        deals.push({ id: deal.id, approval: approval.id });
+      }
+      for (const deal of deals) await waitFor(() => receiver.arrivals.has(`${deal.id}/deal.approval`), 30_000);
+      const latencies: number[] = [];
+      for (const deal of deals) {
+        const begun = performance.now();
+        await call('POST', `/cabinet/approvals/${deal.approval}/approve`, {}, buyer, api.url);
+        if (await waitFor(() => receiver.arrivals.has(`${deal.id}/deal.approved`), 30_000)) latencies.push(receiver.arrivals.get(`${deal.id}/deal.approved`)! - begun);
+        else failed++;
+      }
+      console.log(`  buyer approves → deal.approved arrives, the workflow replayed first   ${ms(percentiles(latencies))}   (${latencies.length} of ${count} arrived)\n`);
+      // Nothing polls this queue after the bench: its deals' workflows end here.
+      for (const deal of deals) {
+        const { external_id } = await call('GET', `/api/mkt/deals/${deal.id}`, undefined, key);
+        await client.workflow.getHandle(`deal/${marketplace.id}/${external_id}`).terminate('benchmark done').catch(() => {});
+      }
+    } finally {
+      await api.stop();
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.kill('SIGTERM');
+      });
+    }
   }
 }
 

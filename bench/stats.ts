@@ -1,5 +1,5 @@
 // Small helpers for the benchmarks: run N tasks at a given concurrency and summarise latencies.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface Summary {
@@ -48,4 +48,47 @@ export function numberFlag(name: string, fallback: number): number {
 /** The administrator token: SVC_ADMIN_TOKEN, or the demo one `npm start` keeps in DATA_DIR. */
 export function benchAdminToken(dataDir: string): string {
   return process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).admin_token;
+}
+
+/**
+ * CPU seconds used so far by the processes of this machine, grouped: PostgreSQL, the Temporal server, our Node
+ * processes (the main servers and workers) and the rest. Linux only (/proc); empty elsewhere. The clock ticks of
+ * /proc/<pid>/stat are 1/100 s on Linux.
+ */
+export function cpuByProcess(): Map<string, number> {
+  const groups = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return groups;
+  }
+  for (const pid of pids) {
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const group = /postgres/.test(command)
+        ? 'PostgreSQL'
+        : /temporal.* server|temporal-server|\/server start/.test(command)
+          ? 'Temporal'
+          : /bench\//.test(command)
+            ? 'the bench'
+            : /src\/bin\//.test(command)
+              ? 'our processes'
+              : 'other';
+      groups.set(group, (groups.get(group) ?? 0) + seconds);
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return groups;
+}
+
+/** The CPU each group used between two readings, per unit of work, in ms. */
+export function cpuPer(before: Map<string, number>, after: Map<string, number>, units: number): string {
+  return [...after]
+    .filter(([group]) => group !== 'other')
+    .map(([group, seconds]) => `${group} ${(((seconds - (before.get(group) ?? 0)) * 1000) / units).toFixed(0)} ms`)
+    .join(', ');
 }
