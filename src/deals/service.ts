@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
-import { inTransaction } from '../db.ts';
-import { insertWebhookEvent } from '../webhooks/events.ts';
+import { webhookBody } from '../webhooks/events.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
 import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
@@ -125,21 +124,9 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
   const fields = withDealDefaults(input);
   const fee = dealFee(marketplace, fields.amount, input.fee);
   // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
-  const { deal, created } = await inTransaction(services.db, async (client) => {
-    const inserted = await insertDeal(client, { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment });
-    if (inserted.created) {
-      const { deal } = inserted;
-      await insertWebhookEvent(client, {
-        eventId: randomUUID(),
-        deliveryId: randomUUID(),
-        event: 'deal.created',
-        occurredAt: deal.created_at,
-        status: 'created',
-        actor: 'marketplace',
-        deal,
-      });
-    }
-    return inserted;
+  const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment }, (deal) => {
+    const told = { eventId: randomUUID(), deliveryId: randomUUID(), event: 'deal.created', occurredAt: deal.created_at, status: 'created', actor: 'marketplace' as const, deal };
+    return { ...told, body: webhookBody(told) };
   });
   if (!created) refuseConflicts(deal, input);
   // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).

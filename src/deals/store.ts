@@ -30,17 +30,32 @@ export function toDeal(row: Record<string, any>): DealRecord {
 }
 
 /**
- * Inserts the deal unless the marketplace already has this external_id; returns the stored one either way. The fee
- * (decimal text, exact) and its moment are fixed now: the marketplace's schedule then, or the fee it gave.
+ * Inserts the deal unless the marketplace already has this external_id, and with a new deal its `deal.created` event
+ * and that event's delivery (when the marketplace has an endpoint for it): one statement, so a creation is one round
+ * trip to PostgreSQL and one commit. Returns the stored deal either way. The fee (decimal text, exact) and its moment
+ * are fixed now: the marketplace's schedule then, or the fee it gave. `announce` makes the event's body from the deal
+ * as it will be stored (its id and times are chosen here, so the bytes are fixed before the insert).
  */
 export async function insertDeal(
   db: DbClient,
   deal: Omit<NewDeal, 'fee'> & { fee: string; fee_moment: FeeMoment },
+  announce: (deal: DealRecord) => { eventId: string; deliveryId: string; event: string; body: Buffer },
 ): Promise<{ deal: DealRecord; created: boolean }> {
+  const at = new Date().toISOString();
+  const event = announce({ ...deal, fee: Number(deal.fee), created_at: at, updated_at: at });
   const inserted = await db.query(
-    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12)
-     ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}`,
+    `WITH made AS (
+       INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $13)
+       ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}),
+     told AS (
+       INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
+       SELECT $14, made.marketplace_id, made.id, $15, $16, made.created_at FROM made RETURNING id),
+     sent AS (
+       INSERT INTO webhook_deliveries (id, event_id)
+       SELECT $17, told.id FROM told
+        WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE marketplace_id = $2 AND (events IS NULL OR $15 = ANY (events))))
+     SELECT * FROM made`,
     [
       deal.id,
       deal.marketplace_id,
@@ -54,6 +69,11 @@ export async function insertDeal(
       deal.description,
       deal.fee,
       deal.fee_moment,
+      at,
+      event.eventId,
+      event.event,
+      event.body,
+      event.deliveryId,
     ],
   );
   if (inserted.rows[0]) return { deal: toDeal(inserted.rows[0]), created: true };
