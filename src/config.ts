@@ -27,8 +27,9 @@ export const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
-  // Where operators open a deal's workflow from the console (the embedded dev server's Web UI unless told).
-  TEMPORAL_UI_URL: url.default('http://127.0.0.1:8233'),
+  // Where operators open a deal's workflow from the console (unset: the Web UI of `npm start` or the cluster, on
+  // TEMPORAL_UI_PORT).
+  TEMPORAL_UI_URL: url.optional(),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('svc'),
   TEMPORAL_CLI: optionalText,
   TEMPORAL_API_KEY: optionalText,
@@ -132,6 +133,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
     MCP_URL: values.MCP_URL ?? `http://${linkHost}:${values.DATA_PORT}`,
     DATA_DIR: path.resolve(values.DATA_DIR),
     TEMPORAL_ADDRESS: values.TEMPORAL_ADDRESS ?? `127.0.0.1:${values.TEMPORAL_PORT}`,
+    TEMPORAL_UI_URL: values.TEMPORAL_UI_URL ?? `http://${linkHost}:${values.TEMPORAL_UI_PORT}`,
     embeddedPostgres: values.DATABASE_URL === undefined,
     embeddedTemporal: values.TEMPORAL_ADDRESS === undefined,
   };

@@ -30,6 +30,10 @@ describe('configuration', () => {
     expect(parseConfig({ HOST: 'localhost', PORT: '8080' }).BASE_URL).toBe('http://localhost:8080');
     expect(parseConfig({ BASE_URL: 'https://svc.example/' }).BASE_URL).toBe('https://svc.example');
     expect(parseConfig({ HOST: '0.0.0.0', DATA_PORT: '9000' }).MCP_URL).toBe('http://127.0.0.1:9000');
+    // The console's links into the Temporal Web UI follow its port unless an address is given.
+    expect(parseConfig({}).TEMPORAL_UI_URL).toBe('http://127.0.0.1:8233');
+    expect(parseConfig({ TEMPORAL_UI_PORT: '9233' }).TEMPORAL_UI_URL).toBe('http://127.0.0.1:9233');
+    expect(parseConfig({ TEMPORAL_UI_URL: 'https://temporal.example/' }).TEMPORAL_UI_URL).toBe('https://temporal.example');
   });
 
   it('uses external services when their addresses are set', () => {
