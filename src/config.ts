@@ -73,8 +73,9 @@ export const EnvSchema = z.object({
   // serves its Prometheus metrics at WORKER_METRICS_ADDRESS when set.
   ACTIVITY_ALERT_ATTEMPTS: positiveInt.default(10),
   // The worker's sizing (docs/performance.md): threads that run workflow code, and how many workflows it keeps in
-  // memory so a change does not replay the deal's history first (unset: the SDK's default, from the heap's size).
-  WORKER_WORKFLOW_THREADS: positiveInt.default(2),
+  // memory so a change does not replay the deal's history first (unset: the SDK's defaults, one thread and a cache
+  // sized from the heap).
+  WORKER_WORKFLOW_THREADS: positiveInt.optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   WORKER_METRICS_ADDRESS: z.string().trim().regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port').optional(),
   CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),

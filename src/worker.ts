@@ -39,7 +39,7 @@ export async function startWorker(
     activities: createActivities(services),
     interceptors: { activity: [activityAlerts(logger, config.ACTIVITY_ALERT_ATTEMPTS)] },
     shutdownGraceTime: '20s',
-    workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS,
+    ...(config.WORKER_WORKFLOW_THREADS !== undefined ? { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS } : {}),
     ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {}),
   });
   const running = worker.run();

@@ -79,8 +79,8 @@ export interface ChangeEvent {
 export interface DealChange {
   dealId: string;
   /**
-   * All the deal's records after the change, written as idempotent upserts: a write PostgreSQL lost earlier (a crash)
-   * heals with the next one, and a write without a change re-asserts the deal as it stands.
+   * All the deal's records after the change, as the workflow holds them: written whole (idempotent upserts) when the
+   * write is not sized (see `version`), which puts back what PostgreSQL lost; a write without a change re-asserts them.
    */
   records?: DealRecords;
   /** The single records of a change, as workflows sent them before `records`: a retry scheduled then may still run. */

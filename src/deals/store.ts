@@ -25,6 +25,8 @@ const iso = (value: Date | string | null) => (value === null ? null : new Date(v
 export const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, fee_moment, currency,
   description, created_at, updated_at`;
 
+const DEAL_COLUMN_NAMES = DEAL_COLUMNS.split(',').map((name) => name.trim());
+
 export function toDeal(row: Record<string, any>): DealRecord {
   return { ...row, amount: Number(row.amount), fee: Number(row.fee), created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)! } as DealRecord;
 }
@@ -119,11 +121,11 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
   );
   const row = result.rows[0];
   if (!row) return undefined;
-  const { version, documents, approvals, payments, dispute, messages, refunds, payouts } = row;
-  const deal = toDeal(Object.fromEntries(DEAL_COLUMNS.split(',').map((name) => [name.trim(), row[name.trim()]])));
+  const { version, documents, approvals, payments, dispute: disputed, messages, refunds, payouts } = row;
+  // The deal's own columns only: the row also holds its records.
+  const deal = toDeal(Object.fromEntries(DEAL_COLUMN_NAMES.map((name) => [name, row[name]])));
   const cancelled = row.cancelled_at ? row : undefined;
   const delivered = row.delivery_status ? row : undefined;
-  const disputed = dispute;
   return {
     deal,
     version: Number(version),

@@ -240,7 +240,8 @@ export class DealEntity {
   /**
    * Persists a change, with the webhook event its new status calls for, and only then makes it the workflow's state:
    * when the records refuse it (the activity fails), the deal stays exactly as it was, here and in PostgreSQL.
-   * The write carries all the deal's records, so it also puts back anything an earlier write lost.
+   * The write holds the change alone while PostgreSQL is at the deal's version, and every record otherwise, which
+   * puts back anything an earlier write lost (sized()).
    */
   private async commit(change: Change, why: Why, told: ToldEvent[] = []): Promise<void> {
     const { state } = this;
@@ -260,24 +261,35 @@ export class DealEntity {
     const statusTold = after !== before && (this.patches.people || FIRST_STATUS_EVENTS.includes(after));
     const event = statusTold ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
     const events = told.map(({ type, data, mailOnly }) => ({ id: uuid4(), deliveryId: uuid4(), type, occurredAt: now(), ...why, ...(data ? { data } : {}), ...(mailOnly ? { mailOnly } : {}) }));
-    // The activity also mails the people the change concerns (after its transaction, keyed by the event).
-    // A deal that knows its version writes the change alone (the records go along for when PostgreSQL is elsewhere).
-    const versioned = state.version !== undefined ? { version: state.version + 1, changed: change } : {};
+    // The activity also writes the mails the change calls for, in its transaction (keyed by the event).
     const { deliveryId, deliveryIds } = await this.records.recordDealChange({
       dealId: this.dealId,
       status: after,
       event,
       ...(events.length > 0 ? { events } : {}),
       records: next,
-      ...versioned,
+      ...this.sized(change),
       notify: this.patches.people && event !== undefined,
     });
     Object.assign(state, next);
-    if (state.version !== undefined) state.version++;
+    this.versionWritten();
     this.deliveries.push(...(deliveryIds ?? []));
     if (deliveryId) this.deliveries.push(deliveryId);
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
     this.changes++;
+  }
+
+  /**
+   * A deal that knows its version writes a change alone, at the next version; the whole records go along for when
+   * PostgreSQL is at another one. Workflows started before versions write the whole deal every time.
+   */
+  private sized(changed: Change): { version?: number; changed?: Change } {
+    return this.state.version === undefined ? {} : { version: this.state.version + 1, changed };
+  }
+
+  /** The write of a sized change committed: the deal is at its next version. */
+  private versionWritten(): void {
+    if (this.state.version !== undefined) this.state.version++;
   }
 
   /**
@@ -729,16 +741,15 @@ export class DealEntity {
     if (existing) return existing;
     const dispute: DisputeRecord = { ...open, messages: [...open.messages, message] };
     const { documents, approvals, payments, cancellation, refunds, payouts, delivery } = this.state;
-    const versioned = this.state.version !== undefined ? { version: this.state.version + 1, changed: { dispute } } : {};
     await this.records.recordDealChange({
       dealId: this.dealId,
       status: this.status(),
       records: { documents, approvals, payments, dispute, cancellation, refunds, payouts, delivery },
-      ...versioned,
+      ...this.sized({ dispute }),
       message,
     });
     this.state.dispute = dispute;
-    if (this.state.version !== undefined) this.state.version++;
+    this.versionWritten();
     this.changes++;
     return message;
   }
