@@ -185,6 +185,7 @@ async function main() {
     // What the API does in Temporal: start a deal workflow that the worker then runs (its first task provisions
     // the parties), without our HTTP, authentication and insert around it.
     await drained(client, config.TEMPORAL_TASK_QUEUE);
+    const rawCpuBefore = cpuByProcess();
     const raw = await runConcurrently(total, concurrency, async () => {
       const id = randomUUID();
       const deal = { id, marketplace_id: marketplace.id, external_id: `raw-${id}`, title: '', buyer_email: `raw-${runId}@example.com`, buyer_name: '', seller_email: '', amount: 100, currency: 'RUB', description: '', created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
@@ -196,17 +197,23 @@ async function main() {
         memo: { title: '' },
       });
     });
+    await drained(client, config.TEMPORAL_TASK_QUEUE);
+    const cpuRaw = cpuPer(rawCpuBefore, cpuByProcess(), total);
     const apiAlone = await runConcurrently(total, concurrency, async (index) => {
       await call('POST', '/api/mkt/deals', { external_id: `alone${concurrency}-${index}-${runId}`, buyer_email: `alone-${runId}@example.com`, amount: 100 }, key, alone.url);
     });
     await drained(client, config.TEMPORAL_TASK_QUEUE);
+    const cpuBefore = cpuByProcess();
     const api = await runConcurrently(total, concurrency, async (index) => {
       await call('POST', '/api/mkt/deals', { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 }, key);
     });
+    await drained(client, config.TEMPORAL_TASK_QUEUE);
+    const cpuApi = cpuPer(cpuBefore, cpuByProcess(), total);
     console.log(line(`  bare start (no worker), ${concurrency} conc.`, bare));
     console.log(line(`  POST …/deals, no worker, ${concurrency} conc.`, apiAlone));
     console.log(line(`  deal workflow start, ${concurrency} conc.`, raw));
     console.log(line(`  POST /api/mkt/deals, ${concurrency} conc.`, api));
+    console.log(`  CPU per creation: deal workflow start ${cpuRaw}; POST /api/mkt/deals ${cpuApi}`);
     console.log(`  API alone / bare start = ${(apiAlone.perSecond / bare.perSecond).toFixed(2)}x   API / deal workflow start = ${(api.perSecond / raw.perSecond).toFixed(2)}x\n`);
   }
   await alone.stop();
