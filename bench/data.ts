@@ -30,31 +30,52 @@ const db = createDb(urls.url, 8);
 const base = config.MCP_URL;
 
 const SELECTIVE = [
-  'аппарат ультразвуковой диагностики', 'строительству школы Томск', 'дизельного топлива Пермь', 'ventilation Leeds',
-  'охране объектов Казань', '"school textbooks" Cork', 'реконструкции водопроводных сетей Гомель', 'catering Galway',
-  'антивирусное программное обеспечение Самара', 'passenger cars Manchester',
+  'аппарат ультразвуковой диагностики',
+  'строительству школы Томск',
+  'дизельного топлива Пермь',
+  'ventilation Leeds',
+  'охране объектов Казань',
+  '"school textbooks" Cork',
+  'реконструкции водопроводных сетей Гомель',
+  'catering Galway',
+  'антивирусное программное обеспечение Самара',
+  'passenger cars Manchester',
 ];
 const BROAD = ['поставка', 'tenders', 'контракта'];
 const today = new Date().toISOString().slice(0, 10);
 // The filters a supplier sets, each with a text of either kind.
 const FILTERED_SELECTIVE = [
-  'q=лекарственные+препараты&status=active', `q=medicines&deadline_from=${today}`, 'q=ноутбуков&value_max=5000000&currency=RUB',
-  'q=road+repair&classification=cpv:452', 'q=уборке&buyer=больница', 'q=diesel&law=eu-2014-24&sort=deadline',
+  'q=лекарственные+препараты&status=active',
+  `q=medicines&deadline_from=${today}`,
+  'q=ноутбуков&value_max=5000000&currency=RUB',
+  'q=road+repair&classification=cpv:452',
+  'q=уборке&buyer=больница',
+  'q=diesel&law=eu-2014-24&sort=deadline',
 ];
 const FILTERED_BROAD = [
-  'q=поставка&status=active', `q=поставка&deadline_from=${today}&sort=deadline`, 'q=tenders&value_min=100000&sort=value_desc',
-  'q=контракта&classification=okpd2:21', 'q=поставка&law=223-fz', 'q=tenders&buyer=council',
+  'q=поставка&status=active',
+  `q=поставка&deadline_from=${today}&sort=deadline`,
+  'q=tenders&value_min=100000&sort=value_desc',
+  'q=контракта&classification=okpd2:21',
+  'q=поставка&law=223-fz',
+  'q=tenders&buyer=council',
 ];
 const FILTERED_LISTS = [
-  'status=active', `status=active&deadline_from=${today}&sort=deadline`, 'classification=cpv:33600000&sort=value_desc',
-  'law=44-fz&value_min=1000000&value_max=5000000', 'buyer=Водоканал&country=RU', 'currency=GBP&sort=value_asc',
+  'status=active',
+  `status=active&deadline_from=${today}&sort=deadline`,
+  'classification=cpv:33600000&sort=value_desc',
+  'law=44-fz&value_min=1000000&value_max=5000000',
+  'buyer=Водоканал&country=RU',
+  'currency=GBP&sort=value_asc',
 ];
 // Each common, never in one tender: the planner multiplies their shares and expects many matches (the worst case).
 const NEVER_TOGETHER = ['поставка tenders', 'контракта supply'];
 
 async function loadTenders(): Promise<void> {
   await ensureGeneratedSource(db, SOURCE, 'Benchmark tenders (generated)');
-  const present = Number((await db.query('SELECT count(*) AS n FROM tenders WHERE source_key = $1', [SOURCE])).rows[0].n);
+  const present = Number(
+    (await db.query('SELECT count(*) AS n FROM tenders WHERE source_key = $1', [SOURCE])).rows[0].n,
+  );
   if (present >= target) {
     console.log(`${present} generated tenders already loaded`);
     return;
@@ -112,24 +133,62 @@ async function main() {
 
   const search = (q: string) => `/v1/tenders?q=${encodeURIComponent(q)}`;
   for (const q of BROAD) {
-    const body = (await (await fetch(`${base}${search(q)}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as any;
-    console.log(`broad «${q}»: total ${body.total} (${body.total_relation}), top score ${body.items[0]?.score?.toFixed(3)}`);
+    const body = (await (
+      await fetch(`${base}${search(q)}`, { headers: { Authorization: `Bearer ${key}` } })
+    ).json()) as any;
+    console.log(
+      `broad «${q}»: total ${body.total} (${body.total_relation}), top score ${body.items[0]?.score?.toFixed(3)}`,
+    );
   }
-  const ids = (await db.query<{ id: string }>('SELECT id FROM tenders TABLESAMPLE SYSTEM (0.1) LIMIT 200')).rows.map((r) => r.id);
+  const ids = (await db.query<{ id: string }>('SELECT id FROM tenders TABLESAMPLE SYSTEM (0.1) LIMIT 200')).rows.map(
+    (r) => r.id,
+  );
 
   await timed('warm-up', SELECTIVE.map(search), key, 50);
   await timed('selective search', SELECTIVE.map(search), key, 300);
   await timed('broad search (common words)', BROAD.map(search), key, 150);
-  await timed('broad search, country=RU', BROAD.map((q) => `${search(q)}&country=RU`), key, 60);
+  await timed(
+    'broad search, country=RU',
+    BROAD.map((q) => `${search(q)}&country=RU`),
+    key,
+    60,
+  );
   await timed('common words never together', NEVER_TOGETHER.map(search), key, 60);
-  await timed('selective search with filters', FILTERED_SELECTIVE.map((query) => `/v1/tenders?${query}`), key, 120);
-  await timed('broad search with filters', FILTERED_BROAD.map((query) => `/v1/tenders?${query}`), key, 120);
-  await timed('lists with filters (no q)', FILTERED_LISTS.map((query) => `/v1/tenders?${query}`), key, 120);
-  const first = (await (await fetch(`${base}/v1/tenders?status=active&limit=100`, { headers: { Authorization: `Bearer ${key}` } })).json()) as any;
+  await timed(
+    'selective search with filters',
+    FILTERED_SELECTIVE.map((query) => `/v1/tenders?${query}`),
+    key,
+    120,
+  );
+  await timed(
+    'broad search with filters',
+    FILTERED_BROAD.map((query) => `/v1/tenders?${query}`),
+    key,
+    120,
+  );
+  await timed(
+    'lists with filters (no q)',
+    FILTERED_LISTS.map((query) => `/v1/tenders?${query}`),
+    key,
+    120,
+  );
+  const first = (await (
+    await fetch(`${base}/v1/tenders?status=active&limit=100`, { headers: { Authorization: `Bearer ${key}` } })
+  ).json()) as any;
   await timed('next page by cursor', [`/v1/tenders?status=active&limit=100&cursor=${first.next_cursor}`], key, 60);
   await timed('facets', ['/v1/tenders/facets', '/v1/tenders/facets?country=RU'], key, 200);
-  await timed('facets within a query and filters', ['/v1/tenders/facets?q=medicines', '/v1/tenders/facets?q=поставка&status=active', '/v1/tenders/facets?law=44-fz'], key, 60);
-  await timed('card', ids.map((id) => `/v1/tenders/${encodeURIComponent(id)}`), key, 200);
+  await timed(
+    'facets within a query and filters',
+    ['/v1/tenders/facets?q=medicines', '/v1/tenders/facets?q=поставка&status=active', '/v1/tenders/facets?law=44-fz'],
+    key,
+    60,
+  );
+  await timed(
+    'card',
+    ids.map((id) => `/v1/tenders/${encodeURIComponent(id)}`),
+    key,
+    200,
+  );
   await timed('latest (no q), offset 1000', ['/v1/tenders?offset=1000'], key, 100);
   await timed('countries, 50 concurrent', ['/v1/tenders/countries'], key, 5000, 50);
 

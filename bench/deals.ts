@@ -34,7 +34,12 @@ const config = parseConfig();
 const lifecycles = numberFlag('lifecycles', 1000);
 const sellerCount = numberFlag('sellers', 10);
 /** `--phases quiet,creation,…`: which parts to run (all by default), to measure one change at a time. */
-const phases = new Set((process.argv.includes('--phases') ? process.argv[process.argv.indexOf('--phases') + 1]! : 'quiet,creation,sequential,lifecycles,replay').split(','));
+const phases = new Set(
+  (process.argv.includes('--phases')
+    ? process.argv[process.argv.indexOf('--phases') + 1]!
+    : 'quiet,creation,sequential,lifecycles,replay'
+  ).split(','),
+);
 
 /** The requests one lifecycle makes: create, document, ask approval, approve, escrow, release. */
 const LIFECYCLE_REQUESTS = 6;
@@ -42,7 +47,15 @@ const LIFECYCLE_REQUESTS = 6;
  * The webhooks one lifecycle makes, each once, in this order: one per status the deal enters (CONTRACT.md's
  * deal.<status>), and deal.payout_sent between the release and deal.paid: the deal is paid once its payout succeeded.
  */
-const LIFECYCLE_EVENTS = ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.payout_sent', 'deal.paid'];
+const LIFECYCLE_EVENTS = [
+  'deal.created',
+  'deal.docs',
+  'deal.approval',
+  'deal.approved',
+  'deal.escrow_hold',
+  'deal.payout_sent',
+  'deal.paid',
+];
 const adminToken = benchAdminToken(config.DATA_DIR);
 const base = config.BASE_URL;
 const runId = randomUUID().slice(0, 8);
@@ -50,11 +63,20 @@ const runId = randomUUID().slice(0, 8);
 let retried = 0;
 
 /** One API call; a 503 (the deal engine is saturated) is retried after its Retry-After, as a good client does. */
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}, server = base): Promise<any> {
+async function call(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  server = base,
+): Promise<any> {
   for (let attempt = 1; ; attempt++) {
     const response = await fetch(`${server}${url}`, {
       method,
-      headers: { ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      headers: {
+        ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
     });
     const text = await response.text();
@@ -155,12 +177,22 @@ async function startApiWithoutWorker(taskQueue = `bench-api-alone-${runId}`) {
   });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
-    const ok = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ok) break;
     if (tries > 200) throw new Error('the second main server did not start');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { url, stop: () => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }) };
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 async function main() {
@@ -174,56 +206,97 @@ async function main() {
   console.log(`bench/deals against ${base} (Temporal ${config.TEMPORAL_ADDRESS}), run ${runId}\n`);
 
   async function creations() {
-  console.log('1. Creating deals: the API beside the same Temporal operation from a plain client');
-  const settings = { holdPolicy: 'refund', holdMarginSeconds: 43_200, historyLimit: 10_000 };
-  const alone = await startApiWithoutWorker();
-  for (const [concurrency, total] of [[1, 100], [10, 500], [50, 1000]] as const) {
-    // The engine's floor: a start that no worker ever runs.
-    const bare = await runConcurrently(total, concurrency, async () => {
-      await client.workflow.start('benchBareStart', { taskQueue: `bench-bare-${runId}`, workflowId: `bench/${runId}/${randomUUID()}`, args: [{}] });
-    });
-    // What the API does in Temporal: start a deal workflow that the worker then runs (its first task provisions
-    // the parties), without our HTTP, authentication and insert around it.
-    await drained(client, config.TEMPORAL_TASK_QUEUE);
-    const rawCpuBefore = cpuByProcess();
-    const raw = await runConcurrently(total, concurrency, async () => {
-      const id = randomUUID();
-      const deal = { id, marketplace_id: marketplace.id, external_id: `raw-${id}`, title: '', buyer_email: `raw-${runId}@example.com`, buyer_name: '', seller_email: '', amount: 100, currency: 'RUB', description: '', created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
-      await client.workflow.start('dealWorkflow', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: `bench-raw/${runId}/${id}`,
-        args: [{ snapshot: { deal, documents: [], approvals: [], payments: [] }, settings }],
-        typedSearchAttributes: dealSearchAttributes(deal, 'created'),
-        memo: { title: '' },
+    console.log('1. Creating deals: the API beside the same Temporal operation from a plain client');
+    const settings = { holdPolicy: 'refund', holdMarginSeconds: 43_200, historyLimit: 10_000 };
+    const alone = await startApiWithoutWorker();
+    for (const [concurrency, total] of [
+      [1, 100],
+      [10, 500],
+      [50, 1000],
+    ] as const) {
+      // The engine's floor: a start that no worker ever runs.
+      const bare = await runConcurrently(total, concurrency, async () => {
+        await client.workflow.start('benchBareStart', {
+          taskQueue: `bench-bare-${runId}`,
+          workflowId: `bench/${runId}/${randomUUID()}`,
+          args: [{}],
+        });
       });
-    });
-    await drained(client, config.TEMPORAL_TASK_QUEUE);
-    const cpuRaw = cpuPer(rawCpuBefore, cpuByProcess(), total);
-    const apiAlone = await runConcurrently(total, concurrency, async (index) => {
-      await call('POST', '/api/mkt/deals', { external_id: `alone${concurrency}-${index}-${runId}`, buyer_email: `alone-${runId}@example.com`, amount: 100 }, key, alone.url);
-    });
-    await drained(client, config.TEMPORAL_TASK_QUEUE);
-    const cpuBefore = cpuByProcess();
-    const api = await runConcurrently(total, concurrency, async (index) => {
-      await call('POST', '/api/mkt/deals', { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 }, key);
-    });
-    await drained(client, config.TEMPORAL_TASK_QUEUE);
-    const cpuApi = cpuPer(cpuBefore, cpuByProcess(), total);
-    console.log(line(`  bare start (no worker), ${concurrency} conc.`, bare));
-    console.log(line(`  POST …/deals, no worker, ${concurrency} conc.`, apiAlone));
-    console.log(line(`  deal workflow start, ${concurrency} conc.`, raw));
-    console.log(line(`  POST /api/mkt/deals, ${concurrency} conc.`, api));
-    console.log(`  CPU per creation: deal workflow start ${cpuRaw}; POST /api/mkt/deals ${cpuApi}`);
-    console.log(`  API alone / bare start = ${(apiAlone.perSecond / bare.perSecond).toFixed(2)}x   API / deal workflow start = ${(api.perSecond / raw.perSecond).toFixed(2)}x\n`);
-  }
-  await alone.stop();
-  // The measured starts that nothing will ever finish: terminate them.
-  for await (const execution of client.workflow.list({ query: `ExecutionStatus = 'Running'` })) {
-    const measured = [`bench/${runId}/`, `bench-raw/${runId}/`, `deal/${marketplace.id}/alone`];
-    if (measured.some((prefix) => execution.workflowId.startsWith(prefix))) {
-      await client.workflow.getHandle(execution.workflowId).terminate('benchmark done').catch(() => {});
+      // What the API does in Temporal: start a deal workflow that the worker then runs (its first task provisions
+      // the parties), without our HTTP, authentication and insert around it.
+      await drained(client, config.TEMPORAL_TASK_QUEUE);
+      const rawCpuBefore = cpuByProcess();
+      const raw = await runConcurrently(total, concurrency, async () => {
+        const id = randomUUID();
+        const deal = {
+          id,
+          marketplace_id: marketplace.id,
+          external_id: `raw-${id}`,
+          title: '',
+          buyer_email: `raw-${runId}@example.com`,
+          buyer_name: '',
+          seller_email: '',
+          amount: 100,
+          currency: 'RUB',
+          description: '',
+          created_at: new Date().toISOString(),
+          updated_at: new Date().toISOString(),
+        };
+        await client.workflow.start('dealWorkflow', {
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId: `bench-raw/${runId}/${id}`,
+          args: [{ snapshot: { deal, documents: [], approvals: [], payments: [] }, settings }],
+          typedSearchAttributes: dealSearchAttributes(deal, 'created'),
+          memo: { title: '' },
+        });
+      });
+      await drained(client, config.TEMPORAL_TASK_QUEUE);
+      const cpuRaw = cpuPer(rawCpuBefore, cpuByProcess(), total);
+      const apiAlone = await runConcurrently(total, concurrency, async (index) => {
+        await call(
+          'POST',
+          '/api/mkt/deals',
+          {
+            external_id: `alone${concurrency}-${index}-${runId}`,
+            buyer_email: `alone-${runId}@example.com`,
+            amount: 100,
+          },
+          key,
+          alone.url,
+        );
+      });
+      await drained(client, config.TEMPORAL_TASK_QUEUE);
+      const cpuBefore = cpuByProcess();
+      const api = await runConcurrently(total, concurrency, async (index) => {
+        await call(
+          'POST',
+          '/api/mkt/deals',
+          { external_id: `c${concurrency}-${index}-${runId}`, buyer_email: `bench-${runId}@example.com`, amount: 100 },
+          key,
+        );
+      });
+      await drained(client, config.TEMPORAL_TASK_QUEUE);
+      const cpuApi = cpuPer(cpuBefore, cpuByProcess(), total);
+      console.log(line(`  bare start (no worker), ${concurrency} conc.`, bare));
+      console.log(line(`  POST …/deals, no worker, ${concurrency} conc.`, apiAlone));
+      console.log(line(`  deal workflow start, ${concurrency} conc.`, raw));
+      console.log(line(`  POST /api/mkt/deals, ${concurrency} conc.`, api));
+      console.log(`  CPU per creation: deal workflow start ${cpuRaw}; POST /api/mkt/deals ${cpuApi}`);
+      console.log(
+        `  API alone / bare start = ${(apiAlone.perSecond / bare.perSecond).toFixed(2)}x   API / deal workflow start = ${(api.perSecond / raw.perSecond).toFixed(2)}x\n`,
+      );
     }
-  }
+    await alone.stop();
+    // The measured starts that nothing will ever finish: terminate them.
+    for await (const execution of client.workflow.list({ query: `ExecutionStatus = 'Running'` })) {
+      const measured = [`bench/${runId}/`, `bench-raw/${runId}/`, `deal/${marketplace.id}/alone`];
+      if (measured.some((prefix) => execution.workflowId.startsWith(prefix))) {
+        await client.workflow
+          .getHandle(execution.workflowId)
+          .terminate('benchmark done')
+          .catch(() => {});
+      }
+    }
   }
 
   // The sellers: a deal naming each (and the buyer) mails them an invitation; each signs in once and gives the test
@@ -238,11 +311,24 @@ async function main() {
       token = mail.items.map((item: { text: string }) => item.text.match(/invite\?token=(\S+)/)?.[1]).find(Boolean);
       if (!token) await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    return { Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token, password: 'bench password' })).token}` };
+    return {
+      Authorization: `Bearer ${(await call('POST', '/cabinet/invite/accept', { token, password: 'bench password' })).token}`,
+    };
   };
   await Promise.all(
     sellers.map(async (email, n) => {
-      await call('POST', '/api/mkt/deals', { external_id: `seller-${n}-${runId}`, buyer_email: buyerEmail, seller_email: email, title: 'Bench seller', amount: 10 }, key);
+      await call(
+        'POST',
+        '/api/mkt/deals',
+        {
+          external_id: `seller-${n}-${runId}`,
+          buyer_email: buyerEmail,
+          seller_email: email,
+          title: 'Bench seller',
+          amount: 10,
+        },
+        key,
+      );
       const seller = await signIn(email);
       await call('PUT', '/cabinet/payout-destination', { type: 'test_card', token: '4111111111111111' }, seller);
     }),
@@ -262,9 +348,23 @@ async function main() {
       return call(method, url, body, headers);
     };
     const sellerEmail = sellers[index % sellers.length];
-    const deal = await step('POST', '/api/mkt/deals', { external_id: `life-${index}-${runId}`, buyer_email: buyerEmail, seller_email: sellerEmail, title: 'Bench', amount: 10 }, key);
+    const deal = await step(
+      'POST',
+      '/api/mkt/deals',
+      {
+        external_id: `life-${index}-${runId}`,
+        buyer_email: buyerEmail,
+        seller_email: sellerEmail,
+        title: 'Bench',
+        amount: 10,
+      },
+      key,
+    );
     lifecycleIds.set(index, deal.id);
-    await step('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' });
+    await step('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), {
+      ...key,
+      'Content-Type': 'text/plain',
+    });
     const approval = await step('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key);
     const approvedAt = performance.now();
     await step('POST', `/cabinet/approvals/${approval.id}/approve`, {}, buyer);
@@ -281,7 +381,10 @@ async function main() {
   };
   /** The webhooks that reached the receiver for the lifecycles from `from` on, counted by event id. */
   const received = (from: number, count: number) =>
-    Array.from({ length: count }, (_, index) => receiver.eventsOf(lifecycleIds.get(from + index) ?? '').length).reduce((total, n) => total + n, 0);
+    Array.from({ length: count }, (_, index) => receiver.eventsOf(lifecycleIds.get(from + index) ?? '').length).reduce(
+      (total, n) => total + n,
+      0,
+    );
   /** `count` lifecycles at `concurrency`, their figures, and the events each should have sent, checked. */
   const lifecyclesAt = async (count: number, concurrency: number) => {
     approveToWebhook.length = 0;
@@ -293,30 +396,50 @@ async function main() {
     nextIndex += count;
     const all = await runConcurrently(count, concurrency, (index) => lifecycle(from + index));
     failed += missing + otherEvents;
-    return { all, approved: percentiles(approveToWebhook), paid: percentiles(releaseToPaid), webhooks: received(from, count), from };
+    return {
+      all,
+      approved: percentiles(approveToWebhook),
+      paid: percentiles(releaseToPaid),
+      webhooks: received(from, count),
+      from,
+    };
   };
   const ms = ({ p50, p99 }: { p50: number; p99: number }) => `p50 ${p50.toFixed(1)} ms   p99 ${p99.toFixed(1)} ms`;
   let failed = 0;
-  console.log(`Each lifecycle: ${LIFECYCLE_REQUESTS} requests; ${LIFECYCLE_EVENTS.length} webhooks expected, each once, in this order: ${LIFECYCLE_EVENTS.join(' → ')}\n`);
+  console.log(
+    `Each lifecycle: ${LIFECYCLE_REQUESTS} requests; ${LIFECYCLE_EVENTS.length} webhooks expected, each once, in this order: ${LIFECYCLE_EVENTS.join(' → ')}\n`,
+  );
 
   if (phases.has('quiet')) {
-    console.log('0. The quiet service: approval to webhook on fresh deals, beside the engine\'s floor (sequential, 50 each)');
+    console.log(
+      "0. The quiet service: approval to webhook on fresh deals, beside the engine's floor (sequential, 50 each)",
+    );
     const floor = await engineFloor(50);
     const quiet = await lifecyclesAt(50, 1);
     console.log(`  engine floor: Update → local activity POST arrives   ${ms(floor)}`);
-    console.log(`  buyer approves → deal.approved arrives               ${ms(quiet.approved)}   (${(quiet.approved.p50 / floor.p50).toFixed(1)}× the floor at p50, ${(quiet.approved.p99 / floor.p99).toFixed(1)}× at p99)`);
-    console.log(`  webhooks received ${quiet.webhooks} of ${50 * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}\n`);
+    console.log(
+      `  buyer approves → deal.approved arrives               ${ms(quiet.approved)}   (${(quiet.approved.p50 / floor.p50).toFixed(1)}× the floor at p50, ${(quiet.approved.p99 / floor.p99).toFixed(1)}× at p99)`,
+    );
+    console.log(
+      `  webhooks received ${quiet.webhooks} of ${50 * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}\n`,
+    );
   }
 
   if (phases.has('creation')) await creations();
 
   if (phases.has('sequential')) {
     const SEQUENTIAL = 100;
-    console.log(`2. Approval to webhook, and release to deal.paid with its payout (sequential, ${SEQUENTIAL} lifecycles${phases.has('creation') ? ', after the creations above left their deals open' : ''})`);
+    console.log(
+      `2. Approval to webhook, and release to deal.paid with its payout (sequential, ${SEQUENTIAL} lifecycles${phases.has('creation') ? ', after the creations above left their deals open' : ''})`,
+    );
     const sequential = await lifecyclesAt(SEQUENTIAL, 1);
     console.log(`  buyer approves → deal.approved arrives   ${ms(sequential.approved)}`);
-    console.log(`  buyer releases → deal.paid arrives       ${ms(sequential.paid)}   (the payout to the seller's card in between)`);
-    console.log(`  webhooks received ${sequential.webhooks} of ${SEQUENTIAL * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}`);
+    console.log(
+      `  buyer releases → deal.paid arrives       ${ms(sequential.paid)}   (the payout to the seller's card in between)`,
+    );
+    console.log(
+      `  webhooks received ${sequential.webhooks} of ${SEQUENTIAL * LIFECYCLE_EVENTS.length}; lifecycles missing a webhook: ${missing}, with other events: ${otherEvents}`,
+    );
     await temporalCost(lifecycleIds.get(sequential.from + SEQUENTIAL - 1)!);
     console.log('');
   }
@@ -329,12 +452,19 @@ async function main() {
     const load = await lifecyclesAt(lifecycles, 25);
     const cpuAfter = cpuByProcess();
     console.log(line(`  lifecycle (${LIFECYCLE_REQUESTS} requests, ${LIFECYCLE_EVENTS.length} webhooks)`, load.all));
-    console.log(`  requests made ${requests} (${(requests / lifecycles).toFixed(1)} per lifecycle); retried after a 503: ${retried}`);
-    console.log(`  webhooks received ${load.webhooks} of ${lifecycles * LIFECYCLE_EVENTS.length}; duplicates ${receiver.duplicates()}`);
+    console.log(
+      `  requests made ${requests} (${(requests / lifecycles).toFixed(1)} per lifecycle); retried after a 503: ${retried}`,
+    );
+    console.log(
+      `  webhooks received ${load.webhooks} of ${lifecycles * LIFECYCLE_EVENTS.length}; duplicates ${receiver.duplicates()}`,
+    );
     console.log(`  lifecycles missing a webhook: ${missing}; with other events or another order: ${otherEvents}`);
     console.log(`  approve → deal.approved under load        ${ms(load.approved)}`);
     console.log(`  release → deal.paid (payout) under load   ${ms(load.paid)}`);
-    if (cpuAfter.size > 0) console.log(`  CPU per lifecycle (this machine's processes, from /proc): ${cpuPer(cpuBefore, cpuAfter, lifecycles)}`);
+    if (cpuAfter.size > 0)
+      console.log(
+        `  CPU per lifecycle (this machine's processes, from /proc): ${cpuPer(cpuBefore, cpuAfter, lifecycles)}`,
+      );
     // The counters also hold what the deals' mails, the drainer and the ledger's checks at commit cost: all of it is the lifecycle's.
     await counter?.report(lifecycles, 'lifecycle');
     await counter?.close();
@@ -363,7 +493,10 @@ async function main() {
       workflowsPath: createRequire(import.meta.url).resolve('./floor-workflow.ts'),
       activities: {
         async postToReceiver(url: string, workflowId: string) {
-          await fetch(url, { method: 'POST', body: JSON.stringify({ id: workflowId, event: 'floor', event_id: randomUUID() }) });
+          await fetch(url, {
+            method: 'POST',
+            body: JSON.stringify({ id: workflowId, event: 'floor', event_id: randomUUID() }),
+          });
         },
       },
     });
@@ -387,8 +520,10 @@ async function main() {
     const deal = await call('GET', `/api/mkt/deals/${dealId}`, undefined, key);
     const history = await client.workflow.getHandle(`deal/${marketplace.id}/${deal.external_id}`).fetchHistory();
     const events = history.events ?? [];
-    const count = (type: string) => events.filter((event) => event.eventType === (proto.temporal.api.enums.v1.EventType as any)[type]).length;
-    const markers = (name: string) => events.filter((event) => event.markerRecordedEventAttributes?.markerName === name).length;
+    const count = (type: string) =>
+      events.filter((event) => event.eventType === (proto.temporal.api.enums.v1.EventType as any)[type]).length;
+    const markers = (name: string) =>
+      events.filter((event) => event.markerRecordedEventAttributes?.markerName === name).length;
     const tasks = count('EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
     const activities = count('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED');
     const locals = markers('core_local_activity');
@@ -411,7 +546,9 @@ async function main() {
    * then approved one after another, each replayed from its history first.
    */
   async function replayed(count: number) {
-    console.log(`4. Approval to webhook on deals whose workflow is not in the worker's cache (replayed first; ${count} deals, sequential)`);
+    console.log(
+      `4. Approval to webhook on deals whose workflow is not in the worker's cache (replayed first; ${count} deals, sequential)`,
+    );
     const taskQueue = `bench-replay-${runId}`;
     const api = await startApiWithoutWorker(taskQueue);
     const worker = spawn(process.execPath, ['--import', 'tsx', 'src/bin/worker.ts'], {
@@ -431,8 +568,20 @@ async function main() {
     try {
       const deals: { id: string; approval: string }[] = [];
       for (let n = 0; n < count; n++) {
-        const deal = await call('POST', '/api/mkt/deals', { external_id: `replay-${n}-${runId}`, buyer_email: buyerEmail, amount: 10 }, key, api.url);
-        await call('POST', `/api/mkt/deals/${deal.id}/documents?kind=contract`, Buffer.from('contract'), { ...key, 'Content-Type': 'text/plain' }, api.url);
+        const deal = await call(
+          'POST',
+          '/api/mkt/deals',
+          { external_id: `replay-${n}-${runId}`, buyer_email: buyerEmail, amount: 10 },
+          key,
+          api.url,
+        );
+        await call(
+          'POST',
+          `/api/mkt/deals/${deal.id}/documents?kind=contract`,
+          Buffer.from('contract'),
+          { ...key, 'Content-Type': 'text/plain' },
+          api.url,
+        );
         const approval = await call('POST', `/api/mkt/deals/${deal.id}/approval`, {}, key, api.url);
         deals.push({ id: deal.id, approval: approval.id });
       }
@@ -441,14 +590,20 @@ async function main() {
       for (const deal of deals) {
         const begun = performance.now();
         await call('POST', `/cabinet/approvals/${deal.approval}/approve`, {}, buyer, api.url);
-        if (await waitFor(() => receiver.arrivals.has(`${deal.id}/deal.approved`), 30_000)) latencies.push(receiver.arrivals.get(`${deal.id}/deal.approved`)! - begun);
+        if (await waitFor(() => receiver.arrivals.has(`${deal.id}/deal.approved`), 30_000))
+          latencies.push(receiver.arrivals.get(`${deal.id}/deal.approved`)! - begun);
         else failed++;
       }
-      console.log(`  buyer approves → deal.approved arrives, the workflow replayed first   ${ms(percentiles(latencies))}   (${latencies.length} of ${count} arrived)\n`);
+      console.log(
+        `  buyer approves → deal.approved arrives, the workflow replayed first   ${ms(percentiles(latencies))}   (${latencies.length} of ${count} arrived)\n`,
+      );
       // Nothing polls this queue after the bench: its deals' workflows end here.
       for (const deal of deals) {
         const { external_id } = await call('GET', `/api/mkt/deals/${deal.id}`, undefined, key);
-        await client.workflow.getHandle(`deal/${marketplace.id}/${external_id}`).terminate('benchmark done').catch(() => {});
+        await client.workflow
+          .getHandle(`deal/${marketplace.id}/${external_id}`)
+          .terminate('benchmark done')
+          .catch(() => {});
       }
     } finally {
       await api.stop();

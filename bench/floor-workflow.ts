@@ -5,7 +5,9 @@ import { condition, defineUpdate, proxyLocalActivities, setHandler } from '@temp
 
 export const floorUpdate = defineUpdate<void, [string]>('floor');
 
-const { postToReceiver } = proxyLocalActivities<{ postToReceiver(url: string, workflowId: string): Promise<void> }>({ startToCloseTimeout: '10s' });
+const { postToReceiver } = proxyLocalActivities<{ postToReceiver(url: string, workflowId: string): Promise<void> }>({
+  startToCloseTimeout: '10s',
+});
 
 export async function benchFloorWorkflow(workflowId: string): Promise<void> {
   let posted = false;

@@ -45,8 +45,13 @@ export async function statementCounter(dataDir: string, port: number): Promise<S
       const service = rows.filter((row) => !/pg_stat_|pg_database/.test(row.query));
       const statements = service.reduce((sum, row) => sum + Number(row.calls), 0);
       const execMs = service.reduce((sum, row) => sum + Number(row.ms), 0);
-      const commits = Number((await client.query(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`)).rows[0].xact_commit);
-      console.log(`  PostgreSQL per ${label}: ${(statements / units).toFixed(1)} statements (${(execMs / units).toFixed(2)} ms executing), ${(commits / units).toFixed(1)} commits`);
+      const commits = Number(
+        (await client.query(`SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`)).rows[0]
+          .xact_commit,
+      );
+      console.log(
+        `  PostgreSQL per ${label}: ${(statements / units).toFixed(1)} statements (${(execMs / units).toFixed(2)} ms executing), ${(commits / units).toFixed(1)} commits`,
+      );
       for (const row of service.slice(0, top)) {
         console.log(`    ${(Number(row.calls) / units).toFixed(2).padStart(6)} × ${row.query.slice(0, 110)}`);
       }

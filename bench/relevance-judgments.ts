@@ -29,13 +29,16 @@ const DAY = 86_400_000;
 const date = (daysFromToday: number) => new Date(Date.now() + daysFromToday * DAY).toISOString().slice(0, 10);
 
 /** Grade 2 for these products, 1 for the related ones. */
-const about = (products: ProductKey[], related: ProductKey[] = []) => (t: JudgedTender) =>
-  products.includes(t.product) ? 2 : related.includes(t.product) ? 1 : 0;
+const about =
+  (products: ProductKey[], related: ProductKey[] = []) =>
+  (t: JudgedTender) =>
+    products.includes(t.product) ? 2 : related.includes(t.product) ? 1 : 0;
 /** Grade 2 when `also` holds too, 1 when only the product fits. */
 const aboutWhere = (products: ProductKey[], also: (t: JudgedTender) => boolean) => (t: JudgedTender) =>
   products.includes(t.product) ? (also(t) ? 2 : 1) : 0;
 /** Filters narrow what counts at all: outside them nothing is relevant. */
-const within = (filter: (t: JudgedTender) => boolean, grade: Judgment['grade']) => (t: JudgedTender) => (filter(t) ? grade(t) : 0);
+const within = (filter: (t: JudgedTender) => boolean, grade: Judgment['grade']) => (t: JudgedTender) =>
+  filter(t) ? grade(t) : 0;
 
 const ru = (q: string, grade: Judgment['grade']): Judgment => ({ query: { q }, tags: ['ru'], grade });
 const en = (q: string, grade: Judgment['grade']): Judgment => ({ query: { q }, tags: ['en'], grade });
@@ -113,17 +116,64 @@ export const JUDGMENTS: Judgment[] = [
   { query: { q: 'дизельное топливо Казань' }, tags: ['ru'], grade: aboutWhere(['diesel'], (t) => t.city === 'Казань') },
   { query: { q: 'road repair Leeds' }, tags: ['en'], grade: aboutWhere(['road_repair'], (t) => t.city === 'Leeds') },
   // With filters.
-  { query: { q: 'лекарственные препараты', status: 'active' }, tags: ['filters'], grade: within((t) => t.status === 'active', about(['medicines'])) },
-  { query: { q: 'medicines', country: 'IE' }, tags: ['filters'], grade: within((t) => t.country === 'IE', about(['medicines'])) },
-  { query: { q: 'ремонт дорог', value_min: '100000000', currency: 'RUB' }, tags: ['filters'], grade: within((t) => t.currency === 'RUB' && t.value >= 1e8, about(['road_repair'])) },
-  { query: { q: 'catering', law: 'eu-2014-24' }, tags: ['filters'], grade: within((t) => t.law === 'eu-2014-24', about(['catering'], ['food'])) },
-  { query: { q: 'продукты питания', buyer: 'школа' }, tags: ['filters'], grade: within((t) => t.buyer_kind === 'school' && ['RU', 'KZ', 'BY', 'KG'].includes(t.country), about(['food'], ['catering'])) },
-  { query: { classification: 'cpv:336' }, tags: ['filters'], grade: within((t) => ['GB', 'IE', 'MT'].includes(t.country), about(['medicines'])) },
-  { query: { q: 'security services', status: 'active', sort: 'deadline' }, tags: ['filters'], grade: within((t) => t.status === 'active', about(['security'])) },
-  { query: { q: 'уборка', deadline_from: date(0) }, tags: ['filters'], grade: within((t) => t.deadline >= date(0), about(['cleaning'])) },
-  { query: { q: 'furniture', published_from: date(-120) }, tags: ['filters'], grade: within((t) => t.published >= date(-120), about(['furniture'])) },
-  { query: { q: 'дизельное топливо', law: '223-fz' }, tags: ['filters'], grade: within((t) => t.law === '223-fz', about(['diesel'])) },
-  { query: { q: 'computers', country: 'GB', value_max: '50000' }, tags: ['filters'], grade: within((t) => t.country === 'GB' && t.value <= 50000, about(['computers'])) },
+  {
+    query: { q: 'лекарственные препараты', status: 'active' },
+    tags: ['filters'],
+    grade: within((t) => t.status === 'active', about(['medicines'])),
+  },
+  {
+    query: { q: 'medicines', country: 'IE' },
+    tags: ['filters'],
+    grade: within((t) => t.country === 'IE', about(['medicines'])),
+  },
+  {
+    query: { q: 'ремонт дорог', value_min: '100000000', currency: 'RUB' },
+    tags: ['filters'],
+    grade: within((t) => t.currency === 'RUB' && t.value >= 1e8, about(['road_repair'])),
+  },
+  {
+    query: { q: 'catering', law: 'eu-2014-24' },
+    tags: ['filters'],
+    grade: within((t) => t.law === 'eu-2014-24', about(['catering'], ['food'])),
+  },
+  {
+    query: { q: 'продукты питания', buyer: 'школа' },
+    tags: ['filters'],
+    grade: within(
+      (t) => t.buyer_kind === 'school' && ['RU', 'KZ', 'BY', 'KG'].includes(t.country),
+      about(['food'], ['catering']),
+    ),
+  },
+  {
+    query: { classification: 'cpv:336' },
+    tags: ['filters'],
+    grade: within((t) => ['GB', 'IE', 'MT'].includes(t.country), about(['medicines'])),
+  },
+  {
+    query: { q: 'security services', status: 'active', sort: 'deadline' },
+    tags: ['filters'],
+    grade: within((t) => t.status === 'active', about(['security'])),
+  },
+  {
+    query: { q: 'уборка', deadline_from: date(0) },
+    tags: ['filters'],
+    grade: within((t) => t.deadline >= date(0), about(['cleaning'])),
+  },
+  {
+    query: { q: 'furniture', published_from: date(-120) },
+    tags: ['filters'],
+    grade: within((t) => t.published >= date(-120), about(['furniture'])),
+  },
+  {
+    query: { q: 'дизельное топливо', law: '223-fz' },
+    tags: ['filters'],
+    grade: within((t) => t.law === '223-fz', about(['diesel'])),
+  },
+  {
+    query: { q: 'computers', country: 'GB', value_max: '50000' },
+    tags: ['filters'],
+    grade: within((t) => t.country === 'GB' && t.value <= 50000, about(['computers'])),
+  },
   // One-letter typos.
   typo('лекарственых препаратов', about(['medicines'])),
   typo('медикоменты', about(['medicines'])),

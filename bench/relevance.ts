@@ -41,14 +41,36 @@ function evaluate(ranked: string[], grades: Map<string, number>): Scores {
 
 /** The sample tenders with what they truly are. */
 async function truth(db: Db): Promise<Map<string, JudgedTender>> {
-  const result = await db.query<{ id: string; raw: { product: ProductKey; buyer_kind: string; city: string }; country: string; status: string; law: string | null; value_amount: string; value_currency: string; deadline_at: Date; published_at: Date }>(
+  const result = await db.query<{
+    id: string;
+    raw: { product: ProductKey; buyer_kind: string; city: string };
+    country: string;
+    status: string;
+    law: string | null;
+    value_amount: string;
+    value_currency: string;
+    deadline_at: Date;
+    published_at: Date;
+  }>(
     `SELECT id, raw, country, status, law, value_amount, value_currency, deadline_at, published_at FROM tenders WHERE source_key = 'sample'`,
   );
-  return new Map(result.rows.map((row) => [row.id, {
-    product: row.raw.product, buyer_kind: row.raw.buyer_kind, city: row.raw.city, country: row.country, status: row.status,
-    law: row.law, value: Number(row.value_amount), currency: row.value_currency,
-    deadline: row.deadline_at.toISOString().slice(0, 10), published: row.published_at.toISOString().slice(0, 10),
-  }]));
+  return new Map(
+    result.rows.map((row) => [
+      row.id,
+      {
+        product: row.raw.product,
+        buyer_kind: row.raw.buyer_kind,
+        city: row.raw.city,
+        country: row.country,
+        status: row.status,
+        law: row.law,
+        value: Number(row.value_amount),
+        currency: row.value_currency,
+        deadline: row.deadline_at.toISOString().slice(0, 10),
+        published: row.published_at.toISOString().slice(0, 10),
+      },
+    ]),
+  );
 }
 
 async function engine(db: Db, judgment: Judgment): Promise<string[]> {
@@ -61,7 +83,10 @@ async function before(db: Db, judgment: Judgment): Promise<string[]> {
   const { q, country } = judgment.query;
   const params: string[] = [];
   const match = q ? `websearch_to_tsquery('russian', $${params.push(q)})` : undefined;
-  const where = [...(match ? [`s.search @@ ${match}`] : []), ...(country ? [`s.country = $${params.push(country)}`] : [])];
+  const where = [
+    ...(match ? [`s.search @@ ${match}`] : []),
+    ...(country ? [`s.country = $${params.push(country)}`] : []),
+  ];
   const result = await db.query<{ id: string }>(
     `SELECT s.id FROM tender_search s ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY ${match ? `ts_rank(s.search, ${match}, 32) DESC,` : ''} s.published_at DESC NULLS LAST, s.id LIMIT 50`,
@@ -82,19 +107,33 @@ async function main() {
     const rows: Array<{ judgment: Judgment; now: Scores; then: Scores }> = [];
     for (const judgment of JUDGMENTS) {
       const grades = new Map([...tenders].map(([id, tender]) => [id, judgment.grade(tender)]));
-      rows.push({ judgment, now: evaluate(await engine(db, judgment), grades), then: evaluate(await before(db, judgment), grades) });
+      rows.push({
+        judgment,
+        now: evaluate(await engine(db, judgment), grades),
+        then: evaluate(await before(db, judgment), grades),
+      });
     }
-    const mean = (list: typeof rows, pick: (row: (typeof rows)[number]) => number) => list.reduce((sum, row) => sum + pick(row), 0) / list.length;
+    const mean = (list: typeof rows, pick: (row: (typeof rows)[number]) => number) =>
+      list.reduce((sum, row) => sum + pick(row), 0) / list.length;
     const line = (label: string, list: typeof rows) =>
       `${label.padEnd(10)} ${String(list.length).padStart(3)}   ${mean(list, (r) => r.then.ndcg).toFixed(3)}   ${mean(list, (r) => r.then.recall).toFixed(3)}` +
       `      ${mean(list, (r) => r.now.ndcg).toFixed(3)}   ${mean(list, (r) => r.now.recall).toFixed(3)}`;
     console.log(`${JUDGMENTS.length} judged queries over ${tenders.size} sample tenders\n`);
     console.log('queries      n   before: nDCG@10 recall@50   now: nDCG@10 recall@50');
-    for (const tag of ['ru', 'en', 'mixed', 'filters', 'typo'] as const) console.log(line(tag, rows.filter((r) => r.judgment.tags.includes(tag))));
+    for (const tag of ['ru', 'en', 'mixed', 'filters', 'typo'] as const)
+      console.log(
+        line(
+          tag,
+          rows.filter((r) => r.judgment.tags.includes(tag)),
+        ),
+      );
     console.log(line('all', rows));
-    const worst = [...rows].sort((a, b) => a.now.ndcg + a.now.recall - (b.now.ndcg + b.now.recall)).slice(0, verbose ? rows.length : 5);
+    const worst = [...rows]
+      .sort((a, b) => a.now.ndcg + a.now.recall - (b.now.ndcg + b.now.recall))
+      .slice(0, verbose ? rows.length : 5);
     console.log(`\n${verbose ? 'Every query' : 'The weakest queries'} (now: nDCG@10, recall@50):`);
-    for (const row of worst) console.log(`  ${row.now.ndcg.toFixed(3)}  ${row.now.recall.toFixed(3)}  ${JSON.stringify(row.judgment.query)}`);
+    for (const row of worst)
+      console.log(`  ${row.now.ndcg.toFixed(3)}  ${row.now.recall.toFixed(3)}  ${JSON.stringify(row.judgment.query)}`);
   } finally {
     await db.end();
     await postgres.stop();

@@ -30,7 +30,12 @@ async function call(method: string, url: string, body?: unknown, headers: Record
 async function signedInUser(admin: Record<string, string>): Promise<string> {
   const marketplace = await call('POST', '/admin/marketplaces', { name: `sso bench ${runId}`, mode: 'sandbox' }, admin);
   const email = `sso-bench-${runId}@example.com`;
-  await call('POST', '/api/mkt/deals', { external_id: `sso-${runId}`, buyer_email: email, amount: 1 }, { 'X-Svc-Key': marketplace.secret_key });
+  await call(
+    'POST',
+    '/api/mkt/deals',
+    { external_id: `sso-${runId}`, buyer_email: email, amount: 1 },
+    { 'X-Svc-Key': marketplace.secret_key },
+  );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const { items } = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
@@ -43,7 +48,10 @@ async function signedInUser(admin: Record<string, string>): Promise<string> {
 
 async function issueCode(clientId: string, cabinetToken: string): Promise<string> {
   const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, state: 'bench' });
-  const response = await fetch(`${base}/sso/authorize?${query}`, { redirect: 'manual', headers: { Authorization: `Bearer ${cabinetToken}` } });
+  const response = await fetch(`${base}/sso/authorize?${query}`, {
+    redirect: 'manual',
+    headers: { Authorization: `Bearer ${cabinetToken}` },
+  });
   const code = new URL(response.headers.get('location') ?? 'x:/').searchParams.get('code');
   if (response.status !== 302 || !code) throw new Error(`authorize: ${response.status} ${await response.text()}`);
   return code;
@@ -51,14 +59,24 @@ async function issueCode(clientId: string, cabinetToken: string): Promise<string
 
 async function main() {
   const admin = { Authorization: `Bearer ${adminToken}` };
-  const client = await call('POST', '/admin/sso/clients', { client_id: `bench-${runId}`, name: 'Bench client', redirect_uris: redirectUri }, admin);
+  const client = await call(
+    'POST',
+    '/admin/sso/clients',
+    { client_id: `bench-${runId}`, name: 'Bench client', redirect_uris: redirectUri },
+    admin,
+  );
   const cabinetToken = await signedInUser(admin);
   const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
   console.log(`bench/sso against ${base}, run ${runId}, ${perPhase} codes per phase\n`);
 
   const exchanges = {
     'POST /sso/token (JSON, profile)': (code: string) =>
-      call('POST', '/sso/token', { client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: redirectUri }),
+      call('POST', '/sso/token', {
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+        code,
+        redirect_uri: redirectUri,
+      }),
     'POST /sso/oidc/token (id_token)': async (code: string) => {
       const response = await fetch(`${base}/sso/oidc/token`, {
         method: 'POST',
@@ -79,7 +97,9 @@ async function main() {
         codes.push(await issueCode(client.client_id, cabinetToken));
       });
       if (label.includes('JSON')) console.log(line('  GET /sso/authorize (issue a code)', authorize));
-      const summary = await runConcurrently(codes.length, concurrency, (index) => exchange(codes[index]!).then(() => undefined));
+      const summary = await runConcurrently(codes.length, concurrency, (index) =>
+        exchange(codes[index]!).then(() => undefined),
+      );
       console.log(line(`  ${label}`, summary));
     }
     console.log('');

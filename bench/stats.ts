@@ -11,7 +11,11 @@ export interface Summary {
 }
 
 /** Runs `total` calls of `task` with `concurrency` in flight; returns each call's latency in ms. */
-export async function runConcurrently(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<Summary> {
+export async function runConcurrently(
+  total: number,
+  concurrency: number,
+  task: (index: number) => Promise<void>,
+): Promise<Summary> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -47,7 +51,10 @@ export function numberFlag(name: string, fallback: number): number {
 
 /** The administrator token: SVC_ADMIN_TOKEN, or the demo one `npm start` keeps in DATA_DIR. */
 export function benchAdminToken(dataDir: string): string {
-  return process.env.SVC_ADMIN_TOKEN ?? JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).admin_token;
+  return (
+    process.env.SVC_ADMIN_TOKEN ??
+    JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).admin_token
+  );
 }
 
 /**

@@ -12,7 +12,12 @@ export const EnvSchema = z.object({
   PORT: port.default(3000),
   DATA_PORT: port.default(3100),
   // Reverse proxies in front of both servers; the client address is taken that many hops from the right of X-Forwarded-For.
-  TRUST_PROXY: z.string().trim().regex(/^\d{1,2}$/, 'must be the number of reverse proxies in front of the servers: 0 (none), 1, 2, …').transform(Number).default(0),
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .regex(/^\d{1,2}$/, 'must be the number of reverse proxies in front of the servers: 0 (none), 1, 2, …')
+    .transform(Number)
+    .default(0),
   BASE_URL: url.optional(),
   MCP_URL: url.optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -50,11 +55,16 @@ export const EnvSchema = z.object({
   SSO_LOGIN_WINDOW_SECONDS: positiveInt.default(900),
   WEBHOOK_RETRY_BASE_SECONDS: positiveInt.default(30),
   // Webhooks may target the loopback (a receiver on a developer's machine); every other special-use address stays refused.
-  WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  WEBHOOK_ALLOW_LOOPBACK: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
   // A tender search statement still running after this is stopped (503 search_timeout).
   SEARCH_TIMEOUT_MS: positiveInt.default(3000),
   // One webhook attempt runs in an activity of at most 30 s (workflows/webhooks/webhook-options.ts), bookkeeping included.
-  WEBHOOK_TIMEOUT_SECONDS: positiveInt.max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)').default(15),
+  WEBHOOK_TIMEOUT_SECONDS: positiveInt
+    .max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)')
+    .default(15),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   DOCUMENT_STORE: z.enum(['filesystem', 's3']).default('filesystem'),
   S3_BUCKET: optionalText,
@@ -67,7 +77,11 @@ export const EnvSchema = z.object({
   YOOKASSA_SHOP_ID: optionalText,
   YOOKASSA_SECRET_KEY: optionalText,
   ESCROW_HOLD_POLICY: z.enum(['refund', 'release']).default('refund'),
-  ESCROW_HOLD_MARGIN_SECONDS: z.coerce.number().int().min(0).default(12 * 3600),
+  ESCROW_HOLD_MARGIN_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(12 * 3600),
   DEAL_WORKFLOW_HISTORY_LIMIT: positiveInt.default(10_000),
   // From this attempt on, a failing activity is an error log line and a count (src/temporal/activity-alerts.ts); the worker
   // serves its Prometheus metrics at WORKER_METRICS_ADDRESS when set.
@@ -77,7 +91,11 @@ export const EnvSchema = z.object({
   // sized from the heap).
   WORKER_WORKFLOW_THREADS: positiveInt.optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
-  WORKER_METRICS_ADDRESS: z.string().trim().regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port').optional(),
+  WORKER_METRICS_ADDRESS: z
+    .string()
+    .trim()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[\w.-]+):\d{1,5}$/, 'must be host:port')
+    .optional(),
   CABINET_TOKEN_TTL_SECONDS: positiveInt.default(12 * 3600),
   WIDGET_TOKEN_TTL_SECONDS: positiveInt.default(1800),
   WIDGET_CREATE_LIMIT_PER_KEY: positiveInt.default(600),
@@ -90,7 +108,10 @@ export const EnvSchema = z.object({
   TED_SEARCH_URL: url.optional(),
   OCDS_SOURCES: z
     .string()
-    .regex(/^\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+(\s*,\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+)*\s*$/, 'must be key=url pairs separated by commas')
+    .regex(
+      /^\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+(\s*,\s*[a-z0-9][a-z0-9-]{0,62}=https?:\/\/\S+)*\s*$/,
+      'must be key=url pairs separated by commas',
+    )
     .optional(),
   DATA_SYNC_INTERVAL_SECONDS: z.coerce.number().int().min(60).default(3600),
   SAMPLE_DATA: z.enum(['true', 'false']).default('true'),
@@ -119,7 +140,9 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = EnvSchema.safeParse(present);
   if (!result.success) {
     const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nFix these environment variables and start again.`);
+    throw new ConfigError(
+      `Invalid configuration:\n${lines.join('\n')}\nFix these environment variables and start again.`,
+    );
   }
   const values = result.data;
   if (values.DATABASE_OWNER_URL && !values.DATABASE_URL) {

@@ -32,7 +32,8 @@ export function loginOf(url: string, variable: string): RoleLogin {
   const parsed = new URL(url);
   const name = decodeURIComponent(parsed.username);
   const password = decodeURIComponent(parsed.password);
-  if (!name || !password) throw new ConfigError(`${variable} must name the role and its password (postgres://role:password@host/database).`);
+  if (!name || !password)
+    throw new ConfigError(`${variable} must name the role and its password (postgres://role:password@host/database).`);
   return { name, password };
 }
 
@@ -55,7 +56,8 @@ export function withDatabase(url: string, database: string): string {
  * handed over). Idempotent; run at every start of the embedded PostgreSQL and by `npm run migrate`.
  */
 export async function ensureRoles(adminUrl: string, database: string, owner: RoleLogin, app: RoleLogin): Promise<void> {
-  if (owner.name === app.name) throw new Error(`The owner and the application role must be two roles (both are "${owner.name}").`);
+  if (owner.name === app.name)
+    throw new Error(`The owner and the application role must be two roles (both are "${owner.name}").`);
   const admin = new pg.Client({ connectionString: withDatabase(adminUrl, 'postgres') });
   await admin.connect();
   try {
@@ -72,7 +74,11 @@ export async function ensureRoles(adminUrl: string, database: string, owner: Rol
     );
     for (const { rolname } of memberships.rows) await admin.query(`REVOKE ${ident(rolname)} FROM ${ident(app.name)}`);
     const found = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount === 1;
-    await admin.query(found ? `ALTER DATABASE ${ident(database)} OWNER TO ${ident(owner.name)}` : `CREATE DATABASE ${ident(database)} OWNER ${ident(owner.name)}`);
+    await admin.query(
+      found
+        ? `ALTER DATABASE ${ident(database)} OWNER TO ${ident(owner.name)}`
+        : `CREATE DATABASE ${ident(database)} OWNER ${ident(owner.name)}`,
+    );
   } finally {
     await admin.end();
   }
@@ -136,7 +142,8 @@ export async function grantAppRole(client: pg.ClientBase, app: string): Promise<
       REVOKE TRUNCATE, REFERENCES, TRIGGER ON ALL TABLES IN SCHEMA public FROM ${role};
     `);
     for (const table of INSERT_ONLY_TABLES) {
-      const exists = (await client.query('SELECT to_regclass($1) AS found', [`public.${table}`])).rows[0].found !== null;
+      const exists =
+        (await client.query('SELECT to_regclass($1) AS found', [`public.${table}`])).rows[0].found !== null;
       if (exists) await client.query(`REVOKE UPDATE, DELETE ON ${ident(table)} FROM ${role}`);
     }
     await client.query(`REVOKE INSERT, UPDATE, DELETE ON ${ident(MIGRATIONS_TABLE)} FROM ${role}`);

@@ -39,10 +39,23 @@ export function createMainApp(services: Services): Koa {
     securitySchemes: {
       marketplaceKey: { type: 'apiKey', in: 'header', name: 'X-Svc-Key', description: 'The secret mk_ key' },
       adminToken: { type: 'http', scheme: 'bearer', description: 'An administrator token' },
-      widgetToken: { type: 'apiKey', in: 'header', name: 'X-Svc-Widget-Token', description: 'A widget token from POST /api/mkt/widget/deals (or the wt query)' },
+      widgetToken: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Svc-Widget-Token',
+        description: 'A widget token from POST /api/mkt/widget/deals (or the wt query)',
+      },
       cabinetToken: { type: 'http', scheme: 'bearer', description: 'A cabinet token (ct_…) from POST /cabinet/login' },
-      clientSecretBasic: { type: 'http', scheme: 'basic', description: 'SSO client_id and client_secret (or both in the form)' },
-      ssoAccessToken: { type: 'http', scheme: 'bearer', description: 'An access token from the OpenID Connect token endpoint' },
+      clientSecretBasic: {
+        type: 'http',
+        scheme: 'basic',
+        description: 'SSO client_id and client_secret (or both in the form)',
+      },
+      ssoAccessToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An access token from the OpenID Connect token endpoint',
+      },
     },
   });
   marketplaceRoutes(api, services);

@@ -16,7 +16,11 @@ export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.u
  * Applies the migrations not applied yet, as the role of `databaseUrl` (the owner). With `appRole` (another role than
  * the owner), then grants that role its privileges, also when no migration was left to run.
  */
-export async function migrate(databaseUrl: string, logger: Logger, options: { appRole?: string } = {}): Promise<string[]> {
+export async function migrate(
+  databaseUrl: string,
+  logger: Logger,
+  options: { appRole?: string } = {},
+): Promise<string[]> {
   const applied = await runner({
     databaseUrl,
     dir: MIGRATIONS_DIR,
@@ -57,7 +61,10 @@ export function migrationNames(): string[] {
  *   two; the process warns that it runs as the owner); an application role only checks that none is missing, after
  *   waiting for a migration under way elsewhere (docker-compose.yml's migrate job), and refuses to start otherwise.
  */
-export async function prepareDatabase(urls: { databaseUrl: string; ownerUrl?: string }, logger: Logger): Promise<RoleFacts> {
+export async function prepareDatabase(
+  urls: { databaseUrl: string; ownerUrl?: string },
+  logger: Logger,
+): Promise<RoleFacts> {
   const client = new pg.Client({ connectionString: urls.databaseUrl });
   await client.connect();
   try {
@@ -65,7 +72,7 @@ export async function prepareDatabase(urls: { databaseUrl: string; ownerUrl?: st
     if (facts.superuser) {
       throw new ConfigError(
         `DATABASE_URL connects to PostgreSQL as "${facts.role}", a superuser, and the service's processes may not: a superuser ` +
-          'can switch the audit log\'s append-only trigger off, truncate it or drop it. Connect as a role that owns nothing ' +
+          "can switch the audit log's append-only trigger off, truncate it or drop it. Connect as a role that owns nothing " +
           '(README: PostgreSQL roles): set DATABASE_URL to it, and DATABASE_OWNER_URL to the owner that runs the migrations.',
       );
     }
@@ -77,7 +84,7 @@ export async function prepareDatabase(urls: { databaseUrl: string; ownerUrl?: st
         if (!/permission denied|must be owner/.test(error.message)) throw error;
         throw new ConfigError(
           `DATABASE_URL's role "${facts.role}" may not run the migrations (${error.message.split('\n')[0]}). ` +
-            'Set DATABASE_OWNER_URL to the database\'s owner (README: PostgreSQL roles).',
+            "Set DATABASE_OWNER_URL to the database's owner (README: PostgreSQL roles).",
         );
       });
     } else {

@@ -24,7 +24,9 @@ export interface Services {
 
 export function createServices(config: Config, logger: Logger): Services {
   if (!config.DATABASE_URL) {
-    throw new ConfigError('DATABASE_URL is required when a process runs alone (npm start sets it for the embedded database).');
+    throw new ConfigError(
+      'DATABASE_URL is required when a process runs alone (npm start sets it for the embedded database).',
+    );
   }
   const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   // Lazy: the servers start and answer /healthz with 503 while Temporal is still coming up.
@@ -54,7 +56,9 @@ export function healthChecks(services: Services): HealthCheck[] {
     {
       name: 'Temporal',
       check: () =>
-        services.temporal.connection.workflowService.describeNamespace({ namespace: services.config.TEMPORAL_NAMESPACE }),
+        services.temporal.connection.workflowService.describeNamespace({
+          namespace: services.config.TEMPORAL_NAMESPACE,
+        }),
     },
   ];
 }

@@ -40,7 +40,9 @@ export async function startWorker(
     interceptors: { activity: [activityAlerts(logger, config.ACTIVITY_ALERT_ATTEMPTS)] },
     shutdownGraceTime: '20s',
     ...(config.WORKER_WORKFLOW_THREADS !== undefined ? { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS } : {}),
-    ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {}),
+    ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined
+      ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }
+      : {}),
   });
   const running = worker.run();
   running.catch((error: unknown) => logger.error({ err: error }, 'worker stopped with an error'));
@@ -80,10 +82,13 @@ async function reassertOpenDeals(services: Services, sweep: { stopped: boolean }
     for await (const execution of temporal.workflow.list({ query })) {
       if (sweep.stopped) break;
       // One that ended meanwhile has nothing to re-assert.
-      await temporal.workflow.getHandle(execution.workflowId, execution.runId).signal(reassertSignal).then(
-        () => signalled++,
-        () => {},
-      );
+      await temporal.workflow
+        .getHandle(execution.workflowId, execution.runId)
+        .signal(reassertSignal)
+        .then(
+          () => signalled++,
+          () => {},
+        );
     }
     if (signalled > 0) logger.info({ deals: signalled }, 'open deals asked to re-assert their records');
   } catch (error) {

@@ -22,13 +22,17 @@ const url = (path: string) => `${server.url}${path}`;
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function mails(email: string): Promise<{ subject: string; text: string }[]> {
-  const response = await fetch(url(`/admin/mail?to=${encodeURIComponent(email)}`), { headers: bearer(server.adminToken) });
+  const response = await fetch(url(`/admin/mail?to=${encodeURIComponent(email)}`), {
+    headers: bearer(server.adminToken),
+  });
   return (await json(response)).items;
 }
 
 /** The token of the newest mailed link to this path, e.g. /cabinet/reset-password. */
 async function linkToken(email: string, path: string): Promise<string> {
-  const token = (await mails(email)).map((mail) => new RegExp(`${path}\\?token=(\\S+)`).exec(mail.text)?.[1]).find(Boolean);
+  const token = (await mails(email))
+    .map((mail) => new RegExp(`${path}\\?token=(\\S+)`).exec(mail.text)?.[1])
+    .find(Boolean);
   expect(token, `a mail to ${email} with a ${path} link`).toBeDefined();
   return token!;
 }
@@ -47,7 +51,8 @@ async function userWithPassword(options: { locale?: 'ru' | 'en'; name?: string }
   const email = uniqueEmail('acct');
   const { user } = await ensureUser(server.services.db, { email, name: options.name ?? 'Ann' });
   await setPassword(server.services.db, user.id, PASSWORD);
-  if (options.locale) await server.services.db.query('UPDATE users SET locale = $2 WHERE id = $1', [user.id, options.locale]);
+  if (options.locale)
+    await server.services.db.query('UPDATE users SET locale = $2 WHERE id = $1', [user.id, options.locale]);
   return { email, user };
 }
 
@@ -56,7 +61,12 @@ const me = (token: string) => fetch(url('/cabinet/profile'), { headers: bearer(t
 describe('sign-up', () => {
   it('mails a confirmation; confirming makes the account with svc ID, personal organization, name and password', async () => {
     const email = uniqueEmail('signup');
-    const answer = await post(url('/cabinet/signup'), { email, password: PASSWORD, name: 'Boris Petrov', locale: 'en' });
+    const answer = await post(url('/cabinet/signup'), {
+      email,
+      password: PASSWORD,
+      name: 'Boris Petrov',
+      locale: 'en',
+    });
     expect(answer.status).toBe(202);
     // Nothing exists before the address is confirmed.
     expect((await login(email, PASSWORD)).status).toBe(401);
@@ -64,18 +74,24 @@ describe('sign-up', () => {
     expect(mail!.subject).toBe('svc ID: confirm your e-mail address');
     expect(mail!.text).toContain('Hello Boris Petrov,');
 
-    const confirmed = await post(url('/cabinet/signup/confirm'), { token: await linkToken(email, '/cabinet/sign-up/confirm') });
+    const confirmed = await post(url('/cabinet/signup/confirm'), {
+      token: await linkToken(email, '/cabinet/sign-up/confirm'),
+    });
     expect(confirmed.status).toBe(200);
     const session = await json(confirmed);
     expect(session.token).toMatch(/^ct_/);
     const profile = await json(await me(session.token));
     expect(profile).toMatchObject({ email, name: 'Boris Petrov', locale: 'en', org: { name: 'Boris Petrov' } });
     expect(profile.svc_id).toMatch(/^[0-9a-f-]{36}$/);
-    const org = await server.services.db.query('SELECT personal, owner_id FROM organizations WHERE id = $1', [profile.org.id]);
+    const org = await server.services.db.query('SELECT personal, owner_id FROM organizations WHERE id = $1', [
+      profile.org.id,
+    ]);
     expect(org.rows[0]).toEqual({ personal: true, owner_id: profile.svc_id });
     expect((await login(email, PASSWORD)).status).toBe(200);
     // The link works once.
-    const again = await post(url('/cabinet/signup/confirm'), { token: await linkToken(email, '/cabinet/sign-up/confirm') });
+    const again = await post(url('/cabinet/signup/confirm'), {
+      token: await linkToken(email, '/cabinet/sign-up/confirm'),
+    });
     expect(again.status).toBe(400);
     expect((await json(again)).code).toBe('invalid_token');
   });
@@ -101,18 +117,27 @@ describe('sign-up', () => {
     const { user } = await ensureUser(server.services.db, { email, name: '' });
     const invitation = (await ensureInvitation(server.services.db, user.id))!;
     expect((await post(url('/cabinet/signup'), { email, password: PASSWORD, name: 'Vera' })).status).toBe(202);
-    const confirmed = await post(url('/cabinet/signup/confirm'), { token: await linkToken(email, '/cabinet/sign-up/confirm') });
+    const confirmed = await post(url('/cabinet/signup/confirm'), {
+      token: await linkToken(email, '/cabinet/sign-up/confirm'),
+    });
     expect(confirmed.status).toBe(200);
     const profile = await json(await me((await json(confirmed)).token));
     expect(profile).toMatchObject({ svc_id: user.id, name: 'Vera' });
-    const accepted = await post(url('/cabinet/invite/accept'), { token: invitationToken(server.services.masterKey, invitation.id), password: 'hijacked password' });
+    const accepted = await post(url('/cabinet/invite/accept'), {
+      token: invitationToken(server.services.masterKey, invitation.id),
+      password: 'hijacked password',
+    });
     expect(accepted.status).toBe(400);
     expect((await login(email, PASSWORD)).status).toBe(200);
   });
 
   it('refuses a bad body with 400 and sends nothing', async () => {
     const email = uniqueEmail('bad');
-    for (const body of [{ email, password: 'short' }, { email: 'not an address', password: PASSWORD }, { email, password: PASSWORD, colour: 'red' }]) {
+    for (const body of [
+      { email, password: 'short' },
+      { email: 'not an address', password: PASSWORD },
+      { email, password: PASSWORD, colour: 'red' },
+    ]) {
       const response = await post(url('/cabinet/signup'), body);
       expect(response.status).toBe(400);
       expect((await json(response)).code).toBe('validation_failed');
@@ -162,15 +187,22 @@ describe('forgotten password', () => {
     // An invitation is no reset link either.
     const invited = await ensureUser(server.services.db, { email: uniqueEmail('inv') });
     const invitation = (await ensureInvitation(server.services.db, invited.user.id))!;
-    const wrongPurpose = await post(url('/cabinet/password/reset'), { token: invitationToken(server.services.masterKey, invitation.id), password: 'forged password' });
+    const wrongPurpose = await post(url('/cabinet/password/reset'), {
+      token: invitationToken(server.services.masterKey, invitation.id),
+      password: 'forged password',
+    });
     expect((await json(wrongPurpose)).code).toBe('invalid_token');
 
-    await server.services.db.query(`UPDATE account_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    await server.services.db.query(`UPDATE account_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      id,
+    ]);
     const expired = await post(url('/cabinet/password/reset'), { token, password: 'late password' });
     expect(expired.status).toBe(400);
     expect((await json(expired)).code).toBe('invalid_token');
     expect((await login(email, PASSWORD)).status).toBe(200);
-    const stored = await server.services.db.query('SELECT data, used_at FROM account_tokens WHERE user_id = $1', [user.id]);
+    const stored = await server.services.db.query('SELECT data, used_at FROM account_tokens WHERE user_id = $1', [
+      user.id,
+    ]);
     expect(JSON.stringify(stored.rows)).not.toContain(token.split('.')[1]);
   });
 
@@ -208,12 +240,21 @@ describe('forgotten password', () => {
 });
 
 /** A JSON POST from a loopback address of the test's own, since limits per client address count in the shared database. */
-function postFrom(localAddress: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<number> {
+function postFrom(
+  localAddress: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url(path), { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json', ...headers } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode!));
-    });
+    const request = http.request(
+      url(path),
+      { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json', ...headers } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode!));
+      },
+    );
     request.on('error', reject);
     request.end(JSON.stringify(body));
   });
@@ -225,10 +266,21 @@ describe('changing the password', () => {
     const mine = await signedIn(email);
     const other = await signedIn(email);
     // From an address of its own: wrong passwords count per address in the database every test shares.
-    expect(await postFrom(uniqueLoopback(), '/cabinet/password', { current_password: 'not it at all', new_password: 'brand new password' }, bearer(mine))).toBe(400);
+    expect(
+      await postFrom(
+        uniqueLoopback(),
+        '/cabinet/password',
+        { current_password: 'not it at all', new_password: 'brand new password' },
+        bearer(mine),
+      ),
+    ).toBe(400);
     expect((await me(other)).status).toBe(200);
 
-    const changed = await post(url('/cabinet/password'), { current_password: PASSWORD, new_password: 'brand new password' }, bearer(mine));
+    const changed = await post(
+      url('/cabinet/password'),
+      { current_password: PASSWORD, new_password: 'brand new password' },
+      bearer(mine),
+    );
     expect(changed.status).toBe(200);
     expect(await json(changed)).toEqual({ revoked_sessions: 1 });
     expect((await me(mine)).status).toBe(200);
@@ -244,7 +296,14 @@ describe('changing the password', () => {
     const from = uniqueLoopback();
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      statuses.push(await postFrom(from, '/cabinet/password', { current_password: `wrong ${i}`, new_password: 'brand new password' }, bearer(mine)));
+      statuses.push(
+        await postFrom(
+          from,
+          '/cabinet/password',
+          { current_password: `wrong ${i}`, new_password: 'brand new password' },
+          bearer(mine),
+        ),
+      );
     }
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
   });
@@ -254,7 +313,13 @@ describe('profile', () => {
   it('shows and changes the name and the language; a bad language is 400 and changes nothing', async () => {
     const { email, user } = await userWithPassword({ name: 'Old Name' });
     const token = await signedIn(email);
-    expect(await json(await me(token))).toMatchObject({ svc_id: user.id, email, name: 'Old Name', locale: 'ru', org: { name: 'Old Name' } });
+    expect(await json(await me(token))).toMatchObject({
+      svc_id: user.id,
+      email,
+      name: 'Old Name',
+      locale: 'ru',
+      org: { name: 'Old Name' },
+    });
 
     const bad = await fetch(url('/cabinet/profile'), {
       method: 'PATCH',
@@ -294,11 +359,21 @@ describe('sessions', () => {
     const byAgent = Object.fromEntries(listed.items.map((item: { user_agent: string }) => [item.user_agent, item]));
     expect(byAgent['Laptop browser 2.0'].current).toBe(true);
     expect(byAgent['Phone browser 1.0'].current).toBe(false);
-    expect(Object.keys(byAgent['Phone browser 1.0']).sort()).toEqual(['created_at', 'current', 'id', 'last_used_at', 'user_agent']);
+    expect(Object.keys(byAgent['Phone browser 1.0']).sort()).toEqual([
+      'created_at',
+      'current',
+      'id',
+      'last_used_at',
+      'user_agent',
+    ]);
 
     const { email: otherEmail } = await userWithPassword();
     const stranger = await signedIn(otherEmail);
-    const notTheirs = await post(url(`/cabinet/sessions/${byAgent['Phone browser 1.0'].id}/revoke`), {}, bearer(stranger));
+    const notTheirs = await post(
+      url(`/cabinet/sessions/${byAgent['Phone browser 1.0'].id}/revoke`),
+      {},
+      bearer(stranger),
+    );
     expect(notTheirs.status).toBe(404);
     expect((await post(url('/cabinet/sessions/not-an-id/revoke'), {}, bearer(laptop))).status).toBe(404);
     expect((await me(phone)).status).toBe(200);
@@ -329,7 +404,10 @@ describe('invitations on the shared mechanism', () => {
     const accepted = await post(url('/cabinet/invite/accept'), { token: link, password: PASSWORD });
     expect(accepted.status).toBe(200);
     expect((await post(url('/cabinet/invite/accept'), { token: link, password: PASSWORD })).status).toBe(400);
-    const expiry = await server.services.db.query(`SELECT expires_at - created_at AS ttl FROM account_tokens WHERE id = $1`, [id]);
+    const expiry = await server.services.db.query(
+      `SELECT expires_at - created_at AS ttl FROM account_tokens WHERE id = $1`,
+      [id],
+    );
     expect(expiry.rows[0].ttl).toMatchObject({ days: 14 });
   });
 });

@@ -25,7 +25,9 @@ beforeAll(async () => {
   main = await startTestServer();
   data = await startTestServer({ kind: 'data' });
   // The client sites: their callback page only says where the browser got to; their servers exchange the code below.
-  callbacks = http.createServer((_request, response) => response.end('<!doctype html><title>Client</title><p id="client">back at the client</p>'));
+  callbacks = http.createServer((_request, response) =>
+    response.end('<!doctype html><title>Client</title><p id="client">back at the client</p>'),
+  );
   await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
   redirectUri = `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`;
   shop = await registerClient(main, { name: 'Corner Shop', redirect_uris: redirectUri });
@@ -48,8 +50,14 @@ async function linkFromMail(email: string, path: string): Promise<string> {
   await expect
     .poll(
       async () => {
-        const mail = await json(await fetch(`${main.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: { Authorization: `Bearer ${main.adminToken}` } }));
-        link = mail.items.map((item: { text: string }) => item.text.match(new RegExp(`https?://\\S+${path}\\?token=\\S+`))?.[0]).find(Boolean);
+        const mail = await json(
+          await fetch(`${main.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+            headers: { Authorization: `Bearer ${main.adminToken}` },
+          }),
+        );
+        link = mail.items
+          .map((item: { text: string }) => item.text.match(new RegExp(`https?://\\S+${path}\\?token=\\S+`))?.[0])
+          .find(Boolean);
         return link;
       },
       { timeout: 10_000 },
@@ -64,14 +72,29 @@ async function profileAtClient(page: Page, client: Client, state: string) {
   const landed = new URL(page.url());
   expect(landed.searchParams.get('state')).toBe(state);
   expect(await page.textContent('#client')).toBe('back at the client');
-  const answer = await exchange(main, { client_id: client.client_id, client_secret: client.client_secret, code: landed.searchParams.get('code'), redirect_uri: redirectUri });
+  const answer = await exchange(main, {
+    client_id: client.client_id,
+    client_secret: client.client_secret,
+    code: landed.searchParams.get('code'),
+    redirect_uri: redirectUri,
+  });
   expect(answer.status).toBe(200);
   return json(answer);
 }
 
 const people = [
-  { lang: 'en', viewport: DESKTOP, name: 'Nina Walker', words: { consent: 'Corner Shop', checkMail: /mail/i, keyRevoked: /revoked/i } },
-  { lang: 'ru', viewport: PHONE, name: 'Нина Ходокова', words: { consent: 'Corner Shop', checkMail: /письм/i, keyRevoked: /отозван/i } },
+  {
+    lang: 'en',
+    viewport: DESKTOP,
+    name: 'Nina Walker',
+    words: { consent: 'Corner Shop', checkMail: /mail/i, keyRevoked: /revoked/i },
+  },
+  {
+    lang: 'ru',
+    viewport: PHONE,
+    name: 'Нина Ходокова',
+    words: { consent: 'Corner Shop', checkMail: /письм/i, keyRevoked: /отозван/i },
+  },
 ] as const;
 
 describe.each(people)('a person in $lang', ({ lang, viewport, name, words }) => {
@@ -81,14 +104,18 @@ describe.each(people)('a person in $lang', ({ lang, viewport, name, words }) => 
     const page = await context.newPage();
     const typedPasswords: string[] = [];
     page.on('request', (request) => {
-      if (request.method() === 'POST' && /password=/.test(request.postData() ?? '')) typedPasswords.push(new URL(request.url()).pathname);
+      if (request.method() === 'POST' && /password=/.test(request.postData() ?? ''))
+        typedPasswords.push(new URL(request.url()).pathname);
     });
 
     // 1. From the shop's "Sign in with svc" to the sign-up form, carried by the link on the sign-in form.
     await page.goto(authorizeUrl(shop, `shop-${lang}`));
     expect(await page.getAttribute('html', 'lang')).toBe(lang);
     expect(await page.textContent('main')).toContain('Corner Shop');
-    await Promise.all([page.waitForURL((url) => url.pathname === '/cabinet/sign-up'), page.click('a[href^="/cabinet/sign-up"]')]);
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === '/cabinet/sign-up'),
+      page.click('a[href^="/cabinet/sign-up"]'),
+    ]);
     await page.fill('#email', email);
     await page.fill('#name', name);
     await page.fill('#password', 'my first password');
@@ -98,7 +125,10 @@ describe.each(people)('a person in $lang', ({ lang, viewport, name, words }) => 
 
     // 2. The confirmation mail's link: a button spends it, then the consent page names the shop; Allow goes back.
     await page.goto(await linkFromMail(email, '/cabinet/sign-up/confirm'));
-    await Promise.all([page.waitForURL((url) => url.pathname === '/sso/consent'), page.click('main button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === '/sso/consent'),
+      page.click('main button[type=submit]'),
+    ]);
     expect(await page.textContent('main')).toContain(words.consent);
     await page.click('button[name=decision][value=allow]');
     const atShop = await profileAtClient(page, shop, `shop-${lang}`);
@@ -130,9 +160,16 @@ describe.each(people)('a person in $lang', ({ lang, viewport, name, words }) => 
     await page.goto(await linkFromMail(email, '/cabinet/reset-password'));
     await page.fill('#password', 'my second password');
     await page.fill('#password_confirm', 'my second password');
-    await Promise.all([page.waitForURL((url) => url.pathname !== '/cabinet/reset-password'), page.click('main button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL((url) => url.pathname !== '/cabinet/reset-password'),
+      page.click('main button[type=submit]'),
+    ]);
     expect(await page.locator('header button[type=submit]').count()).toBe(1);
-    const oldPassword = await fetch(`${main.url}/cabinet/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password: 'my first password' }) });
+    const oldPassword = await fetch(`${main.url}/cabinet/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email, password: 'my first password' }),
+    });
     expect(oldPassword.status).toBe(401);
 
     // 5. A data key from the cabinet's section: shown once, it works on the data API, and after revoking it is 401 at once.

@@ -32,12 +32,16 @@ class Browser extends PageBrowser {
 const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
 
 async function mails(email: string): Promise<{ subject: string; text: string }[]> {
-  const response = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
+  const response = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+    headers: { Authorization: `Bearer ${server.adminToken}` },
+  });
   return (await json(response)).items;
 }
 
 async function linkPath(email: string, path: string): Promise<string> {
-  const found = (await mails(email)).map((mail) => new RegExp(`${server.url}(${path}\\?token=\\S+)`).exec(mail.text)?.[1]).find(Boolean);
+  const found = (await mails(email))
+    .map((mail) => new RegExp(`${server.url}(${path}\\?token=\\S+)`).exec(mail.text)?.[1])
+    .find(Boolean);
   expect(found).toBeDefined();
   return found!;
 }
@@ -74,14 +78,29 @@ describe('sign-up pages', () => {
     const next = '/sso/authorize?client_id=shop&state=s1';
     const form = await browser.get(`/cabinet/sign-up?next=${encodeURIComponent(next)}`);
     expect(form.status).toBe(200);
-    for (const field of ['name="email"', 'name="name"', 'name="password"', 'name="password_confirm"', 'name="next"']) expect(form.text).toContain(field);
+    for (const field of ['name="email"', 'name="name"', 'name="password"', 'name="password_confirm"', 'name="next"'])
+      expect(form.text).toContain(field);
 
-    const mismatch = await browser.post('/cabinet/sign-up', { _csrf: csrfOf(form), email, name: 'Egor', password: PASSWORD, password_confirm: 'something else', next });
+    const mismatch = await browser.post('/cabinet/sign-up', {
+      _csrf: csrfOf(form),
+      email,
+      name: 'Egor',
+      password: PASSWORD,
+      password_confirm: 'something else',
+      next,
+    });
     expect(mismatch.status).toBe(400);
     expect(mismatch.text).toContain('The two passwords differ');
     expect(await mails(email)).toEqual([]);
 
-    const sent = await browser.post('/cabinet/sign-up', { _csrf: csrfOf(form), email, name: 'Egor', password: PASSWORD, password_confirm: PASSWORD, next });
+    const sent = await browser.post('/cabinet/sign-up', {
+      _csrf: csrfOf(form),
+      email,
+      name: 'Egor',
+      password: PASSWORD,
+      password_confirm: PASSWORD,
+      next,
+    });
     expect(sent.status).toBe(303);
     expect((await browser.follow(sent)).text).toContain('Check your mail');
     expect((await mails(email))[0]!.subject).toBe('svc ID: confirm your e-mail address');
@@ -104,7 +123,8 @@ describe('sign-up pages', () => {
     const profile = await other.get('/cabinet/view/profile');
     expect(profile.status).toBe(200);
     expect(profile.text).toContain('value="Egor"');
-    const svcId = (await server.services.db.query('SELECT id FROM users WHERE lower(email) = lower($1)', [email])).rows[0].id;
+    const svcId = (await server.services.db.query('SELECT id FROM users WHERE lower(email) = lower($1)', [email]))
+      .rows[0].id;
     expect(profile.text).toContain(svcId);
 
     const used = await other.post('/cabinet/sign-up/confirm', { _csrf: csrfOf(confirm), token });
@@ -117,7 +137,14 @@ describe('sign-up pages', () => {
     const email = uniqueEmail('novice');
     const form = await browser.get('/cabinet/sign-up');
     expect(form.text).toContain('Создать учётную запись');
-    await browser.post('/cabinet/sign-up', { _csrf: csrfOf(form), email, name: '', password: PASSWORD, password_confirm: PASSWORD, next: 'https://evil.example/x' });
+    await browser.post('/cabinet/sign-up', {
+      _csrf: csrfOf(form),
+      email,
+      name: '',
+      password: PASSWORD,
+      password_confirm: PASSWORD,
+      next: 'https://evil.example/x',
+    });
     expect((await mails(email))[0]!.subject).toBe('svc ID: подтвердите адрес электронной почты');
     const confirm = await browser.get(await linkPath(email, '/cabinet/sign-up/confirm'));
     const token = /name="token" value="([^"]+)"/.exec(confirm.text)![1]!;
@@ -145,16 +172,29 @@ describe('forgotten password pages', () => {
     expect(sent.location).toBe('/cabinet/forgot-password?done=sent');
     expect((await browser.follow(sent)).text).toContain('a link to set a new password is on its way');
     // An unknown address gets the same answer.
-    const unknown = await browser.post('/cabinet/forgot-password', { _csrf: csrfOf(form), email: uniqueEmail('nobody') });
+    const unknown = await browser.post('/cabinet/forgot-password', {
+      _csrf: csrfOf(form),
+      email: uniqueEmail('nobody'),
+    });
     expect(unknown.location).toBe(sent.location);
 
     const reset = await browser.get(await linkPath(email, '/cabinet/reset-password'));
     expect(reset.status).toBe(200);
     const token = /name="token" value="([^"]+)"/.exec(reset.text)![1]!;
-    const short = await browser.post('/cabinet/reset-password', { _csrf: csrfOf(reset), token, password: 'short', password_confirm: 'short' });
+    const short = await browser.post('/cabinet/reset-password', {
+      _csrf: csrfOf(reset),
+      token,
+      password: 'short',
+      password_confirm: 'short',
+    });
     expect(short.status).toBe(400);
     expect(short.text).toContain('The password is too short');
-    const done = await browser.post('/cabinet/reset-password', { _csrf: csrfOf(reset), token, password: 'the new password', password_confirm: 'the new password' });
+    const done = await browser.post('/cabinet/reset-password', {
+      _csrf: csrfOf(reset),
+      token,
+      password: 'the new password',
+      password_confirm: 'the new password',
+    });
     expect(done.location).toBe('/cabinet/view/security?done=password_reset');
     expect((await browser.follow(done)).text).toContain('Your new password is set');
     // The other browser was signed out.
@@ -171,7 +211,11 @@ describe('profile page', () => {
     const page = await browser.get('/cabinet/view/profile');
     expect(page.text).toContain('value="Old"');
     expect((await browser.post('/cabinet/view/profile', { name: 'New', locale: 'ru' })).status).toBe(403);
-    const tooLong = await browser.post('/cabinet/view/profile', { _csrf: csrfOf(page), name: 'x'.repeat(201), locale: 'ru' });
+    const tooLong = await browser.post('/cabinet/view/profile', {
+      _csrf: csrfOf(page),
+      name: 'x'.repeat(201),
+      locale: 'ru',
+    });
     expect(tooLong.status).toBe(400);
     expect(tooLong.text).toContain('The name is too long');
 
@@ -182,7 +226,9 @@ describe('profile page', () => {
     expect(after.text).toContain('Профиль сохранён.');
     expect(after.text).toContain('value="New"');
     expect(after.text).toMatch(/<option value="ru" lang="ru" selected>/);
-    const locale = await server.services.db.query('SELECT locale, name FROM users WHERE lower(email) = lower($1)', [email]);
+    const locale = await server.services.db.query('SELECT locale, name FROM users WHERE lower(email) = lower($1)', [
+      email,
+    ]);
     expect(locale.rows[0]).toEqual({ locale: 'ru', name: 'New' });
   });
 });
@@ -223,7 +269,9 @@ describe('security page', () => {
     const page = await browser.get('/cabinet/view/security');
     expect(page.text).toMatch(/Desk browser<\/strong> <span class="status">\(this device\)/);
     expect(page.text).not.toMatch(/Phone browser<\/strong> <span/);
-    const phoneId = new RegExp(`Phone browser</strong>[\\s\\S]*?/cabinet/view/sessions/([0-9a-f-]{36})/revoke`).exec(page.text)![1]!;
+    const phoneId = new RegExp(`Phone browser</strong>[\\s\\S]*?/cabinet/view/sessions/([0-9a-f-]{36})/revoke`).exec(
+      page.text,
+    )![1]!;
 
     expect((await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, {})).status).toBe(403);
     const revoked = await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, { _csrf: csrfOf(page) });
@@ -238,7 +286,10 @@ describe('security page', () => {
     const unconfirmed = await browser.post('/cabinet/view/security/sign-out-everywhere', { _csrf: csrfOf(confirm) });
     expect(unconfirmed.status).toBe(200);
     expect((await tablet.get('/cabinet/view/security')).status).toBe(200);
-    const out = await browser.post('/cabinet/view/security/sign-out-everywhere', { _csrf: csrfOf(confirm), confirmed: 'yes' });
+    const out = await browser.post('/cabinet/view/security/sign-out-everywhere', {
+      _csrf: csrfOf(confirm),
+      confirmed: 'yes',
+    });
     expect(out.location).toBe('/cabinet/sign-in?signed_out=everywhere');
     expect((await browser.follow(out)).text).toContain('You have signed out on every device.');
     expect((await tablet.get('/cabinet/view/security')).status).toBe(303);

@@ -16,7 +16,10 @@ describe('accounts', () => {
     expect(user.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const org = await personalOrganization(db, user.id);
     expect(org).toMatchObject({ name: 'Anna Buyer', personal: true });
-    const membership = await db.query('SELECT role FROM memberships WHERE user_id = $1 AND organization_id = $2', [user.id, org!.id]);
+    const membership = await db.query('SELECT role FROM memberships WHERE user_id = $1 AND organization_id = $2', [
+      user.id,
+      org!.id,
+    ]);
     expect(membership.rows).toEqual([{ role: 'owner' }]);
   });
 
@@ -26,7 +29,9 @@ describe('accounts', () => {
     const again = await ensureUser(db, { email: email.toUpperCase(), name: 'Other' });
     expect(again).toEqual({ user: first.user, created: false });
     expect((await findUserByEmail(db, email.toLowerCase()))?.id).toBe(first.user.id);
-    await expect(db.query('INSERT INTO users (email) VALUES ($1)', [email.toUpperCase()])).rejects.toMatchObject({ code: '23505' });
+    await expect(db.query('INSERT INTO users (email) VALUES ($1)', [email.toUpperCase()])).rejects.toMatchObject({
+      code: '23505',
+    });
   });
 
   it('makes exactly one user and one personal organization under 20 concurrent first requests', async () => {

@@ -47,9 +47,21 @@ afterAll(async () => {
 });
 
 it('logs and counts the attempts of a write that keeps failing, and the change goes through once it can', async () => {
-  const marketplace = await json(await post(`${url}/admin/marketplaces`, { name: 'Alert shop', mode: 'sandbox' }, { Authorization: `Bearer ${adminToken}` }));
+  const marketplace = await json(
+    await post(
+      `${url}/admin/marketplaces`,
+      { name: 'Alert shop', mode: 'sandbox' },
+      { Authorization: `Bearer ${adminToken}` },
+    ),
+  );
   const key = { 'X-Svc-Key': marketplace.secret_key };
-  const deal = await json(await post(`${url}/api/mkt/deals`, { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), amount: 10 }, key));
+  const deal = await json(
+    await post(
+      `${url}/api/mkt/deals`,
+      { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), amount: 10 },
+      key,
+    ),
+  );
   const workflowId = dealWorkflowId(marketplace.id, deal.external_id);
 
   const refusal = `test_refuse_${randomUUID().replaceAll('-', '')}`;
@@ -65,8 +77,13 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
   let upload: Promise<Response> | undefined;
   try {
     // The caller gives up after its 30 s deadline; the workflow keeps retrying the write meanwhile.
-    upload = fetch(`${url}/api/mkt/deals/${deal.id}/documents?kind=act`, { method: 'POST', headers: key, body: Buffer.from('act') });
-    const alerts = () => lines.filter((line) => line.workflowId === workflowId && line.activityType === 'recordDealChange');
+    upload = fetch(`${url}/api/mkt/deals/${deal.id}/documents?kind=act`, {
+      method: 'POST',
+      headers: key,
+      body: Buffer.from('act'),
+    });
+    const alerts = () =>
+      lines.filter((line) => line.workflowId === workflowId && line.activityType === 'recordDealChange');
     await expect.poll(() => alerts().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
     // The first attempt fails quietly (it may pass on a retry); the alert starts at the threshold.
     expect(alerts()[0]).toMatchObject({ level: 50, attempt: 2, workflowType: 'dealWorkflow', local: true });
@@ -75,7 +92,13 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
 
     const counted = async () => {
       const text = await (await fetch(metricsUrl)).text();
-      const sample = text.split('\n').find((line) => line.startsWith('activity_failures_after_retries_total{') && line.includes('activityType="recordDealChange"'));
+      const sample = text
+        .split('\n')
+        .find(
+          (line) =>
+            line.startsWith('activity_failures_after_retries_total{') &&
+            line.includes('activityType="recordDealChange"'),
+        );
       return Number(sample?.split(' ').at(-1) ?? 0);
     };
     await expect.poll(counted, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
@@ -86,10 +109,16 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
   }
   // The next retry lands: the deal takes the document, and a clean change after it goes through as usual.
   await expect
-    .poll(async () => (await json(await fetch(`${url}/api/mkt/deals/${deal.id}`, { headers: key }))).documents.length, { timeout: 20_000 })
+    .poll(async () => (await json(await fetch(`${url}/api/mkt/deals/${deal.id}`, { headers: key }))).documents.length, {
+      timeout: 20_000,
+    })
     .toBe(1);
   // Retries come at 1, 3, 7 s…: the one after the drop lands well within the caller's 30 s.
   expect((await upload)!.status).toBe(201);
-  const next = await fetch(`${url}/api/mkt/deals/${deal.id}/documents?kind=invoice`, { method: 'POST', headers: key, body: Buffer.from('invoice') });
+  const next = await fetch(`${url}/api/mkt/deals/${deal.id}/documents?kind=invoice`, {
+    method: 'POST',
+    headers: key,
+    body: Buffer.from('invoice'),
+  });
   expect(next.status).toBe(201);
 });

@@ -22,11 +22,23 @@ const audit = async (query: Record<string, string>, token = server.adminToken) =
 
 describe('the audit log', () => {
   it('records a change with its actor, action, object and answer, secrets redacted', async () => {
-    const created = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Audited shop', mode: 'sandbox', sso_redirect_uri: 'https://audited.example/sso' }, as(otherToken)));
+    const created = await json(
+      await post(
+        `${server.url}/admin/marketplaces`,
+        { name: 'Audited shop', mode: 'sandbox', sso_redirect_uri: 'https://audited.example/sso' },
+        as(otherToken),
+      ),
+    );
     const { items } = await audit({ object_id: created.id });
     expect(items).toHaveLength(1);
     const [record] = items;
-    expect(record).toMatchObject({ actor: `token:${tokenName}`, action: 'createMarketplace', object_type: 'marketplace', object_id: created.id, before: null });
+    expect(record).toMatchObject({
+      actor: `token:${tokenName}`,
+      action: 'createMarketplace',
+      object_type: 'marketplace',
+      object_id: created.id,
+      before: null,
+    });
     expect(record.after).toMatchObject({ id: created.id, name: 'Audited shop', secret_key: '[redacted]' });
     expect(JSON.stringify(record)).not.toContain(created.secret_key);
     expect(JSON.stringify(record)).not.toContain(created.sso_client.client_secret);
@@ -46,11 +58,23 @@ describe('the audit log', () => {
   it('filters by action and pages newest first', async () => {
     const name = `page ${uniqueId()}`;
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await json(await post(`${server.url}/admin/marketplaces`, { name: `${name} ${i}`, mode: 'sandbox' }, as(otherToken)))).id);
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (
+          await json(
+            await post(`${server.url}/admin/marketplaces`, { name: `${name} ${i}`, mode: 'sandbox' }, as(otherToken)),
+          )
+        ).id,
+      );
     const first = await audit({ action: 'createMarketplace', actor: `token:${tokenName}`, limit: '2' });
     expect(first.items.map((item: { object_id: string }) => item.object_id)).toEqual([ids[2], ids[1]]);
     expect(first.has_more).toBe(true);
-    const second = await audit({ action: 'createMarketplace', actor: `token:${tokenName}`, limit: '2', starting_after: first.items[1].id });
+    const second = await audit({
+      action: 'createMarketplace',
+      actor: `token:${tokenName}`,
+      limit: '2',
+      starting_after: first.items[1].id,
+    });
     expect(second.items[0].object_id).toBe(ids[0]);
     const bad = await fetch(`${server.url}/admin/audit?starting_after=abc`, { headers: as(server.adminToken) });
     expect(bad.status).toBe(400);

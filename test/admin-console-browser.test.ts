@@ -9,7 +9,6 @@ import { json, post, startTestServer, uniqueEmail, type TestServer } from './hel
 import { ADMIN_PASSWORD, administrator } from './console-helpers.ts';
 import { launchChromium } from './chromium.ts';
 
-
 let server: TestServer;
 let browser: Browser;
 
@@ -27,8 +26,12 @@ const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
 describe('the console in a browser', () => {
   it('sets up a new administrator from the mail on a phone, in Russian', async () => {
     const email = uniqueEmail('phone-admin');
-    expect((await post(`${server.url}/admin/administrators`, { email, role: 'arbiter' }, bootstrap())).status).toBe(201);
-    const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: bootstrap() }));
+    expect((await post(`${server.url}/admin/administrators`, { email, role: 'arbiter' }, bootstrap())).status).toBe(
+      201,
+    );
+    const mail = await json(
+      await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: bootstrap() }),
+    );
     const link = mail.items[0].text.match(/https?:\/\/\S+\/admin\/setup\?token=\S+/)[0];
 
     const context = await browser.newContext({ locale: 'ru-RU', viewport: { width: 390, height: 844 } });
@@ -61,7 +64,10 @@ describe('the console in a browser', () => {
     await page.fill('#email', boss.email);
     await page.fill('#password', ADMIN_PASSWORD);
     await page.fill('#totp', totpCode(boss.secret, currentStep() + 1));
-    await Promise.all([page.waitForURL((url) => url.pathname === '/admin/view/administrators'), page.click('main button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === '/admin/view/administrators'),
+      page.click('main button[type=submit]'),
+    ]);
 
     const colleague = uniqueEmail('colleague');
     await page.fill('#new-email', colleague);

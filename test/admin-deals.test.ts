@@ -29,7 +29,8 @@ afterAll(async () => {
 });
 
 const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
-const get = async (path: string, headers: Record<string, string> = bootstrap()) => fetch(`${server.url}${path}`, { headers });
+const get = async (path: string, headers: Record<string, string> = bootstrap()) =>
+  fetch(`${server.url}${path}`, { headers });
 const list = async (query: Record<string, string>) => {
   const response = await get(`/admin/deals?${new URLSearchParams(query)}`);
   expect(response.status).toBe(200);
@@ -39,7 +40,11 @@ const ids = (page: { items: { id: string }[] }) => page.items.map((item) => item
 
 async function createDeal(shop: { secret_key: string }, buyerEmail: string) {
   const externalId = uniqueId('order');
-  const response = await post(`${server.url}/api/mkt/deals`, { external_id: externalId, buyer_email: buyerEmail, title: 'Lamp', amount: 700 }, { 'X-Svc-Key': shop.secret_key });
+  const response = await post(
+    `${server.url}/api/mkt/deals`,
+    { external_id: externalId, buyer_email: buyerEmail, title: 'Lamp', amount: 700 },
+    { 'X-Svc-Key': shop.secret_key },
+  );
   expect(response.status).toBe(201);
   return { ...(await json(response)), externalId } as { id: string; externalId: string };
 }
@@ -61,7 +66,9 @@ describe('GET /admin/deals', () => {
   });
 
   it('narrows by marketplace, buyer e-mail (in any case), external id, status and dates', async () => {
-    expect(ids(await list({ marketplace_id: shops[0]!.id, limit: '100' }))).toEqual(expect.arrayContaining([a1.id, a2.id]));
+    expect(ids(await list({ marketplace_id: shops[0]!.id, limit: '100' }))).toEqual(
+      expect.arrayContaining([a1.id, a2.id]),
+    );
     expect(ids(await list({ marketplace_id: shops[0]!.id, limit: '100' }))).not.toContain(b1.id);
     expect(ids(await list({ buyer_email: buyer }))).toEqual([b1.id, a1.id]);
     expect(ids(await list({ external_id: a2.externalId }))).toEqual([a2.id]);
@@ -74,7 +81,13 @@ describe('GET /admin/deals', () => {
     expect(ids(await list({ status: 'escrow_hold', limit: '100' }))).toContain(held.dealId);
     expect(ids(await list({ status: 'created', limit: '100' }))).not.toContain(held.dealId);
     const item = (await list({ external_id: a1.externalId })).items[0];
-    expect(item).toMatchObject({ id: a1.id, marketplace_id: shops[0]!.id, buyer_email: buyer, amount: 700, status: 'created' });
+    expect(item).toMatchObject({
+      id: a1.id,
+      marketplace_id: shops[0]!.id,
+      buyer_email: buyer,
+      amount: 700,
+      status: 'created',
+    });
   });
 
   it('pages newest first with limit and starting_after', async () => {
@@ -127,7 +140,9 @@ describe('GET /admin/deals/{id}', () => {
       .poll(
         async () => {
           body = await json(await get(`/admin/deals/${deal.id}`));
-          return body.deliveries.filter((row: { status: string }) => row.status === 'delivered').map((row: { event: string }) => row.event);
+          return body.deliveries
+            .filter((row: { status: string }) => row.status === 'delivered')
+            .map((row: { event: string }) => row.event);
         },
         { timeout: 20_000 },
       )
@@ -136,9 +151,22 @@ describe('GET /admin/deals/{id}', () => {
       { type: 'deal.created', created_at: expect.any(String), actor: 'marketplace', reason: null },
       { type: 'deal.docs', created_at: expect.any(String), actor: 'marketplace', reason: null },
     ]);
-    expect(body.deliveries[0]).toMatchObject({ event: 'deal.created', attempt: 1, status: 'delivered', http_status: 200, error: null });
-    expect(body.temporal_url).toBe(`http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0]!.id}/${deal.externalId}`)}`);
-    expect(body).toMatchObject({ id: deal.id, marketplace_id: shops[0]!.id, status: 'docs', documents: [{ name: 'offer.pdf' }] });
+    expect(body.deliveries[0]).toMatchObject({
+      event: 'deal.created',
+      attempt: 1,
+      status: 'delivered',
+      http_status: 200,
+      error: null,
+    });
+    expect(body.temporal_url).toBe(
+      `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0]!.id}/${deal.externalId}`)}`,
+    );
+    expect(body).toMatchObject({
+      id: deal.id,
+      marketplace_id: shops[0]!.id,
+      status: 'docs',
+      documents: [{ name: 'offer.pdf' }],
+    });
     expect(body.allowed_actions).toEqual(['cancel']);
 
     // Any administrator downloads the document; nobody else does.
@@ -159,7 +187,8 @@ describe('GET /admin/deals/{id}', () => {
 
 describe('disputes and roles', () => {
   const held = () => insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000) });
-  const act = (dealId: string, path: string, body: unknown, headers: Record<string, string>) => post(`${server.url}/admin/deals/${dealId}${path}`, body, headers);
+  const act = (dealId: string, path: string, body: unknown, headers: Record<string, string>) =>
+    post(`${server.url}/admin/deals/${dealId}${path}`, body, headers);
 
   it('lists open disputes oldest first, and decided ones with their decision', async () => {
     const first = await held();
@@ -184,8 +213,16 @@ describe('disputes and roles', () => {
     expect(after.items.map((item: { deal_id: string }) => item.deal_id)).not.toContain(first.dealId);
 
     // The arbiter writes and decides; the queue no longer has the dispute, the decided list has it.
-    expect((await act(first.dealId, '/dispute/messages', { text: 'Please send the tracking number' }, arbiter.headers)).status).toBe(201);
-    const resolved = await act(first.dealId, '/escrow/resolve', { outcome: 'refund', reason: 'No proof of delivery' }, arbiter.headers);
+    expect(
+      (await act(first.dealId, '/dispute/messages', { text: 'Please send the tracking number' }, arbiter.headers))
+        .status,
+    ).toBe(201);
+    const resolved = await act(
+      first.dealId,
+      '/escrow/resolve',
+      { outcome: 'refund', reason: 'No proof of delivery' },
+      arbiter.headers,
+    );
     expect(resolved.status).toBe(200);
     expect((await json(resolved)).status).toBe('refunded');
     const reopened = await json(await get('/admin/disputes?status=open&limit=100'));
@@ -199,7 +236,12 @@ describe('disputes and roles', () => {
     expect((await json(await get(`/admin/deals/${first.dealId}`))).status).toBe('refunded');
 
     const audit = await json(await get(`/admin/audit?object_id=${first.dealId}&action=adminResolveDispute`));
-    expect(audit.items[0]).toMatchObject({ actor: arbiter.email, object_type: 'deal', before: { status: 'disputed' }, after: { status: 'refunded' } });
+    expect(audit.items[0]).toMatchObject({
+      actor: arbiter.email,
+      object_type: 'deal',
+      before: { status: 'disputed' },
+      after: { status: 'refunded' },
+    });
 
     expect((await get('/admin/disputes?status=closed')).status).toBe(400);
     const cursor = await get(`/admin/disputes?status=decided&starting_after=${second.dealId}`);
@@ -247,7 +289,8 @@ describe('disputes and roles', () => {
 });
 
 describe('the console pages', () => {
-  const page = (path: string, who: TestAdministrator) => fetch(`${server.url}${path}`, { headers: { Cookie: who.cookie, 'Accept-Language': 'en' }, redirect: 'manual' });
+  const page = (path: string, who: TestAdministrator) =>
+    fetch(`${server.url}${path}`, { headers: { Cookie: who.cookie, 'Accept-Language': 'en' }, redirect: 'manual' });
   const form = (path: string, who: TestAdministrator, fields: Record<string, string>) =>
     fetch(`${server.url}${path}`, {
       method: 'POST',
@@ -276,7 +319,8 @@ describe('the console pages', () => {
     expect((await page(`/admin/view/deals/${held.dealId}/confirm/release`, support)).status).toBe(403);
 
     const arbiterView = await (await page(`/admin/view/deals/${held.dealId}`, arbiter)).text();
-    for (const move of ['release', 'refund', 'dispute']) expect(arbiterView).toContain(`/admin/view/deals/${held.dealId}/confirm/${move}`);
+    for (const move of ['release', 'refund', 'dispute'])
+      expect(arbiterView).toContain(`/admin/view/deals/${held.dealId}/confirm/${move}`);
     expect(arbiterView).not.toContain('/confirm/cancel');
 
     // A dispute needs its reason: asked again, nothing changed; then done, in words.
@@ -284,7 +328,9 @@ describe('the console pages', () => {
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain('write the reason');
     expect((await json(await get(`/admin/deals/${held.dealId}`))).status).toBe('escrow_hold');
-    const opened = await form(`/admin/view/deals/${held.dealId}/confirm/dispute`, arbiter, { reason: 'Checking the delivery' });
+    const opened = await form(`/admin/view/deals/${held.dealId}/confirm/dispute`, arbiter, {
+      reason: 'Checking the delivery',
+    });
     expect(opened.status).toBe(303);
     expect(opened.headers.get('location')).toBe(`/admin/view/deals/${held.dealId}?done=dispute`);
     expect(await (await page(opened.headers.get('location')!, arbiter)).text()).toContain('Done: a dispute is open');

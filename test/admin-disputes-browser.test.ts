@@ -35,12 +35,21 @@ async function disputedDeal(words: { reason: string; buyer: string; seller: stri
   // The workflow starts from these records at the first change, seller included.
   await services.db.query('UPDATE deals SET seller_email = $2 WHERE id = $1', [held.dealId, sellerEmail]);
   // Where a release pays the seller: the marketplace's test card for this deal.
-  await setDealDestination(services.db, services.masterKey, held.dealId, { type: 'test_card', token: '4111111111111111' });
+  await setDealDestination(services.db, services.masterKey, held.dealId, {
+    type: 'test_card',
+    token: '4111111111111111',
+  });
   const buyer = { kind: 'person' as const, user: (await ensureUser(services.db, { email: held.buyerEmail })).user };
   const seller = { kind: 'person' as const, user: (await ensureUser(services.db, { email: sellerEmail })).user };
   await moveEscrow(services, buyer, held.dealId, 'dispute', words.reason);
-  await addDisputeMessage(services, buyer, held.dealId, { text: words.buyer, files: [{ name: 'broken-leg.jpg', contentType: 'image/jpeg', bytes: Buffer.from('jpeg') }] });
-  await addDisputeMessage(services, seller, held.dealId, { text: words.seller, files: [{ name: 'courier-receipt.pdf', contentType: 'application/pdf', bytes: Buffer.from('%PDF') }] });
+  await addDisputeMessage(services, buyer, held.dealId, {
+    text: words.buyer,
+    files: [{ name: 'broken-leg.jpg', contentType: 'image/jpeg', bytes: Buffer.from('jpeg') }],
+  });
+  await addDisputeMessage(services, seller, held.dealId, {
+    text: words.seller,
+    files: [{ name: 'courier-receipt.pdf', contentType: 'application/pdf', bytes: Buffer.from('%PDF') }],
+  });
   return held;
 }
 
@@ -51,11 +60,17 @@ async function signedIn(locale: 'en' | 'ru', viewport: typeof DESKTOP): Promise<
 }
 
 const dealState = async (dealId: string) =>
-  json(await fetch(`${server.url}/admin/deals/${dealId}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
+  json(
+    await fetch(`${server.url}/admin/deals/${dealId}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }),
+  );
 
 describe('the disputes queue in a browser', () => {
   it('an arbiter at a desktop in English decides a refund with a reason, and the audit log names them', async () => {
-    const deal = await disputedDeal({ reason: 'The armchair arrived broken', buyer: 'Photo of the broken leg attached', seller: 'It left the warehouse intact' });
+    const deal = await disputedDeal({
+      reason: 'The armchair arrived broken',
+      buyer: 'Photo of the broken leg attached',
+      seller: 'It left the warehouse intact',
+    });
     const context = await signedIn('en', DESKTOP);
     const page = await context.newPage();
     await page.goto(`${server.url}/admin`);
@@ -71,7 +86,9 @@ describe('the disputes queue in a browser', () => {
     expect(text).toContain('Seller');
     expect(text).toContain('It left the warehouse intact');
     const evidence = card.locator('a', { hasText: 'courier-receipt.pdf' });
-    const download = await fetch(`${server.url}${await evidence.getAttribute('href')}`, { headers: { Cookie: arbiter.cookie } });
+    const download = await fetch(`${server.url}${await evidence.getAttribute('href')}`, {
+      headers: { Cookie: arbiter.cookie },
+    });
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).toString()).toBe('%PDF');
 
@@ -82,7 +99,10 @@ describe('the disputes queue in a browser', () => {
     expect(await page.textContent('h1')).toContain('Decide for the buyer: refund');
     expect(await page.textContent('.consequence')).toContain('goes back to the buyer');
     expect((await dealState(deal.dealId)).status).toBe('disputed');
-    await Promise.all([page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_refund`), page.click('main form button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_refund`),
+      page.click('main form button[type=submit]'),
+    ]);
 
     expect(await page.textContent('main [role=status]')).toContain('Decided: the money goes back to the buyer');
     const decision = (await page.textContent('#dispute ~ .decision, .decision'))!;
@@ -100,7 +120,11 @@ describe('the disputes queue in a browser', () => {
   });
 
   it('an arbiter on a phone in Russian decides a release; the pages fit the screen', async () => {
-    const deal = await disputedDeal({ reason: 'Не тот цвет', buyer: 'Заказывала синий', seller: 'В заказе указан зелёный' });
+    const deal = await disputedDeal({
+      reason: 'Не тот цвет',
+      buyer: 'Заказывала синий',
+      seller: 'В заказе указан зелёный',
+    });
     const context = await signedIn('ru', PHONE);
     const page = await context.newPage();
     await page.goto(`${server.url}/admin/view/disputes`);
@@ -115,7 +139,10 @@ describe('the disputes queue in a browser', () => {
     await card.locator('textarea[name=reason]').fill('В заказе действительно зелёный');
     await card.locator('form[action$="/decide"] button[type=submit]').click();
     expect(await page.textContent('h1')).toContain('Решить в пользу продавца');
-    await Promise.all([page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_release`), page.click('main form button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_release`),
+      page.click('main form button[type=submit]'),
+    ]);
     expect(await page.textContent('main [role=status]')).toContain('Решено: деньги переводятся продавцу');
     expect(await page.textContent('.decision')).toContain('В заказе действительно зелёный');
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);

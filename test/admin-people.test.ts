@@ -29,14 +29,19 @@ class Browser extends PageBrowser {
   }
 }
 
-const field = (text: string, name: string) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&#38;/g, '&') ?? '';
+const field = (text: string, name: string) =>
+  text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&#38;/g, '&') ?? '';
 
 async function setupLink(email: string): Promise<string> {
   let link: string | undefined;
   await expect
     .poll(async () => {
-      const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: bootstrap() }));
-      link = mail.items.map((item: { text: string }) => item.text.match(/\/admin\/setup\?token=\S+/)?.[0]).find(Boolean);
+      const mail = await json(
+        await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: bootstrap() }),
+      );
+      link = mail.items
+        .map((item: { text: string }) => item.text.match(/\/admin\/setup\?token=\S+/)?.[0])
+        .find(Boolean);
       return link;
     })
     .toBeDefined();
@@ -63,13 +68,23 @@ describe('a new administrator', () => {
     expect((await browser.get(link)).text).toContain(secret);
 
     const form = { _csrf: field(page.text, '_csrf'), token: field(page.text, 'token') };
-    const wrong = await browser.post('/admin/setup', { ...form, password: 'a new admin password', totp: '000000' === totpCode(secret, currentStep()) ? '111111' : '000000' });
+    const wrong = await browser.post('/admin/setup', {
+      ...form,
+      password: 'a new admin password',
+      totp: '000000' === totpCode(secret, currentStep()) ? '111111' : '000000',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.text).toContain('The code is wrong');
-    const done = await browser.post('/admin/setup', { ...form, password: 'a new admin password', totp: totpCode(secret, currentStep()) });
+    const done = await browser.post('/admin/setup', {
+      ...form,
+      password: 'a new admin password',
+      totp: totpCode(secret, currentStep()),
+    });
     expect(done.status).toBe(303);
     expect(done.location).toBe('/admin');
-    expect(done.setCookies.find((line) => line.startsWith('svc_admin=adm_'))).toMatch(/Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict/);
+    expect(done.setCookies.find((line) => line.startsWith('svc_admin=adm_'))).toMatch(
+      /Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict/,
+    );
     const home = await browser.get('/admin');
     expect(home.status).toBe(200);
     expect(home.text).toContain(email);
@@ -78,7 +93,10 @@ describe('a new administrator', () => {
     expect((await browser.get(link)).status).toBe(400);
 
     const list = await json(await fetch(`${server.url}/admin/administrators`, { headers: bootstrap() }));
-    expect(list.items.find((item: { email: string }) => item.email === email)).toMatchObject({ status: 'active', role: 'arbiter' });
+    expect(list.items.find((item: { email: string }) => item.email === email)).toMatchObject({
+      status: 'active',
+      role: 'arbiter',
+    });
   });
 });
 
@@ -86,7 +104,8 @@ describe('signing in', () => {
   it('needs the password and a code that works once; the console form says what went wrong', async () => {
     const admin = await administrator(server, 'support');
     const code = totpCode(admin.secret, currentStep() + 1);
-    const login = (totp: string, password = ADMIN_PASSWORD) => post(`${server.url}/admin/login`, { email: admin.email, password, totp });
+    const login = (totp: string, password = ADMIN_PASSWORD) =>
+      post(`${server.url}/admin/login`, { email: admin.email, password, totp });
     expect((await login(code, 'not the password')).status).toBe(401);
     const first = await login(code);
     expect(first.status).toBe(200);
@@ -100,11 +119,19 @@ describe('signing in', () => {
     const browser = new Browser();
     const form = await browser.get('/admin/sign-in');
     expect(form.status).toBe(200);
-    const fields = { _csrf: field(form.text, '_csrf'), next: '/admin/view/audit', email: person.email, password: ADMIN_PASSWORD };
+    const fields = {
+      _csrf: field(form.text, '_csrf'),
+      next: '/admin/view/audit',
+      email: person.email,
+      password: ADMIN_PASSWORD,
+    };
     const refused = await browser.post('/admin/sign-in', { ...fields, totp: '12345x' });
     expect(refused.status).toBe(401);
     expect(refused.text).toContain('The e-mail, the password or the code is wrong');
-    const signed = await browser.post('/admin/sign-in', { ...fields, totp: totpCode(person.secret, currentStep() + 1) });
+    const signed = await browser.post('/admin/sign-in', {
+      ...fields,
+      totp: totpCode(person.secret, currentStep() + 1),
+    });
     expect(signed.status).toBe(303);
     expect(signed.location).toBe('/admin/view/audit');
     const audit = await browser.get('/admin/view/audit');
@@ -128,7 +155,8 @@ describe('roles', () => {
     const arbiter = await administrator(server, 'arbiter');
     const support = await administrator(server, 'support');
     const boss = await administrator(server, 'admin');
-    const create = (headers: Record<string, string>, at = server) => post(`${at.url}/admin/marketplaces`, { name: 'Role shop', mode: 'sandbox' }, headers);
+    const create = (headers: Record<string, string>, at = server) =>
+      post(`${at.url}/admin/marketplaces`, { name: 'Role shop', mode: 'sandbox' }, headers);
 
     for (const who of [arbiter, support]) {
       const refused = await create(who.headers);
@@ -154,12 +182,18 @@ describe('roles', () => {
     });
     expect(await json(disabled)).toMatchObject({ status: 'disabled' });
     expect((await fetch(`${other.url}/admin/audit`, { headers: support.headers })).status).toBe(401);
-    expect((await fetch(`${other.url}/admin`, { headers: { Cookie: support.cookie }, redirect: 'manual' })).headers.get('location')).toMatch(/^\/admin\/sign-in/);
+    expect(
+      (await fetch(`${other.url}/admin`, { headers: { Cookie: support.cookie }, redirect: 'manual' })).headers.get(
+        'location',
+      ),
+    ).toMatch(/^\/admin\/sign-in/);
     // Nor can they sign in again while disabled.
     await expect(signIn(server, support.email, support.secret)).rejects.toThrow(/401/);
 
     // The audit log names each change by the administrator's e-mail, with the object before and after.
-    const { items } = await json(await fetch(`${server.url}/admin/audit?object_id=${support.id}`, { headers: bootstrap() }));
+    const { items } = await json(
+      await fetch(`${server.url}/admin/audit?object_id=${support.id}`, { headers: bootstrap() }),
+    );
     expect(items.map((item: { action: string; actor: string }) => [item.action, item.actor])).toEqual([
       ['updateAdministrator', boss.email],
       ['updateAdministrator', boss.email],
@@ -192,12 +226,18 @@ describe('the administrators page', () => {
     const page = await browser.get(added.location!);
     expect(page.text).toContain('The administrator was added');
     expect(page.text).toContain(email);
-    const id = (await json(await fetch(`${server.url}/admin/administrators`, { headers: bootstrap() }))).items.find((item: { email: string }) => item.email === email).id;
+    const id = (await json(await fetch(`${server.url}/admin/administrators`, { headers: bootstrap() }))).items.find(
+      (item: { email: string }) => item.email === email,
+    ).id;
 
     const asked = await browser.post(`/admin/view/administrators/${id}`, { _csrf: boss.csrf, intent: 'disable' });
     expect(asked.status).toBe(200);
     expect(asked.text).toContain(`Disable ${email}?`);
-    const confirmed = await browser.post(`/admin/view/administrators/${id}`, { _csrf: boss.csrf, intent: 'disable', confirmed: 'yes' });
+    const confirmed = await browser.post(`/admin/view/administrators/${id}`, {
+      _csrf: boss.csrf,
+      intent: 'disable',
+      confirmed: 'yes',
+    });
     expect(confirmed.location).toBe('/admin/view/administrators?done=saved');
     const forged = await browser.post(`/admin/view/administrators/${id}`, { _csrf: 'forged', intent: 'enable' });
     expect(forged.status).toBe(403);

@@ -27,7 +27,11 @@ afterAll(async () => {
 });
 
 /** A browser signed in to the console as this administrator (the console's cookie, as the sign-in sets it). */
-async function consoleBrowser(admin: TestAdministrator, locale: 'en' | 'ru', viewport: typeof DESKTOP): Promise<BrowserContext> {
+async function consoleBrowser(
+  admin: TestAdministrator,
+  locale: 'en' | 'ru',
+  viewport: typeof DESKTOP,
+): Promise<BrowserContext> {
   const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
   await context.addCookies([{ name: 'svc_admin', value: admin.token, url: `${server.url}/admin` }]);
   return context;
@@ -68,12 +72,27 @@ describe('SSO clients and data accounts in the console', () => {
     expect(rotated).not.toBe(registered);
 
     const user = await createUser(server);
-    const client = { client_id: clientId, client_secret: registered, redirect_uris: REDIRECT_URI, name: 'Console shop' };
+    const client = {
+      client_id: clientId,
+      client_secret: registered,
+      redirect_uris: REDIRECT_URI,
+      name: 'Console shop',
+    };
     const code = await codeFor(server, client, user.token);
-    const old = await exchange(server, { client_id: clientId, client_secret: registered, code, redirect_uri: REDIRECT_URI });
+    const old = await exchange(server, {
+      client_id: clientId,
+      client_secret: registered,
+      code,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(old.status).toBe(401);
     expect((await json(old)).code).toBe('invalid_client');
-    const fresh = await exchange(server, { client_id: clientId, client_secret: rotated, code, redirect_uri: REDIRECT_URI });
+    const fresh = await exchange(server, {
+      client_id: clientId,
+      client_secret: rotated,
+      code,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(fresh.status).toBe(200);
     expect((await json(fresh)).email).toBe(user.email);
 

@@ -6,7 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 import { administrator, type TestAdministrator } from './console-helpers.ts';
-import { REDIRECT_URI, authorize, basic, codeFor, createUser, exchange, oidcToken, registerClient, type Client } from './sso-helpers.ts';
+import {
+  REDIRECT_URI,
+  authorize,
+  basic,
+  codeFor,
+  createUser,
+  exchange,
+  oidcToken,
+  registerClient,
+  type Client,
+} from './sso-helpers.ts';
 import { bearer, dataKey } from './doubles/data-setup.ts';
 import { TARIFF_QUOTAS } from '../src/data-api/keys.ts';
 
@@ -18,7 +28,11 @@ let support: TestAdministrator;
 
 beforeAll(async () => {
   [server, data] = await Promise.all([startTestServer(), startTestServer({ kind: 'data' })]);
-  [admin, arbiter, support] = await Promise.all([administrator(server, 'admin'), administrator(server, 'arbiter'), administrator(server, 'support')]);
+  [admin, arbiter, support] = await Promise.all([
+    administrator(server, 'admin'),
+    administrator(server, 'arbiter'),
+    administrator(server, 'support'),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([server, data].map((s) => s?.stop()));
@@ -26,9 +40,14 @@ afterAll(async () => {
 
 const get = (path: string, who: TestAdministrator = admin) => fetch(`${server.url}${path}`, { headers: who.headers });
 const send = (method: string, path: string, body: unknown, who: TestAdministrator = admin) =>
-  fetch(`${server.url}${path}`, { method, headers: { 'Content-Type': 'application/json', ...who.headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...who.headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const patch = (path: string, body: unknown, who?: TestAdministrator) => send('PATCH', path, body, who);
-const audit = async (query: Record<string, string>) => (await json(await get(`/admin/audit?${new URLSearchParams(query)}`))).items;
+const audit = async (query: Record<string, string>) =>
+  (await json(await get(`/admin/audit?${new URLSearchParams(query)}`))).items;
 
 async function expectProblem(response: Response, status: number, code: string) {
   expect(response.status).toBe(status);
@@ -38,23 +57,48 @@ async function expectProblem(response: Response, status: number, code: string) {
 /** A user's code for the client exchanged at both token endpoints: the first answer of each. */
 async function exchanges(client: Client, secret = client.client_secret) {
   const user = await createUser(server);
-  const simple = await exchange(server, { client_id: client.client_id, client_secret: secret, code: await codeFor(server, client, user.token), redirect_uri: REDIRECT_URI });
+  const simple = await exchange(server, {
+    client_id: client.client_id,
+    client_secret: secret,
+    code: await codeFor(server, client, user.token),
+    redirect_uri: REDIRECT_URI,
+  });
   const code = await codeFor(server, client, user.token);
-  const oidc = await oidcToken(server, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { Authorization: basic(client.client_id, secret) });
+  const oidc = await oidcToken(
+    server,
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+    { Authorization: basic(client.client_id, secret) },
+  );
   return { simple, oidc };
 }
 
 describe('SSO clients', () => {
   it('lists clients newest first, paginated, marking the automatic ones, without secrets', async () => {
     const own = await registerClient(server, { name: 'Listed shop' });
-    const shop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Auto shop', mode: 'sandbox', sso_redirect_uri: 'https://auto.example/sso' }, admin.headers));
+    const shop = await json(
+      await post(
+        `${server.url}/admin/marketplaces`,
+        { name: 'Auto shop', mode: 'sandbox', sso_redirect_uri: 'https://auto.example/sso' },
+        admin.headers,
+      ),
+    );
     // Other test files may register clients meanwhile: find ours in the newest hundred, the newer one first.
     const { items } = await json(await get('/admin/sso/clients?limit=100'));
     const at = (id: string) => items.findIndex((item: { client_id: string }) => item.client_id === id);
     expect(at(shop.id)).toBeGreaterThanOrEqual(0);
     expect(at(shop.id)).toBeLessThan(at(own.client_id));
-    expect(items[at(shop.id)]).toMatchObject({ automatic: true, marketplace_id: shop.id, disabled: false, name: 'Auto shop' });
-    expect(items[at(own.client_id)]).toMatchObject({ automatic: false, marketplace_id: null, name: 'Listed shop', redirect_uris: REDIRECT_URI });
+    expect(items[at(shop.id)]).toMatchObject({
+      automatic: true,
+      marketplace_id: shop.id,
+      disabled: false,
+      name: 'Auto shop',
+    });
+    expect(items[at(own.client_id)]).toMatchObject({
+      automatic: false,
+      marketplace_id: null,
+      name: 'Listed shop',
+      redirect_uris: REDIRECT_URI,
+    });
     expect(JSON.stringify(items)).not.toContain('cs_');
     const first = await json(await get('/admin/sso/clients?limit=1'));
     expect(first).toMatchObject({ items: [expect.any(Object)], has_more: true });
@@ -69,7 +113,12 @@ describe('SSO clients', () => {
     const response = await get(`/admin/sso/clients/${client.client_id}`, admin);
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(await json(response)).toMatchObject({ client_id: client.client_id, client_secret: client.client_secret, disabled: false, automatic: false });
+    expect(await json(response)).toMatchObject({
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      disabled: false,
+      automatic: false,
+    });
     // The secret lets its holder act as the client: support and arbiters read the list, not the secret.
     await expectProblem(await get(`/admin/sso/clients/${client.client_id}`, support), 403, 'forbidden');
     const listed = await json(await get('/admin/sso/clients?limit=100', support));
@@ -82,15 +131,28 @@ describe('SSO clients', () => {
 
   it('changes the name and redirect URIs; bad input is 400 and changes nothing', async () => {
     const client = await registerClient(server);
-    const changed = await patch(`/admin/sso/clients/${client.client_id}`, { name: 'Renamed', redirect_uris: `${REDIRECT_URI} https://*.client.example.com/cb` });
+    const changed = await patch(`/admin/sso/clients/${client.client_id}`, {
+      name: 'Renamed',
+      redirect_uris: `${REDIRECT_URI} https://*.client.example.com/cb`,
+    });
     expect(changed.status).toBe(200);
     const after = await json(changed);
     expect(after).toMatchObject({ name: 'Renamed', redirect_uris: `${REDIRECT_URI} https://*.client.example.com/cb` });
     expect(after).not.toHaveProperty('client_secret');
-    for (const body of [{ redirect_uris: 'https://*.com/cb' }, { redirect_uris: 'http://example.com/cb' }, { name: '' }, { disabled: 'yes' }, { colour: 'red' }]) {
+    for (const body of [
+      { redirect_uris: 'https://*.com/cb' },
+      { redirect_uris: 'http://example.com/cb' },
+      { name: '' },
+      { disabled: 'yes' },
+      { colour: 'red' },
+    ]) {
       await expectProblem(await patch(`/admin/sso/clients/${client.client_id}`, body), 400, 'validation_failed');
     }
-    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({ name: 'Renamed', disabled: false, redirect_uris: after.redirect_uris });
+    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({
+      name: 'Renamed',
+      disabled: false,
+      redirect_uris: after.redirect_uris,
+    });
     const [record] = await audit({ action: 'updateSsoClient', object_id: client.client_id });
     expect(record).toMatchObject({ actor: admin.email, before: { name: 'Client shop' }, after: { name: 'Renamed' } });
   });
@@ -99,18 +161,46 @@ describe('SSO clients', () => {
     const client = await registerClient(server);
     const user = await createUser(server);
     const tokens = await json(
-      await oidcToken(server, { grant_type: 'authorization_code', code: await codeFor(server, client, user.token), redirect_uri: REDIRECT_URI }, { Authorization: basic(client.client_id, client.client_secret) }),
+      await oidcToken(
+        server,
+        {
+          grant_type: 'authorization_code',
+          code: await codeFor(server, client, user.token),
+          redirect_uri: REDIRECT_URI,
+        },
+        { Authorization: basic(client.client_id, client.client_secret) },
+      ),
     );
-    const userinfo = () => fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+    const userinfo = () =>
+      fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${tokens.access_token}` } });
     expect((await userinfo()).status).toBe(200);
     const pendingCode = await codeFor(server, client, user.token);
 
-    expect(await json(await patch(`/admin/sso/clients/${client.client_id}`, { disabled: true }))).toMatchObject({ disabled: true });
-    await expectProblem(await exchange(server, { client_id: client.client_id, client_secret: client.client_secret, code: pendingCode, redirect_uri: REDIRECT_URI }), 401, 'invalid_client');
-    const oidc = await oidcToken(server, { grant_type: 'authorization_code', code: pendingCode, redirect_uri: REDIRECT_URI }, { Authorization: basic(client.client_id, client.client_secret) });
+    expect(await json(await patch(`/admin/sso/clients/${client.client_id}`, { disabled: true }))).toMatchObject({
+      disabled: true,
+    });
+    await expectProblem(
+      await exchange(server, {
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+        code: pendingCode,
+        redirect_uri: REDIRECT_URI,
+      }),
+      401,
+      'invalid_client',
+    );
+    const oidc = await oidcToken(
+      server,
+      { grant_type: 'authorization_code', code: pendingCode, redirect_uri: REDIRECT_URI },
+      { Authorization: basic(client.client_id, client.client_secret) },
+    );
     expect(oidc.status).toBe(401);
     expect((await json(oidc)).error).toBe('invalid_client');
-    const page = await authorize(server, { client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 's' }, { Accept: 'text/html' });
+    const page = await authorize(
+      server,
+      { client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 's' },
+      { Accept: 'text/html' },
+    );
     expect(page.status).toBe(400);
     expect(page.headers.get('location')).toBeNull();
     expect((await userinfo()).status).toBe(401);
@@ -129,18 +219,45 @@ describe('SSO clients', () => {
     expect(deleted.status).toBe(204);
     await expectProblem(await get(`/admin/sso/clients/${client.client_id}`), 404, 'not_found');
     await expectProblem(await send('DELETE', `/admin/sso/clients/${client.client_id}`, undefined), 404, 'not_found');
-    await expectProblem(await exchange(server, { client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: REDIRECT_URI }), 401, 'invalid_client');
+    await expectProblem(
+      await exchange(server, {
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+        code,
+        redirect_uri: REDIRECT_URI,
+      }),
+      401,
+      'invalid_client',
+    );
     const [record] = await audit({ action: 'deleteSsoClient', object_id: client.client_id });
-    expect(record).toMatchObject({ actor: admin.email, object_type: 'sso_client', before: { client_id: client.client_id } });
+    expect(record).toMatchObject({
+      actor: admin.email,
+      object_type: 'sso_client',
+      before: { client_id: client.client_id },
+    });
   });
 
   it('a marketplace’s automatic client can be disabled and enabled, never renamed, re-pointed or deleted', async () => {
-    const shop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Owned shop', mode: 'sandbox', sso_redirect_uri: 'https://owned.example/sso' }, admin.headers));
+    const shop = await json(
+      await post(
+        `${server.url}/admin/marketplaces`,
+        { name: 'Owned shop', mode: 'sandbox', sso_redirect_uri: 'https://owned.example/sso' },
+        admin.headers,
+      ),
+    );
     const path = `/admin/sso/clients/${shop.id}`;
     await expectProblem(await patch(path, { name: 'Other' }), 409, 'sso_client_of_marketplace');
-    await expectProblem(await patch(path, { redirect_uris: 'https://elsewhere.example/cb', disabled: true }), 409, 'sso_client_of_marketplace');
+    await expectProblem(
+      await patch(path, { redirect_uris: 'https://elsewhere.example/cb', disabled: true }),
+      409,
+      'sso_client_of_marketplace',
+    );
     await expectProblem(await send('DELETE', path, undefined), 409, 'sso_client_of_marketplace');
-    expect(await json(await get(path))).toMatchObject({ name: 'Owned shop', redirect_uris: 'https://owned.example/sso', disabled: false });
+    expect(await json(await get(path))).toMatchObject({
+      name: 'Owned shop',
+      redirect_uris: 'https://owned.example/sso',
+      disabled: false,
+    });
     expect(await json(await patch(path, { disabled: true }))).toMatchObject({ disabled: true, automatic: true });
   });
 
@@ -148,11 +265,26 @@ describe('SSO clients', () => {
     const client = await registerClient(server);
     for (const who of [arbiter, support]) {
       expect((await get('/admin/sso/clients', who)).status).toBe(200);
-      await expectProblem(await patch(`/admin/sso/clients/${client.client_id}`, { disabled: true }, who), 403, 'forbidden');
-      await expectProblem(await send('DELETE', `/admin/sso/clients/${client.client_id}`, undefined, who), 403, 'forbidden');
-      await expectProblem(await send('POST', `/admin/sso/clients/${client.client_id}/rotate-secret`, undefined, who), 403, 'forbidden');
+      await expectProblem(
+        await patch(`/admin/sso/clients/${client.client_id}`, { disabled: true }, who),
+        403,
+        'forbidden',
+      );
+      await expectProblem(
+        await send('DELETE', `/admin/sso/clients/${client.client_id}`, undefined, who),
+        403,
+        'forbidden',
+      );
+      await expectProblem(
+        await send('POST', `/admin/sso/clients/${client.client_id}/rotate-secret`, undefined, who),
+        403,
+        'forbidden',
+      );
     }
-    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({ disabled: false, client_secret: client.client_secret });
+    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({
+      disabled: false,
+      client_secret: client.client_secret,
+    });
   });
 });
 
@@ -169,12 +301,27 @@ describe('data accounts', () => {
     const email = uniqueEmail('usage');
     const { key, account_id } = await dataKey(server.services.db, 'free', email);
     for (let i = 0; i < 3; i++) expect((await me(key)).status).toBe(200);
-    const found = await json(await get(`/admin/data-accounts?q=${encodeURIComponent(email.slice(0, -4).toUpperCase())}`));
+    const found = await json(
+      await get(`/admin/data-accounts?q=${encodeURIComponent(email.slice(0, -4).toUpperCase())}`),
+    );
     expect(found.items).toHaveLength(1);
-    expect(found.items[0]).toMatchObject({ id: account_id, email, tariff: 'free', monthly_quota: TARIFF_QUOTAS.free, custom_quota: false, used: 3 });
-    expect(found.items[0].keys).toEqual([{ id: expect.any(String), name: '', prefix: key.slice(0, 12), created_at: expect.any(String), revoked_at: null }]);
+    expect(found.items[0]).toMatchObject({
+      id: account_id,
+      email,
+      tariff: 'free',
+      monthly_quota: TARIFF_QUOTAS.free,
+      custom_quota: false,
+      used: 3,
+    });
+    expect(found.items[0].keys).toEqual([
+      { id: expect.any(String), name: '', prefix: key.slice(0, 12), created_at: expect.any(String), revoked_at: null },
+    ]);
     expect(await json(await get(`/admin/data-accounts/${account_id}`))).toEqual(found.items[0]);
-    expect((await json(await get(`/admin/data-accounts?q=${encodeURIComponent('%')}`))).items.every((a: { email: string }) => a.email.includes('%'))).toBe(true);
+    expect(
+      (await json(await get(`/admin/data-accounts?q=${encodeURIComponent('%')}`))).items.every((a: { email: string }) =>
+        a.email.includes('%'),
+      ),
+    ).toBe(true);
     // Two accounts of one unique marker, so that accounts other test files make meanwhile do not count.
     const marker = uniqueId('page');
     const older = await dataKey(server.services.db, 'pro', `${marker}-a@example.com`);
@@ -190,22 +337,43 @@ describe('data accounts', () => {
     const { key, account_id } = await dataKey(server.services.db, 'free');
     expect((await me(key)).status).toBe(200);
     const path = `/admin/data-accounts/${account_id}`;
-    expect(await json(await patch(path, { monthly_quota: 2 }))).toMatchObject({ monthly_quota: 2, custom_quota: true, used: 1 });
+    expect(await json(await patch(path, { monthly_quota: 2 }))).toMatchObject({
+      monthly_quota: 2,
+      custom_quota: true,
+      used: 1,
+    });
     expect((await me(key)).status).toBe(200);
     await expectProblem(await me(key), 429, 'quota_exceeded');
-    expect(await json(await patch(path, { monthly_quota: null }))).toMatchObject({ monthly_quota: TARIFF_QUOTAS.free, custom_quota: false });
+    expect(await json(await patch(path, { monthly_quota: null }))).toMatchObject({
+      monthly_quota: TARIFF_QUOTAS.free,
+      custom_quota: false,
+    });
     expect((await me(key)).status).toBe(200);
-    expect(await json(await patch(path, { tariff: 'enterprise' }))).toMatchObject({ tariff: 'enterprise', monthly_quota: null });
+    expect(await json(await patch(path, { tariff: 'enterprise' }))).toMatchObject({
+      tariff: 'enterprise',
+      monthly_quota: null,
+    });
     expect(await json(await me(key))).toMatchObject({ tariff: 'enterprise', monthly_quota: null });
     const [record] = await audit({ action: 'updateDataAccount', object_id: account_id });
-    expect(record).toMatchObject({ actor: admin.email, object_type: 'data_account', before: { tariff: 'free' }, after: { tariff: 'enterprise' } });
+    expect(record).toMatchObject({
+      actor: admin.email,
+      object_type: 'data_account',
+      before: { tariff: 'free' },
+      after: { tariff: 'enterprise' },
+    });
   });
 
   it('refuses bad input with 400 and changes nothing', async () => {
     const { account_id } = await dataKey(server.services.db, 'pro');
     const path = `/admin/data-accounts/${account_id}`;
     const before = await json(await get(path));
-    for (const body of [{ tariff: 'gold' }, { monthly_quota: -1 }, { monthly_quota: 1.5 }, { monthly_quota: '10' }, { colour: 'red' }]) {
+    for (const body of [
+      { tariff: 'gold' },
+      { monthly_quota: -1 },
+      { monthly_quota: 1.5 },
+      { monthly_quota: '10' },
+      { colour: 'red' },
+    ]) {
       await expectProblem(await patch(path, body), 400, 'validation_failed');
     }
     await expectProblem(await send('POST', `${path}/keys`, { name: 'x'.repeat(101) }), 400, 'validation_failed');
@@ -230,7 +398,11 @@ describe('data accounts', () => {
     expect(await json(revoked)).toMatchObject({ id, account_id, revoked_at: expect.any(String) });
     expect((await me(key)).status).toBe(401);
     expect((await mcpCall(key)).status).toBe(401);
-    await expectProblem(await send('POST', '/admin/data-keys/00000000-0000-4000-8000-000000000000/revoke', undefined), 404, 'not_found');
+    await expectProblem(
+      await send('POST', '/admin/data-keys/00000000-0000-4000-8000-000000000000/revoke', undefined),
+      404,
+      'not_found',
+    );
     const records = await audit({ object_id: id });
     expect(records[0]).toMatchObject({ action: 'revokeDataKey', actor: admin.email, before: { revoked_at: null } });
     expect(JSON.stringify(await audit({ action: 'issueDataAccountKey', object_id: account_id }))).not.toContain(key);
@@ -246,7 +418,10 @@ describe('data accounts', () => {
       await expectProblem(await send('POST', `/admin/data-accounts/${account_id}/keys`, {}, who), 403, 'forbidden');
       await expectProblem(await send('POST', `/admin/data-keys/${keyId}/revoke`, undefined, who), 403, 'forbidden');
     }
-    expect(await json(await get(`/admin/data-accounts/${account_id}`))).toMatchObject({ tariff: 'free', keys: [{ revoked_at: null }] });
+    expect(await json(await get(`/admin/data-accounts/${account_id}`))).toMatchObject({
+      tariff: 'free',
+      keys: [{ revoked_at: null }],
+    });
     expect((await me(key)).status).toBe(200);
   });
 });
@@ -256,7 +431,11 @@ describe('the console pages by role', () => {
     fetch(`${server.url}${path}`, {
       method: form ? 'POST' : 'GET',
       redirect: 'manual',
-      headers: { Cookie: who.cookie, Accept: 'text/html', ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: {
+        Cookie: who.cookie,
+        Accept: 'text/html',
+        ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+      },
       body: form ? new URLSearchParams({ _csrf: who.csrf, ...form }).toString() : undefined,
     });
 
@@ -272,7 +451,10 @@ describe('the console pages by role', () => {
     expect(revealed.status).toBe(403);
     expect(await revealed.text()).not.toContain(client.client_secret);
     expect(await audit({ action: 'revealSsoClientSecret', object_id: client.client_id })).toEqual([]);
-    const refused = await page(support, `/admin/view/sso-clients/${client.client_id}`, { intent: 'disable', confirmed: 'yes' });
+    const refused = await page(support, `/admin/view/sso-clients/${client.client_id}`, {
+      intent: 'disable',
+      confirmed: 'yes',
+    });
     expect(refused.status).toBe(403);
     expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({ disabled: false });
     expect((await page(support, '/admin/view/data-accounts')).status).toBe(200);
@@ -291,6 +473,9 @@ describe('the console pages by role', () => {
     const bad = await page(admin, path, { intent: 'save', name: 'Same', redirect_uris: 'https://*.com/cb' });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('The redirect URIs are not allowed');
-    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({ name: 'Client shop', redirect_uris: REDIRECT_URI });
+    expect(await json(await get(`/admin/sso/clients/${client.client_id}`))).toMatchObject({
+      name: 'Client shop',
+      redirect_uris: REDIRECT_URI,
+    });
   });
 });

@@ -43,18 +43,39 @@ function raw(url: string, method: string, path: string): Promise<{ status: numbe
 
 describe('text that enters', () => {
   it('refuses NUL, other C0 controls and lone surrogates in a JSON body, naming the field', async () => {
-    await expectNamed(await post(`${main.url}/admin/marketplaces`, { name: 'a\u0000b', mode: 'sandbox' }, admin()), 'name');
-    await expectNamed(await post(`${main.url}/admin/marketplaces`, { name: 'a\u001bb', mode: 'sandbox' }, admin()), 'name');
-    await expectNamed(await post(`${main.url}/admin/marketplaces`, '{"name":"a\\ud800b","mode":"sandbox"}', admin()), 'name');
     await expectNamed(
-      await post(`${main.url}/admin/marketplaces`, { name: 'ok', mode: 'sandbox', allowed_origins: ['https://a.example', 'https://b\u0000.example'] }, admin()),
+      await post(`${main.url}/admin/marketplaces`, { name: 'a\u0000b', mode: 'sandbox' }, admin()),
+      'name',
+    );
+    await expectNamed(
+      await post(`${main.url}/admin/marketplaces`, { name: 'a\u001bb', mode: 'sandbox' }, admin()),
+      'name',
+    );
+    await expectNamed(
+      await post(`${main.url}/admin/marketplaces`, '{"name":"a\\ud800b","mode":"sandbox"}', admin()),
+      'name',
+    );
+    await expectNamed(
+      await post(
+        `${main.url}/admin/marketplaces`,
+        { name: 'ok', mode: 'sandbox', allowed_origins: ['https://a.example', 'https://b\u0000.example'] },
+        admin(),
+      ),
       'allowed_origins.1',
     );
-    await expectNamed(await post(`${main.url}/admin/marketplaces`, { name: 'ok', mode: 'sandbox', 'x\u0000': 1 }, admin()), '"x\\u0000"', /field name/);
+    await expectNamed(
+      await post(`${main.url}/admin/marketplaces`, { name: 'ok', mode: 'sandbox', 'x\u0000': 1 }, admin()),
+      '"x\\u0000"',
+      /field name/,
+    );
   });
 
   it('lets tab, line feed, carriage return and paired surrogates through', async () => {
-    const response = await post(`${main.url}/admin/marketplaces`, { name: 'Shop\twith\r\nlines 🛒', mode: 'sandbox' }, admin());
+    const response = await post(
+      `${main.url}/admin/marketplaces`,
+      { name: 'Shop\twith\r\nlines 🛒', mode: 'sandbox' },
+      admin(),
+    );
     expect(response.status).toBe(201);
     expect((await json(response)).name).toBe('Shop\twith\r\nlines 🛒');
   });
@@ -87,7 +108,16 @@ describe('text that enters', () => {
       const response = await fetch(url, {
         method,
         headers: method === 'POST' ? { 'Content-Type': 'application/json' } : {},
-        body: method === 'POST' ? JSON.stringify({ query: 'a\u0000b', client_id: 'a\u0000', code: 'x\u0000', public_key: 'pk_\u0000', object: { id: '\u0000' } }) : undefined,
+        body:
+          method === 'POST'
+            ? JSON.stringify({
+                query: 'a\u0000b',
+                client_id: 'a\u0000',
+                code: 'x\u0000',
+                public_key: 'pk_\u0000',
+                object: { id: '\u0000' },
+              })
+            : undefined,
       });
       expect(response.status, url).toBe(400);
       expect((await json(response)).code, url).toBe('validation_failed');
@@ -106,7 +136,11 @@ describe('unknown fields', () => {
 
   it('refuses an unknown query parameter, naming it', async () => {
     await expectNamed(await fetch(`${main.url}/api/mkt/ping?verbose=1`, { headers: shop() }), 'verbose', /not a field/);
-    await expectNamed(await fetch(`${main.url}/api/mkt/deals?external_id=x&extrnal=y`, { headers: shop() }), 'extrnal', /not a field/);
+    await expectNamed(
+      await fetch(`${main.url}/api/mkt/deals?external_id=x&extrnal=y`, { headers: shop() }),
+      'extrnal',
+      /not a field/,
+    );
   });
 
   it('says so in the OpenAPI document', async () => {
@@ -120,10 +154,13 @@ describe.each([
   ['main', () => main],
   ['data', () => data],
 ])('methods on the %s server', (_name, server) => {
-  it.each(['TRACE', 'QUERY', 'PUT', 'PROPFIND'])('answers %s on a path that exists with 405 and Allow', async (method) => {
-    const answer = await raw(server().url, method, '/healthz');
-    expect(answer.status).toBe(405);
-    expect(answer.allow).toContain('GET');
-    expect(JSON.parse(answer.body).code).toBe('method_not_allowed');
-  });
+  it.each(['TRACE', 'QUERY', 'PUT', 'PROPFIND'])(
+    'answers %s on a path that exists with 405 and Allow',
+    async (method) => {
+      const answer = await raw(server().url, method, '/healthz');
+      expect(answer.status).toBe(405);
+      expect(answer.allow).toContain('GET');
+      expect(JSON.parse(answer.body).code).toBe('method_not_allowed');
+    },
+  );
 });

@@ -14,7 +14,11 @@ let dataServers: TestServer[];
 const PASSWORD = 'a strong password';
 
 beforeAll(async () => {
-  [main, ...dataServers] = await Promise.all([startTestServer(), startTestServer({ kind: 'data' }), startTestServer({ kind: 'data' })]);
+  [main, ...dataServers] = await Promise.all([
+    startTestServer(),
+    startTestServer({ kind: 'data' }),
+    startTestServer({ kind: 'data' }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([main, ...dataServers].map((server) => server?.stop()));
@@ -31,9 +35,12 @@ async function signedInUser(prefix = 'keys'): Promise<{ email: string; id: strin
 }
 
 const issue = (auth: Record<string, string>, body: unknown) => post(`${main.url}/cabinet/data-keys`, body, auth);
-const list = async (auth: Record<string, string>) => json(await fetch(`${main.url}/cabinet/data-keys`, { headers: auth }));
-const usage = async (auth: Record<string, string>) => json(await fetch(`${main.url}/cabinet/data-usage`, { headers: auth }));
-const revoke = (auth: Record<string, string>, id: string) => post(`${main.url}/cabinet/data-keys/${id}/revoke`, {}, auth);
+const list = async (auth: Record<string, string>) =>
+  json(await fetch(`${main.url}/cabinet/data-keys`, { headers: auth }));
+const usage = async (auth: Record<string, string>) =>
+  json(await fetch(`${main.url}/cabinet/data-usage`, { headers: auth }));
+const revoke = (auth: Record<string, string>, id: string) =>
+  post(`${main.url}/cabinet/data-keys/${id}/revoke`, {}, auth);
 const keyRows = async (userId: string) =>
   (await main.services.db.query('SELECT * FROM data_keys WHERE account_id = $1', [userId])).rows;
 
@@ -48,13 +55,22 @@ const mcpCall = (server: TestServer, key: string) =>
 describe('data keys as JSON for the signed-in user', () => {
   it('issues a named key shown once that works on the data server; the list shows name and prefix, never the key', async () => {
     const user = await signedInUser();
-    expect(await usage(user.auth)).toMatchObject({ tariff: 'free', monthly_quota: TARIFF_QUOTAS.free, used: 0, remaining: TARIFF_QUOTAS.free });
+    expect(await usage(user.auth)).toMatchObject({
+      tariff: 'free',
+      monthly_quota: TARIFF_QUOTAS.free,
+      used: 0,
+      remaining: TARIFF_QUOTAS.free,
+    });
     expect((await main.services.db.query('SELECT 1 FROM data_accounts WHERE id = $1', [user.id])).rowCount).toBe(0);
 
     const response = await issue(user.auth, { name: '  Reports server ' });
     expect(response.status).toBe(201);
     const issued = await json(response);
-    expect(issued).toEqual({ id: expect.any(String), name: 'Reports server', key: expect.stringMatching(/^svc_mcp_[A-Za-z0-9_-]{43}$/) });
+    expect(issued).toEqual({
+      id: expect.any(String),
+      name: 'Reports server',
+      key: expect.stringMatching(/^svc_mcp_[A-Za-z0-9_-]{43}$/),
+    });
     const account = await main.services.db.query('SELECT tariff FROM data_accounts WHERE id = $1', [user.id]);
     expect(account.rows).toEqual([{ tariff: 'free' }]);
 
@@ -64,7 +80,13 @@ describe('data keys as JSON for the signed-in user', () => {
 
     const { items } = await list(user.auth);
     expect(items).toEqual([
-      { id: issued.id, name: 'Reports server', prefix: issued.key.slice(0, 12), created_at: expect.any(String), revoked_at: null },
+      {
+        id: issued.id,
+        name: 'Reports server',
+        prefix: issued.key.slice(0, 12),
+        created_at: expect.any(String),
+        revoked_at: null,
+      },
     ]);
     expect(issued.key.slice(0, 12)).toMatch(/^svc_mcp_.{4}$/);
     const secretPart = issued.key.slice(12);
@@ -99,7 +121,9 @@ describe('data keys as JSON for the signed-in user', () => {
     expect(again.status).toBe(200);
     expect((await json(again)).revoked_at).toBe(revoked.revoked_at);
     const { items } = await list(user.auth);
-    expect(items.map((item: { name: string; revoked_at: string | null }) => [item.name, item.revoked_at !== null])).toEqual([
+    expect(
+      items.map((item: { name: string; revoked_at: string | null }) => [item.name, item.revoked_at !== null]),
+    ).toEqual([
       ['kept', false],
       ['doomed', true],
     ]);
@@ -152,7 +176,9 @@ describe('data keys as JSON for the signed-in user', () => {
 
   it(`limits a user to ${ACTIVE_DATA_KEYS_MAX} active keys, also when they are asked for at once`, async () => {
     const user = await signedInUser();
-    const responses = await Promise.all(Array.from({ length: ACTIVE_DATA_KEYS_MAX + 5 }, (_, i) => issue(user.auth, { name: `key ${i}` })));
+    const responses = await Promise.all(
+      Array.from({ length: ACTIVE_DATA_KEYS_MAX + 5 }, (_, i) => issue(user.auth, { name: `key ${i}` })),
+    );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(ACTIVE_DATA_KEYS_MAX);
     const refused = responses[statuses.indexOf(409)]!;
@@ -179,7 +205,15 @@ describe('data keys as JSON for the signed-in user', () => {
 
   it('refuses a bad name with 400 and issues nothing', async () => {
     const user = await signedInUser();
-    for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 'a\u0000b' }, { name: 'ok', tariff: 'pro' }, { name: 5 }]) {
+    for (const body of [
+      {},
+      { name: '' },
+      { name: '   ' },
+      { name: 'x'.repeat(101) },
+      { name: 'a\u0000b' },
+      { name: 'ok', tariff: 'pro' },
+      { name: 5 },
+    ]) {
       const response = await issue(user.auth, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect((await json(response)).code).toBe('validation_failed');
@@ -193,7 +227,11 @@ describe('data keys as JSON for the signed-in user', () => {
       await fetch(`${main.url}/cabinet/data-keys`),
       await fetch(`${main.url}/cabinet/data-usage`),
       await post(`${main.url}/cabinet/data-keys`, { name: 'x' }),
-      await post(`${main.url}/cabinet/data-keys/00000000-0000-4000-8000-000000000000/revoke`, {}, { Authorization: 'Bearer ct_wrong' }),
+      await post(
+        `${main.url}/cabinet/data-keys/00000000-0000-4000-8000-000000000000/revoke`,
+        {},
+        { Authorization: 'Bearer ct_wrong' },
+      ),
     ]) {
       expect(response.status).toBe(401);
     }
@@ -208,7 +246,12 @@ class Browser extends PageBrowser {
 
   async signIn(email: string, lang: 'en' | 'ru'): Promise<void> {
     const form = await this.get(`/cabinet/sign-in?lang=${lang}`);
-    const signedIn = await this.post('/cabinet/sign-in', { _csrf: csrfOf(form.text), email, password: PASSWORD, next: '/cabinet/view/data-keys' });
+    const signedIn = await this.post('/cabinet/sign-in', {
+      _csrf: csrfOf(form.text),
+      email,
+      password: PASSWORD,
+      next: '/cabinet/view/data-keys',
+    });
     expect(signedIn.status).toBe(303);
     expect(signedIn.location).toBe('/cabinet/view/data-keys');
   }
@@ -218,8 +261,24 @@ const csrfOf = (html: string) => html.match(/name="_csrf" value="([^"]+)"/)![1]!
 
 describe('the data keys page', () => {
   const WORDS = {
-    en: { title: 'Data API keys', copy: 'Copy the key now', revoked: 'The key was revoked', confirm: 'Revoke the key?', blank: 'Give the key a name', free: 'Free', limit: 'You already have' },
-    ru: { title: 'Ключи API данных', copy: 'Скопируйте ключ сейчас', revoked: 'Ключ отозван', confirm: 'Отозвать ключ?', blank: 'Дайте ключу название', free: 'Бесплатный', limit: 'У вас уже' },
+    en: {
+      title: 'Data API keys',
+      copy: 'Copy the key now',
+      revoked: 'The key was revoked',
+      confirm: 'Revoke the key?',
+      blank: 'Give the key a name',
+      free: 'Free',
+      limit: 'You already have',
+    },
+    ru: {
+      title: 'Ключи API данных',
+      copy: 'Скопируйте ключ сейчас',
+      revoked: 'Ключ отозван',
+      confirm: 'Отозвать ключ?',
+      blank: 'Дайте ключу название',
+      free: 'Бесплатный',
+      limit: 'У вас уже',
+    },
   } as const;
 
   for (const lang of ['en', 'ru'] as const) {
@@ -227,7 +286,9 @@ describe('the data keys page', () => {
       const words = WORDS[lang];
       const user = await signedInUser(`page-${lang}`);
       const browser = new Browser();
-      expect((await browser.get('/cabinet/view/data-keys')).location).toBe('/cabinet/sign-in?next=%2Fcabinet%2Fview%2Fdata-keys');
+      expect((await browser.get('/cabinet/view/data-keys')).location).toBe(
+        '/cabinet/sign-in?next=%2Fcabinet%2Fview%2Fdata-keys',
+      );
       await browser.signIn(user.email, lang);
 
       const empty = await browser.get('/cabinet/view/data-keys');
@@ -278,7 +339,10 @@ describe('the data keys page', () => {
       expect(unconfirmed.text).toContain(words.confirm);
       expect((await restMe(dataServers[0]!, key)).status).toBe(200);
 
-      const done = await browser.post(`/cabinet/view/data-keys/${id}/revoke`, { _csrf: csrfOf(confirm.text), confirmed: 'yes' });
+      const done = await browser.post(`/cabinet/view/data-keys/${id}/revoke`, {
+        _csrf: csrfOf(confirm.text),
+        confirmed: 'yes',
+      });
       expect(done.status).toBe(303);
       expect(done.location).toBe('/cabinet/view/data-keys?done=revoked');
       expect((await restMe(dataServers[1]!, key)).status).toBe(401);
@@ -297,7 +361,9 @@ describe('the data keys page', () => {
     await browser.signIn(user.email, 'en');
     const csrf = csrfOf((await browser.get('/cabinet/view/data-keys')).text);
     expect((await browser.get(`/cabinet/view/data-keys/${theirs.id}/revoke`)).status).toBe(404);
-    expect((await browser.post(`/cabinet/view/data-keys/${theirs.id}/revoke`, { _csrf: csrf, confirmed: 'yes' })).status).toBe(404);
+    expect(
+      (await browser.post(`/cabinet/view/data-keys/${theirs.id}/revoke`, { _csrf: csrf, confirmed: 'yes' })).status,
+    ).toBe(404);
     expect((await restMe(dataServers[0]!, theirs.key)).status).toBe(200);
 
     for (let i = 0; i < ACTIVE_DATA_KEYS_MAX; i++) expect((await issue(user.auth, { name: `k${i}` })).status).toBe(201);

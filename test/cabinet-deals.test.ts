@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../src/accounts/users.ts';
 import { parseMultipart } from '../src/http/multipart.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 
 let server: TestServer;
 let marketplace: { id: string; secret_key: string };
@@ -11,7 +19,9 @@ let marketplace: { id: string; secret_key: string };
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
   const admin = { Authorization: `Bearer ${server.adminToken}` };
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Cabinet deals shop', mode: 'sandbox' }, admin));
+  marketplace = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Cabinet deals shop', mode: 'sandbox' }, admin),
+  );
 });
 afterAll(async () => {
   await server?.stop();
@@ -32,7 +42,17 @@ async function signIn(email: string): Promise<Record<string, string>> {
 /** A deal with a seller, its money held: documents, the buyer's approval in the cabinet, sandbox escrow. */
 async function heldDeal() {
   const sellerEmail = uniqueEmail('seller');
-  const created = await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), seller_email: sellerEmail, title: 'Lamp', amount: 900 }, mkt());
+  const created = await post(
+    api('/deals'),
+    {
+      external_id: uniqueId('order'),
+      buyer_email: uniqueEmail('buyer'),
+      seller_email: sellerEmail,
+      title: 'Lamp',
+      amount: 900,
+    },
+    mkt(),
+  );
   const deal = await json(created);
   const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
     method: 'POST',
@@ -63,7 +83,10 @@ describe('GET /cabinet/deals and /cabinet/deals/{id}', () => {
     const { dealId, buyer, seller } = await heldDeal();
 
     const sellerList = await json(await fetch(cabinet('/deals'), { headers: seller }));
-    expect(sellerList.items.find((item: { id: string }) => item.id === dealId)).toMatchObject({ role: 'seller', status: 'escrow_hold' });
+    expect(sellerList.items.find((item: { id: string }) => item.id === dealId)).toMatchObject({
+      role: 'seller',
+      status: 'escrow_hold',
+    });
     const buyerList = await json(await fetch(cabinet('/deals'), { headers: buyer }));
     expect(buyerList.items.find((item: { id: string }) => item.id === dealId)).toMatchObject({ role: 'buyer' });
 
@@ -74,7 +97,8 @@ describe('GET /cabinet/deals and /cabinet/deals/{id}', () => {
     expect(asBuyer.role).toBe('buyer');
     expect(asBuyer.allowed_actions.sort()).toEqual(['dispute', 'refund', 'release']);
 
-    for (const action of ['release', 'refund']) expect((await post(cabinet(`/deals/${dealId}/escrow/${action}`), {}, seller)).status).toBe(404);
+    for (const action of ['release', 'refund'])
+      expect((await post(cabinet(`/deals/${dealId}/escrow/${action}`), {}, seller)).status).toBe(404);
     expect((await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Mine' }, seller)).status).toBe(404);
     expect((await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status).toBe('escrow_hold');
   });
@@ -93,22 +117,43 @@ describe('a dispute in the cabinet API', () => {
       expect(reasonless.status).toBe(400);
       expect((await json(reasonless)).code).toBe('reason_required');
     }
-    const tooLong = await json(await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'x'.repeat(2001) }, buyer));
+    const tooLong = await json(
+      await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'x'.repeat(2001) }, buyer),
+    );
     expect(tooLong).toMatchObject({ code: 'validation_failed', errors: [{ path: 'reason' }] });
-    const unknown = await json(await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Broken', colour: 'red' }, buyer));
+    const unknown = await json(
+      await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Broken', colour: 'red' }, buyer),
+    );
     expect(unknown).toMatchObject({ code: 'validation_failed', errors: [{ path: 'colour' }] });
     expect((await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status).toBe('escrow_hold');
 
     const opened = await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'The lamp is broken' }, buyer);
     expect(opened.status).toBe(200);
     expect((await json(opened)).status).toBe('disputed');
-    expect((await json(await fetch(cabinet(`/deals/${dealId}`), { headers: seller }))).allowed_actions).toEqual(['message', 'ship']);
+    expect((await json(await fetch(cabinet(`/deals/${dealId}`), { headers: seller }))).allowed_actions).toEqual([
+      'message',
+      'ship',
+    ]);
 
     const photo = { name: 'Фото упаковки.jpg', type: 'image/jpeg', body: 'jpeg bytes' };
-    const sent = await sendMessage(dealId, seller, evidence('It left intact; the courier broke it', [photo, { name: 'waybill.txt', type: 'text/plain', body: 'w-1' }]));
+    const sent = await sendMessage(
+      dealId,
+      seller,
+      evidence('It left intact; the courier broke it', [
+        photo,
+        { name: 'waybill.txt', type: 'text/plain', body: 'w-1' },
+      ]),
+    );
     expect(sent.status).toBe(201);
     const message = await json(sent);
-    expect(message).toMatchObject({ author: 'seller', text: 'It left intact; the courier broke it', files: [{ name: photo.name, size: 10 }, { name: 'waybill.txt', size: 3 }] });
+    expect(message).toMatchObject({
+      author: 'seller',
+      text: 'It left intact; the courier broke it',
+      files: [
+        { name: photo.name, size: 10 },
+        { name: 'waybill.txt', size: 3 },
+      ],
+    });
     expect(Object.keys(message.files[0]).sort()).toEqual(['id', 'name', 'size']);
 
     const seen = await json(await fetch(cabinet(`/deals/${dealId}`), { headers: buyer }));
@@ -129,12 +174,21 @@ describe('a dispute in the cabinet API', () => {
     expect((await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Late' }, buyer)).status).toBe(200);
 
     const blank = await json(await sendMessage(dealId, buyer, evidence(' ', [])));
-    expect(blank).toMatchObject({ code: 'validation_failed', errors: [{ path: 'text', message: 'must not be blank' }] });
+    expect(blank).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: 'text', message: 'must not be blank' }],
+    });
     const six = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}.txt`, type: 'text/plain', body: 'x' }));
-    expect(await json(await sendMessage(dealId, buyer, evidence('Many', six)))).toMatchObject({ code: 'validation_failed', errors: [{ path: 'files' }] });
+    expect(await json(await sendMessage(dealId, buyer, evidence('Many', six)))).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: 'files' }],
+    });
     const extra = evidence('Hello', []);
     extra.append('subject', 'Hi');
-    expect(await json(await sendMessage(dealId, buyer, extra))).toMatchObject({ code: 'validation_failed', errors: [{ path: 'subject' }] });
+    expect(await json(await sendMessage(dealId, buyer, extra))).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: 'subject' }],
+    });
     const asJson = await post(cabinet(`/deals/${dealId}/dispute/messages`), { text: 'Hello' }, buyer);
     expect(asJson.status).toBe(415);
     expect((await json(await fetch(cabinet(`/deals/${dealId}`), { headers: buyer }))).dispute.messages).toEqual([]);
@@ -146,14 +200,25 @@ describe('the OpenAPI document', () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
     const dispute = document.paths['/cabinet/deals/{id}/escrow/dispute'].post.requestBody;
     expect(dispute.required).toBe(true);
-    expect(dispute.content['application/json'].schema).toMatchObject({ required: ['reason'], additionalProperties: false, properties: { reason: { maxLength: 2000 } } });
-    const message = document.paths['/cabinet/deals/{id}/dispute/messages'].post.requestBody.content['multipart/form-data'].schema;
+    expect(dispute.content['application/json'].schema).toMatchObject({
+      required: ['reason'],
+      additionalProperties: false,
+      properties: { reason: { maxLength: 2000 } },
+    });
+    const message =
+      document.paths['/cabinet/deals/{id}/dispute/messages'].post.requestBody.content['multipart/form-data'].schema;
     expect(message).toMatchObject({
       required: ['text'],
       additionalProperties: false,
-      properties: { text: { maxLength: 5000 }, files: { type: 'array', maxItems: 5, items: { type: 'string', format: 'binary' } } },
+      properties: {
+        text: { maxLength: 5000 },
+        files: { type: 'array', maxItems: 5, items: { type: 'string', format: 'binary' } },
+      },
     });
-    expect(document.paths['/cabinet/deals/{id}'].get.responses['200'].content['application/json'].schema.properties.allowed_actions.type).toBe('array');
+    expect(
+      document.paths['/cabinet/deals/{id}'].get.responses['200'].content['application/json'].schema.properties
+        .allowed_actions.type,
+    ).toBe('array');
   });
 });
 
@@ -168,8 +233,16 @@ describe('the multipart reader', () => {
     );
     const form = parseMultipart(body, boundary, 10);
     expect(form.fields.get('text')).toEqual(['Привет']);
-    expect(form.files.get('files')).toEqual([{ name: 'Счёт "A".txt', contentType: 'text/plain', bytes: Buffer.from(`abc --${boundary} XyZ`) }]);
-    expect(() => parseMultipart(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="text"\r\n\r\nno end`), boundary, 10)).toThrow(/closing boundary/);
+    expect(form.files.get('files')).toEqual([
+      { name: 'Счёт "A".txt', contentType: 'text/plain', bytes: Buffer.from(`abc --${boundary} XyZ`) },
+    ]);
+    expect(() =>
+      parseMultipart(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="text"\r\n\r\nno end`),
+        boundary,
+        10,
+      ),
+    ).toThrow(/closing boundary/);
     expect(() => parseMultipart(body, boundary, 2)).toThrow(/more than 2 parts/);
   });
 });

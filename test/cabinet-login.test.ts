@@ -8,7 +8,12 @@ import { json, post, startTestServer, uniqueEmail, uniqueLoopback, type TestServ
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({
-    env: { TRUST_PROXY: '1', SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: '3', SSO_LOGIN_ADDRESS_LIMIT: '50', SSO_LOGIN_ACCOUNT_LIMIT: '6' },
+    env: {
+      TRUST_PROXY: '1',
+      SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: '3',
+      SSO_LOGIN_ADDRESS_LIMIT: '50',
+      SSO_LOGIN_ACCOUNT_LIMIT: '6',
+    },
   });
 });
 afterAll(() => server?.stop());
@@ -20,7 +25,8 @@ async function userWithPassword(password: string) {
   return email;
 }
 
-const login = (email: string, password: string, from: string) => post(`${server.url}/cabinet/login`, { email, password }, { 'X-Forwarded-For': from });
+const login = (email: string, password: string, from: string) =>
+  post(`${server.url}/cabinet/login`, { email, password }, { 'X-Forwarded-For': from });
 
 describe('POST /cabinet/login', () => {
   it('stops an address after the limit of wrong passwords for the account, even for the right one, with Retry-After', async () => {

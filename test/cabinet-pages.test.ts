@@ -12,7 +12,9 @@ let marketplace: { id: string; secret_key: string };
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pages shop', mode: 'sandbox' }, admin()));
+  marketplace = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Pages shop', mode: 'sandbox' }, admin()),
+  );
 });
 afterAll(async () => {
   await server?.stop();
@@ -36,7 +38,13 @@ const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)?.[
 const words = (page: Page) => page.text.replace(/\s+/g, ' ');
 
 async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), title: 'Bicycle', amount: 1500.5, ...fields };
+  const body = {
+    external_id: uniqueId('order'),
+    buyer_email: uniqueEmail('buyer'),
+    title: 'Bicycle',
+    amount: 1500.5,
+    ...fields,
+  };
   const response = await post(api('/deals'), body, mkt());
   expect(response.status).toBe(201);
   return { ...(await json(response)), buyer_email: body.buyer_email as string };
@@ -57,18 +65,26 @@ async function dealInApproval(fields: Record<string, unknown> = {}) {
   return { deal, document, approval };
 }
 
-const dealStatus = async (dealId: string) => (await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status;
+const dealStatus = async (dealId: string) =>
+  (await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status;
 
 /** The invitation link's path and query, from the dev outbox. */
 async function invitationPath(email: string): Promise<string> {
   let link: string | undefined;
   await expect
-    .poll(async () => {
-      const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }));
-      // Deal notices may have arrived since: the newest mail that carries an invitation link.
-      link = items.map((item: { text: string }) => item.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=\S+/)?.[0]).find(Boolean);
-      return link;
-    }, { timeout: 20_000 })
+    .poll(
+      async () => {
+        const { items } = await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: admin() }),
+        );
+        // Deal notices may have arrived since: the newest mail that carries an invitation link.
+        link = items
+          .map((item: { text: string }) => item.text.match(/https?:\/\/\S+\/cabinet\/invite\?token=\S+/)?.[0])
+          .find(Boolean);
+        return link;
+      },
+      { timeout: 20_000 },
+    )
     .toBeDefined();
   const url = new URL(link!);
   expect(url.origin).toBe(server.url);
@@ -81,7 +97,12 @@ async function buyerBrowser(email: string, headers: Record<string, string> = {})
   const form = await browser.get(await invitationPath(email));
   expect(form.status).toBe(200);
   const token = /name="token" value="([^"]+)"/.exec(form.text)![1]!;
-  const accepted = await browser.post('/cabinet/invite', { _csrf: csrfOf(form), token, password: PASSWORD, password_confirm: PASSWORD });
+  const accepted = await browser.post('/cabinet/invite', {
+    _csrf: csrfOf(form),
+    token,
+    password: PASSWORD,
+    password_confirm: PASSWORD,
+  });
   expect(accepted.status).toBe(303);
   expect(accepted.location).toBe('/cabinet');
   return browser;
@@ -104,18 +125,30 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(invite.text).toMatch(/<label for="password_confirm">Repeat the password<\/label>/);
     const token = /name="token" value="([^"]+)"/.exec(invite.text)![1]!;
 
-    const mismatch = await browser.post('/cabinet/invite', { _csrf: csrfOf(invite), token, password: PASSWORD, password_confirm: 'another one' });
+    const mismatch = await browser.post('/cabinet/invite', {
+      _csrf: csrfOf(invite),
+      token,
+      password: PASSWORD,
+      password_confirm: 'another one',
+    });
     expect(mismatch.status).toBe(400);
     expect(words(mismatch)).toContain('The two passwords differ');
     const noCsrf = await browser.post('/cabinet/invite', { token, password: PASSWORD, password_confirm: PASSWORD });
     expect(noCsrf.status).toBe(403);
 
-    const accepted = await browser.post('/cabinet/invite', { _csrf: csrfOf(invite), token, password: PASSWORD, password_confirm: PASSWORD });
+    const accepted = await browser.post('/cabinet/invite', {
+      _csrf: csrfOf(invite),
+      token,
+      password: PASSWORD,
+      password_confirm: PASSWORD,
+    });
     expect(accepted.status).toBe(303);
     expect(accepted.location).toBe('/cabinet');
     const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_session='))!;
     const lifetime = server.services.config.CABINET_TOKEN_TTL_SECONDS;
-    expect(sessionCookie).toMatch(new RegExp(`^svc_session=ct_[\\w-]+; Path=/; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`));
+    expect(sessionCookie).toMatch(
+      new RegExp(`^svc_session=ct_[\\w-]+; Path=/; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`),
+    );
 
     const home = await browser.follow(accepted);
     expect(home.status).toBe(200);
@@ -170,7 +203,9 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     const confirm = await browser.get(`/cabinet/view/deals/${deal.id}/escrow/release`);
     expect(confirm.status).toBe(200);
     expect(words(confirm)).toContain('Release the money to the seller?');
-    expect(words(confirm)).toContain('The seller gets RUB 1,500.50. This cannot be undone: the money cannot be returned to you afterwards.');
+    expect(words(confirm)).toContain(
+      'The seller gets RUB 1,500.50. This cannot be undone: the money cannot be returned to you afterwards.',
+    );
     expect(confirm.text).toContain(`<form method="post" action="/cabinet/view/deals/${deal.id}/escrow/release">`);
     expect(confirm.text).toContain('<input type="hidden" name="confirmed" value="yes">');
     expect(confirm.text).toContain(`href="/cabinet/view/deals/${deal.id}">No, back to the deal</a>`);
@@ -192,7 +227,10 @@ describe('a buyer from the invitation mail to a paid deal', () => {
       body: JSON.stringify({ type: 'test_card', token: '4111111111111111' }),
     });
     expect(destination.status).toBe(200);
-    const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, { _csrf: csrfOf(confirm), confirmed: 'yes' });
+    const released = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/release`, {
+      _csrf: csrfOf(confirm),
+      confirmed: 'yes',
+    });
     expect(released.location).toBe(`/cabinet/view/deals/${deal.id}?done=released`);
     expect(words(await browser.follow(released))).toContain('The money was sent to the seller.');
     // The seller's payout follows the release: then the deal is paid.
@@ -206,11 +244,16 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(late.status).toBe(400);
     expect(words(late)).toContain('This deal is closed and cannot change any more.');
     expect(late.text).not.toContain('name="confirmed"');
-    const again = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(held), confirmed: 'yes' });
+    const again = await browser.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, {
+      _csrf: csrfOf(held),
+      confirmed: 'yes',
+    });
     expect(again.status).toBe(400);
     expect(again.headers.get('content-type')).toBe('text/html; charset=utf-8');
     // The refusal in words (the deal is closed; the service may name it by the payment's state), never its code.
-    expect(words(again)).toMatch(/<p class="error" role="alert">(This deal is closed and cannot change any more\.|The payment cannot be moved that way now\.)/);
+    expect(words(again)).toMatch(
+      /<p class="error" role="alert">(This deal is closed and cannot change any more\.|The payment cannot be moved that way now\.)/,
+    );
     expect(again.text).not.toMatch(/deal_closed|invalid_payment_state/);
     expect(await dealStatus(deal.id)).toBe('paid');
   });
@@ -219,7 +262,10 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     const { deal, approval } = await dealInApproval();
     const browser = await buyerBrowser(deal.buyer_email);
     const home = await browser.get('/cabinet');
-    const rejected = await browser.post(`/cabinet/view/approvals/${approval.id}/reject`, { _csrf: csrfOf(home), comment: 'Wrong <b>size</b>' });
+    const rejected = await browser.post(`/cabinet/view/approvals/${approval.id}/reject`, {
+      _csrf: csrfOf(home),
+      comment: 'Wrong <b>size</b>',
+    });
     expect(rejected.location).toBe(`/cabinet/view/deals/${deal.id}?done=rejected`);
     const page = await browser.follow(rejected);
     expect(words(page)).toContain('Terms rejected');
@@ -244,22 +290,42 @@ describe('sessions', () => {
     expect(form.text).toMatch(/<label for="email">E-mail<\/label>/);
     const noCsrf = await browser.post('/cabinet/sign-in', { email: deal.buyer_email, password: PASSWORD });
     expect(noCsrf.status).toBe(403);
-    const wrong = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email: deal.buyer_email, password: 'not the password' });
+    const wrong = await browser.post('/cabinet/sign-in', {
+      _csrf: csrfOf(form),
+      email: deal.buyer_email,
+      password: 'not the password',
+    });
     expect(wrong.status).toBe(401);
     expect(words(wrong)).toContain('The e-mail or the password is wrong.');
     expect(wrong.text).toContain(`value="${deal.buyer_email}"`);
     expect(browser.cookies.has('svc_session')).toBe(false);
 
-    const signedIn = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email: deal.buyer_email, password: PASSWORD, next: `/cabinet/view/deals/${deal.id}` });
+    const signedIn = await browser.post('/cabinet/sign-in', {
+      _csrf: csrfOf(form),
+      email: deal.buyer_email,
+      password: PASSWORD,
+      next: `/cabinet/view/deals/${deal.id}`,
+    });
     expect(signedIn.status).toBe(303);
     expect(signedIn.location).toBe(`/cabinet/view/deals/${deal.id}`);
     expect((await browser.follow(signedIn)).status).toBe(200);
 
-    for (const next of ['//evil.example', '/\\evil.example', 'https://evil.example/', '/\t/evil.example', 'javascript:alert(1)']) {
+    for (const next of [
+      '//evil.example',
+      '/\\evil.example',
+      'https://evil.example/',
+      '/\t/evil.example',
+      'javascript:alert(1)',
+    ]) {
       const outsider = new Browser();
       const page = await outsider.get(`/cabinet/sign-in?next=${encodeURIComponent(next)}`);
       expect(page.text, next).toContain('name="next" value="/cabinet"');
-      const response = await outsider.post('/cabinet/sign-in', { _csrf: csrfOf(page), email: deal.buyer_email, password: PASSWORD, next });
+      const response = await outsider.post('/cabinet/sign-in', {
+        _csrf: csrfOf(page),
+        email: deal.buyer_email,
+        password: PASSWORD,
+        next,
+      });
       expect(response.location, next).toBe('/cabinet');
     }
   });
@@ -268,14 +334,18 @@ describe('sessions', () => {
     const { deal } = await dealInApproval();
     const browser = await buyerBrowser(deal.buyer_email);
     const token = browser.cookies.get('svc_session')!;
-    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(
+      200,
+    );
     const home = await browser.get('/cabinet');
     expect((await browser.post('/cabinet/sign-out', {})).status).toBe(403);
     const out = await browser.post('/cabinet/sign-out', { _csrf: csrfOf(home) });
     expect(out.location).toBe('/cabinet/sign-in?signed_out=1');
     expect(browser.cookies.has('svc_session')).toBe(false);
     expect(words(await browser.follow(out))).toContain('You have signed out.');
-    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
+    expect((await fetch(`${server.url}/cabinet/me`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(
+      401,
+    );
     const again = await new Browser().get('/cabinet', { Cookie: `svc_session=${token}` });
     expect(again.status).toBe(303);
   });
@@ -297,7 +367,9 @@ describe('sessions', () => {
 
   it('explains an invitation link that is wrong or already used', async () => {
     const browser = new Browser();
-    const bogus = await browser.get('/cabinet/invite?token=inv_00000000-0000-0000-0000-000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    const bogus = await browser.get(
+      '/cabinet/invite?token=inv_00000000-0000-0000-0000-000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    );
     expect(bogus.status).toBe(400);
     expect(bogus.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(words(bogus)).toContain('This invitation link does not work');
@@ -331,7 +403,10 @@ describe("another buyer's deal", () => {
     expect(home.text).not.toContain(deal.id);
     const decided = await stranger.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
     expect(decided.status).toBe(404);
-    const escrow = await stranger.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, { _csrf: csrfOf(home), confirmed: 'yes' });
+    const escrow = await stranger.post(`/cabinet/view/deals/${deal.id}/escrow/refund`, {
+      _csrf: csrfOf(home),
+      confirmed: 'yes',
+    });
     expect(escrow.status).toBe(404);
     expect((await stranger.get(`/cabinet/view/deals/${deal.id}/escrow/refund`)).status).toBe(404);
     expect(await dealStatus(deal.id)).toBe('approval');
@@ -371,7 +446,9 @@ async function heldDeal(buyerHeaders: Record<string, string> = {}) {
   const { deal, approval } = await dealInApproval({ seller_email: sellerEmail });
   const buyer = await buyerBrowser(deal.buyer_email, buyerHeaders);
   const home = await buyer.get('/cabinet');
-  expect((await buyer.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) })).status).toBe(303);
+  expect((await buyer.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) })).status).toBe(
+    303,
+  );
   expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
   return { deal, buyer, sellerEmail };
 }
@@ -404,7 +481,15 @@ describe('the seller', () => {
     expect(page.text).not.toContain('/approve"');
     for (const action of ['release', 'refund', 'dispute']) {
       expect((await seller.get(`/cabinet/view/deals/${deal.id}/escrow/${action}`)).status).toBe(404);
-      expect((await seller.post(`/cabinet/view/deals/${deal.id}/escrow/${action}`, { _csrf: csrfOf(page), confirmed: 'yes', reason: 'mine' })).status).toBe(404);
+      expect(
+        (
+          await seller.post(`/cabinet/view/deals/${deal.id}/escrow/${action}`, {
+            _csrf: csrfOf(page),
+            confirmed: 'yes',
+            reason: 'mine',
+          })
+        ).status,
+      ).toBe(404);
     }
     expect(await dealStatus(deal.id)).toBe('escrow_hold');
   });
@@ -418,18 +503,28 @@ describe('a dispute on the pages', () => {
     expect(words(confirm)).toContain('Open a dispute?');
     expect(words(confirm)).toContain('The money (RUB 1,500.50) stays held until the arbiter decides');
     expect(confirm.text).toContain('<textarea id="reason" name="reason" required maxlength="2000"');
-    const blank = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, { _csrf: csrfOf(confirm), confirmed: 'yes', reason: '   ' });
+    const blank = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, {
+      _csrf: csrfOf(confirm),
+      confirmed: 'yes',
+      reason: '   ',
+    });
     expect(blank.status).toBe(400);
     expect(words(blank)).toContain('Say why you open the dispute: the reason is required.');
     expect(words(blank)).toContain('Open a dispute?');
     expect(await dealStatus(deal.id)).toBe('escrow_hold');
 
-    const opened = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, { _csrf: csrfOf(confirm), confirmed: 'yes', reason: 'No <wheels>' });
+    const opened = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, {
+      _csrf: csrfOf(confirm),
+      confirmed: 'yes',
+      reason: 'No <wheels>',
+    });
     expect(opened.location).toBe(`/cabinet/view/deals/${deal.id}?done=disputed`);
     const disputed = await buyer.follow(opened);
     expect(words(disputed)).toContain('The dispute is open. The money stays held until the arbiter decides.');
     expect(disputed.text).toContain('No &#60;wheels&#62;');
-    expect(disputed.text).toContain(`action="/cabinet/view/deals/${deal.id}/dispute/messages" enctype="multipart/form-data"`);
+    expect(disputed.text).toContain(
+      `action="/cabinet/view/deals/${deal.id}/dispute/messages" enctype="multipart/form-data"`,
+    );
     expect(await dealStatus(deal.id)).toBe('disputed');
 
     const seller = await sellerBrowser(sellerEmail);
@@ -454,7 +549,9 @@ describe('a dispute on the pages', () => {
     const file = await buyer.get(link![1]!);
     expect(file.status).toBe(200);
     expect(file.text).toBe('tracking 42');
-    expect(file.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${encodeURIComponent('Трекинг.txt')}`);
+    expect(file.headers.get('content-disposition')).toBe(
+      `attachment; filename*=UTF-8''${encodeURIComponent('Трекинг.txt')}`,
+    );
 
     const empty = new FormData();
     empty.append('_csrf', csrfOf(read));
@@ -473,8 +570,12 @@ describe('confirmations in Russian', () => {
     expect(release.text).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
     expect(words(release)).toContain('Перевести деньги продавцу?');
     expect(words(release)).toContain('Отменить это нельзя');
-    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/refund`))).toContain('вернутся вам, и сделка завершится');
-    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`))).toContain('остаются удержанными, пока арбитр не решит');
+    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/refund`))).toContain(
+      'вернутся вам, и сделка завершится',
+    );
+    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`))).toContain(
+      'остаются удержанными, пока арбитр не решит',
+    );
     expect(await dealStatus(deal.id)).toBe('escrow_hold');
   });
 });

@@ -26,7 +26,9 @@ beforeAll(async () => {
   });
   yookassa.notificationUrl = `${server.url}/api/escrow/yookassa/notifications`;
   const admin = { Authorization: `Bearer ${server.adminToken}` };
-  sandboxShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay sandbox', mode: 'sandbox' }, admin));
+  sandboxShop = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Pay sandbox', mode: 'sandbox' }, admin),
+  );
   liveShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay live', mode: 'live' }, admin));
   browser = await launchChromium();
 });
@@ -41,7 +43,13 @@ const api = (p: string) => `${server.url}/api/mkt${p}`;
 
 /** A deal waiting for the buyer's approval, with a contract. */
 async function dealInApproval(shop: { secret_key: string }, buyerEmail: string, amount: number): Promise<string> {
-  const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Bookcase', amount }, key(shop)));
+  const deal = await json(
+    await post(
+      api('/deals'),
+      { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Bookcase', amount },
+      key(shop),
+    ),
+  );
   const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Contract.pdf`), {
     method: 'POST',
     headers: { ...key(shop), 'Content-Type': 'application/pdf' },
@@ -53,13 +61,23 @@ async function dealInApproval(shop: { secret_key: string }, buyerEmail: string, 
 }
 
 /** The buyer's own browser, in their language and screen, from the invitation link in their mail to a set password. */
-async function buyerFromInvitation(email: string, locale: 'en' | 'ru', viewport: typeof DESKTOP): Promise<{ page: Page; problems: string[] }> {
+async function buyerFromInvitation(
+  email: string,
+  locale: 'en' | 'ru',
+  viewport: typeof DESKTOP,
+): Promise<{ page: Page; problems: string[] }> {
   let link: string | undefined;
   await expect
     .poll(
       async () => {
-        const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
-        return (link = items.map((mail: { text: string }) => /https?:\/\/\S+\/cabinet\/invite\?token=\S+/.exec(mail.text)?.[0]).find(Boolean));
+        const { items } = await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+            headers: { Authorization: `Bearer ${server.adminToken}` },
+          }),
+        );
+        return (link = items
+          .map((mail: { text: string }) => /https?:\/\/\S+\/cabinet\/invite\?token=\S+/.exec(mail.text)?.[0])
+          .find(Boolean));
       },
       { timeout: 20_000 },
     )
@@ -86,36 +104,43 @@ async function approve(page: Page): Promise<void> {
 }
 
 /** Nothing wider than the phone: no sideways scrolling. */
-const fitsTheScreen = async (page: Page) => Number(await page.evaluate('document.documentElement.scrollWidth')) <= PHONE.width;
+const fitsTheScreen = async (page: Page) =>
+  Number(await page.evaluate('document.documentElement.scrollWidth')) <= PHONE.width;
 
 describe('the buyer pays from the cabinet', () => {
-  it('in English on a desktop, through the acquirer’s page and back to the deal, held', { timeout: 120_000 }, async () => {
-    const email = uniqueEmail('buyer');
-    const dealId = await dealInApproval(liveShop, email, 2750);
-    const { page, problems } = await buyerFromInvitation(email, 'en', DESKTOP);
-    await approve(page);
-    expect(page.url()).toBe(`${server.url}/cabinet/view/deals/${dealId}?done=approved`);
-    expect(await page.textContent('dd.status')).toBe('Terms approved, waiting for payment');
+  it(
+    'in English on a desktop, through the acquirer’s page and back to the deal, held',
+    { timeout: 120_000 },
+    async () => {
+      const email = uniqueEmail('buyer');
+      const dealId = await dealInApproval(liveShop, email, 2750);
+      const { page, problems } = await buyerFromInvitation(email, 'en', DESKTOP);
+      await approve(page);
+      expect(page.url()).toBe(`${server.url}/cabinet/view/deals/${dealId}?done=approved`);
+      expect(await page.textContent('dd.status')).toBe('Terms approved, waiting for payment');
 
-    const pay = page.locator(`form[action="/cabinet/view/deals/${dealId}/pay"] button[type=submit]`);
-    expect(await pay.textContent()).toMatch(/^Pay RUB\s2,750\.00$/);
-    expect(await page.textContent('section[aria-labelledby="escrow"]')).toContain('The money is held safely until you release it to the seller');
-    await pay.click();
-    await page.waitForURL(new RegExp(`^${yookassa.url}/checkout/payments/`));
-    expect(await page.textContent('button')).toBe('Pay 2750.00 RUB');
+      const pay = page.locator(`form[action="/cabinet/view/deals/${dealId}/pay"] button[type=submit]`);
+      expect(await pay.textContent()).toMatch(/^Pay RUB\s2,750\.00$/);
+      expect(await page.textContent('section[aria-labelledby="escrow"]')).toContain(
+        'The money is held safely until you release it to the seller',
+      );
+      await pay.click();
+      await page.waitForURL(new RegExp(`^${yookassa.url}/checkout/payments/`));
+      expect(await page.textContent('button')).toBe('Pay 2750.00 RUB');
 
-    // Paying at the acquirer brings the buyer back to the deal, held once the acquirer's news is in.
-    await page.click('button');
-    await page.waitForURL(`${server.url}/cabinet/view/deals/${dealId}`);
-    await expect
-      .poll(async () => (await page.reload(), await page.textContent('dd.status')), { timeout: 20_000 })
-      .toBe('Paid: the money is held in escrow');
-    expect(await page.locator(`form[action$="/pay"]`).count()).toBe(0);
-    expect(await page.locator('a[href$="/escrow/release"]').count()).toBe(1);
-    expect(await page.textContent('section[aria-labelledby="payments"]')).not.toContain('sandbox');
-    expect(problems).toEqual([]);
-    expect((await json(await fetch(api(`/deals/${dealId}`), { headers: key(liveShop) }))).status).toBe('escrow_hold');
-  });
+      // Paying at the acquirer brings the buyer back to the deal, held once the acquirer's news is in.
+      await page.click('button');
+      await page.waitForURL(`${server.url}/cabinet/view/deals/${dealId}`);
+      await expect
+        .poll(async () => (await page.reload(), await page.textContent('dd.status')), { timeout: 20_000 })
+        .toBe('Paid: the money is held in escrow');
+      expect(await page.locator(`form[action$="/pay"]`).count()).toBe(0);
+      expect(await page.locator('a[href$="/escrow/release"]').count()).toBe(1);
+      expect(await page.textContent('section[aria-labelledby="payments"]')).not.toContain('sandbox');
+      expect(problems).toEqual([]);
+      expect((await json(await fetch(api(`/deals/${dealId}`), { headers: key(liveShop) }))).status).toBe('escrow_hold');
+    },
+  );
 
   it('in Russian on a phone, held at once and said to be a test', { timeout: 120_000 }, async () => {
     const email = uniqueEmail('buyer');
@@ -133,12 +158,16 @@ describe('the buyer pays from the cabinet', () => {
     expect(await pay.textContent()).toMatch(/^Оплатить 1\s500,50\s₽$/);
     await pay.click();
     await page.waitForURL(`${server.url}/cabinet/view/deals/${dealId}?done=test_payment_held`);
-    expect(await page.textContent('.notice')).toBe('Тестовый платёж: деньги удерживаются (песочница). Настоящие деньги не списывались.');
+    expect(await page.textContent('.notice')).toBe(
+      'Тестовый платёж: деньги удерживаются (песочница). Настоящие деньги не списывались.',
+    );
     expect(await page.textContent('dd.status')).toBe('Оплачено: деньги удерживаются на безопасной сделке');
     expect(await page.textContent('section[aria-labelledby="payments"]')).toContain('тестовый платёж (песочница)');
     expect(await page.locator(`form[action$="/pay"]`).count()).toBe(0);
     expect(await fitsTheScreen(page)).toBe(true);
     expect(problems).toEqual([]);
-    expect((await json(await fetch(api(`/deals/${dealId}`), { headers: key(sandboxShop) }))).status).toBe('escrow_hold');
+    expect((await json(await fetch(api(`/deals/${dealId}`), { headers: key(sandboxShop) }))).status).toBe(
+      'escrow_hold',
+    );
   });
 });

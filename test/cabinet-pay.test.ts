@@ -20,7 +20,9 @@ beforeAll(async () => {
   });
   yookassa.notificationUrl = `${server.url}/api/escrow/yookassa/notifications`;
   const admin = { Authorization: `Bearer ${server.adminToken}` };
-  sandboxShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay sandbox shop', mode: 'sandbox' }, admin));
+  sandboxShop = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Pay sandbox shop', mode: 'sandbox' }, admin),
+  );
   liveShop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Pay live shop', mode: 'live' }, admin));
 });
 afterAll(async () => {
@@ -32,9 +34,11 @@ type Shop = { secret_key: string };
 const key = (shop: Shop) => ({ 'X-Svc-Key': shop.secret_key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 const cabinet = (path: string) => `${server.url}/cabinet${path}`;
-const marketplaceDeal = async (shop: Shop, dealId: string) => json(await fetch(api(`/deals/${dealId}`), { headers: key(shop) }));
+const marketplaceDeal = async (shop: Shop, dealId: string) =>
+  json(await fetch(api(`/deals/${dealId}`), { headers: key(shop) }));
 const pay = (dealId: string, headers: Record<string, string>) => post(cabinet(`/deals/${dealId}/pay`), {}, headers);
-const atAcquirer = (dealId: string) => [...yookassa.payments.values()].filter((payment) => payment.metadata.deal_id === dealId);
+const atAcquirer = (dealId: string) =>
+  [...yookassa.payments.values()].filter((payment) => payment.metadata.deal_id === dealId);
 
 /** A deal in the shop with a seller, waiting for the buyer's approval; the buyer and the seller signed in. */
 async function dealInApproval(shop: Shop, amount = 4200) {
@@ -57,26 +61,39 @@ describe('POST /cabinet/deals/{id}/pay in a sandbox marketplace', () => {
     const paid = await pay(dealId, buyer);
     expect(paid.status).toBe(200);
     const body = await json(paid);
-    expect(body).toMatchObject({ payment_url: null, test: true, deal: { id: dealId, role: 'buyer', status: 'escrow_hold' } });
+    expect(body).toMatchObject({
+      payment_url: null,
+      test: true,
+      deal: { id: dealId, role: 'buyer', status: 'escrow_hold' },
+    });
     expect([...body.deal.allowed_actions].sort()).toEqual(['dispute', 'refund', 'release']);
-    expect(body.deal.payments).toMatchObject([{ amount: 4200, provider: 'sandbox', status: 'hold', payment_url: null }]);
+    expect(body.deal.payments).toMatchObject([
+      { amount: 4200, provider: 'sandbox', status: 'hold', payment_url: null },
+    ]);
     expect(body.deal).toEqual(await json(await fetch(cabinet(`/deals/${dealId}`), { headers: buyer })));
 
     const again = await pay(dealId, buyer);
     expect(again.status).toBe(400);
-    expect(await json(again)).toMatchObject({ code: 'invalid_payment_state', detail: expect.stringContaining('already held') });
+    expect(await json(again)).toMatchObject({
+      code: 'invalid_payment_state',
+      detail: expect.stringContaining('already held'),
+    });
     const deal = await marketplaceDeal(sandboxShop, dealId);
     expect(deal.status).toBe('escrow_hold');
     expect(deal.payments).toHaveLength(1);
 
     // The marketplace hears that the buyer paid.
     const events = await json(await fetch(api(`/events?deal_id=${dealId}&limit=100`), { headers: key(sandboxShop) }));
-    expect(events.items.find((item: { type: string }) => item.type === 'deal.escrow_hold').body).toMatchObject({ actor: 'buyer' });
+    expect(events.items.find((item: { type: string }) => item.type === 'deal.escrow_hold').body).toMatchObject({
+      actor: 'buyer',
+    });
   });
 
   it('is refused before approval (deal_not_approved), and is no one’s but the buyer’s (404)', async () => {
     const { dealId, approvalId, buyer, seller } = await dealInApproval(sandboxShop);
-    expect((await json(await fetch(cabinet(`/deals/${dealId}`), { headers: buyer }))).allowed_actions).not.toContain('pay');
+    expect((await json(await fetch(cabinet(`/deals/${dealId}`), { headers: buyer }))).allowed_actions).not.toContain(
+      'pay',
+    );
     const early = await pay(dealId, buyer);
     expect(early.status).toBe(400);
     expect((await json(early)).code).toBe('deal_not_approved');
@@ -100,8 +117,14 @@ describe('POST /cabinet/deals/{id}/pay in a live marketplace', () => {
     const first = await pay(dealId, buyer);
     expect(first.status).toBe(200);
     const body = await json(first);
-    expect(body).toMatchObject({ test: false, payment_url: expect.stringContaining(`${yookassa.url}/checkout/payments/`), deal: { status: 'approved', role: 'buyer' } });
-    expect(body.deal.payments).toMatchObject([{ amount: 3100, provider: 'yookassa', status: 'pending', payment_url: body.payment_url }]);
+    expect(body).toMatchObject({
+      test: false,
+      payment_url: expect.stringContaining(`${yookassa.url}/checkout/payments/`),
+      deal: { status: 'approved', role: 'buyer' },
+    });
+    expect(body.deal.payments).toMatchObject([
+      { amount: 3100, provider: 'yookassa', status: 'pending', payment_url: body.payment_url },
+    ]);
     expect(body.deal.allowed_actions.sort()).toEqual(['pay', 'refund']);
 
     const second = await json(await pay(dealId, buyer));
@@ -110,12 +133,19 @@ describe('POST /cabinet/deals/{id}/pay in a live marketplace', () => {
     const made = atAcquirer(dealId);
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({ status: 'pending', amount: { value: '3100.00', currency: 'RUB' } });
-    const creation = yookassa.requestsTo('POST', '/v3/payments').filter((request) => (request.body as { metadata?: { deal_id?: string } }).metadata?.deal_id === dealId);
+    const creation = yookassa
+      .requestsTo('POST', '/v3/payments')
+      .filter((request) => (request.body as { metadata?: { deal_id?: string } }).metadata?.deal_id === dealId);
     expect(creation).toHaveLength(1);
-    expect(creation[0]!.body).toMatchObject({ capture: false, confirmation: { type: 'redirect', return_url: `${server.url}/cabinet/view/deals/${dealId}` } });
+    expect(creation[0]!.body).toMatchObject({
+      capture: false,
+      confirmation: { type: 'redirect', return_url: `${server.url}/cabinet/view/deals/${dealId}` },
+    });
 
     await yookassa.pay(made[0]!.id);
-    await expect.poll(async () => (await marketplaceDeal(liveShop, dealId)).status, { timeout: 20_000 }).toBe('escrow_hold');
+    await expect
+      .poll(async () => (await marketplaceDeal(liveShop, dealId)).status, { timeout: 20_000 })
+      .toBe('escrow_hold');
     const late = await pay(dealId, buyer);
     expect(late.status).toBe(400);
     expect((await json(late)).code).toBe('invalid_payment_state');
@@ -144,7 +174,12 @@ const words = (page: Reply) => page.text.replace(/<[^>]+>/g, ' ').replace(/\s+/g
 async function buyerBrowser(email: string, lang: 'en' | 'ru' = 'en'): Promise<PageBrowser> {
   const browser = new PageBrowser(server, { 'Accept-Language': lang });
   const form = await browser.get('/cabinet/sign-in');
-  const signedIn = await browser.post('/cabinet/sign-in', { _csrf: csrfOf(form), email, password: 'a strong password', next: '/cabinet' });
+  const signedIn = await browser.post('/cabinet/sign-in', {
+    _csrf: csrfOf(form),
+    email,
+    password: 'a strong password',
+    next: '/cabinet',
+  });
   expect(signedIn.status).toBe(303);
   return browser;
 }
@@ -188,7 +223,9 @@ describe('the deal page’s Pay', () => {
       // A second Pay (an old tab) is refused in words, and nothing more is paid.
       const again = await browser.post(`/cabinet/view/deals/${dealId}/pay`, { _csrf: csrfOf(page) });
       expect(again.status).toBe(400);
-      expect(words(again)).toContain(lang === 'en' ? 'The money is already held: there is nothing more to pay.' : 'Деньги уже удерживаются');
+      expect(words(again)).toContain(
+        lang === 'en' ? 'The money is already held: there is nothing more to pay.' : 'Деньги уже удерживаются',
+      );
       expect((await marketplaceDeal(sandboxShop, dealId)).payments).toHaveLength(1);
     }
   });
@@ -198,7 +235,9 @@ describe('the deal page’s Pay', () => {
     const browser = await buyerBrowser(buyerEmail);
     const page = await browser.get(`/cabinet/view/deals/${dealId}`);
     expect(words(page)).not.toContain('sandbox');
-    expect(page.headers.get('content-security-policy')).toMatch(new RegExp(`form-action 'self' [^;]*${yookassa.url.replace(/[.:/]/g, '\\$&')}`));
+    expect(page.headers.get('content-security-policy')).toMatch(
+      new RegExp(`form-action 'self' [^;]*${yookassa.url.replace(/[.:/]/g, '\\$&')}`),
+    );
     const paid = await browser.post(`/cabinet/view/deals/${dealId}/pay`, { _csrf: csrfOf(page) });
     expect(paid.status).toBe(303);
     expect(paid.location).toMatch(new RegExp(`^${yookassa.url}/checkout/payments/`));
@@ -224,6 +263,8 @@ describe('the deal page’s Pay', () => {
     const seller = await buyerBrowser(sellerEmail);
     const sellerPage = await seller.get(`/cabinet/view/deals/${held.dealId}`);
     expect(sellerPage.text).not.toContain('/pay"');
-    expect((await seller.post(`/cabinet/view/deals/${held.dealId}/pay`, { _csrf: csrfOf(sellerPage) })).status).toBe(404);
+    expect((await seller.post(`/cabinet/view/deals/${held.dealId}/pay`, { _csrf: csrfOf(sellerPage) })).status).toBe(
+      404,
+    );
   });
 });

@@ -16,14 +16,26 @@ function interpolate(value: unknown): string {
     SVC_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
     SVC_BOOTSTRAP_ADMIN_TOKEN: 'a-long-random-bootstrap-token',
   };
-  return String(value).replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_match, name, kind, rest) => given[name] ?? (kind === '-' ? rest : ''));
+  return String(value).replace(
+    /\$\{(\w+)(?::([-?])([^}]*))?\}/g,
+    (_match, name, kind, rest) => given[name] ?? (kind === '-' ? rest : ''),
+  );
 }
 
 describe('docker-compose.yml', () => {
   it('has PostgreSQL, Temporal on PostgreSQL with its setup jobs, the Temporal UI, our three processes and the proxy', () => {
-    expect(Object.keys(services).sort()).toEqual(
-      ['api', 'data', 'migrate', 'postgresql', 'proxy', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'worker'],
-    );
+    expect(Object.keys(services).sort()).toEqual([
+      'api',
+      'data',
+      'migrate',
+      'postgresql',
+      'proxy',
+      'temporal',
+      'temporal-namespace',
+      'temporal-schema',
+      'temporal-ui',
+      'worker',
+    ]);
     expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
     expect(services['temporal-ui'].environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
     const dynamicConfig = services.temporal.volumes[0].split(':')[0];
@@ -41,7 +53,10 @@ describe('docker-compose.yml', () => {
 
   it.each(ours)('gives %s only variables the configuration knows, with values it accepts', (name) => {
     const environment = Object.fromEntries(
-      Object.entries(services[name].environment as Record<string, unknown>).map(([key, value]) => [key, interpolate(value)]),
+      Object.entries(services[name].environment as Record<string, unknown>).map(([key, value]) => [
+        key,
+        interpolate(value),
+      ]),
     );
     const known = Object.keys(EnvSchema.shape);
     for (const key of Object.keys(environment)) expect(known, key).toContain(key);
@@ -61,18 +76,30 @@ describe('docker-compose.yml', () => {
     expect(job.command.at(-1)).toBe('src/bin/migrate.ts');
     expect(existsSync(job.command.at(-1))).toBe(true);
     expect(job.depends_on.postgresql.condition).toBe('service_healthy');
-    const environment = Object.fromEntries(Object.entries(job.environment as Record<string, unknown>).map(([key, value]) => [key, interpolate(value)]));
+    const environment = Object.fromEntries(
+      Object.entries(job.environment as Record<string, unknown>).map(([key, value]) => [key, interpolate(value)]),
+    );
     const config = parseConfig(environment);
-    expect(config.DATABASE_ADMIN_URL).toBe(`postgres://${services.postgresql.environment.POSTGRES_USER}:${services.postgresql.environment.POSTGRES_PASSWORD}@postgresql:5432/postgres`);
+    expect(config.DATABASE_ADMIN_URL).toBe(
+      `postgres://${services.postgresql.environment.POSTGRES_USER}:${services.postgresql.environment.POSTGRES_PASSWORD}@postgresql:5432/postgres`,
+    );
     expect(config.DATABASE_OWNER_URL).toBe('postgres://svc_owner:svc_owner@postgresql:5432/svc');
-    expect(config.DATABASE_URL).toBe(parseConfig(Object.fromEntries(Object.entries(services.api.environment).map(([k, v]) => [k, interpolate(v)]))).DATABASE_URL);
+    expect(config.DATABASE_URL).toBe(
+      parseConfig(Object.fromEntries(Object.entries(services.api.environment).map(([k, v]) => [k, interpolate(v)])))
+        .DATABASE_URL,
+    );
   });
 
   it('runs the current Temporal images: the server, and admin-tools for the schema before it and the namespace after', () => {
-    const images = Object.values(services).map((service) => service.image).filter(Boolean);
+    const images = Object.values(services)
+      .map((service) => service.image)
+      .filter(Boolean);
     expect(images.some((image: string) => image.startsWith('temporalio/auto-setup'))).toBe(false);
     expect(services.temporal.image).toMatch(/^temporalio\/server:1\.29\.\d+$/);
-    for (const [name, job] of [['temporal-schema', 'schema'], ['temporal-namespace', 'namespace']]) {
+    for (const [name, job] of [
+      ['temporal-schema', 'schema'],
+      ['temporal-namespace', 'namespace'],
+    ]) {
       const service = services[name];
       expect(service.image, name).toBe(services.temporal.image.replace('temporalio/server', 'temporalio/admin-tools'));
       expect(service.command, name).toEqual([job]);
@@ -82,7 +109,8 @@ describe('docker-compose.yml', () => {
     }
     expect(services.temporal.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
     expect(services['temporal-namespace'].depends_on.temporal.condition).toBe('service_healthy');
-    for (const name of ours) expect(services[name].depends_on['temporal-namespace'].condition, name).toBe('service_completed_successfully');
+    for (const name of ours)
+      expect(services[name].depends_on['temporal-namespace'].condition, name).toBe('service_completed_successfully');
   });
 
   it('runs two main servers behind the proxy and two workers, as npm run start:cluster does', () => {

@@ -33,7 +33,9 @@ describe('configuration', () => {
     // The console's links into the Temporal Web UI follow its port unless an address is given.
     expect(parseConfig({}).TEMPORAL_UI_URL).toBe('http://127.0.0.1:8233');
     expect(parseConfig({ TEMPORAL_UI_PORT: '9233' }).TEMPORAL_UI_URL).toBe('http://127.0.0.1:9233');
-    expect(parseConfig({ TEMPORAL_UI_URL: 'https://temporal.example/' }).TEMPORAL_UI_URL).toBe('https://temporal.example');
+    expect(parseConfig({ TEMPORAL_UI_URL: 'https://temporal.example/' }).TEMPORAL_UI_URL).toBe(
+      'https://temporal.example',
+    );
   });
 
   it('uses external services when their addresses are set', () => {

@@ -51,7 +51,11 @@ export async function signIn(server: TestServer, email: string, secret: string):
     [email],
   );
   const step = Math.max(currentStep() - 1, Number(result.rows[0]!.last) + 1);
-  const response = await post(`${server.url}/admin/login`, { email, password: ADMIN_PASSWORD, totp: totpCode(secret, step) });
+  const response = await post(`${server.url}/admin/login`, {
+    email,
+    password: ADMIN_PASSWORD,
+    totp: totpCode(secret, step),
+  });
   if (response.status !== 200) throw new Error(`admin sign-in: ${response.status} ${await response.text()}`);
   return (await json(response)).token;
 }

@@ -39,8 +39,18 @@ afterAll(async () => {
 const used = async () => (await json(await fetch(`${running.url}/v1/me`, { headers: bearer(key) }))).used as number;
 const errorsLogged = () => logLines.filter((line) => line.level >= 50);
 const mcp = (body: unknown, headers: Record<string, string> = {}) =>
-  post(`${running.url}/mcp/`, body, { ...bearer(key), Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25', ...headers });
-const toolCall = (name: string, args: unknown, id = 7) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  post(`${running.url}/mcp/`, body, {
+    ...bearer(key),
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': '2025-11-25',
+    ...headers,
+  });
+const toolCall = (name: string, args: unknown, id = 7) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 describe('control characters and lone surrogates', () => {
   it('are refused over REST with 400 validation_failed naming the field, cost nothing and log no error', async () => {
@@ -50,13 +60,23 @@ describe('control characters and lone surrogates', () => {
       [await fetch(`${running.url}/v1/tenders?q=%00`, { headers: bearer(key) }), 'q'],
       [await fetch(`${running.url}/v1/tenders?q=a%07b&country=ru`, { headers: bearer(key) }), 'q'],
       [await post(`${running.url}/v1/practice/search`, { query: 'неустойка\u0000' }, bearer(key)), 'query'],
-      [await post(`${running.url}/v1/knowledge/search`, { query: 'закупка', corpus_keys: ['44-fz-guide\u001b'] }, bearer(key)), 'corpus_keys.0'],
+      [
+        await post(
+          `${running.url}/v1/knowledge/search`,
+          { query: 'закупка', corpus_keys: ['44-fz-guide\u001b'] },
+          bearer(key),
+        ),
+        'corpus_keys.0',
+      ],
       [await post(`${running.url}/v1/knowledge/search`, { query: 'x\ud800y' }, bearer(key)), 'query'],
     ];
     for (const [response, field] of refusals) {
       expect(response.status).toBe(400);
       const problem = await json(response);
-      expect(problem).toMatchObject({ code: 'validation_failed', errors: [{ path: field, message: expect.any(String) }] });
+      expect(problem).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: field, message: expect.any(String) }],
+      });
     }
     expect(await used()).toBe(before + 1); // the /v1/me that reads it
     expect(errorsLogged().slice(errorsBefore)).toEqual([]);
@@ -81,7 +101,9 @@ describe('control characters and lone surrogates', () => {
 
     // A client library sees the refusal as the call's error, naming the field.
     const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${running.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${running.url}/mcp/`), { requestInit: { headers: bearer(key) } }),
+    );
     await expect(client.callTool({ name: 'search_tenders', arguments: { query: 'x\ud800' } })).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('params.arguments.query must be valid Unicode text'),
@@ -89,9 +111,16 @@ describe('control characters and lone surrogates', () => {
     await client.close();
 
     // Text outside the arguments, where no request id can be echoed: refused at the HTTP level.
-    const notification = await mcp({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { reason: 'a\u0000' } });
+    const notification = await mcp({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { reason: 'a\u0000' },
+    });
     expect(notification.status).toBe(400);
-    expect(await json(notification)).toMatchObject({ id: null, error: { code: -32602, data: { code: 'validation_failed' } } });
+    expect(await json(notification)).toMatchObject({
+      id: null,
+      error: { code: -32602, data: { code: 'validation_failed' } },
+    });
 
     expect(await used()).toBe(before + 1);
     expect(errorsLogged().slice(errorsBefore)).toEqual([]);
@@ -101,10 +130,12 @@ describe('control characters and lone surrogates', () => {
 describe('a failure on our side in an MCP tool', () => {
   it('answers a generic text with the request id, logs the details under that id, and costs nothing', async () => {
     const query = services.db.query.bind(services.db);
-    const broken = vi.spyOn(services.db, 'query').mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === 'string' && text.includes('FROM knowledge_corpora c')
-        ? Promise.reject(Object.assign(new Error('relation "knowledge_corpora" does not exist'), { code: '42P01' }))
-        : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
+    const broken = vi
+      .spyOn(services.db, 'query')
+      .mockImplementation(((text: unknown, ...rest: unknown[]) =>
+        typeof text === 'string' && text.includes('FROM knowledge_corpora c')
+          ? Promise.reject(Object.assign(new Error('relation "knowledge_corpora" does not exist'), { code: '42P01' }))
+          : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
     const requestId = `mcp-${randomUUID()}`;
     const before = await used();
     let text: string;
@@ -121,7 +152,12 @@ describe('a failure on our side in an MCP tool', () => {
     expect(text).toContain(requestId);
     expect(text).not.toMatch(/relation|knowledge_corpora|42P01/);
     expect(logLines).toContainEqual(
-      expect.objectContaining({ level: 50, req_id: requestId, tool: 'list_corpora', err: expect.objectContaining({ message: 'relation "knowledge_corpora" does not exist' }) }),
+      expect.objectContaining({
+        level: 50,
+        req_id: requestId,
+        tool: 'list_corpora',
+        err: expect.objectContaining({ message: 'relation "knowledge_corpora" does not exist' }),
+      }),
     );
     expect(await used()).toBe(before + 1);
   });

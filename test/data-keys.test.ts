@@ -10,7 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const issue = (body: unknown) => post(`${server.url}/admin/data-keys`, body, { Authorization: `Bearer ${server.adminToken}` });
+const issue = (body: unknown) =>
+  post(`${server.url}/admin/data-keys`, body, { Authorization: `Bearer ${server.adminToken}` });
 
 describe('POST /admin/data-keys', () => {
   it('issues a key to a new account on the free tariff by default', async () => {
@@ -18,10 +19,16 @@ describe('POST /admin/data-keys', () => {
     const response = await issue({ email });
     expect(response.status).toBe(201);
     const body = await json(response);
-    expect(body).toEqual({ key: expect.stringMatching(/^svc_mcp_[A-Za-z0-9_-]{43}$/), account_id: expect.any(String), tariff: 'free' });
+    expect(body).toEqual({
+      key: expect.stringMatching(/^svc_mcp_[A-Za-z0-9_-]{43}$/),
+      account_id: expect.any(String),
+      tariff: 'free',
+    });
     expect((await findUserByEmail(server.services.db, email))?.id).toBe(body.account_id);
     expect(await accountIdForKey(server.services.db, body.key)).toBe(body.account_id);
-    const dump = JSON.stringify((await server.services.db.query('SELECT * FROM data_keys WHERE account_id = $1', [body.account_id])).rows);
+    const dump = JSON.stringify(
+      (await server.services.db.query('SELECT * FROM data_keys WHERE account_id = $1', [body.account_id])).rows,
+    );
     expect(dump).not.toContain(body.key.slice('svc_mcp_'.length));
   });
 
@@ -31,7 +38,9 @@ describe('POST /admin/data-keys', () => {
     const second = await json(await issue({ email: email.toUpperCase(), tariff: 'pro' }));
     expect(second.account_id).toBe(first.account_id);
     expect(second.key).not.toBe(first.key);
-    const account = await server.services.db.query('SELECT tariff FROM data_accounts WHERE id = $1', [first.account_id]);
+    const account = await server.services.db.query('SELECT tariff FROM data_accounts WHERE id = $1', [
+      first.account_id,
+    ]);
     expect(account.rows[0].tariff).toBe('pro');
     expect(await accountIdForKey(server.services.db, first.key)).toBe(first.account_id);
   });

@@ -34,7 +34,9 @@ describe('the monthly quota', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('ratelimit')).toMatch(/^"monthly";r=0;t=\d+$/);
 
-    const usage = await server.services.db.query('SELECT used FROM data_usage WHERE account_id = $1', [first.account_id]);
+    const usage = await server.services.db.query('SELECT used FROM data_usage WHERE account_id = $1', [
+      first.account_id,
+    ]);
     expect(usage.rows).toEqual([{ used: 1000 }]);
     // Spent means spent for every key of the account, /v1/me included.
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(first.key) })).status).toBe(429);
@@ -84,10 +86,12 @@ describe('what costs nothing', () => {
     // A failure on our side: the corpora query breaks as a lost table would.
     const db = server.services.db;
     const query = db.query.bind(db);
-    const broken = vi.spyOn(db, 'query').mockImplementation(((text: unknown, ...rest: unknown[]) =>
-      typeof text === 'string' && text.includes('FROM knowledge_corpora c')
-        ? Promise.reject(new Error('relation "knowledge_corpora" does not exist'))
-        : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
+    const broken = vi
+      .spyOn(db, 'query')
+      .mockImplementation(((text: unknown, ...rest: unknown[]) =>
+        typeof text === 'string' && text.includes('FROM knowledge_corpora c')
+          ? Promise.reject(new Error('relation "knowledge_corpora" does not exist'))
+          : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
     try {
       const failed = await fetch(`${server.url}/v1/corpora`, { headers: bearer(key) });
       expect(failed.status).toBe(500);
@@ -99,7 +103,9 @@ describe('what costs nothing', () => {
 
     // What is not a validation failure or ours counts: an unknown tender, an unknown corpus, a normal answer.
     expect((await fetch(`${server.url}/v1/tenders/nothing:here`, { headers: bearer(key) })).status).toBe(404);
-    expect((await post(`${server.url}/v1/knowledge/search`, { query: 'x', corpus_keys: ['nope'] }, bearer(key))).status).toBe(400);
+    expect(
+      (await post(`${server.url}/v1/knowledge/search`, { query: 'x', corpus_keys: ['nope'] }, bearer(key))).status,
+    ).toBe(400);
     expect((await fetch(`${server.url}/v1/corpora`, { headers: bearer(key) })).status).toBe(200);
     expect((await me(key)).used).toBe(before + 5);
   });
@@ -110,15 +116,22 @@ describe('what costs nothing', () => {
     // Twenty at once against five units: each either is refused by validation (400) or finds the units held by the
     // others for the moment (429); none costs anything.
     const refused = await Promise.all(
-      Array.from({ length: 20 }, () => fetch(`${server.url}/v1/tenders?limit=0`, { headers: bearer(key) }).then((r) => r.status)),
+      Array.from({ length: 20 }, () =>
+        fetch(`${server.url}/v1/tenders?limit=0`, { headers: bearer(key) }).then((r) => r.status),
+      ),
     );
     expect(refused.filter((status) => status !== 400 && status !== 429)).toEqual([]);
     expect(refused).toContain(400);
-    const usage = await server.services.db.query('SELECT coalesce(sum(used), 0)::int AS used FROM data_usage WHERE account_id = $1', [account_id]);
+    const usage = await server.services.db.query(
+      'SELECT coalesce(sum(used), 0)::int AS used FROM data_usage WHERE account_id = $1',
+      [account_id],
+    );
     expect(usage.rows[0].used).toBe(0);
 
     const statuses = await Promise.all(
-      Array.from({ length: 6 }, () => fetch(`${server.url}/v1/corpora`, { headers: bearer(key) }).then((r) => r.status)),
+      Array.from({ length: 6 }, () =>
+        fetch(`${server.url}/v1/corpora`, { headers: bearer(key) }).then((r) => r.status),
+      ),
     );
     expect(statuses.sort()).toEqual([200, 200, 200, 200, 200, 429]);
   });

@@ -16,13 +16,24 @@ beforeAll(async () => {
   key = (await dataKey(server.services.db)).key;
 });
 afterAll(async () => {
-  for (const source of made) await server.services.temporal.schedule.getHandle(scheduleId(source)).delete().catch(() => {});
+  for (const source of made)
+    await server.services.temporal.schedule
+      .getHandle(scheduleId(source))
+      .delete()
+      .catch(() => {});
   await server?.stop();
   await double?.stop();
 });
 
 async function scheduled(kind: SourceDefinition['kind'], url: string): Promise<SourceDefinition> {
-  const source: SourceDefinition = { key: uniqueId(kind).toLowerCase(), name: `Test ${kind}`, kind, country: kind === 'eis' ? 'RU' : null, url, intervalSeconds: 3600 };
+  const source: SourceDefinition = {
+    key: uniqueId(kind).toLowerCase(),
+    name: `Test ${kind}`,
+    kind,
+    country: kind === 'eis' ? 'RU' : null,
+    url,
+    intervalSeconds: 3600,
+  };
   made.push(source.key);
   await saveSource(server.services.db, source);
   await ensureSchedule(server.services.temporal, source, server.services.config.TEMPORAL_TASK_QUEUE);
@@ -41,10 +52,16 @@ async function runOnce(source: SourceDefinition) {
   const before = (await schedule.describe()).info.numActionsTaken;
   await schedule.trigger();
   await expect
-    .poll(async () => (await schedule.describe()).info.numActionsTaken, { timeout: 30_000, interval: 100, message: 'the schedule started no workflow' })
+    .poll(async () => (await schedule.describe()).info.numActionsTaken, {
+      timeout: 30_000,
+      interval: 100,
+      message: 'the schedule started no workflow',
+    })
     .toBeGreaterThan(before);
   const action = (await schedule.describe()).info.recentActions.at(-1)!.action;
-  await server.services.temporal.workflow.getHandle(action.workflow.workflowId, action.workflow.firstExecutionRunId).result();
+  await server.services.temporal.workflow
+    .getHandle(action.workflow.workflowId, action.workflow.firstExecutionRunId)
+    .result();
   const sources = await json(await fetch(`${server.url}/v1/sources`, { headers: bearer(key) }));
   return sources.items.find((s: { key: string }) => s.key === source.key);
 }
@@ -53,12 +70,18 @@ describe('scheduled sync', () => {
   it('syncs an OCDS feed across pages on schedule, and a second run adds no duplicate', async () => {
     const source = await scheduled('ocds', `${double.url}/ocds/page-1.json`);
     const description = await server.services.temporal.schedule.getHandle(scheduleId(source.key)).describe();
-    expect(description.action).toMatchObject({ type: 'startWorkflow', workflowType: 'dataSyncWorkflow', args: [source.key] });
+    expect(description.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'dataSyncWorkflow',
+      args: [source.key],
+    });
     const first = await runOnce(source);
     expect(first).toMatchObject({ status: 'ok', records: 1, last_sync_at: expect.any(String) });
     const second = await runOnce(source);
     expect(second).toMatchObject({ status: 'ok', records: 1 });
-    const tender = await json(await fetch(`${server.url}/v1/tenders/${source.key}:ocds-213czf-000-00001`, { headers: bearer(key) }));
+    const tender = await json(
+      await fetch(`${server.url}/v1/tenders/${source.key}:ocds-213czf-000-00001`, { headers: bearer(key) }),
+    );
     expect(tender).toMatchObject({ source: source.key, country: 'GB', ocid: 'ocds-213czf-000-00001' });
   });
 

@@ -25,7 +25,9 @@ let shop: { id: string; secret_key: string };
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true, env: { SVC_BOOTSTRAP_ADMIN_TOKEN: BOOTSTRAP } });
-  shop = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Dispute race shop', mode: 'sandbox' }, bootstrap()));
+  shop = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Dispute race shop', mode: 'sandbox' }, bootstrap()),
+  );
 });
 afterAll(async () => {
   await server?.stop();
@@ -34,22 +36,30 @@ afterAll(async () => {
 /** The bootstrap token: an administrator with the admin role. */
 const bootstrap = () => ({ Authorization: `Bearer ${BOOTSTRAP}` });
 const mkt = () => ({ 'X-Svc-Key': shop.secret_key });
-const readState = async (dealId: string) => json(await fetch(`${server.url}/api/mkt/deals/${dealId}`, { headers: mkt() }));
-const readAdminDeal = async (dealId: string) => json(await fetch(`${server.url}/admin/deals/${dealId}`, { headers: bootstrap() }));
+const readState = async (dealId: string) =>
+  json(await fetch(`${server.url}/api/mkt/deals/${dealId}`, { headers: mkt() }));
+const readAdminDeal = async (dealId: string) =>
+  json(await fetch(`${server.url}/admin/deals/${dealId}`, { headers: bootstrap() }));
 /** Read once a release's payout (made by the deal's loop after the release answered) is through: the deal is paid then. */
 async function settled<T extends { status: string; payout?: { status: string } }>(read: () => Promise<T>): Promise<T> {
-  await expect.poll(async () => (await read()).payout?.status ?? (await read()).status, { timeout: 20_000 }).not.toBe('pending');
+  await expect
+    .poll(async () => (await read()).payout?.status ?? (await read()).status, { timeout: 20_000 })
+    .not.toBe('pending');
   return read();
 }
 const dealState = (dealId: string) => settled(() => readState(dealId));
-const adminDeal = (dealId: string) => settled(async () => {
-  const found = await readAdminDeal(dealId);
-  return { ...found, status: found.deal?.status ?? found.status, payout: found.deal?.payout ?? found.payout };
-});
+const adminDeal = (dealId: string) =>
+  settled(async () => {
+    const found = await readAdminDeal(dealId);
+    return { ...found, status: found.deal?.status ?? found.status, payout: found.deal?.payout ?? found.payout };
+  });
 
 /** A deal of the shop with its money held (sandbox), and its buyer signed in to the cabinet. */
 async function heldDeal() {
-  const held = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000), marketplaceId: shop.id });
+  const held = await insertHeldDeal(server.services, {
+    holdExpiresAt: new Date(Date.now() + 7 * 86_400_000),
+    marketplaceId: shop.id,
+  });
   const { user } = await ensureUser(server.services.db, { email: held.buyerEmail });
   const { token } = await createSession(server.services.db, user.id, 3600);
   return { ...held, buyer: { Authorization: `Bearer ${token}` } };
@@ -79,7 +89,9 @@ describe("the buyer's dispute and an administrator's plain release at the same m
     const raced = await Promise.all(
       deals.map(async (deal) => {
         const [dispute, release] = await Promise.all([
-          post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/dispute`, { reason: REASON }, deal.buyer).then(answer),
+          post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/dispute`, { reason: REASON }, deal.buyer).then(
+            answer,
+          ),
           post(`${server.url}/admin/deals/${deal.dealId}/escrow/release`, {}, bootstrap()).then(answer),
         ]);
         return { deal, dispute, release };
@@ -94,7 +106,10 @@ describe("the buyer's dispute and an administrator's plain release at the same m
       if (dispute.status === 200) {
         outcomes.disputed++;
         expect(release, deal.dealId).toMatchObject({ status: 400, body: { code: 'dispute_open' } });
-        expect(state).toMatchObject({ status: 'disputed', dispute: { status: 'open', reason: REASON, decision: null } });
+        expect(state).toMatchObject({
+          status: 'disputed',
+          dispute: { status: 'open', reason: REASON, decision: null },
+        });
         expect(state.payments).toEqual([expect.objectContaining({ status: 'disputed' })]);
         expect(state.events.map((event: { type: string }) => event.type)).not.toContain('deal.paid');
       } else {
@@ -110,7 +125,11 @@ describe("the buyer's dispute and an administrator's plain release at the same m
 
     // The open disputes are the arbiter's to decide, with a reason.
     for (const { deal, dispute } of raced.filter((race) => race.dispute.status === 200)) {
-      const decided = await post(`${server.url}/admin/deals/${deal.dealId}/escrow/resolve`, { outcome: 'refund', reason: 'No proof of delivery' }, bootstrap());
+      const decided = await post(
+        `${server.url}/admin/deals/${deal.dealId}/escrow/resolve`,
+        { outcome: 'refund', reason: 'No proof of delivery' },
+        bootstrap(),
+      );
       expect(decided.status, JSON.stringify(dispute)).toBe(200);
     }
   });
@@ -122,7 +141,9 @@ describe("the buyer's release and refund at the same moment", () => {
     const raced = await Promise.all(
       deals.map((deal) =>
         Promise.all(
-          (['release', 'refund'] as const).map((move) => post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/${move}`, {}, deal.buyer).then(answer)),
+          (['release', 'refund'] as const).map((move) =>
+            post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/${move}`, {}, deal.buyer).then(answer),
+          ),
         ),
       ),
     );
@@ -130,23 +151,33 @@ describe("the buyer's release and refund at the same moment", () => {
       const state = await dealState(deals[index]!.dealId);
       const won = release!.status === 200 ? 'paid' : 'refunded';
       expect([release!.status, refund!.status].sort()).toEqual([200, 400]);
-      expect(['deal_closed', 'invalid_payment_state']).toContain((release!.status === 400 ? release : refund)!.body.code);
+      expect(['deal_closed', 'invalid_payment_state']).toContain(
+        (release!.status === 400 ? release : refund)!.body.code,
+      );
       expect(state.status).toBe(won);
     }
     // A closed deal whose refused update was still waiting for the lock once made the workflow spin until the worker
     // thread died; the same worker still moves money now.
     const after = await heldDeal();
-    expect((await post(`${server.url}/cabinet/deals/${after.dealId}/escrow/release`, {}, after.buyer)).status).toBe(200);
+    expect((await post(`${server.url}/cabinet/deals/${after.dealId}/escrow/release`, {}, after.buyer)).status).toBe(
+      200,
+    );
   });
 });
 
 describe('a disputed payment', () => {
   it("refuses every move but the arbiter's decision with 400 dispute_open, whoever asks, and stays as it was", async () => {
     const deal = await heldDeal();
-    const early = await post(`${server.url}/admin/deals/${deal.dealId}/escrow/resolve`, { outcome: 'release', reason: 'Nothing to decide' }, bootstrap());
+    const early = await post(
+      `${server.url}/admin/deals/${deal.dealId}/escrow/resolve`,
+      { outcome: 'release', reason: 'Nothing to decide' },
+      bootstrap(),
+    );
     expect(early.status).toBe(400);
     expect((await json(early)).code).toBe('invalid_payment_state');
-    expect((await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/dispute`, { reason: REASON }, deal.buyer)).status).toBe(200);
+    expect(
+      (await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/dispute`, { reason: REASON }, deal.buyer)).status,
+    ).toBe(200);
     const before = await dealState(deal.dealId);
     expect(before).toMatchObject({ status: 'disputed', dispute: { status: 'open', reason: REASON } });
 
@@ -154,7 +185,12 @@ describe('a disputed payment', () => {
     const cabinet = (path: string) => `${server.url}/cabinet/deals/${deal.dealId}${path}`;
     const moves: [string, string, unknown, Record<string, string>][] = [
       ['administrator release', admin('/escrow/release'), {}, bootstrap()],
-      ['administrator release with a reason', admin('/escrow/release'), { reason: 'The seller proved delivery' }, bootstrap()],
+      [
+        'administrator release with a reason',
+        admin('/escrow/release'),
+        { reason: 'The seller proved delivery' },
+        bootstrap(),
+      ],
       ['administrator refund', admin('/escrow/refund'), {}, bootstrap()],
       ['administrator refund with a reason', admin('/escrow/refund'), { reason: 'The buyer is right' }, bootstrap()],
       ['administrator dispute', admin('/escrow/dispute'), { reason: 'Once more' }, bootstrap()],
@@ -178,15 +214,27 @@ describe('a disputed payment', () => {
 
     expect((await post(admin('/escrow/resolve'), { outcome: 'release', reason: ' ' }, bootstrap())).status).toBe(400);
     expect(await dealState(deal.dealId)).toEqual(before);
-    const resolved = await post(admin('/escrow/resolve'), { outcome: 'refund', reason: 'The photos show it broken' }, bootstrap());
+    const resolved = await post(
+      admin('/escrow/resolve'),
+      { outcome: 'refund', reason: 'The photos show it broken' },
+      bootstrap(),
+    );
     expect(resolved.status).toBe(200);
     expect(await json(resolved)).toMatchObject({ status: 'refunded' });
     const after = await adminDeal(deal.dealId);
     expect(after).toMatchObject({
       status: 'refunded',
-      dispute: { status: 'decided', reason: REASON, decision: { outcome: 'refund', reason: 'The photos show it broken' } },
+      dispute: {
+        status: 'decided',
+        reason: REASON,
+        decision: { outcome: 'refund', reason: 'The photos show it broken' },
+      },
     });
-    expect(after.events.at(-1)).toMatchObject({ type: 'deal.refunded', actor: 'arbiter', reason: 'The photos show it broken' });
+    expect(after.events.at(-1)).toMatchObject({
+      type: 'deal.refunded',
+      actor: 'arbiter',
+      reason: 'The photos show it broken',
+    });
     const again = await post(admin('/escrow/resolve'), { outcome: 'release', reason: 'Changed my mind' }, bootstrap());
     expect((await json(again)).code).toBe('deal_closed');
   });
@@ -197,7 +245,9 @@ describe('a disputed payment', () => {
     const move = (input: MovePaymentInput) => handle.executeUpdate(movePaymentUpdate, { args: [input] });
     // The arbiter decides disputes only.
     await startDealWorkflow(server.services, (await loadSnapshot(server.services.db, deal.dealId))!);
-    expect(await refusalOf(move({ action: 'release', actor: 'arbiter', reason: 'No dispute yet' }))).toBe('invalid_payment_state');
+    expect(await refusalOf(move({ action: 'release', actor: 'arbiter', reason: 'No dispute yet' }))).toBe(
+      'invalid_payment_state',
+    );
     expect(await refusalOf(move({ action: 'dispute', actor: 'buyer' }))).toBe('reason_required');
     expect(await refusalOf(move({ action: 'dispute', actor: 'buyer', reason: REASON }))).toBe('accepted');
     const disputed = await handle.query(snapshotQuery);
@@ -216,10 +266,15 @@ describe('a disputed payment', () => {
     expect(await refusalOf(move({ action: 'release', actor: 'arbiter', reason: '   ' }))).toBe('reason_required');
     expect(await handle.query(snapshotQuery)).toEqual(disputed);
 
-    expect(await refusalOf(move({ action: 'release', actor: 'arbiter', reason: 'Delivered as described' }))).toBe('accepted');
+    expect(await refusalOf(move({ action: 'release', actor: 'arbiter', reason: 'Delivered as described' }))).toBe(
+      'accepted',
+    );
     const decided = await handle.query(snapshotQuery);
     expect(decided.payments.at(-1)!.status).toBe('released');
-    expect(decided.dispute).toMatchObject({ status: 'decided', decision: { outcome: 'release', reason: 'Delivered as described' } });
+    expect(decided.dispute).toMatchObject({
+      status: 'decided',
+      decision: { outcome: 'release', reason: 'Delivered as described' },
+    });
   });
 });
 
@@ -227,14 +282,27 @@ describe('two moves the workflow accepted together', () => {
   it('are applied in turn, each checked against the deal as the one before left it', async () => {
     // A task queue without a worker yet: both updates wait for the workflow's first task and come in it together, so
     // the release's validator sees the money held; only the check when the release's turn comes sees the dispute.
-    const services = createServices(testConfig({ TEMPORAL_TASK_QUEUE: uniqueId('late-worker') }), createLogger('silent'));
+    const services = createServices(
+      testConfig({ TEMPORAL_TASK_QUEUE: uniqueId('late-worker') }),
+      createLogger('silent'),
+    );
     try {
       const held = await insertHeldDeal(services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000) });
       await startDealWorkflow(services, (await loadSnapshot(services.db, held.dealId))!);
       const handle = services.temporal.workflow.getHandle(dealWorkflowId(held.marketplaceId, held.externalId));
-      const dispute = refusalOf(handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'dispute', actor: 'buyer', reason: REASON }], updateId: 'dispute' }));
+      const dispute = refusalOf(
+        handle.executeUpdate(movePaymentUpdate, {
+          args: [{ action: 'dispute', actor: 'buyer', reason: REASON }],
+          updateId: 'dispute',
+        }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const release = refusalOf(handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'administrator' }], updateId: 'release' }));
+      const release = refusalOf(
+        handle.executeUpdate(movePaymentUpdate, {
+          args: [{ action: 'release', actor: 'administrator' }],
+          updateId: 'release',
+        }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 1000));
 
       const worker = await startWorker(services);
@@ -246,7 +314,9 @@ describe('two moves the workflow accepted together', () => {
       }
       // The release passed its validator (accepted into the history) and was refused when applied.
       const events = (await handle.fetchHistory()).events ?? [];
-      const accepted = events.map((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId).filter(Boolean);
+      const accepted = events
+        .map((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId)
+        .filter(Boolean);
       expect(accepted).toEqual(['dispute', 'release']);
       const state = await loadSnapshot(services.db, held.dealId);
       expect(state!.payments).toEqual([expect.objectContaining({ status: 'disputed' })]);
@@ -263,11 +333,17 @@ describe('a move that reaches a deal after its workflow ended', () => {
     // What a caller read while the money was still held, before the release reached the deal.
     const stale = (await loadSnapshot(server.services.db, deal.dealId))!;
     expect((await post(`${server.url}/admin/deals/${deal.dealId}/escrow/release`, {}, bootstrap())).status).toBe(200);
-    const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(stale.deal.marketplace_id, stale.deal.external_id));
+    const handle = server.services.temporal.workflow.getHandle(
+      dealWorkflowId(stale.deal.marketplace_id, stale.deal.external_id),
+    );
     await expect.poll(async () => (await handle.describe()).status.name, { timeout: 20_000 }).toBe('COMPLETED');
 
     // The late update starts the deal's workflow again, given the stale snapshot, as a slow request would.
-    const late = updateDeal(server.services, stale, movePaymentUpdate, { action: 'dispute', actor: 'buyer', reason: REASON });
+    const late = updateDeal(server.services, stale, movePaymentUpdate, {
+      action: 'dispute',
+      actor: 'buyer',
+      reason: REASON,
+    });
     await expect(late).rejects.toMatchObject({ status: 400, code: 'deal_closed' });
     await expect.poll(async () => (await handle.describe()).status.name, { timeout: 20_000 }).toBe('COMPLETED');
     const state = await dealState(deal.dealId);

@@ -34,7 +34,10 @@ const taskQueue = uniqueId('hold-lapse');
 
 beforeAll(async () => {
   installQuietRuntime();
-  const path = await resolveTemporalTestServer({ explicit: process.env.TEMPORAL_TEST_SERVER || undefined, say: (message) => console.log(message) });
+  const path = await resolveTemporalTestServer({
+    explicit: process.env.TEMPORAL_TEST_SERVER || undefined,
+    say: (message) => console.log(message),
+  });
   const [started, workflowBundle] = await Promise.all([
     TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } }),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet }),
@@ -46,13 +49,23 @@ beforeAll(async () => {
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(
-      Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, proto.temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${type.toUpperCase() as Uppercase<typeof type>}`]]),
+      Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [
+        name,
+        proto.temporal.api.enums.v1.IndexedValueType[
+          `INDEXED_VALUE_TYPE_${type.toUpperCase() as Uppercase<typeof type>}`
+        ],
+      ]),
     ),
   });
   const config = testConfig({ TEMPORAL_TASK_QUEUE: taskQueue });
   services = createServices(config, createLogger(config.LOG_LEVEL));
   receiver = await startReceiver();
-  worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities: createActivities(services) });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: createActivities(services),
+  });
   running = worker.run();
 });
 
@@ -69,14 +82,20 @@ const quiet = new DefaultLogger('ERROR');
 
 function installQuietRuntime(): void {
   try {
-    Runtime.install({ logger: quiet, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+    Runtime.install({
+      logger: quiet,
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    });
   } catch {
     // Installed already in this process: its logger stays.
   }
 }
 
 /** Starts the deal's workflow as the API does (src/deals/commands.ts startOptions), under the given hold policy. */
-async function startDeal(held: HeldDeal, holdPolicy: 'refund' | 'release'): Promise<WorkflowHandle<typeof dealWorkflow>> {
+async function startDeal(
+  held: HeldDeal,
+  holdPolicy: 'refund' | 'release',
+): Promise<WorkflowHandle<typeof dealWorkflow>> {
   const snapshot = (await loadSnapshot(services.db, held.dealId))!;
   // The default margin: only the policy is chosen here.
   const settings = dealSettings({ ...services, config: testConfig({ ESCROW_HOLD_POLICY: holdPolicy }) });
@@ -102,11 +121,14 @@ async function history(handle: WorkflowHandle) {
 async function lapseTimer(handle: WorkflowHandle): Promise<number> {
   let seconds = 0;
   await expect
-    .poll(async () => {
-      const started = (await history(handle)).map((event) => event.timerStartedEventAttributes).filter(Boolean);
-      seconds = Number(started.at(-1)?.startToFireTimeout?.seconds ?? 0);
-      return started.length;
-    }, { timeout: 30_000 })
+    .poll(
+      async () => {
+        const started = (await history(handle)).map((event) => event.timerStartedEventAttributes).filter(Boolean);
+        seconds = Number(started.at(-1)?.startToFireTimeout?.seconds ?? 0);
+        return started.length;
+      },
+      { timeout: 30_000 },
+    )
     .toBeGreaterThan(0);
   return seconds;
 }
@@ -161,8 +183,12 @@ describe('money still held shortly before the acquirer lets it go', () => {
     // Acted at the margin in the server's clock: 12 hours before the lapse, not at it and not days early.
     expect(after.events[0].occurred_at).toBeGreaterThanOrEqual(lapseAt);
     expect(after.events[0].occurred_at).toBeLessThan(lapseAt + 60_000);
-    const told = receiver.received.map((request) => JSON.parse(request.body.toString())).filter((event) => event.id === held.dealId);
-    expect(told).toEqual([expect.objectContaining({ event: 'deal.refunded', actor: 'system', event_id: after.events[0].event_id })]);
+    const told = receiver.received
+      .map((request) => JSON.parse(request.body.toString()))
+      .filter((event) => event.id === held.dealId);
+    expect(told).toEqual([
+      expect.objectContaining({ event: 'deal.refunded', actor: 'system', event_id: after.events[0].event_id }),
+    ]);
     // The sandbox acquirer was asked to refund what it held, once (a safe deal refunds; a two-stage hold is cancelled).
     const cancels = (await history(handle))
       .map((event) => event.activityTaskScheduledEventAttributes)
@@ -184,7 +210,11 @@ describe('money still held shortly before the acquirer lets it go', () => {
     // The release paid the seller out (a sandbox deal without a seller: to the succeeding test card), then it was paid.
     expect(after.events).toEqual([
       expect.objectContaining({ event: 'deal.payout_sent', actor: 'system' }),
-      expect.objectContaining({ event: 'deal.paid', actor: 'system', reason: "The acquirer's hold was about to lapse; the service's policy is to release." }),
+      expect.objectContaining({
+        event: 'deal.paid',
+        actor: 'system',
+        reason: "The acquirer's hold was about to lapse; the service's policy is to release.",
+      }),
     ]);
     const lapseAt = Date.parse(held.holdExpiresAt) - marginMs();
     expect(after.events[1].occurred_at).toBeGreaterThanOrEqual(lapseAt);
@@ -196,7 +226,9 @@ describe('money still held shortly before the acquirer lets it go', () => {
     const handle = await startDeal(held, 'release');
     await lapseTimer(handle);
     await env.sleep(2 * DAY);
-    const disputed = await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'dispute', actor: 'buyer', reason: 'Arrived broken' }] });
+    const disputed = await handle.executeUpdate(movePaymentUpdate, {
+      args: [{ action: 'dispute', actor: 'buyer', reason: 'Arrived broken' }],
+    });
     expect(disputed.status).toBe('disputed');
 
     await handle.result();
@@ -208,7 +240,10 @@ describe('money still held shortly before the acquirer lets it go', () => {
       { event: 'deal.refunded', actor: 'system' },
     ]);
     expect(after.events[1].reason).toContain('before the arbiter decided');
-    expect((await loadSnapshot(services.db, held.dealId))!.dispute).toMatchObject({ status: 'decided', decision: { outcome: 'refund' } });
+    expect((await loadSnapshot(services.db, held.dealId))!.dispute).toMatchObject({
+      status: 'decided',
+      decision: { outcome: 'refund' },
+    });
     const lapseAt = Date.parse(held.holdExpiresAt) - marginMs();
     expect(after.events[1].occurred_at).toBeGreaterThanOrEqual(lapseAt);
     expect(after.events[1].occurred_at).toBeLessThan(lapseAt + 60_000);
@@ -236,7 +271,13 @@ describe('money still held shortly before the acquirer lets it go', () => {
     ]);
     const events = await history(handle);
     expect(events.filter((event) => event.timerFiredEventAttributes)).toEqual([]);
-    expect(events.some((event) => ['cancelEscrowPayment', 'refundEscrowPart'].includes(event.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))).toBe(false);
+    expect(
+      events.some((event) =>
+        ['cancelEscrowPayment', 'refundEscrowPart'].includes(
+          event.activityTaskScheduledEventAttributes?.activityType?.name ?? '',
+        ),
+      ),
+    ).toBe(false);
   });
 });
 
@@ -246,7 +287,9 @@ describe('the buyer’s inspection window after delivery', () => {
     const handle = await startDeal(held, 'refund');
     await lapseTimer(handle);
     await handle.executeUpdate(shipUpdate, { args: [{ actor: 'marketplace', carrier: 'CDEK', tracking: 'RU1' }] });
-    const delivered = await handle.executeUpdate(deliverUpdate, { args: [{ actor: 'marketplace', inspection_days: 3 }] });
+    const delivered = await handle.executeUpdate(deliverUpdate, {
+      args: [{ actor: 'marketplace', inspection_days: 3 }],
+    });
     const endsAt = Date.parse(delivered.inspection_ends_at!);
     expect(endsAt - Date.parse(delivered.delivered_at!)).toBe(3 * DAY);
 
@@ -267,7 +310,12 @@ describe('the buyer’s inspection window after delivery', () => {
     expect(paid).toMatchObject({ actor: 'system', reason: expect.stringContaining('inspection window ended') });
     expect(paid.occurred_at).toBeGreaterThanOrEqual(endsAt);
     expect(paid.occurred_at).toBeLessThan(endsAt + 60_000);
-    expect(after.events.map((event) => event.event)).toEqual(['deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.paid']);
+    expect(after.events.map((event) => event.event)).toEqual([
+      'deal.shipped',
+      'deal.delivered',
+      'deal.payout_sent',
+      'deal.paid',
+    ]);
   });
 
   it('does not release while the buyer’s dispute is open: the arbiter decides', async () => {
@@ -276,12 +324,16 @@ describe('the buyer’s inspection window after delivery', () => {
     await lapseTimer(handle);
     await handle.executeUpdate(deliverUpdate, { args: [{ actor: 'marketplace', inspection_days: 1 }] });
     await env.sleep(12 * 3600_000);
-    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'dispute', actor: 'buyer', reason: 'Not as described' }] });
+    await handle.executeUpdate(movePaymentUpdate, {
+      args: [{ action: 'dispute', actor: 'buyer', reason: 'Not as described' }],
+    });
     await env.sleep(2 * DAY);
     const after = await records(held.dealId);
     expect(after.status).toBe('disputed');
     expect(after.events.map((event) => event.event)).toEqual(['deal.delivered', 'deal.disputed']);
-    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'refund', actor: 'arbiter', reason: 'It was not as described' }] });
+    await handle.executeUpdate(movePaymentUpdate, {
+      args: [{ action: 'refund', actor: 'arbiter', reason: 'It was not as described' }],
+    });
     await handle.result();
     expect((await records(held.dealId)).status).toBe('refunded');
   });

@@ -11,8 +11,22 @@ import { dealWorkflowId } from '../src/deals/model.ts';
 import { loadSnapshot } from '../src/deals/store.ts';
 import { updateDeal } from '../src/deals/commands.ts';
 import { Problem } from '../src/http/problem.ts';
-import { addDocumentUpdate, decideUpdate, snapshotQuery, startApprovalUpdate, type NewDocument } from '../workflows/deals/deal-messages.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  addDocumentUpdate,
+  decideUpdate,
+  snapshotQuery,
+  startApprovalUpdate,
+  type NewDocument,
+} from '../workflows/deals/deal-messages.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 
 let server: TestServer;
 let marketplace: { id: string; secret_key: string; public_key: string };
@@ -37,8 +51,17 @@ const HOSTILE_TEXT: Record<string, string> = {
  * form, so none of them can carry one; NUL in a header is refused by the HTTP client and Node's parser before any code
  * of ours runs.
  */
-const HOSTILE_BYTES_TEXT: Record<string, string> = { NUL: 'a\u0000b', 'a bell (C0)': 'a\u0007b', 'an escape (C0)': 'a\u001bb', 'a huge string': 'x'.repeat(20_000) };
-const HOSTILE_HEADER_TEXT: Record<string, string> = { 'a bell (C0)': 'text/plain\u0007', 'an escape (C0)': 'text/\u001bplain', 'a huge string': `text/${'x'.repeat(20_000)}` };
+const HOSTILE_BYTES_TEXT: Record<string, string> = {
+  NUL: 'a\u0000b',
+  'a bell (C0)': 'a\u0007b',
+  'an escape (C0)': 'a\u001bb',
+  'a huge string': 'x'.repeat(20_000),
+};
+const HOSTILE_HEADER_TEXT: Record<string, string> = {
+  'a bell (C0)': 'text/plain\u0007',
+  'an escape (C0)': 'text/\u001bplain',
+  'a huge string': `text/${'x'.repeat(20_000)}`,
+};
 
 /**
  * A POST with raw header bytes: fetch and node:http refuse to send control characters in a header, a client of our
@@ -58,15 +81,30 @@ function rawPost(path: string, headers: Record<string, string>, body: Buffer): P
       const contentType = /\r\ncontent-type: ([^\r]*)/i.exec(head)?.[1] ?? 'text/plain';
       resolve(new Response(rest.join('\r\n\r\n'), { status, headers: { 'Content-Type': contentType } }));
     });
-    const lines = Object.entries({ Host: `${hostname}:${port}`, Connection: 'close', 'Content-Length': String(body.length), ...headers });
-    socket.end(Buffer.concat([Buffer.from(`POST ${path} HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`, 'latin1'), body]));
+    const lines = Object.entries({
+      Host: `${hostname}:${port}`,
+      Connection: 'close',
+      'Content-Length': String(body.length),
+      ...headers,
+    });
+    socket.end(
+      Buffer.concat([
+        Buffer.from(
+          `POST ${path} HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`,
+          'latin1',
+        ),
+        body,
+      ]),
+    );
   });
 }
 
 beforeAll(async () => {
   // The widget test sends more creations from one address than the default limit allows.
   server = await startTestServer({ worker: true, env: { WIDGET_CREATE_LIMIT_PER_ADDRESS: '1000' } });
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Hostile shop', mode: 'sandbox' }, admin()));
+  marketplace = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: 'Hostile shop', mode: 'sandbox' }, admin()),
+  );
   // One buyer for every deal, signed in from the first deal's invitation (in a test: it polls the outbox).
   buyerEmail = uniqueEmail('buyer');
   firstDealId = (await createDeal()).id;
@@ -82,13 +120,21 @@ afterAll(async () => {
 });
 
 async function createDeal(): Promise<{ id: string; external_id: string }> {
-  const response = await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 120 }, mkt());
+  const response = await post(
+    api('/deals'),
+    { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 120 },
+    mkt(),
+  );
   expect(response.status).toBe(201);
   return json(response);
 }
 
 function upload(dealId: string, query = 'kind=act&name=Act.pdf', contentType = 'application/pdf'): Promise<Response> {
-  return fetch(api(`/deals/${dealId}/documents?${query}`), { method: 'POST', headers: { ...mkt(), 'Content-Type': contentType }, body: Buffer.from('%PDF act') });
+  return fetch(api(`/deals/${dealId}/documents?${query}`), {
+    method: 'POST',
+    headers: { ...mkt(), 'Content-Type': contentType },
+    body: Buffer.from('%PDF act'),
+  });
 }
 
 async function toApproval(dealId: string): Promise<{ id: string }> {
@@ -113,12 +159,19 @@ async function toHeld(dealId: string): Promise<void> {
  * HTML), or for huge strings also what Node and the body limits answer before any route runs (431 for a URL or header
  * beyond 16 KiB, 413 for a body beyond its limit).
  */
-async function refusesAll(requests: Record<string, () => Promise<Response>>, codes = ['validation_failed']): Promise<void> {
+async function refusesAll(
+  requests: Record<string, () => Promise<Response>>,
+  codes = ['validation_failed'],
+): Promise<void> {
   for (const [what, send] of Object.entries(requests)) {
     const response = await send();
     const body = await response.text();
-    expect(what.includes('huge') ? [400, 413, 431] : [400], `${what}: ${response.status} ${body.slice(0, 300)}`).toContain(response.status);
-    if (response.status === 400 && response.headers.get('content-type')?.includes('json')) expect(codes, what).toContain(JSON.parse(body).code);
+    expect(
+      what.includes('huge') ? [400, 413, 431] : [400],
+      `${what}: ${response.status} ${body.slice(0, 300)}`,
+    ).toContain(response.status);
+    if (response.status === 400 && response.headers.get('content-type')?.includes('json'))
+      expect(codes, what).toContain(JSON.parse(body).code);
   }
 }
 
@@ -137,7 +190,7 @@ async function succeedsAtOnce(send: () => Promise<Response>, status: number): Pr
 }
 
 /** One hostile request per value, named `<input>: <what>`. */
-const each = <T,>(input: string, values: Record<string, T>, request: (value: T) => () => Promise<Response>) =>
+const each = <T>(input: string, values: Record<string, T>, request: (value: T) => () => Promise<Response>) =>
   Object.fromEntries(Object.entries(values).map(([what, value]) => [`${input}: ${what}`, request(value)]));
 
 describe('over HTTP, every input that reaches a deal', () => {
@@ -145,19 +198,40 @@ describe('over HTTP, every input that reaches a deal', () => {
     const deal = await createDeal();
     expect((await upload(deal.id)).status).toBe(201);
     await refusesAll({
-      ...each('comment', HOSTILE_TEXT, (value) => () => post(api(`/deals/${deal.id}/approval`), { comment: value }, mkt())),
-      ...each('approver_email', HOSTILE_TEXT, (value) => () => post(api(`/deals/${deal.id}/approval`), { approver_email: `${value}@example.com` }, mkt())),
+      ...each(
+        'comment',
+        HOSTILE_TEXT,
+        (value) => () => post(api(`/deals/${deal.id}/approval`), { comment: value }, mkt()),
+      ),
+      ...each(
+        'approver_email',
+        HOSTILE_TEXT,
+        (value) => () => post(api(`/deals/${deal.id}/approval`), { approver_email: `${value}@example.com` }, mkt()),
+      ),
     });
-    expect(await succeedsAtOnce(() => post(api(`/deals/${deal.id}/approval`), { comment: 'Please check' }, mkt()), 201)).toMatchObject({ status: 'pending' });
+    expect(
+      await succeedsAtOnce(() => post(api(`/deals/${deal.id}/approval`), { comment: 'Please check' }, mkt()), 201),
+    ).toMatchObject({ status: 'pending' });
   });
 
   it('documents: kind, name and the file content type', async () => {
     const deal = await createDeal();
     await refusesAll({
       ...each('kind', HOSTILE_BYTES_TEXT, (value) => () => upload(deal.id, `kind=${encodeURIComponent(value)}`)),
-      ...each('name', HOSTILE_BYTES_TEXT, (value) => () => upload(deal.id, `kind=act&name=${encodeURIComponent(value)}`)),
-      ...each('Content-Type', HOSTILE_HEADER_TEXT, (value) => () =>
-        rawPost(`/api/mkt/deals/${deal.id}/documents?kind=act`, { ...mkt(), 'Content-Type': value }, Buffer.from('%PDF act')),
+      ...each(
+        'name',
+        HOSTILE_BYTES_TEXT,
+        (value) => () => upload(deal.id, `kind=act&name=${encodeURIComponent(value)}`),
+      ),
+      ...each(
+        'Content-Type',
+        HOSTILE_HEADER_TEXT,
+        (value) => () =>
+          rawPost(
+            `/api/mkt/deals/${deal.id}/documents?kind=act`,
+            { ...mkt(), 'Content-Type': value },
+            Buffer.from('%PDF act'),
+          ),
       ),
     });
     expect(await succeedsAtOnce(() => upload(deal.id), 201)).toMatchObject({ kind: 'act', name: 'Act.pdf' });
@@ -186,15 +260,29 @@ describe('over HTTP, every input that reaches a deal', () => {
     const page = await signedInPage();
     const csrf = await page.csrf();
     await refusesAll({
-      ...each('JSON comment', HOSTILE_TEXT, (value) => () => post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: value }, buyer)),
-      ...each('form comment', HOSTILE_BYTES_TEXT, (value) => () => page.post(`/cabinet/view/approvals/${approval.id}/reject`, { _csrf: csrf, comment: value })),
+      ...each(
+        'JSON comment',
+        HOSTILE_TEXT,
+        (value) => () => post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: value }, buyer),
+      ),
+      ...each(
+        'form comment',
+        HOSTILE_BYTES_TEXT,
+        (value) => () => page.post(`/cabinet/view/approvals/${approval.id}/reject`, { _csrf: csrf, comment: value }),
+      ),
     });
-    const rejected = await succeedsAtOnce(() => post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: 'Wrong size' }, buyer), 200);
+    const rejected = await succeedsAtOnce(
+      () => post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: 'Wrong size' }, buyer),
+      200,
+    );
     expect(rejected).toMatchObject({ status: 'rejected', comment: 'Wrong size' });
 
     // After a rejection a new approval may start: the web form's clean rejection goes through as well.
     const again = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
-    await succeedsAtOnce(() => page.post(`/cabinet/view/approvals/${again.id}/reject`, { _csrf: csrf, comment: 'Still wrong' }), 303);
+    await succeedsAtOnce(
+      () => page.post(`/cabinet/view/approvals/${again.id}/reject`, { _csrf: csrf, comment: 'Still wrong' }),
+      303,
+    );
     const state = await json(await fetch(api(`/deals/${deal.id}`), { headers: mkt() }));
     expect(state.approvals.map((item: { status: string; comment: string }) => [item.status, item.comment])).toEqual([
       ['rejected', 'Wrong size'],
@@ -205,53 +293,94 @@ describe('over HTTP, every input that reaches a deal', () => {
   it('cabinet release, refund and dispute, then the arbiter in administration', async () => {
     const deal = await createDeal();
     await toHeld(deal.id);
-    const move = (who: 'cabinet' | 'admin', id: string, action: string, body: unknown = {}) => () =>
-      post(`${server.url}/${who}/deals/${id}/escrow/${action}`, body, who === 'cabinet' ? buyer : admin());
+    const move =
+      (who: 'cabinet' | 'admin', id: string, action: string, body: unknown = {}) =>
+      () =>
+        post(`${server.url}/${who}/deals/${id}/escrow/${action}`, body, who === 'cabinet' ? buyer : admin());
     // Their inputs are the deal in the path and the reason; resolve also takes the outcome.
     const hostilePaths = (who: 'cabinet' | 'admin', actions: string[]) =>
       Object.fromEntries(
         actions.flatMap((action) =>
-          Object.entries(HOSTILE_BYTES_TEXT).map(([what, value]) => [`${who} ${action}: ${what}`, move(who, `${deal.id}${encodeURIComponent(value)}`, action)]),
+          Object.entries(HOSTILE_BYTES_TEXT).map(([what, value]) => [
+            `${who} ${action}: ${what}`,
+            move(who, `${deal.id}${encodeURIComponent(value)}`, action),
+          ]),
         ),
       );
     await refusesAll({
       ...hostilePaths('cabinet', ['release', 'refund', 'dispute']),
       ...each('dispute reason', HOSTILE_TEXT, (value) => move('cabinet', deal.id, 'dispute', { reason: value })),
     });
-    expect(await succeedsAtOnce(move('cabinet', deal.id, 'dispute', { reason: 'Not as described' }), 200)).toMatchObject({ status: 'disputed' });
+    expect(
+      await succeedsAtOnce(move('cabinet', deal.id, 'dispute', { reason: 'Not as described' }), 200),
+    ).toMatchObject({ status: 'disputed' });
 
     await refusesAll({
       ...hostilePaths('admin', ['release', 'refund', 'dispute', 'resolve']),
-      ...each('resolve outcome', HOSTILE_TEXT, (value) => move('admin', deal.id, 'resolve', { outcome: value, reason: 'Delivered' })),
-      ...each('resolve reason', HOSTILE_TEXT, (value) => move('admin', deal.id, 'resolve', { outcome: 'release', reason: value })),
+      ...each('resolve outcome', HOSTILE_TEXT, (value) =>
+        move('admin', deal.id, 'resolve', { outcome: value, reason: 'Delivered' }),
+      ),
+      ...each('resolve reason', HOSTILE_TEXT, (value) =>
+        move('admin', deal.id, 'resolve', { outcome: 'release', reason: value }),
+      ),
     });
-    expect(await succeedsAtOnce(move('admin', deal.id, 'resolve', { outcome: 'release', reason: 'Delivered' }), 200)).toMatchObject({ status: 'released' });
+    expect(
+      await succeedsAtOnce(move('admin', deal.id, 'resolve', { outcome: 'release', reason: 'Delivered' }), 200),
+    ).toMatchObject({ status: 'released' });
   });
 
   it('widget: creation, Continue and escrow', async () => {
     const widget = (path: string) => `${server.url}/api/mkt/widget/deals${path}`;
-    const fields = { public_key: marketplace.public_key, external_id: uniqueId('cart'), buyer_email: buyerEmail, title: 'Chair', amount: 80 };
+    const fields = {
+      public_key: marketplace.public_key,
+      external_id: uniqueId('cart'),
+      buyer_email: buyerEmail,
+      title: 'Chair',
+      amount: 80,
+    };
     await refusesAll(
       Object.fromEntries(
-        ['public_key', 'external_id', 'buyer_email', 'title', 'buyer_name', 'description', 'currency'].flatMap((field) =>
-          Object.entries(HOSTILE_TEXT).map(([what, value]) => [`${field}: ${what}`, () => post(widget(''), { ...fields, [field]: value })]),
+        ['public_key', 'external_id', 'buyer_email', 'title', 'buyer_name', 'description', 'currency'].flatMap(
+          (field) =>
+            Object.entries(HOSTILE_TEXT).map(([what, value]) => [
+              `${field}: ${what}`,
+              () => post(widget(''), { ...fields, [field]: value }),
+            ]),
         ),
       ),
     );
     const created = await succeedsAtOnce(() => post(widget(''), fields), 201);
     const token = { 'X-Svc-Widget-Token': created.widget_token };
 
-    await refusesAll(each('start locale', HOSTILE_TEXT, (value) => () => post(widget(`/${created.id}/start`), { locale: value }, token)));
-    expect(await succeedsAtOnce(() => post(widget(`/${created.id}/start`), { locale: 'en' }, token), 200)).toMatchObject({ status: 'approval' });
+    await refusesAll(
+      each(
+        'start locale',
+        HOSTILE_TEXT,
+        (value) => () => post(widget(`/${created.id}/start`), { locale: value }, token),
+      ),
+    );
+    expect(
+      await succeedsAtOnce(() => post(widget(`/${created.id}/start`), { locale: 'en' }, token), 200),
+    ).toMatchObject({ status: 'approval' });
 
     const { items } = await json(await fetch(`${server.url}/cabinet/approvals`, { headers: buyer }));
     const pending = items.find((item: { deal: { id: string } }) => item.deal.id === created.id);
     expect((await post(`${server.url}/cabinet/approvals/${pending.id}/approve`, {}, buyer)).status).toBe(200);
     await refusesAll({
-      ...each('escrow locale', HOSTILE_BYTES_TEXT, (value) => () => post(widget(`/${created.id}/escrow?locale=${encodeURIComponent(value)}`), {}, token)),
-      ...each('escrow wt', HOSTILE_BYTES_TEXT, (value) => () => post(widget(`/${created.id}/escrow?wt=${encodeURIComponent(value)}`), {}, token)),
+      ...each(
+        'escrow locale',
+        HOSTILE_BYTES_TEXT,
+        (value) => () => post(widget(`/${created.id}/escrow?locale=${encodeURIComponent(value)}`), {}, token),
+      ),
+      ...each(
+        'escrow wt',
+        HOSTILE_BYTES_TEXT,
+        (value) => () => post(widget(`/${created.id}/escrow?wt=${encodeURIComponent(value)}`), {}, token),
+      ),
     });
-    expect(await succeedsAtOnce(() => post(widget(`/${created.id}/escrow?locale=en`), {}, token), 201)).toMatchObject({ status: 'hold' });
+    expect(await succeedsAtOnce(() => post(widget(`/${created.id}/escrow?locale=en`), {}, token), 201)).toMatchObject({
+      status: 'hold',
+    });
   });
 });
 
@@ -261,7 +390,9 @@ describe('straight to the workflow, past the boundary', () => {
     const deal = await createDeal();
     expect((await upload(deal.id)).status).toBe(201);
     const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(marketplace.id, deal.external_id));
-    const { rows } = await server.services.db.query('SELECT organization_id FROM deal_documents WHERE deal_id = $1', [deal.id]);
+    const { rows } = await server.services.db.query('SELECT organization_id FROM deal_documents WHERE deal_id = $1', [
+      deal.id,
+    ]);
     return { deal, handle, organizationId: rows[0].organization_id as string };
   }
 
@@ -293,7 +424,9 @@ describe('straight to the workflow, past the boundary', () => {
     expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
     const causes: unknown[] = [];
     for (let cause = (error as Error).cause; cause; cause = (cause as Error).cause) causes.push(cause);
-    const refusal = causes.find((cause) => cause instanceof ApplicationFailure && cause.type === 'invalid_record') as ApplicationFailure;
+    const refusal = causes.find(
+      (cause) => cause instanceof ApplicationFailure && cause.type === 'invalid_record',
+    ) as ApplicationFailure;
     expect(refusal).toMatchObject({ nonRetryable: true });
     expect(refusal.message).not.toMatch(/byte sequence|UTF8|constraint|SQL|INSERT/i);
     expect(await handle.query(snapshotQuery)).toEqual(inWorkflow);
@@ -311,11 +444,18 @@ describe('straight to the workflow, past the boundary', () => {
   it('a document name with NUL or a lone surrogate', async () => {
     const { deal, handle, organizationId } = await dealWithDocument();
     for (const name of ['a\u0000b', 'a\ud800b']) {
-      await refusedByTheRecords(deal.id, handle, () => handle.executeUpdate(addDocumentUpdate, { args: [newDocument(organizationId, name)] }));
+      await refusedByTheRecords(deal.id, handle, () =>
+        handle.executeUpdate(addDocumentUpdate, { args: [newDocument(organizationId, name)] }),
+      );
       const clean = newDocument(organizationId, 'Act 2.pdf');
-      expect(await goesThroughAtOnce(() => handle.executeUpdate(addDocumentUpdate, { args: [clean] }))).toMatchObject({ id: clean.id, name: 'Act 2.pdf' });
+      expect(await goesThroughAtOnce(() => handle.executeUpdate(addDocumentUpdate, { args: [clean] }))).toMatchObject({
+        id: clean.id,
+        name: 'Act 2.pdf',
+      });
       expect((await handle.query(snapshotQuery)).documents.map((document) => document.id)).toContain(clean.id);
-      expect((await loadSnapshot(server.services.db, deal.id))!.documents.map((document) => document.id)).toContain(clean.id);
+      expect((await loadSnapshot(server.services.db, deal.id))!.documents.map((document) => document.id)).toContain(
+        clean.id,
+      );
     }
   });
 
@@ -323,32 +463,47 @@ describe('straight to the workflow, past the boundary', () => {
     const { deal, handle } = await dealWithDocument();
     const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
     const decide = (comment: string) => () =>
-      handle.executeUpdate(decideUpdate, { args: [{ approval_id: approval.id, decision: 'reject', comment, actor: buyerEmail }] });
+      handle.executeUpdate(decideUpdate, {
+        args: [{ approval_id: approval.id, decision: 'reject', comment, actor: buyerEmail }],
+      });
     await refusedByTheRecords(deal.id, handle, decide('a\u0000b'));
     expect(await goesThroughAtOnce(decide('Wrong size'))).toMatchObject({ status: 'rejected', comment: 'Wrong size' });
-    expect((await loadSnapshot(server.services.db, deal.id))!.approvals).toEqual([expect.objectContaining({ id: approval.id, status: 'rejected', comment: 'Wrong size' })]);
+    expect((await loadSnapshot(server.services.db, deal.id))!.approvals).toEqual([
+      expect.objectContaining({ id: approval.id, status: 'rejected', comment: 'Wrong size' }),
+    ]);
   });
 
   it('an approval whose comment or approver the records refuse', async () => {
     const { deal, handle } = await dealWithDocument();
-    const start = (approver: string, comment: string) => () => handle.executeUpdate(startApprovalUpdate, { args: [{ approver, comment }] });
+    const start = (approver: string, comment: string) => () =>
+      handle.executeUpdate(startApprovalUpdate, { args: [{ approver, comment }] });
     await refusedByTheRecords(deal.id, handle, start(buyerEmail, 'a\u0000b'));
     await refusedByTheRecords(deal.id, handle, start(`a\u0000b@example.com`, ''));
     await refusedByTheRecords(deal.id, handle, start(`${'x'.repeat(5000)}@example.com`, ''));
-    expect(await goesThroughAtOnce(start(buyerEmail, 'Please check'))).toMatchObject({ created: true, approval: { status: 'pending', comment: 'Please check' } });
+    expect(await goesThroughAtOnce(start(buyerEmail, 'Please check'))).toMatchObject({
+      created: true,
+      approval: { status: 'pending', comment: 'Please check' },
+    });
   });
 
   it('through the API: 400 invalid_record, in words that do not leak PostgreSQL', async () => {
     const { deal, organizationId } = await dealWithDocument();
     const snapshot = (await loadSnapshot(server.services.db, deal.id))!;
-    const refused = await updateDeal(server.services, snapshot, addDocumentUpdate, newDocument(organizationId, 'a\u0000b')).then(
+    const refused = await updateDeal(
+      server.services,
+      snapshot,
+      addDocumentUpdate,
+      newDocument(organizationId, 'a\u0000b'),
+    ).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(Problem);
     expect(refused).toMatchObject({ status: 400, code: 'invalid_record' });
     expect((refused as Problem).message).not.toMatch(/byte sequence|UTF8|SQL/i);
-    const problemPage = await fetch(`${server.url}/problems/invalid_record`, { headers: { Accept: 'application/json' } });
+    const problemPage = await fetch(`${server.url}/problems/invalid_record`, {
+      headers: { Accept: 'application/json' },
+    });
     expect(problemPage.status).toBe(200);
   });
 });
@@ -374,7 +529,11 @@ async function signedInPage() {
   };
   const csrfOf = async (response: Response) => /name="_csrf" value="([^"]+)"/.exec(await response.text())?.[1] ?? '';
   const signIn = await request('GET', '/cabinet/sign-in');
-  const signedIn = await request('POST', '/cabinet/sign-in', { _csrf: await csrfOf(signIn), email: buyerEmail, password: 'a strong password' });
+  const signedIn = await request('POST', '/cabinet/sign-in', {
+    _csrf: await csrfOf(signIn),
+    email: buyerEmail,
+    password: 'a strong password',
+  });
   expect(signedIn.status).toBe(303);
   return {
     csrf: async () => csrfOf(await request('GET', '/cabinet')),

@@ -21,10 +21,18 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const noticeOf = (deal: HeldDeal) => ({ dealId: deal.dealId, eventId: randomUUID(), status: 'escrow_hold' as const, actor: 'buyer' as const });
-const rows = async (id: string) => (await server.services.db.query('SELECT attempts, claimed_until FROM deal_notices WHERE id = $1', [id])).rows;
+const noticeOf = (deal: HeldDeal) => ({
+  dealId: deal.dealId,
+  eventId: randomUUID(),
+  status: 'escrow_hold' as const,
+  actor: 'buyer' as const,
+});
+const rows = async (id: string) =>
+  (await server.services.db.query('SELECT attempts, claimed_until FROM deal_notices WHERE id = $1', [id])).rows;
 const mailsTo = async (email: string) =>
-  (await server.services.db.query('SELECT subject FROM mail_outbox WHERE recipient = $1', [email])).rows.map((row) => row.subject as string);
+  (await server.services.db.query('SELECT subject FROM mail_outbox WHERE recipient = $1', [email])).rows.map(
+    (row) => row.subject as string,
+  );
 
 describe('the deal notices’ outbox', () => {
   it('keeps a notice until a drainer mails it, once however often it is written', async () => {
@@ -51,9 +59,10 @@ describe('the deal notices’ outbox', () => {
     const held = noticeOf(deal);
     // Written as claimed already: by a drainer that died (its claim over), and by one still at work.
     const claimed = (notice: typeof lapsed, until: string) =>
-      server.services.db.query(`INSERT INTO deal_notices (id, deal_id, notice, attempts, claimed_until) VALUES ($1, $2, $3, 1, now() + $4::interval)`, [
-        notice.eventId, notice.dealId, JSON.stringify(notice), until,
-      ]);
+      server.services.db.query(
+        `INSERT INTO deal_notices (id, deal_id, notice, attempts, claimed_until) VALUES ($1, $2, $3, 1, now() + $4::interval)`,
+        [notice.eventId, notice.dealId, JSON.stringify(notice), until],
+      );
     await claimed(lapsed, '-1 second');
     await claimed(held, '1 minute');
 

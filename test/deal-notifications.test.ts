@@ -14,7 +14,13 @@ const CYRILLIC = /[а-яё]/i;
 const plain = (text: string) => text.replace(/[\u00a0\u202f]/g, ' ');
 
 describe('the templates', () => {
-  const facts: DealFacts = { marketplaceName: 'Velo Shop', title: 'Bicycle', amount: 12500, currency: 'RUB', url: 'https://svc.example/cabinet/view/deals/d-1' };
+  const facts: DealFacts = {
+    marketplaceName: 'Velo Shop',
+    title: 'Bicycle',
+    amount: 12500,
+    currency: 'RUB',
+    url: 'https://svc.example/cabinet/view/deals/d-1',
+  };
   const parties = ['buyer', 'seller'] as const;
   const actors = [...ACTORS, undefined];
   // Every mail a deal sends, in every variant its text has.
@@ -26,11 +32,19 @@ describe('the templates', () => {
     { kind: 'rejected', comment: '' },
     ...parties.map((role) => ({ kind: 'money_held', role }) as const),
     ...parties.flatMap((role) => actors.map((actor) => ({ kind: 'released', role, actor }) as const)),
-    ...parties.flatMap((role) => actors.map((actor) => ({ kind: 'refunded', role, actor, reason: 'Out of stock' }) as const)),
+    ...parties.flatMap((role) =>
+      actors.map((actor) => ({ kind: 'refunded', role, actor, reason: 'Out of stock' }) as const),
+    ),
     ...actors.map((actor) => ({ kind: 'dispute_opened', actor, reason: 'Arrived broken' }) as const),
-    ...parties.flatMap((role) => (['release', 'refund'] as const).map((outcome) => ({ kind: 'dispute_decided', role, outcome, reason: 'Photos show damage' }) as const)),
+    ...parties.flatMap((role) =>
+      (['release', 'refund'] as const).map(
+        (outcome) => ({ kind: 'dispute_decided', role, outcome, reason: 'Photos show damage' }) as const,
+      ),
+    ),
     ...actors.map((actor) => ({ kind: 'cancelled', actor, reason: 'Customer changed mind' }) as const),
-    ...DISPUTE_AUTHORS.map((author) => ({ kind: 'dispute_message', author, text: 'See the photo\nof the frame' }) as const),
+    ...DISPUTE_AUTHORS.map(
+      (author) => ({ kind: 'dispute_message', author, text: 'See the photo\nof the frame' }) as const,
+    ),
   ];
 
   it.each(notices.map((notice) => [`${notice.kind} ${JSON.stringify(notice).slice(0, 60)}`, notice] as const))(
@@ -59,50 +73,92 @@ describe('the templates', () => {
   });
 
   it('states who made a move and why, and leaves out a blank reason', () => {
-    const refunded = dealMail('en', '', facts, { kind: 'refunded', role: 'seller', actor: 'marketplace', reason: 'Out of stock' }).text;
+    const refunded = dealMail('en', '', facts, {
+      kind: 'refunded',
+      role: 'seller',
+      actor: 'marketplace',
+      reason: 'Out of stock',
+    }).text;
     expect(refunded).toContain('Refunded by: the marketplace Velo Shop');
     expect(refunded).toContain('Reason: Out of stock');
-    const ruRefunded = dealMail('ru', '', facts, { kind: 'refunded', role: 'buyer', actor: 'buyer', reason: 'Передумал' }).text;
+    const ruRefunded = dealMail('ru', '', facts, {
+      kind: 'refunded',
+      role: 'buyer',
+      actor: 'buyer',
+      reason: 'Передумал',
+    }).text;
     expect(ruRefunded).toContain('Кто вернул: покупатель');
     expect(ruRefunded).toContain('Причина: Передумал');
     const blank = dealMail('en', '', facts, { kind: 'cancelled', reason: '  ' }).text;
     expect(blank).not.toMatch(/Reason|Cancelled by/);
-    const decided = dealMail('en', '', facts, { kind: 'dispute_decided', role: 'buyer', outcome: 'refund', reason: 'Photos show damage' }).text;
+    const decided = dealMail('en', '', facts, {
+      kind: 'dispute_decided',
+      role: 'buyer',
+      outcome: 'refund',
+      reason: 'Photos show damage',
+    }).text;
     expect(decided).toContain("The arbiter's reason: Photos show damage");
     expect(decided).toContain('is returned to you');
   });
 
   it('quotes a dispute message line by line and greets without a name', () => {
-    const mail = dealMail('en', ' ', facts, { kind: 'dispute_message', author: 'seller', text: 'See the photo\nof the frame' });
+    const mail = dealMail('en', ' ', facts, {
+      kind: 'dispute_message',
+      author: 'seller',
+      text: 'See the photo\nof the frame',
+    });
     expect(mail.text).toMatch(/^Hello,\n/);
-    expect(mail.text).toContain('The seller wrote in the dispute on the deal "Bicycle":\n\n> See the photo\n> of the frame');
+    expect(mail.text).toContain(
+      'The seller wrote in the dispute on the deal "Bicycle":\n\n> See the photo\n> of the frame',
+    );
   });
 
   it('leaves no empty quotes for an untitled deal', () => {
     const untitled = { ...facts, title: ' ' };
     const en = dealMail('en', '', untitled, { kind: 'approved' });
     const ru = dealMail('ru', '', untitled, { kind: 'approved' });
-    expect([en.subject, ru.subject]).toEqual(['Velo Shop: the buyer approved the deal', 'Velo Shop: покупатель согласовал сделку']);
+    expect([en.subject, ru.subject]).toEqual([
+      'Velo Shop: the buyer approved the deal',
+      'Velo Shop: покупатель согласовал сделку',
+    ]);
     expect(en.text + ru.text).not.toMatch(/""|«»|" "|« »/);
   });
 
-  it.each(['buyer', 'seller', 'approver'] as const)('writes the %s invitation in both languages with its links', (role) => {
-    const input = { role, name: 'Anna', svcId: randomUUID(), dealTitle: 'Bicycle', marketplaceName: 'Velo Shop', link: 'https://svc.example/cabinet/invite?token=inv_1', dealUrl: facts.url };
-    const mails: Record<'en' | 'ru', Mail> = { en: invitationMail({ ...input, locale: 'en' }), ru: invitationMail({ ...input, locale: 'ru' }) };
-    for (const mail of Object.values(mails)) {
-      expect(mail.subject).toMatch(/^Velo Shop: /);
-      expect(mail.text).toContain(input.svcId);
-      expect(mail.text).toContain('Bicycle');
-      expect(mail.text).toMatch(/\/cabinet\/invite\?token=inv_1\n/);
-      expect(mail.text).toContain(facts.url);
-      expect(mail.text).not.toMatch(/undefined|NaN|null/);
-    }
-    expect(mails.en.text).toContain(
-      { buyer: 'has opened a safe deal for you', seller: 'has opened a safe deal with you', approver: 'You are asked to approve the terms' }[role],
-    );
-    expect(CYRILLIC.test(mails.ru.subject)).toBe(true);
-    expect(CYRILLIC.test(mails.en.text.replace('Anna', ''))).toBe(false);
-  });
+  it.each(['buyer', 'seller', 'approver'] as const)(
+    'writes the %s invitation in both languages with its links',
+    (role) => {
+      const input = {
+        role,
+        name: 'Anna',
+        svcId: randomUUID(),
+        dealTitle: 'Bicycle',
+        marketplaceName: 'Velo Shop',
+        link: 'https://svc.example/cabinet/invite?token=inv_1',
+        dealUrl: facts.url,
+      };
+      const mails: Record<'en' | 'ru', Mail> = {
+        en: invitationMail({ ...input, locale: 'en' }),
+        ru: invitationMail({ ...input, locale: 'ru' }),
+      };
+      for (const mail of Object.values(mails)) {
+        expect(mail.subject).toMatch(/^Velo Shop: /);
+        expect(mail.text).toContain(input.svcId);
+        expect(mail.text).toContain('Bicycle');
+        expect(mail.text).toMatch(/\/cabinet\/invite\?token=inv_1\n/);
+        expect(mail.text).toContain(facts.url);
+        expect(mail.text).not.toMatch(/undefined|NaN|null/);
+      }
+      expect(mails.en.text).toContain(
+        {
+          buyer: 'has opened a safe deal for you',
+          seller: 'has opened a safe deal with you',
+          approver: 'You are asked to approve the terms',
+        }[role],
+      );
+      expect(CYRILLIC.test(mails.ru.subject)).toBe(true);
+      expect(CYRILLIC.test(mails.en.text.replace('Anna', ''))).toBe(false);
+    },
+  );
 });
 
 describe('notifyDealChange', () => {
@@ -126,7 +182,11 @@ describe('notifyDealChange', () => {
   async function person(locale: 'ru' | 'en', options: { password?: boolean; name?: string } = {}): Promise<string> {
     const email = uniqueEmail(locale);
     const { user } = await ensureUser(db(), { email, name: options.name ?? '' });
-    await db().query('UPDATE users SET locale = $2, password_hash = $3 WHERE id = $1', [user.id, locale, options.password === false ? null : 'hash']);
+    await db().query('UPDATE users SET locale = $2, password_hash = $3 WHERE id = $1', [
+      user.id,
+      locale,
+      options.password === false ? null : 'hash',
+    ]);
     return email;
   }
 
@@ -136,15 +196,24 @@ describe('notifyDealChange', () => {
     const paymentId = randomUUID();
     await db().query(
       `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [id, marketplace.id, uniqueId('order'), input.title ?? 'Bicycle', input.buyer, input.seller ?? '', input.amount ?? 12500],
+      [
+        id,
+        marketplace.id,
+        uniqueId('order'),
+        input.title ?? 'Bicycle',
+        input.buyer,
+        input.seller ?? '',
+        input.amount ?? 12500,
+      ],
     );
     return {
       id,
       url: `${server.url}/cabinet/view/deals/${id}`,
       async approval(status: 'pending' | 'approved' | 'rejected', approver: string, comment = '') {
-        await db().query(`INSERT INTO deal_approvals (id, deal_id, status, approver, comment) VALUES ($1, $2, $3, $4, $5)`, [
-          randomUUID(), id, status, approver, comment,
-        ]);
+        await db().query(
+          `INSERT INTO deal_approvals (id, deal_id, status, approver, comment) VALUES ($1, $2, $3, $4, $5)`,
+          [randomUUID(), id, status, approver, comment],
+        );
       },
       async payment(status: PaymentStatus, amount = input.amount ?? 12500) {
         await db().query(
@@ -153,7 +222,8 @@ describe('notifyDealChange', () => {
           [paymentId, id, amount, status],
         );
       },
-      notify: (status: DealNotice['status'], rest: Partial<DealNotice> = {}) => notify({ dealId: id, eventId: randomUUID(), status, ...rest }),
+      notify: (status: DealNotice['status'], rest: Partial<DealNotice> = {}) =>
+        notify({ dealId: id, eventId: randomUUID(), status, ...rest }),
     };
   }
 
@@ -166,7 +236,9 @@ describe('notifyDealChange', () => {
     expect(more).toEqual([]);
     expect(mail!.subject).toBe(`${marketplace.name}: new safe deal "Bicycle"`);
     expect(plain(mail!.text)).toContain(`Hello Anna,`);
-    expect(plain(mail!.text)).toContain(`The marketplace ${marketplace.name} has opened a safe deal for you: "Bicycle", RUB 12,500.00.`);
+    expect(plain(mail!.text)).toContain(
+      `The marketplace ${marketplace.name} has opened a safe deal for you: "Bicycle", RUB 12,500.00.`,
+    );
     expect(mail!.text).toContain(d.url);
     expect(await outbox(seller)).toEqual([]);
 
@@ -175,7 +247,9 @@ describe('notifyDealChange', () => {
     expect(await other.notify('created')).toBe(1);
     const [ruMail] = await outbox(russianSeller);
     expect(ruMail!.subject).toBe(`${marketplace.name}: новая безопасная сделка «Bicycle»`);
-    expect(plain(ruMail!.text)).toContain(`Покупатель на ${marketplace.name} открыл с вами безопасную сделку «Bicycle» на сумму 990,50 ₽.`);
+    expect(plain(ruMail!.text)).toContain(
+      `Покупатель на ${marketplace.name} открыл с вами безопасную сделку «Bicycle» на сумму 990,50 ₽.`,
+    );
   });
 
   it('writes nothing new when the same change is notified again, also concurrently', async () => {
@@ -222,7 +296,9 @@ describe('notifyDealChange', () => {
     const withManager = await deal({ buyer: await person('ru') });
     await withManager.approval('pending', manager);
     expect(await withManager.notify('approval')).toBe(1);
-    expect((await outbox(manager))[0]!.subject).toBe(`${marketplace.name}: please approve the terms of the deal "Bicycle"`);
+    expect((await outbox(manager))[0]!.subject).toBe(
+      `${marketplace.name}: please approve the terms of the deal "Bicycle"`,
+    );
   });
 
   it("tells the seller of the buyer's decision, with the comment on a rejection", async () => {
@@ -261,7 +337,9 @@ describe('notifyDealChange', () => {
     expect(buyerReleased!.text).toContain('Кто перевёл: покупатель');
 
     const [sellerReleased, sellerHeld] = await outbox(seller);
-    expect(plain(sellerHeld!.text)).toContain(`The buyer's payment for the deal "Bicycle", RUB 12,500.00, is held in escrow.`);
+    expect(plain(sellerHeld!.text)).toContain(
+      `The buyer's payment for the deal "Bicycle", RUB 12,500.00, is held in escrow.`,
+    );
     expect(sellerReleased!.subject).toBe(`${marketplace.name}: money released for the deal "Bicycle"`);
     expect(sellerReleased!.text).toContain('has been released to you');
     for (const mail of [buyerHeld, buyerReleased, sellerHeld, sellerReleased]) expect(mail!.text).toContain(d.url);
@@ -330,7 +408,9 @@ describe('notifyDealChange', () => {
     expect(fromBuyer!.text).toContain('Покупатель пишет в споре по сделке «Bicycle»:\n\n> The frame is cracked');
 
     expect(await d.notify('disputed', { disputeMessage: { author: 'arbiter', text: 'Send a photo, please' } })).toBe(2);
-    expect((await outbox(buyer))[0]!.text).toContain('The arbiter wrote in the dispute on the deal "Bicycle":\n\n> Send a photo, please');
+    expect((await outbox(buyer))[0]!.text).toContain(
+      'The arbiter wrote in the dispute on the deal "Bicycle":\n\n> Send a photo, please',
+    );
     expect((await outbox(seller)).length).toBe(2);
   });
 

@@ -2,7 +2,14 @@
 // applies exactly these to the deal as it is when a move happens; the API and the pages use them too.
 import { describe, expect, it } from 'vitest';
 import type { DealSnapshot, PaymentStatus } from '../src/deals/model.ts';
-import { allowedActions, moveRefusal, paymentMoveRefusal, refusal, type DealRole, type PaymentAction } from '../src/deals/rules.ts';
+import {
+  allowedActions,
+  moveRefusal,
+  paymentMoveRefusal,
+  refusal,
+  type DealRole,
+  type PaymentAction,
+} from '../src/deals/rules.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 
@@ -23,8 +30,20 @@ function dealWith(status: PaymentStatus): DealSnapshot {
       created_at: at,
       updated_at: at,
     },
-    documents: [{ id: 'doc', kind: 'offer', name: 'offer', content_type: 'application/pdf', size: 1, sha256: 'a'.repeat(64), created_at: at }],
-    approvals: [{ id: 'a', status: 'approved', approver: 'buyer@example.com', comment: '', created_at: at, decided_at: at }],
+    documents: [
+      {
+        id: 'doc',
+        kind: 'offer',
+        name: 'offer',
+        content_type: 'application/pdf',
+        size: 1,
+        sha256: 'a'.repeat(64),
+        created_at: at,
+      },
+    ],
+    approvals: [
+      { id: 'a', status: 'approved', approver: 'buyer@example.com', comment: '', created_at: at, decided_at: at },
+    ],
     payments: [
       {
         id: 'p',
@@ -39,7 +58,10 @@ function dealWith(status: PaymentStatus): DealSnapshot {
         updated_at: at,
       },
     ],
-    dispute: status === 'disputed' ? { status: 'open', reason: 'Broken', opened_by: 'buyer', opened_at: at, messages: [], decision: null } : null,
+    dispute:
+      status === 'disputed'
+        ? { status: 'open', reason: 'Broken', opened_by: 'buyer', opened_at: at, messages: [], decision: null }
+        : null,
     cancellation: null,
   };
 }
@@ -51,7 +73,9 @@ describe('a disputed payment', () => {
 
   it('moves by the arbiter’s decision only, with a reason', () => {
     for (const action of ['release', 'refund'] as const) {
-      expect(code(moveRefusal(disputed, { action, role: 'arbiter', reason: 'The photos show it broken' }))).toBe('allowed');
+      expect(code(moveRefusal(disputed, { action, role: 'arbiter', reason: 'The photos show it broken' }))).toBe(
+        'allowed',
+      );
       expect(code(moveRefusal(disputed, { action, role: 'arbiter', reason: '' }))).toBe('reason_required');
       expect(code(moveRefusal(disputed, { action, role: 'arbiter', reason: '  \n ' }))).toBe('reason_required');
       expect(code(moveRefusal(disputed, { action, role: 'arbiter' }))).toBe('reason_required');
@@ -62,7 +86,9 @@ describe('a disputed payment', () => {
     const roles: DealRole[] = ['buyer', 'administrator', 'marketplace', 'widget', 'seller', 'approver'];
     for (const role of roles) {
       for (const action of ['release', 'refund', 'dispute'] as const) {
-        expect(code(moveRefusal(disputed, { action, role, reason: 'Because' })), `${role} ${action}`).toBe('dispute_open');
+        expect(code(moveRefusal(disputed, { action, role, reason: 'Because' })), `${role} ${action}`).toBe(
+          'dispute_open',
+        );
         expect(code(paymentMoveRefusal(disputed.payments[0], action, role)), `${role} ${action}`).toBe('dispute_open');
       }
       expect(code(refusal(disputed, 'cancel', role)), `${role} cancel`).toBe('dispute_open');
@@ -137,14 +163,18 @@ describe('the buyer’s pay', () => {
   });
 
   it('is refused before approval, once the money is held, and on a closed deal', () => {
-    const unapproved: DealSnapshot = { ...approved, approvals: [{ ...approved.approvals[0]!, status: 'pending', decided_at: null }] };
+    const unapproved: DealSnapshot = {
+      ...approved,
+      approvals: [{ ...approved.approvals[0]!, status: 'pending', decided_at: null }],
+    };
     expect(code(refusal(unapproved, 'pay', 'buyer'))).toBe('deal_not_approved');
     expect(code(refusal({ ...approved, approvals: [] }, 'pay', 'buyer'))).toBe('deal_not_approved');
     for (const status of ['hold', 'disputed'] as const) {
       expect(code(refusal(dealWith(status), 'pay', 'buyer')), status).toBe('invalid_payment_state');
       expect(allowedActions(dealWith(status), 'buyer'), status).not.toContain('pay');
     }
-    for (const status of ['released', 'refunded'] as const) expect(code(refusal(dealWith(status), 'pay', 'buyer')), status).toBe('deal_closed');
+    for (const status of ['released', 'refunded'] as const)
+      expect(code(refusal(dealWith(status), 'pay', 'buyer')), status).toBe('deal_closed');
     const cancelled = { ...approved, cancellation: { actor: 'marketplace' as const, reason: '', cancelled_at: at } };
     expect(code(refusal(cancelled, 'pay', 'buyer'))).toBe('deal_closed');
   });

@@ -2,15 +2,29 @@
 // and the date a hold lapses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from './doubles/yookassa.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 
 /** A marketplace with one deal that the buyer has approved, and the buyer's cabinet token. */
 async function approvedDeal(server: TestServer, secretKey: string, amount = 2500) {
   const api = (path: string) => `${server.url}/api/mkt${path}`;
   const key = { 'X-Svc-Key': secretKey };
   const buyerEmail = uniqueEmail('buyer');
-  const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Sofa', amount }, key));
-  await fetch(api(`/deals/${deal.id}/documents?kind=offer`), { method: 'POST', headers: key, body: Buffer.from('offer') });
+  const deal = await json(
+    await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Sofa', amount }, key),
+  );
+  await fetch(api(`/deals/${deal.id}/documents?kind=offer`), {
+    method: 'POST',
+    headers: key,
+    body: Buffer.from('offer'),
+  });
   const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key));
   const buyer = await signInFromInvitation(server, buyerEmail);
   expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
@@ -30,7 +44,13 @@ describe('live escrow through YooKassa', () => {
       env: { YOOKASSA_API_URL: `${yookassa.url}/v3`, YOOKASSA_SHOP_ID: '123456', YOOKASSA_SECRET_KEY: 'test_secret' },
     });
     yookassa.notificationUrl = `${server.url}/api/escrow/yookassa/notifications`;
-    const created = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Live shop', mode: 'live' }, { Authorization: `Bearer ${server.adminToken}` }));
+    const created = await json(
+      await post(
+        `${server.url}/admin/marketplaces`,
+        { name: 'Live shop', mode: 'live' },
+        { Authorization: `Bearer ${server.adminToken}` },
+      ),
+    );
     secretKey = created.secret_key;
   });
   afterAll(async () => {
@@ -38,14 +58,21 @@ describe('live escrow through YooKassa', () => {
     await yookassa?.close();
   });
 
-  const paymentAtAcquirer = (paymentId: string) => [...yookassa.payments.values()].find((payment) => payment.metadata?.payment_id === paymentId)!;
+  const paymentAtAcquirer = (paymentId: string) =>
+    [...yookassa.payments.values()].find((payment) => payment.metadata?.payment_id === paymentId)!;
 
   it('gives a payment link, holds when the buyer pays (after re-reading the payment), and captures on release', async () => {
     const { deal, buyer, getDeal, escrow } = await approvedDeal(server, secretKey);
     const started = await escrow();
     expect(started.status).toBe(201);
     const payment = await json(started);
-    expect(payment).toMatchObject({ ok: true, provider: 'yookassa', status: 'pending', amount: 2500, payment_url: expect.stringContaining(yookassa.url) });
+    expect(payment).toMatchObject({
+      ok: true,
+      provider: 'yookassa',
+      status: 'pending',
+      amount: 2500,
+      payment_url: expect.stringContaining(yookassa.url),
+    });
 
     const repeat = await escrow();
     expect(repeat.status).toBe(200);
@@ -54,12 +81,22 @@ describe('live escrow through YooKassa', () => {
 
     const atAcquirer = paymentAtAcquirer(payment.payment_id);
     expect(atAcquirer).toMatchObject({ status: 'pending', amount: { value: '2500.00', currency: 'RUB' } });
-    const creation = yookassa.requests.find((request) => request.method === 'POST' && request.path === '/v3/payments' && request.headers['idempotence-key'] === payment.payment_id);
-    expect(creation?.body).toMatchObject({ capture: false, confirmation: { type: 'redirect', return_url: `${server.url}/cabinet/view/deals/${deal.id}` } });
+    const creation = yookassa.requests.find(
+      (request) =>
+        request.method === 'POST' &&
+        request.path === '/v3/payments' &&
+        request.headers['idempotence-key'] === payment.payment_id,
+    );
+    expect(creation?.body).toMatchObject({
+      capture: false,
+      confirmation: { type: 'redirect', return_url: `${server.url}/cabinet/view/deals/${deal.id}` },
+    });
 
     await yookassa.pay(atAcquirer.id);
     await expect.poll(async () => (await getDeal()).status, { timeout: 20_000 }).toBe('escrow_hold');
-    const reread = yookassa.requests.filter((request) => request.method === 'GET' && request.path === `/v3/payments/${atAcquirer.id}`);
+    const reread = yookassa.requests.filter(
+      (request) => request.method === 'GET' && request.path === `/v3/payments/${atAcquirer.id}`,
+    );
     expect(reread.length).toBeGreaterThanOrEqual(1);
     const held = (await getDeal()).payments[0];
     const lapse = Date.parse(held.hold_expires_at) - Date.now();
@@ -109,7 +146,13 @@ describe('the hold limit', () => {
 
   beforeAll(async () => {
     server = await startTestServer({ worker: true });
-    const created = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Slow shop' }, { Authorization: `Bearer ${server.adminToken}` }));
+    const created = await json(
+      await post(
+        `${server.url}/admin/marketplaces`,
+        { name: 'Slow shop' },
+        { Authorization: `Bearer ${server.adminToken}` },
+      ),
+    );
     secretKey = created.secret_key;
   });
   afterAll(async () => {

@@ -2,7 +2,15 @@
 // buyer's invitation again, write in a dispute, and read who made each move in the webhooks and the deal state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 
 let server: TestServer;
 let receiver: Receiver;
@@ -25,14 +33,25 @@ const api = (path: string) => `${server.url}/api/mkt${path}`;
 const get = async (path: string) => json(await fetch(api(path), { headers: mkt() }));
 
 async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), seller_email: uniqueEmail('seller'), title: 'Lamp', amount: 250, ...fields };
+  const body = {
+    external_id: uniqueId('order'),
+    buyer_email: uniqueEmail('buyer'),
+    seller_email: uniqueEmail('seller'),
+    title: 'Lamp',
+    amount: 250,
+    ...fields,
+  };
   const response = await post(api('/deals'), body, mkt());
   expect(response.status).toBe(201);
   return { ...(await json(response)), buyer_email: body.buyer_email as string };
 }
 
 const upload = (dealId: string) =>
-  fetch(api(`/deals/${dealId}/documents?kind=contract`), { method: 'POST', headers: { ...mkt(), 'Content-Type': 'application/pdf' }, body: Buffer.from('%PDF terms') });
+  fetch(api(`/deals/${dealId}/documents?kind=contract`), {
+    method: 'POST',
+    headers: { ...mkt(), 'Content-Type': 'application/pdf' },
+    body: Buffer.from('%PDF terms'),
+  });
 
 async function approved(deal: { id: string; buyer_email: string }) {
   expect((await upload(deal.id)).status).toBe(201);
@@ -79,8 +98,13 @@ describe('cancellation', () => {
     await upload(deal.id);
     const cancelled = await post(api(`/deals/${deal.id}/cancel`), { reason: 'Out of stock' }, mkt());
     expect(cancelled.status).toBe(200);
-    expect(await json(cancelled)).toMatchObject({ status: 'cancelled', cancellation: { actor: 'marketplace', reason: 'Out of stock' } });
-    await expect.poll(() => events(deal.id).map((event) => event.event), { timeout: 20_000 }).toEqual(['deal.created', 'deal.docs', 'deal.cancelled']);
+    expect(await json(cancelled)).toMatchObject({
+      status: 'cancelled',
+      cancellation: { actor: 'marketplace', reason: 'Out of stock' },
+    });
+    await expect
+      .poll(() => events(deal.id).map((event) => event.event), { timeout: 20_000 })
+      .toEqual(['deal.created', 'deal.docs', 'deal.cancelled']);
     expect(events(deal.id)[2]).toMatchObject({ status: 'cancelled', actor: 'marketplace', reason: 'Out of stock' });
 
     const late = await upload(deal.id);
@@ -127,7 +151,11 @@ describe("the buyer's invitation, again", () => {
   it('mails a fresh invitation naming the marketplace, at most three times an hour', async () => {
     const deal = await createDeal();
     const mails = async () =>
-      (await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(deal.buyer_email)}`, { headers: admin() }))).items as { subject: string; text: string }[];
+      (
+        await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(deal.buyer_email)}`, { headers: admin() }),
+        )
+      ).items as { subject: string; text: string }[];
     await expect.poll(async () => (await mails()).length, { timeout: 20_000 }).toBe(1);
     for (let i = 0; i < 3; i++) expect((await post(api(`/deals/${deal.id}/invitation`), {}, mkt())).status).toBe(202);
     const sent = await mails();
@@ -153,11 +181,25 @@ describe('a dispute, as the marketplace sees and joins it', () => {
     expect(early.status).toBe(400);
     expect((await json(early)).code).toBe('no_open_dispute');
 
-    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, { reason: 'It does not switch on' }, buyer)).status).toBe(200);
-    const written = await post(api(`/deals/${deal.id}/dispute/messages`), { text: 'The seller says it was tested' }, mkt());
+    expect(
+      (await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, { reason: 'It does not switch on' }, buyer))
+        .status,
+    ).toBe(200);
+    const written = await post(
+      api(`/deals/${deal.id}/dispute/messages`),
+      { text: 'The seller says it was tested' },
+      mkt(),
+    );
     expect(written.status).toBe(201);
-    expect(await json(written)).toMatchObject({ author: 'marketplace', text: 'The seller says it was tested', files: [] });
-    expect((await post(`${server.url}/admin/deals/${deal.id}/dispute/messages`, { text: 'Please send a video' }, admin())).status).toBe(201);
+    expect(await json(written)).toMatchObject({
+      author: 'marketplace',
+      text: 'The seller says it was tested',
+      files: [],
+    });
+    expect(
+      (await post(`${server.url}/admin/deals/${deal.id}/dispute/messages`, { text: 'Please send a video' }, admin()))
+        .status,
+    ).toBe(201);
 
     // Where to pay the seller once the arbiter releases: the marketplace's test card for this deal.
     const destination = await fetch(api(`/deals/${deal.id}/payout-destination`), {
@@ -166,7 +208,11 @@ describe('a dispute, as the marketplace sees and joins it', () => {
       body: JSON.stringify({ type: 'test_card', token: '4111111111111111' }),
     });
     expect(destination.status).toBe(200);
-    const decided = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'release', reason: 'The video shows it working' }, admin());
+    const decided = await post(
+      `${server.url}/admin/deals/${deal.id}/escrow/resolve`,
+      { outcome: 'release', reason: 'The video shows it working' },
+      admin(),
+    );
     expect(decided.status).toBe(200);
     await expect.poll(async () => (await get(`/deals/${deal.id}`)).status).toBe('paid');
     const state = await get(`/deals/${deal.id}`);
@@ -176,10 +222,14 @@ describe('a dispute, as the marketplace sees and joins it', () => {
       messages: [{ author: 'marketplace' }, { author: 'arbiter', text: 'Please send a video' }],
       decision: { outcome: 'release', reason: 'The video shows it working' },
     });
-    await expect.poll(() => events(deal.id).at(-1), { timeout: 20_000 }).toMatchObject({ event: 'deal.paid', actor: 'arbiter', reason: 'The video shows it working' });
+    await expect
+      .poll(() => events(deal.id).at(-1), { timeout: 20_000 })
+      .toMatchObject({ event: 'deal.paid', actor: 'arbiter', reason: 'The video shows it working' });
 
     // The buyer hears of each step in their language, with the marketplace named.
-    const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(deal.buyer_email)}`, { headers: admin() }));
+    const mail = await json(
+      await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(deal.buyer_email)}`, { headers: admin() }),
+    );
     expect(mail.items.length).toBeGreaterThanOrEqual(4);
     expect(mail.items.every((item: { subject: string }) => item.subject.includes(marketplace.name))).toBe(true);
   });

@@ -8,7 +8,15 @@ import { Webhook } from 'standardwebhooks';
 import { dealWorkflowId } from '../src/deals/model.ts';
 import type { FilesystemDocumentStore } from '../src/documents/index.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 
 let server: TestServer;
 let receiver: Receiver;
@@ -31,10 +39,21 @@ const mkt = (key = marketplace.secret_key) => ({ 'X-Svc-Key': key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 
 async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), seller_email: uniqueEmail('seller'), title: 'Bicycle', amount: 1500.5, ...fields };
+  const body = {
+    external_id: uniqueId('order'),
+    buyer_email: uniqueEmail('buyer'),
+    seller_email: uniqueEmail('seller'),
+    title: 'Bicycle',
+    amount: 1500.5,
+    ...fields,
+  };
   const response = await post(api('/deals'), body, mkt());
   expect(response.status).toBe(201);
-  return { ...(await json(response)), buyer_email: body.buyer_email as string, external_id: body.external_id as string };
+  return {
+    ...(await json(response)),
+    buyer_email: body.buyer_email as string,
+    external_id: body.external_id as string,
+  };
 }
 
 async function uploadDocument(dealId: string, kind = 'contract', bytes = Buffer.from('%PDF-1.4 terms of the deal')) {
@@ -120,7 +139,13 @@ describe('a deal that is paid', () => {
     const escrow = await post(api(`/deals/${deal.id}/escrow`), {}, mkt());
     expect(escrow.status).toBe(201);
     const payment = await json(escrow);
-    expect(payment).toEqual({ ok: true, payment_id: expect.any(String), amount: 1500.5, provider: 'sandbox', status: 'hold' });
+    expect(payment).toEqual({
+      ok: true,
+      payment_id: expect.any(String),
+      amount: 1500.5,
+      provider: 'sandbox',
+      status: 'hold',
+    });
     expect((await getDeal(deal.id)).status).toBe('escrow_hold');
 
     // Where to pay the seller: the marketplace's test card for this deal (the seller has given none).
@@ -137,22 +162,42 @@ describe('a deal that is paid', () => {
     // Paid once the seller's payout, made after the release answered, went through.
     await expect.poll(async () => (await getDeal(deal.id)).status).toBe('paid');
     const final = await getDeal(deal.id);
-    expect(final).toMatchObject({ status: 'paid', external_id: deal.external_id, seller_email: expect.any(String), amount: 1500.5, currency: 'RUB' });
+    expect(final).toMatchObject({
+      status: 'paid',
+      external_id: deal.external_id,
+      seller_email: expect.any(String),
+      amount: 1500.5,
+      currency: 'RUB',
+    });
     expect(final.documents).toHaveLength(1);
-    expect(final.approvals).toEqual([expect.objectContaining({ id: approval.id, status: 'approved', decided_at: expect.any(String) })]);
-    expect(final.payments).toEqual([expect.objectContaining({ id: payment.payment_id, status: 'released', provider: 'sandbox' })]);
+    expect(final.approvals).toEqual([
+      expect.objectContaining({ id: approval.id, status: 'approved', decided_at: expect.any(String) }),
+    ]);
+    expect(final.payments).toEqual([
+      expect.objectContaining({ id: payment.payment_id, status: 'released', provider: 'sandbox' }),
+    ]);
 
     // A paid deal takes no more documents, and the refused file is not left in the buyer's cloud.
     const late = await uploadDocument(deal.id, 'act', Buffer.from('%PDF-1.4 too late'));
     expect(late.status).toBe(400);
     expect((await json(late)).code).toBe('deal_closed');
-    const { rows } = await server.services.db.query('SELECT storage_key FROM deal_documents WHERE deal_id = $1', [deal.id]);
+    const { rows } = await server.services.db.query('SELECT storage_key FROM deal_documents WHERE deal_id = $1', [
+      deal.id,
+    ]);
     expect(rows).toHaveLength(1);
     const file = path.join((server.services.documents as FilesystemDocumentStore).root, rows[0].storage_key);
     expect(await readdir(path.dirname(file))).toEqual([path.basename(file)]);
     expect((await stat(file)).mode & 0o777).toBe(0o600); // the service user's alone
 
-    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
+    await waitForEvents(deal.id, [
+      'deal.created',
+      'deal.docs',
+      'deal.approval',
+      'deal.approved',
+      'deal.escrow_hold',
+      'deal.payout_sent',
+      'deal.paid',
+    ]);
     const paid = eventsFor(deal.id).at(-1);
     expect(paid).toMatchObject({
       event: 'deal.paid',
@@ -174,13 +219,21 @@ describe('a deal that is paid', () => {
     const buyer = await buyerSignsIn(deal.buyer_email);
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
     await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved']);
-    const request = receiver.received.find((candidate) => JSON.parse(candidate.body.toString()).event === 'deal.approved' && JSON.parse(candidate.body.toString()).id === deal.id)!;
+    const request = receiver.received.find(
+      (candidate) =>
+        JSON.parse(candidate.body.toString()).event === 'deal.approved' &&
+        JSON.parse(candidate.body.toString()).id === deal.id,
+    )!;
     const expected = createHmac('sha256', webhookSecret).update(request.body).digest('hex');
     expect(request.headers['x-svc-signature']).toBe(expected);
     expect(request.headers['x-svc-event']).toBe('deal.approved');
     expect(request.headers['x-svc-delivery']).toEqual(expect.any(String));
     const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]));
-    expect(new Webhook(webhookSecret).verify(request.body.toString(), headers)).toMatchObject({ event: 'deal.approved', status: 'approved', actor: 'buyer' });
+    expect(new Webhook(webhookSecret).verify(request.body.toString(), headers)).toMatchObject({
+      event: 'deal.approved',
+      status: 'approved',
+      actor: 'buyer',
+    });
   });
 });
 
@@ -195,10 +248,22 @@ describe('a deal that is disputed, then refunded', () => {
     const reasonless = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, {}, buyer);
     expect(reasonless.status).toBe(400);
     expect((await getDeal(deal.id)).status).toBe('escrow_hold');
-    expect((await post(`${server.url}/cabinet/deals/${deal.id}/escrow/dispute`, { reason: 'The bicycle came without wheels' }, buyer)).status).toBe(200);
+    expect(
+      (
+        await post(
+          `${server.url}/cabinet/deals/${deal.id}/escrow/dispute`,
+          { reason: 'The bicycle came without wheels' },
+          buyer,
+        )
+      ).status,
+    ).toBe(200);
     const disputed = await getDeal(deal.id);
     expect(disputed.status).toBe('disputed');
-    expect(disputed.dispute).toMatchObject({ status: 'open', reason: 'The bicycle came without wheels', decision: null });
+    expect(disputed.dispute).toMatchObject({
+      status: 'open',
+      reason: 'The bicycle came without wheels',
+      decision: null,
+    });
 
     const buyerRefund = await post(`${server.url}/cabinet/deals/${deal.id}/escrow/refund`, {}, buyer);
     expect(buyerRefund.status).toBe(400);
@@ -206,17 +271,32 @@ describe('a deal that is disputed, then refunded', () => {
 
     const blind = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund' }, admin());
     expect(blind.status).toBe(400);
-    const resolved = await post(`${server.url}/admin/deals/${deal.id}/escrow/resolve`, { outcome: 'refund', reason: 'The seller sent no proof of delivery' }, admin());
+    const resolved = await post(
+      `${server.url}/admin/deals/${deal.id}/escrow/resolve`,
+      { outcome: 'refund', reason: 'The seller sent no proof of delivery' },
+      admin(),
+    );
     expect(resolved.status).toBe(200);
     expect(await json(resolved)).toMatchObject({ status: 'refunded', amount: 1000 });
     const decided = await getDeal(deal.id);
     expect(decided.status).toBe('refunded');
-    expect(decided.dispute).toMatchObject({ status: 'decided', decision: { outcome: 'refund', reason: 'The seller sent no proof of delivery' } });
+    expect(decided.dispute).toMatchObject({
+      status: 'decided',
+      decision: { outcome: 'refund', reason: 'The seller sent no proof of delivery' },
+    });
 
     const afterwards = await post(`${server.url}/admin/deals/${deal.id}/escrow/release`, {}, admin());
     expect(afterwards.status).toBe(400);
     expect((await json(afterwards)).code).toBe('deal_closed');
-    await waitForEvents(deal.id, ['deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.escrow_hold', 'deal.disputed', 'deal.refunded']);
+    await waitForEvents(deal.id, [
+      'deal.created',
+      'deal.docs',
+      'deal.approval',
+      'deal.approved',
+      'deal.escrow_hold',
+      'deal.disputed',
+      'deal.refunded',
+    ]);
     // The arbiter's refund is told apart from the buyer's cancellation: who, and why.
     const [opened, refunded] = eventsFor(deal.id).slice(-2);
     expect(opened).toMatchObject({ actor: 'buyer', reason: 'The bicycle came without wheels' });
@@ -229,7 +309,11 @@ describe('a deal that is rejected', () => {
     const deal = await createDeal();
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
-    const rejected = await post(`${server.url}/cabinet/approvals/${approval.id}/reject`, { comment: 'Wrong size' }, buyer);
+    const rejected = await post(
+      `${server.url}/cabinet/approvals/${approval.id}/reject`,
+      { comment: 'Wrong size' },
+      buyer,
+    );
     expect(await json(rejected)).toMatchObject({ status: 'rejected', comment: 'Wrong size' });
     expect((await getDeal(deal.id)).status).toBe('rejected');
 
@@ -257,23 +341,39 @@ describe('creation', () => {
     expect(statuses.filter((status) => status === 200)).toHaveLength(29);
     const ids = new Set(await Promise.all(responses.map(async (response) => (await json(response)).id)));
     expect(ids.size).toBe(1);
-    const rows = await server.services.db.query('SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2', [marketplace.id, body.external_id]);
+    const rows = await server.services.db.query(
+      'SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2',
+      [marketplace.id, body.external_id],
+    );
     expect(rows.rows[0].count).toBe(1);
     const workflowId = dealWorkflowId(marketplace.id, body.external_id);
     const runs = [];
-    for await (const execution of server.services.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution);
+    for await (const execution of server.services.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+      runs.push(execution);
     expect(runs).toHaveLength(1);
   });
 
   it('answers a repeat with the same given fields 200 and the stored deal unchanged, fields left out or not', async () => {
     const deal = await createDeal({ title: 'Original', amount: 5, currency: 'usd', buyer_name: 'Ivan' });
-    const same = { external_id: deal.external_id, buyer_email: deal.buyer_email.toUpperCase(), title: 'Original', amount: 5.0, currency: 'USD' };
+    const same = {
+      external_id: deal.external_id,
+      buyer_email: deal.buyer_email.toUpperCase(),
+      title: 'Original',
+      amount: 5.0,
+      currency: 'USD',
+    };
     for (const body of [same, { external_id: deal.external_id, buyer_email: deal.buyer_email }]) {
       const repeat = await post(api('/deals'), body, mkt());
       expect(repeat.status).toBe(200);
       expect(await json(repeat)).toEqual({ id: deal.id, external_id: deal.external_id, status: 'created' });
     }
-    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5, currency: 'USD', buyer_name: 'Ivan', description: '' });
+    expect(await getDeal(deal.id)).toMatchObject({
+      title: 'Original',
+      amount: 5,
+      currency: 'USD',
+      buyer_name: 'Ivan',
+      description: '',
+    });
   });
 
   it('refuses a repeat that gives other values with 409 deal_conflict naming exactly those fields', async () => {
@@ -281,7 +381,13 @@ describe('creation', () => {
     const repeat = await post(
       api('/deals'),
       // title and currency left out (a default would differ from 'Original' but is not given), seller the same.
-      { external_id: deal.external_id, buyer_email: uniqueEmail(), amount: 9, description: 'Blue', seller_email: (await getDeal(deal.id)).seller_email },
+      {
+        external_id: deal.external_id,
+        buyer_email: uniqueEmail(),
+        amount: 9,
+        description: 'Blue',
+        seller_email: (await getDeal(deal.id)).seller_email,
+      },
       mkt(),
     );
     expect(repeat.status).toBe(409);
@@ -293,21 +399,36 @@ describe('creation', () => {
       detail: expect.stringContaining('other values of: buyer_email, amount'),
     });
     // A given default is a value like any other: the stored description is 'Blue', not ''.
-    const emptied = await post(api('/deals'), { external_id: deal.external_id, buyer_email: deal.buyer_email, description: '' }, mkt());
+    const emptied = await post(
+      api('/deals'),
+      { external_id: deal.external_id, buyer_email: deal.buyer_email, description: '' },
+      mkt(),
+    );
     expect(await json(emptied)).toMatchObject({ code: 'deal_conflict', fields: ['description'] });
-    expect(await getDeal(deal.id)).toMatchObject({ title: 'Original', amount: 5, description: 'Blue', buyer_email: deal.buyer_email });
+    expect(await getDeal(deal.id)).toMatchObject({
+      title: 'Original',
+      amount: 5,
+      description: 'Blue',
+      buyer_email: deal.buyer_email,
+    });
   });
 
   it('makes one deal of concurrent creations that disagree: the first wins, the others are 409 or 200', async () => {
     const base = { external_id: uniqueId('race'), buyer_email: uniqueEmail('racer') };
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => post(api('/deals'), { ...base, amount: i % 2 === 0 ? 10 : 20 }, mkt())));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => post(api('/deals'), { ...base, amount: i % 2 === 0 ? 10 : 20 }, mkt())),
+    );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
     const winner = (await getDeal((await json(responses[statuses.indexOf(201)]!)).id)).amount;
     for (const [i, status] of statuses.entries()) {
-      if (status !== 201) expect(status, `amount ${i % 2 === 0 ? 10 : 20}`).toBe((i % 2 === 0 ? 10 : 20) === winner ? 200 : 409);
+      if (status !== 201)
+        expect(status, `amount ${i % 2 === 0 ? 10 : 20}`).toBe((i % 2 === 0 ? 10 : 20) === winner ? 200 : 409);
     }
-    const rows = await server.services.db.query('SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2', [marketplace.id, base.external_id]);
+    const rows = await server.services.db.query(
+      'SELECT count(*) FROM deals WHERE marketplace_id = $1 AND external_id = $2',
+      [marketplace.id, base.external_id],
+    );
     expect(rows.rows[0].count).toBe(1);
   });
 
@@ -316,7 +437,16 @@ describe('creation', () => {
     const { seller_email } = await getDeal(deal.id);
     for (const email of [deal.buyer_email, seller_email]) {
       await expect
-        .poll(async () => (await server.services.db.query(`SELECT 1 FROM mail_outbox WHERE recipient = $1 AND text_body LIKE '%/cabinet/invite?token=inv_%'`, [email])).rowCount, { timeout: 20_000 })
+        .poll(
+          async () =>
+            (
+              await server.services.db.query(
+                `SELECT 1 FROM mail_outbox WHERE recipient = $1 AND text_body LIKE '%/cabinet/invite?token=inv_%'`,
+                [email],
+              )
+            ).rowCount,
+          { timeout: 20_000 },
+        )
         .toBe(1);
       const user = await server.services.db.query(
         `SELECT u.id, o.personal FROM users u JOIN organizations o ON o.owner_id = u.id WHERE lower(u.email) = lower($1)`,
@@ -362,19 +492,34 @@ describe('creation', () => {
     expect((await server.services.db.query('SELECT count(*) FROM deals')).rows[0].count).toBe(before);
   });
 
-  it.each([0, 0.07, 0.29, 19.99, 1234567.89, 9999999999999.99, 1e13])('keeps the amount %s to the cent', async (amount) => {
-    const deal = await createDeal({ amount });
-    expect((await getDeal(deal.id)).amount).toBe(amount);
-  });
+  it.each([0, 0.07, 0.29, 19.99, 1234567.89, 9999999999999.99, 1e13])(
+    'keeps the amount %s to the cent',
+    async (amount) => {
+      const deal = await createDeal({ amount });
+      expect((await getDeal(deal.id)).amount).toBe(amount);
+    },
+  );
 
   it('documents amounts as multiples of 0.01 up to 10^13 in the OpenAPI document', async () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
     const bodyOf = (path: string) => document.paths[path].post.requestBody.content['application/json'].schema;
     for (const path of ['/api/mkt/deals', '/api/mkt/deals/{deal_id}/escrow', '/api/mkt/widget/deals']) {
-      expect(bodyOf(path).properties.amount, path).toMatchObject({ type: 'number', minimum: 0, maximum: 1e13, multipleOf: 0.01 });
+      expect(bodyOf(path).properties.amount, path).toMatchObject({
+        type: 'number',
+        minimum: 0,
+        maximum: 1e13,
+        multipleOf: 0.01,
+      });
     }
-    expect(bodyOf('/api/mkt/deals').properties).toMatchObject({ title: { default: '' }, currency: { default: 'RUB' }, amount: { default: 0 } });
-    expect(document.paths['/api/mkt/deals'].post.responses['409'].content['application/problem+json'].schema.properties.fields).toMatchObject({ type: 'array' });
+    expect(bodyOf('/api/mkt/deals').properties).toMatchObject({
+      title: { default: '' },
+      currency: { default: 'RUB' },
+      amount: { default: 0 },
+    });
+    expect(
+      document.paths['/api/mkt/deals'].post.responses['409'].content['application/problem+json'].schema.properties
+        .fields,
+    ).toMatchObject({ type: 'array' });
   });
 
   it('upper-cases the currency', async () => {
@@ -396,7 +541,11 @@ describe('documents and approvals', () => {
     expect(tooBig.status).toBe(413);
     expect((await getDeal(deal.id)).documents).toEqual([]);
 
-    const plain = await fetch(api(`/deals/${deal.id}/documents?kind=invoice`), { method: 'POST', headers: mkt(), body: Buffer.from('x') });
+    const plain = await fetch(api(`/deals/${deal.id}/documents?kind=invoice`), {
+      method: 'POST',
+      headers: mkt(),
+      body: Buffer.from('x'),
+    });
     expect(await json(plain)).toMatchObject({ name: 'invoice', content_type: 'application/octet-stream', size: 1 });
   });
 
@@ -404,7 +553,9 @@ describe('documents and approvals', () => {
     const deal = await createDeal();
     expect((await uploadDocument(deal.id)).status).toBe(201);
     const approverEmail = uniqueEmail('cfo');
-    const started = await json(await post(api(`/deals/${deal.id}/approval`), { approver_email: approverEmail, comment: 'Please check' }, mkt()));
+    const started = await json(
+      await post(api(`/deals/${deal.id}/approval`), { approver_email: approverEmail, comment: 'Please check' }, mkt()),
+    );
     expect(started).toMatchObject({ status: 'pending', approver: approverEmail });
     const approver = await buyerSignsIn(approverEmail);
     const buyer = await buyerSignsIn(deal.buyer_email);
@@ -438,11 +589,15 @@ describe('the Temporal UI view', () => {
     const workflowId = dealWorkflowId(marketplace.id, deal.external_id);
     const query = `DealStatus = 'escrow_hold' AND ExternalId = '${deal.external_id}' AND MarketplaceId = '${marketplace.id}'`;
     await expect
-      .poll(async () => {
-        const found = [];
-        for await (const execution of server.services.temporal.workflow.list({ query })) found.push(execution.workflowId);
-        return found;
-      }, { timeout: 20_000 })
+      .poll(
+        async () => {
+          const found = [];
+          for await (const execution of server.services.temporal.workflow.list({ query }))
+            found.push(execution.workflowId);
+          return found;
+        },
+        { timeout: 20_000 },
+      )
       .toEqual([workflowId]);
     const description = await server.services.temporal.workflow.getHandle(workflowId).describe();
     expect(await description.memo).toEqual({ title: 'Searchable bike' });

@@ -41,7 +41,11 @@ function filesystemStore(): FilesystemDocumentStore {
 }
 
 async function s3Store(options: { corruptUploads?: boolean; accessKeyId?: string } = {}) {
-  const double = await startS3Double({ bucket: BUCKET, accessKeyId: ACCESS_KEY_ID, corruptUploads: options.corruptUploads });
+  const double = await startS3Double({
+    bucket: BUCKET,
+    accessKeyId: ACCESS_KEY_ID,
+    corruptUploads: options.corruptUploads,
+  });
   doubles.push(double);
   const store = createDocumentStore(
     parseConfig({
@@ -98,7 +102,12 @@ describe.each([
       await expect(store.put({ ...document, organizationId: bad })).rejects.toThrow(InvalidDocumentKeyError);
       await expect(store.put({ ...document, documentId: bad })).rejects.toThrow(InvalidDocumentKeyError);
     }
-    for (const key of ['org/../../etc/passwd', `org/${randomUUID()}/../${randomUUID()}`, `/org/${randomUUID()}/${randomUUID()}`, 'x']) {
+    for (const key of [
+      'org/../../etc/passwd',
+      `org/${randomUUID()}/../${randomUUID()}`,
+      `/org/${randomUUID()}/${randomUUID()}`,
+      'x',
+    ]) {
       await expect(store.get(key)).rejects.toThrow(InvalidDocumentKeyError);
     }
   });
@@ -169,7 +178,9 @@ describe('S3 store', () => {
     const stored = await store.put(document);
     const put = double.requests.find((request) => request.method === 'PUT')!;
     expect(put.path).toBe(`/${BUCKET}/${stored.key}`); // path style, our key scheme
-    expect(put.headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/eu-central-1/s3/`));
+    expect(put.headers.authorization).toMatch(
+      new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY_ID}/\\d{8}/eu-central-1/s3/`),
+    );
     expect(put.headers['x-amz-checksum-sha256']).toBe(createHash('sha256').update(document.bytes).digest('base64'));
     expect(put.headers['content-type']).toBe('application/pdf');
     expect(put.headers['content-length']).toBe(String(document.bytes.length));
@@ -195,7 +206,10 @@ describe('S3 store', () => {
 
   it('fails with credentials S3 does not know', async () => {
     const { store, double } = await s3Store({ accessKeyId: 'AKIAUNKNOWN' });
-    await expect(store.put(sampleDocument())).rejects.toMatchObject({ name: 'InvalidAccessKeyId', $metadata: { httpStatusCode: 403 } });
+    await expect(store.put(sampleDocument())).rejects.toMatchObject({
+      name: 'InvalidAccessKeyId',
+      $metadata: { httpStatusCode: 403 },
+    });
     expect(double.objects.size).toBe(0);
   });
 });
@@ -215,7 +229,11 @@ describe('createDocumentStore', () => {
 
   it('names the missing half of an S3 key pair', () => {
     const env = { DOCUMENT_STORE: 's3', S3_BUCKET: BUCKET };
-    expect(() => createDocumentStore(parseConfig({ ...env, S3_ACCESS_KEY_ID: 'AK' }))).toThrow(/set S3_SECRET_ACCESS_KEY/);
-    expect(() => createDocumentStore(parseConfig({ ...env, S3_SECRET_ACCESS_KEY: 'SK' }))).toThrow(/set S3_ACCESS_KEY_ID/);
+    expect(() => createDocumentStore(parseConfig({ ...env, S3_ACCESS_KEY_ID: 'AK' }))).toThrow(
+      /set S3_SECRET_ACCESS_KEY/,
+    );
+    expect(() => createDocumentStore(parseConfig({ ...env, S3_SECRET_ACCESS_KEY: 'SK' }))).toThrow(
+      /set S3_ACCESS_KEY_ID/,
+    );
   });
 });

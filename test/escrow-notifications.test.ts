@@ -56,7 +56,11 @@ async function livePayment() {
      VALUES ($1, $2, 500, 'RUB', 'yookassa', 'pending', $3, $4)`,
     [paymentId, dealId, created.paymentUrl, created.providerPaymentId],
   );
-  return { paymentId, providerPaymentId: created.providerPaymentId, workflowId: dealWorkflowId(marketplace.id, externalId) };
+  return {
+    paymentId,
+    providerPaymentId: created.providerPaymentId,
+    workflowId: dealWorkflowId(marketplace.id, externalId),
+  };
 }
 
 /** Stands in for the deal workflow: it runs (no worker picks it up), so signals land in its history. */
@@ -92,7 +96,9 @@ describe('YooKassa notifications', () => {
     const sent = await double.pay(payment.providerPaymentId);
     expect(sent.status).toBe(200);
     expect(double.requestsTo('GET', `/v3/payments/${payment.providerPaymentId}`)).toHaveLength(1);
-    expect(await signals(deal)).toEqual([{ name: 'acquirerNotification', input: { paymentId: payment.paymentId, status: 'hold' } }]);
+    expect(await signals(deal)).toEqual([
+      { name: 'acquirerNotification', input: { paymentId: payment.paymentId, status: 'hold' } },
+    ]);
   });
 
   it('tells the deal when YooKassa cancelled the payment (a lapsed hold)', async () => {
@@ -131,7 +137,9 @@ describe('YooKassa notifications', () => {
     const handle = server.services.temporal.workflow.getHandle(payment.workflowId);
     running.push(handle);
     expect((await handle.describe()).type).toBe('dealWorkflow');
-    expect((await signals(handle)).map((signal) => signal.input)).toEqual([{ paymentId: payment.paymentId, status: 'hold' }]);
+    expect((await signals(handle)).map((signal) => signal.input)).toEqual([
+      { paymentId: payment.paymentId, status: 'hold' },
+    ]);
   });
 
   it('answers 503 while YooKassa cannot be re-read, so YooKassa sends it again', async () => {
@@ -143,7 +151,9 @@ describe('YooKassa notifications', () => {
     expect(await signals(deal)).toEqual([]);
     const again = await post(notifications, notification('payment.waiting_for_capture', payment.providerPaymentId));
     expect(again.status).toBe(200);
-    expect((await signals(deal)).map((signal) => signal.input)).toEqual([{ paymentId: payment.paymentId, status: 'hold' }]);
+    expect((await signals(deal)).map((signal) => signal.input)).toEqual([
+      { paymentId: payment.paymentId, status: 'hold' },
+    ]);
   });
 
   it('answers 400 problems for malformed notifications', async () => {

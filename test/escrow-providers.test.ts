@@ -60,10 +60,7 @@ describe('choosing the provider', () => {
   });
 
   it('builds YooKassa from the configuration, and names what is missing', () => {
-    const configured = escrowProvider(
-      'yookassa',
-      testConfig({ YOOKASSA_SHOP_ID: '1', YOOKASSA_SECRET_KEY: 'k' }),
-    );
+    const configured = escrowProvider('yookassa', testConfig({ YOOKASSA_SHOP_ID: '1', YOOKASSA_SECRET_KEY: 'k' }));
     expect(configured).toBeInstanceOf(YooKassaProvider);
     expect(configured).toMatchObject({ name: 'yookassa', holdLimitSeconds: SEVEN_DAYS });
     expect(escrowProvider('sandbox', testConfig())).toBeInstanceOf(SandboxProvider);

@@ -110,7 +110,9 @@ describe('createPayment', () => {
       paymentUrl: `${double.url}/checkout/payments/${created.providerPaymentId}`,
     });
 
-    const [deal] = double.requestsTo('POST', '/v3/deals').filter((r) => r.headers['idempotence-key'] === `${request.paymentId}/deal`);
+    const [deal] = double
+      .requestsTo('POST', '/v3/deals')
+      .filter((r) => r.headers['idempotence-key'] === `${request.paymentId}/deal`);
     expect(deal!.headers.authorization).toBe(`Basic ${Buffer.from('515151:test_SafeDeal').toString('base64')}`);
     expect(deal!.body).toEqual({
       type: 'safe_deal',
@@ -118,14 +120,19 @@ describe('createPayment', () => {
       description: 'Deal 7: a tractor tyre',
       metadata: { deal_id: request.dealId, payment_id: request.paymentId },
     });
-    const [payment] = double.requestsTo('POST', '/v3/payments').filter((r) => r.headers['idempotence-key'] === request.paymentId);
+    const [payment] = double
+      .requestsTo('POST', '/v3/payments')
+      .filter((r) => r.headers['idempotence-key'] === request.paymentId);
     expect(payment!.body).toEqual({
       amount: { value: '10000.00', currency: 'RUB' },
       capture: true,
       confirmation: { type: 'redirect', return_url: 'https://shop.example/deals/7' },
       description: 'Deal 7: a tractor tyre',
       metadata: { deal_id: request.dealId, payment_id: request.paymentId },
-      deal: { id: created.providerDealId, settlements: [{ type: 'payout', amount: { value: '9500.00', currency: 'RUB' } }] },
+      deal: {
+        id: created.providerDealId,
+        settlements: [{ type: 'payout', amount: { value: '9500.00', currency: 'RUB' } }],
+      },
     });
 
     expect(await provider.getPayment(created.providerPaymentId)).toEqual({
@@ -145,13 +152,19 @@ describe('createPayment', () => {
   it('takes the fee at payment when the marketplace says so, and with no fee pays the seller everything', async () => {
     const atPayment = input({ feeMoment: 'payment' });
     await provider.createPayment(atPayment);
-    const [deal] = double.requestsTo('POST', '/v3/deals').filter((r) => r.headers['idempotence-key'] === `${atPayment.paymentId}/deal`);
+    const [deal] = double
+      .requestsTo('POST', '/v3/deals')
+      .filter((r) => r.headers['idempotence-key'] === `${atPayment.paymentId}/deal`);
     expect(deal!.body).toMatchObject({ fee_moment: 'payment_succeeded' });
 
     const noFee = input({ fee: undefined, feeMoment: undefined, amount: 1234.5 });
     await provider.createPayment(noFee);
-    const [payment] = double.requestsTo('POST', '/v3/payments').filter((r) => r.headers['idempotence-key'] === noFee.paymentId);
-    expect(payment!.body).toMatchObject({ deal: { settlements: [{ type: 'payout', amount: { value: '1234.50', currency: 'RUB' } }] } });
+    const [payment] = double
+      .requestsTo('POST', '/v3/payments')
+      .filter((r) => r.headers['idempotence-key'] === noFee.paymentId);
+    expect(payment!.body).toMatchObject({
+      deal: { settlements: [{ type: 'payout', amount: { value: '1234.50', currency: 'RUB' } }] },
+    });
   });
 
   it('gives the same deal and payment for the same paymentId, however often it is retried', async () => {
@@ -159,39 +172,61 @@ describe('createPayment', () => {
     const results = await Promise.all([1, 2, 3].map(() => provider.createPayment(request)));
     expect(new Set(results.map((result) => result.providerPaymentId)).size).toBe(1);
     expect(new Set(results.map((result) => result.providerDealId)).size).toBe(1);
-    expect([...double.payments.values()].filter((payment) => payment.metadata.payment_id === request.paymentId)).toHaveLength(1);
-    expect([...double.dealsById.values()].filter((deal) => deal.metadata.payment_id === request.paymentId)).toHaveLength(1);
+    expect(
+      [...double.payments.values()].filter((payment) => payment.metadata.payment_id === request.paymentId),
+    ).toHaveLength(1);
+    expect(
+      [...double.dealsById.values()].filter((deal) => deal.metadata.payment_id === request.paymentId),
+    ).toHaveLength(1);
   });
 
   it('opens one deal when the answer to its opening was lost', async () => {
     const request = input();
     double.crashAfterApplying(1, 'drop');
-    expect((await transient(provider.createPayment(request))).message).toMatch(/did not answer the request to open the safe deal/);
+    expect((await transient(provider.createPayment(request))).message).toMatch(
+      /did not answer the request to open the safe deal/,
+    );
     const created = await provider.createPayment(request);
-    expect([...double.dealsById.values()].filter((deal) => deal.metadata.payment_id === request.paymentId)).toHaveLength(1);
+    expect(
+      [...double.dealsById.values()].filter((deal) => deal.metadata.payment_id === request.paymentId),
+    ).toHaveLength(1);
     expect(double.payments.get(created.providerPaymentId)!.deal!.id).toBe(created.providerDealId);
   });
 
   it('refuses a fee that leaves the seller nothing, before asking YooKassa', async () => {
     const request = input({ fee: '10000.00' });
     expect((await refusal(provider.createPayment(request))).message).toMatch(/leaves nothing to pay out/);
-    expect(double.requestsTo('POST', '/v3/deals').filter((r) => r.headers['idempotence-key'] === `${request.paymentId}/deal`)).toHaveLength(0);
+    expect(
+      double
+        .requestsTo('POST', '/v3/deals')
+        .filter((r) => r.headers['idempotence-key'] === `${request.paymentId}/deal`),
+    ).toHaveLength(0);
   });
 
   it('holds the money once the buyer paid: the whole payment in the deal, the seller’s part to pay out', async () => {
     const { providerPaymentId, providerDealId } = await held();
     expect(double.payments.get(providerPaymentId)).toMatchObject({ status: 'succeeded', paid: true });
     expect((await provider.getPayment(providerPaymentId)).status).toBe('hold');
-    expect(await provider.getDeal(providerDealId)).toEqual({ providerDealId, status: 'opened', balance: '10000.00', payoutBalance: '9500.00' });
+    expect(await provider.getDeal(providerDealId)).toEqual({
+      providerDealId,
+      status: 'opened',
+      balance: '10000.00',
+      payoutBalance: '9500.00',
+    });
 
     // With the fee taken at payment, it leaves the deal at once.
     const early = await held({ feeMoment: 'payment' });
-    expect(await provider.getDeal(early.providerDealId)).toMatchObject({ balance: '9500.00', payoutBalance: '9500.00' });
+    expect(await provider.getDeal(early.providerDealId)).toMatchObject({
+      balance: '9500.00',
+      payoutBalance: '9500.00',
+    });
   });
 
   it('has no capture: a safe deal releases by payouts', async () => {
     const { providerPaymentId } = await held();
-    expect((await refusal(provider.capture(providerPaymentId, 10_000, 'RUB', randomUUID()))).message).toMatch(/no capture/);
+    expect((await refusal(provider.capture(providerPaymentId, 10_000, 'RUB', randomUUID()))).message).toMatch(
+      /no capture/,
+    );
     expect(double.requestsTo('POST', `/v3/payments/${providerPaymentId}/capture`)).toHaveLength(0);
   });
 });
@@ -208,13 +243,22 @@ describe('refund', () => {
       metadata: { refund_id: refundId },
       deal: { refund_settlements: [{ type: 'payout', amount: { value: '2000.00', currency: 'RUB' } }] },
     });
-    expect(await provider.getDeal(providerDealId)).toMatchObject({ status: 'opened', balance: '8000.00', payoutBalance: '7500.00' });
+    expect(await provider.getDeal(providerDealId)).toMatchObject({
+      status: 'opened',
+      balance: '8000.00',
+      payoutBalance: '7500.00',
+    });
     expect((await provider.getPayment(providerPaymentId)).status).toBe('hold');
 
     const rest = await provider.createPayout(payout(providerDealId, { dealId: request.dealId, amount: '7500.00' }));
     expect(rest).toEqual({ providerPayoutId: expect.stringMatching(/^po-/), status: 'succeeded', failureReason: null });
     // Nothing left to pay out: YooKassa closes the deal and the marketplace's fee leaves it.
-    expect(await provider.getDeal(providerDealId)).toEqual({ providerDealId, status: 'closed', balance: '0.00', payoutBalance: '0.00' });
+    expect(await provider.getDeal(providerDealId)).toEqual({
+      providerDealId,
+      status: 'closed',
+      balance: '0.00',
+      payoutBalance: '0.00',
+    });
   });
 
   it('refunds once when the answer was lost, although the deal’s balance changed in between', async () => {
@@ -226,20 +270,32 @@ describe('refund', () => {
     await provider.refund(refund);
     await provider.refund(refund);
     expect([...double.refunds.values()].filter((item) => item.payment_id === providerPaymentId)).toHaveLength(1);
-    expect(double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === refundId)).toHaveLength(1);
+    expect(
+      double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === refundId),
+    ).toHaveLength(1);
     expect((await provider.getPayment(providerPaymentId)).status).toBe('refunded');
   });
 
   it('refuses more than is left of the payment', async () => {
     const { providerPaymentId, providerDealId } = await held();
-    const failure = await refusal(provider.refund({ refundId: randomUUID(), providerPaymentId, providerDealId, amount: '10000.01', currency: 'RUB' }));
+    const failure = await refusal(
+      provider.refund({
+        refundId: randomUUID(),
+        providerPaymentId,
+        providerDealId,
+        amount: '10000.01',
+        currency: 'RUB',
+      }),
+    );
     expect(failure.message).toMatch(/10000\.00 of it is left/);
   });
 
   it('is refused by YooKassa after a payout of the deal', async () => {
     const { providerPaymentId, providerDealId } = await held();
     await provider.createPayout(payout(providerDealId, { amount: '1000.00' }));
-    const failure = await refusal(provider.refund({ refundId: randomUUID(), providerPaymentId, providerDealId, amount: '100.00', currency: 'RUB' }));
+    const failure = await refusal(
+      provider.refund({ refundId: randomUUID(), providerPaymentId, providerDealId, amount: '100.00', currency: 'RUB' }),
+    );
     expect(failure.message).toMatch(/only before a payout.*HTTP 400/);
   });
 });
@@ -255,14 +311,27 @@ describe('cancel', () => {
       deal: { refund_settlements: [{ type: 'payout', amount: { value: '9500.00', currency: 'RUB' } }] },
     });
     expect((await provider.getPayment(providerPaymentId)).status).toBe('refunded');
-    expect(await provider.getDeal(providerDealId)).toEqual({ providerDealId, status: 'closed', balance: '0.00', payoutBalance: '0.00' });
+    expect(await provider.getDeal(providerDealId)).toEqual({
+      providerDealId,
+      status: 'closed',
+      balance: '0.00',
+      payoutBalance: '0.00',
+    });
     await provider.cancel(providerPaymentId, key);
-    expect(double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === key)).toHaveLength(1);
+    expect(double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === key)).toHaveLength(
+      1,
+    );
   });
 
   it('refunds what is left after a partial refund', async () => {
     const { providerPaymentId, providerDealId } = await held();
-    await provider.refund({ refundId: randomUUID(), providerPaymentId, providerDealId, amount: '3000.00', currency: 'RUB' });
+    await provider.refund({
+      refundId: randomUUID(),
+      providerPaymentId,
+      providerDealId,
+      amount: '3000.00',
+      currency: 'RUB',
+    });
     await provider.cancel(providerPaymentId, randomUUID());
     expect(double.payments.get(providerPaymentId)!.refunded_amount).toEqual({ value: '10000.00', currency: 'RUB' });
     expect(dealOf(providerDealId)).toMatchObject({ status: 'closed', balance: '0.00', payoutBalance: '0.00' });
@@ -273,7 +342,9 @@ describe('cancel', () => {
     const key = randomUUID();
     await provider.cancel(providerPaymentId, key);
     expect((await provider.getPayment(providerPaymentId)).status).toBe('pending');
-    expect(double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === key)).toHaveLength(0);
+    expect(double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === key)).toHaveLength(
+      0,
+    );
     await double.pay(providerPaymentId);
     await provider.cancel(providerPaymentId, key);
     expect((await provider.getPayment(providerPaymentId)).status).toBe('refunded');
@@ -285,7 +356,13 @@ describe('cancel', () => {
     const failure = await refusal(provider.cancel(providerPaymentId, randomUUID()));
     expect(failure.message).toMatch(/fee_moment payment_succeeded.*9500\.00, not 10000\.00/);
     // The seller's part can still go back.
-    await provider.refund({ refundId: randomUUID(), providerPaymentId, providerDealId, amount: '9500.00', currency: 'RUB' });
+    await provider.refund({
+      refundId: randomUUID(),
+      providerPaymentId,
+      providerDealId,
+      amount: '9500.00',
+      currency: 'RUB',
+    });
     expect(dealOf(providerDealId)).toMatchObject({ status: 'closed', balance: '0.00' });
   });
 });
@@ -296,7 +373,9 @@ describe('createPayout', () => {
     const order = payout(providerDealId, { dealId: request.dealId, amount: '4000.00' });
     const paid = await provider.createPayout(order);
     expect(paid).toEqual({ providerPayoutId: expect.stringMatching(/^po-/), status: 'succeeded', failureReason: null });
-    const [sent] = double.requestsTo('POST', '/v3/payouts').filter((r) => r.headers['idempotence-key'] === order.payoutId);
+    const [sent] = double
+      .requestsTo('POST', '/v3/payouts')
+      .filter((r) => r.headers['idempotence-key'] === order.payoutId);
     expect(sent!.body).toEqual({
       amount: { value: '4000.00', currency: 'RUB' },
       payout_token: order.destination.token,
@@ -305,18 +384,32 @@ describe('createPayout', () => {
       metadata: { deal_id: request.dealId, payout_id: order.payoutId },
     });
     expect(await provider.getPayout(paid.providerPayoutId)).toEqual(paid);
-    expect(await provider.getDeal(providerDealId)).toMatchObject({ status: 'opened', balance: '6000.00', payoutBalance: '5500.00' });
+    expect(await provider.getDeal(providerDealId)).toMatchObject({
+      status: 'opened',
+      balance: '6000.00',
+      payoutBalance: '5500.00',
+    });
   });
 
   it('pays out to a YooMoney wallet and never to a sandbox test card', async () => {
     const { providerDealId } = await held();
-    const order = payout(providerDealId, { amount: '100.00', destination: { type: 'yoo_money', token: '4100116075156746' } });
+    const order = payout(providerDealId, {
+      amount: '100.00',
+      destination: { type: 'yoo_money', token: '4100116075156746' },
+    });
     expect((await provider.createPayout(order)).status).toBe('succeeded');
-    const [sent] = double.requestsTo('POST', '/v3/payouts').filter((r) => r.headers['idempotence-key'] === order.payoutId);
-    expect(sent!.body).toMatchObject({ payout_destination_data: { type: 'yoo_money', account_number: '4100116075156746' } });
+    const [sent] = double
+      .requestsTo('POST', '/v3/payouts')
+      .filter((r) => r.headers['idempotence-key'] === order.payoutId);
+    expect(sent!.body).toMatchObject({
+      payout_destination_data: { type: 'yoo_money', account_number: '4100116075156746' },
+    });
     expect(sent!.body).not.toHaveProperty('payout_token');
 
-    const test = payout(providerDealId, { amount: '100.00', destination: { type: 'test_card', token: '4111111111111111' } });
+    const test = payout(providerDealId, {
+      amount: '100.00',
+      destination: { type: 'test_card', token: '4111111111111111' },
+    });
     expect((await refusal(provider.createPayout(test))).message).toMatch(/sandbox test card/);
     expect(double.payoutsFor(test.payoutId)).toHaveLength(0);
   });
@@ -326,8 +419,12 @@ describe('createPayout', () => {
     const exactly = await provider.createPayout(payout(providerDealId, { amount: '150000.00' }));
     expect(exactly.status).toBe('succeeded');
     const over = payout(providerDealId, { amount: '150000.01' });
-    expect((await refusal(provider.createPayout(over))).message).toMatch(/at most 150000\.00 at once; 150000\.01 must be split/);
-    expect(double.requestsTo('POST', '/v3/payouts').filter((r) => r.headers['idempotence-key'] === over.payoutId)).toHaveLength(0);
+    expect((await refusal(provider.createPayout(over))).message).toMatch(
+      /at most 150000\.00 at once; 150000\.01 must be split/,
+    );
+    expect(
+      double.requestsTo('POST', '/v3/payouts').filter((r) => r.headers['idempotence-key'] === over.payoutId),
+    ).toHaveLength(0);
     const tooLittle = payout(providerDealId, { amount: '0.99' });
     expect((await refusal(provider.createPayout(tooLittle))).message).toMatch(/at least 1\.00/);
     expect(await provider.getDeal(providerDealId)).toMatchObject({ payoutBalance: '150000.01' });
@@ -357,7 +454,9 @@ describe('createPayout', () => {
       const order = payout(providerDealId, { amount: '9500.00' });
       double.crashAfterApplying(1, how);
       const lost = await transient(provider.createPayout(order));
-      expect(lost.message).toMatch(how === 'drop' ? /did not answer the request to pay the seller out/ : /HTTP 500.*same Idempotence-Key is safe/);
+      expect(lost.message).toMatch(
+        how === 'drop' ? /did not answer the request to pay the seller out/ : /HTTP 500.*same Idempotence-Key is safe/,
+      );
       // YooKassa did pay: the deal has nothing left to pay out.
       expect(dealOf(providerDealId)).toMatchObject({ status: 'closed', payoutBalance: '0.00' });
       const retried = await provider.createPayout(order);
@@ -381,7 +480,11 @@ describe('createPayout', () => {
     const { providerDealId } = await held();
     double.declineNextPayout('rejected_by_payee');
     const declined = await provider.createPayout(payout(providerDealId));
-    expect(declined).toEqual({ providerPayoutId: expect.stringMatching(/^po-/), status: 'failed', failureReason: 'rejected_by_payee' });
+    expect(declined).toEqual({
+      providerPayoutId: expect.stringMatching(/^po-/),
+      status: 'failed',
+      failureReason: 'rejected_by_payee',
+    });
     expect(await provider.getPayout(declined.providerPayoutId)).toEqual(declined);
     expect(dealOf(providerDealId)).toMatchObject({ status: 'opened', balance: '10000.00', payoutBalance: '9500.00' });
     // Another payout (another payoutId: to a card the seller gives again) goes through.
@@ -397,10 +500,18 @@ describe('createPayout', () => {
     expect(dealOf(providerDealId)).toMatchObject({ status: 'opened', payoutBalance: '0.00' });
 
     await double.settlePayout(first.providerPayoutId, 'canceled', 'issuer_unavailable');
-    expect(await provider.getPayout(first.providerPayoutId)).toEqual({ providerPayoutId: first.providerPayoutId, status: 'failed', failureReason: 'issuer_unavailable' });
+    expect(await provider.getPayout(first.providerPayoutId)).toEqual({
+      providerPayoutId: first.providerPayoutId,
+      status: 'failed',
+      failureReason: 'issuer_unavailable',
+    });
     expect(dealOf(providerDealId)).toMatchObject({ payoutBalance: '5000.00' });
     await double.settlePayout(second.providerPayoutId, 'succeeded');
-    expect(await provider.getPayout(second.providerPayoutId)).toEqual({ providerPayoutId: second.providerPayoutId, status: 'succeeded', failureReason: null });
+    expect(await provider.getPayout(second.providerPayoutId)).toEqual({
+      providerPayoutId: second.providerPayoutId,
+      status: 'succeeded',
+      failureReason: null,
+    });
     expect(dealOf(providerDealId)).toMatchObject({ status: 'opened', balance: '5500.00', payoutBalance: '5000.00' });
   });
 
@@ -426,15 +537,27 @@ describe('the double keeps YooKassa’s payout limits', () => {
   it('cancels a payout of more than 150,000.00 to a card (one_time_limit_exceeded)', async () => {
     const { providerDealId } = await held({ amount: 200_000, fee: '1000.00' });
     const answer = await rawPayout(providerDealId, '150000.01', 'card-one');
-    expect(answer).toMatchObject({ status: 'canceled', cancellation_details: { party: 'yoo_money', reason: 'one_time_limit_exceeded' } });
+    expect(answer).toMatchObject({
+      status: 'canceled',
+      cancellation_details: { party: 'yoo_money', reason: 'one_time_limit_exceeded' },
+    });
     expect(dealOf(providerDealId)).toMatchObject({ payoutBalance: '199000.00' });
   });
 
   it('cancels the 21st payout a day to one card (periodic_limit_exceeded), and pays another card', async () => {
     const { providerDealId } = await held({ amount: 1000, fee: '100.00' });
     const card = `card-${randomUUID()}`;
-    for (let i = 0; i < 20; i += 1) expect((await provider.createPayout(payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }))).status).toBe('succeeded');
-    const over = await provider.createPayout(payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }));
+    for (let i = 0; i < 20; i += 1)
+      expect(
+        (
+          await provider.createPayout(
+            payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }),
+          )
+        ).status,
+      ).toBe('succeeded');
+    const over = await provider.createPayout(
+      payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }),
+    );
     expect(over).toMatchObject({ status: 'failed', failureReason: 'periodic_limit_exceeded' });
     expect((await provider.createPayout(payout(providerDealId, { amount: '1.00' }))).status).toBe('succeeded');
   });
@@ -446,12 +569,26 @@ describe('the double keeps YooKassa’s payout limits', () => {
     try {
       const { providerDealId } = await held({ amount: 1_700_000, fee: '50000.00' });
       for (let i = 0; i < 10; i += 1) {
-        expect((await provider.createPayout(payout(providerDealId, { amount: '150000.00', destination: { type: 'bank_card', token: card } }))).status).toBe('succeeded');
+        expect(
+          (
+            await provider.createPayout(
+              payout(providerDealId, { amount: '150000.00', destination: { type: 'bank_card', token: card } }),
+            )
+          ).status,
+        ).toBe('succeeded');
       }
-      const over = await provider.createPayout(payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }));
+      const over = await provider.createPayout(
+        payout(providerDealId, { amount: '1.00', destination: { type: 'bank_card', token: card } }),
+      );
       expect(over).toMatchObject({ status: 'failed', failureReason: 'periodic_limit_exceeded' });
       double.now = () => new Date('2026-04-01T00:00:00Z'); // 03:00 in Moscow: April there
-      expect((await provider.createPayout(payout(providerDealId, { amount: '150000.00', destination: { type: 'bank_card', token: card } }))).status).toBe('succeeded');
+      expect(
+        (
+          await provider.createPayout(
+            payout(providerDealId, { amount: '150000.00', destination: { type: 'bank_card', token: card } }),
+          )
+        ).status,
+      ).toBe('succeeded');
     } finally {
       double.now = () => new Date();
     }
@@ -499,7 +636,9 @@ describe('notifications of a safe deal', () => {
   async function pendingPayout(payment: Awaited<ReturnType<typeof safeDealPayment>>) {
     double.holdPayouts();
     const payoutId = randomUUID();
-    const made = await provider.createPayout(payout(payment.providerDealId!, { payoutId, dealId: payment.dealId, amount: '9500.00' }));
+    const made = await provider.createPayout(
+      payout(payment.providerDealId!, { payoutId, dealId: payment.dealId, amount: '9500.00' }),
+    );
     expect(made.status).toBe('pending');
     await server.services.db.query(
       `INSERT INTO deal_payouts (id, deal_id, payment_id, amount, currency, status, destination_type, destination_title, provider_payout_id)
@@ -510,7 +649,11 @@ describe('notifications of a safe deal', () => {
   }
 
   async function standIn(workflowId: string): Promise<WorkflowHandle> {
-    const handle = await server.services.temporal.workflow.start('dealWorkflowStandIn', { workflowId, taskQueue: uniqueId('nobody'), args: [] });
+    const handle = await server.services.temporal.workflow.start('dealWorkflowStandIn', {
+      workflowId,
+      taskQueue: uniqueId('nobody'),
+      args: [],
+    });
     running.push(handle);
     return handle;
   }
@@ -533,7 +676,9 @@ describe('notifications of a safe deal', () => {
     expect(sent).toMatchObject({ event: 'payment.succeeded', status: 200 });
     expect(double.requestsTo('GET', `/v3/payments/${payment.providerPaymentId}`)).toHaveLength(1);
     // A two-stage provider would have read `succeeded` as released; the safe deal holds it.
-    expect(await signals(deal)).toEqual([{ name: 'acquirerNotification', input: { paymentId: payment.paymentId, status: 'hold' } }]);
+    expect(await signals(deal)).toEqual([
+      { name: 'acquirerNotification', input: { paymentId: payment.paymentId, status: 'hold' } },
+    ]);
   });
 
   /** A paid safe deal watched by a stand-in, and a pending payout of it; the deal heard of the payment already. */
@@ -551,18 +696,26 @@ describe('notifications of a safe deal', () => {
     const sent = await double.settlePayout(providerPayoutId, 'succeeded');
     expect(sent).toEqual({ event: 'payout.succeeded', payoutId: providerPayoutId, status: 200 });
     expect(double.requestsTo('GET', `/v3/payouts/${providerPayoutId}`)).toHaveLength(1);
-    expect(await payoutNews()).toEqual([{ name: 'payoutNews', input: { payoutId, status: 'succeeded', failureReason: null } }]);
+    expect(await payoutNews()).toEqual([
+      { name: 'payoutNews', input: { payoutId, status: 'succeeded', failureReason: null } },
+    ]);
   });
 
   it('tells the deal a payout failed, with YooKassa’s reason', async () => {
     const { payoutId, providerPayoutId, payoutNews } = await watchedPayout();
     expect((await double.settlePayout(providerPayoutId, 'canceled', 'rejected_by_payee')).status).toBe(200);
-    expect(await payoutNews()).toEqual([{ name: 'payoutNews', input: { payoutId, status: 'failed', failureReason: 'rejected_by_payee' } }]);
+    expect(await payoutNews()).toEqual([
+      { name: 'payoutNews', input: { payoutId, status: 'failed', failureReason: 'rejected_by_payee' } },
+    ]);
   });
 
   it('never trusts the body: a forged payout.succeeded for a payout still pending changes nothing', async () => {
     const { providerPayoutId, payoutNews } = await watchedPayout();
-    const response = await post(notifications, { type: 'notification', event: 'payout.succeeded', object: { id: providerPayoutId, status: 'succeeded' } });
+    const response = await post(notifications, {
+      type: 'notification',
+      event: 'payout.succeeded',
+      object: { id: providerPayoutId, status: 'succeeded' },
+    });
     expect(response.status).toBe(200);
     expect(await json(response)).toEqual({ ok: true });
     expect(double.requestsTo('GET', `/v3/payouts/${providerPayoutId}`)).toHaveLength(1);
@@ -581,8 +734,14 @@ describe('notifications of a safe deal', () => {
     double.failNext(1, 500);
     expect((await double.settlePayout(providerPayoutId, 'succeeded')).status).toBe(503);
     expect(await payoutNews()).toEqual([]);
-    const again = await post(notifications, { type: 'notification', event: 'payout.succeeded', object: { id: providerPayoutId } });
+    const again = await post(notifications, {
+      type: 'notification',
+      event: 'payout.succeeded',
+      object: { id: providerPayoutId },
+    });
     expect(again.status).toBe(200);
-    expect(await payoutNews()).toEqual([{ name: 'payoutNews', input: { payoutId, status: 'succeeded', failureReason: null } }]);
+    expect(await payoutNews()).toEqual([
+      { name: 'payoutNews', input: { payoutId, status: 'succeeded', failureReason: null } },
+    ]);
   });
 });

@@ -77,7 +77,9 @@ describe('createPayment', () => {
       providerPaymentId: expect.any(String),
       paymentUrl: `${double.url}/checkout/payments/${created.providerPaymentId}`,
     });
-    const [sent] = double.requestsTo('POST', '/v3/payments').filter((r) => r.headers['idempotence-key'] === request.paymentId);
+    const [sent] = double
+      .requestsTo('POST', '/v3/payments')
+      .filter((r) => r.headers['idempotence-key'] === request.paymentId);
     expect(sent!.headers.authorization).toBe(`Basic ${Buffer.from('424242:test_Sx9').toString('base64')}`);
     expect(sent!.body).toEqual({
       amount: { value: '1234.50', currency: 'RUB' },
@@ -86,7 +88,11 @@ describe('createPayment', () => {
       description: 'Deal 42: 10 pallets',
       metadata: { deal_id: request.dealId, payment_id: request.paymentId },
     });
-    expect(double.payments.get(created.providerPaymentId)).toMatchObject({ status: 'pending', paid: false, test: true });
+    expect(double.payments.get(created.providerPaymentId)).toMatchObject({
+      status: 'pending',
+      paid: false,
+      test: true,
+    });
     expect(await provider.getPayment(created.providerPaymentId)).toEqual({
       providerPaymentId: created.providerPaymentId,
       status: 'pending',
@@ -143,7 +149,11 @@ describe('capture (release)', () => {
     const capturedAt = double.payments.get(id)!.captured_at;
     await provider.capture(id, 1234.5, 'RUB', key); // the activity retried after a lost answer
     await provider.capture(id, 1234.5, 'RUB', randomUUID()); // beyond YooKassa's 24-hour key memory
-    expect(double.payments.get(id)).toMatchObject({ status: 'succeeded', captured_at: capturedAt, amount: { value: '1234.50' } });
+    expect(double.payments.get(id)).toMatchObject({
+      status: 'succeeded',
+      captured_at: capturedAt,
+      amount: { value: '1234.50' },
+    });
     expect(double.requestsTo('POST', `/v3/payments/${id}/capture`)).toHaveLength(3);
   });
 
@@ -168,7 +178,10 @@ describe('cancel (refund)', () => {
     const key = `${randomUUID()}/refund`;
     await provider.cancel(id, key);
     expect((await provider.getPayment(id)).status).toBe('refunded');
-    expect(double.payments.get(id)!.cancellation_details).toEqual({ party: 'merchant', reason: 'canceled_by_merchant' });
+    expect(double.payments.get(id)!.cancellation_details).toEqual({
+      party: 'merchant',
+      reason: 'canceled_by_merchant',
+    });
     await provider.cancel(id, key);
     const posts = double.requestsTo('POST', `/v3/payments/${id}/cancel`);
     expect(posts).toHaveLength(1);
@@ -219,7 +232,12 @@ describe('failures', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const port = (silent.address() as AddressInfo).port;
-      const slow = new YooKassaProvider({ apiUrl: `http://127.0.0.1:${port}/v3`, shopId: 's', secretKey: 'k', timeoutMs: 200 });
+      const slow = new YooKassaProvider({
+        apiUrl: `http://127.0.0.1:${port}/v3`,
+        shopId: 's',
+        secretKey: 'k',
+        timeoutMs: 200,
+      });
       expect((await transient(slow.getPayment('x'))).message).toMatch(/did not answer/);
     } finally {
       silent.closeAllConnections();
@@ -234,11 +252,22 @@ describe('the double keeps YooKassa’s rules', () => {
   const auth = () => `Basic ${Buffer.from('424242:test_Sx9').toString('base64')}`;
 
   it('requires Basic auth and an Idempotence-Key on POST', async () => {
-    const body = JSON.stringify({ amount: { value: '1.00', currency: 'RUB' }, confirmation: { type: 'redirect', return_url: 'https://x.example' } });
-    const noAuth = await fetch(`${double.apiUrl}/payments`, { method: 'POST', headers: { 'Idempotence-Key': randomUUID(), 'Content-Type': 'application/json' }, body });
+    const body = JSON.stringify({
+      amount: { value: '1.00', currency: 'RUB' },
+      confirmation: { type: 'redirect', return_url: 'https://x.example' },
+    });
+    const noAuth = await fetch(`${double.apiUrl}/payments`, {
+      method: 'POST',
+      headers: { 'Idempotence-Key': randomUUID(), 'Content-Type': 'application/json' },
+      body,
+    });
     expect(noAuth.status).toBe(401);
     expect(await noAuth.json()).toMatchObject({ type: 'error', code: 'invalid_credentials' });
-    const noKey = await fetch(`${double.apiUrl}/payments`, { method: 'POST', headers: { Authorization: auth(), 'Content-Type': 'application/json' }, body });
+    const noKey = await fetch(`${double.apiUrl}/payments`, {
+      method: 'POST',
+      headers: { Authorization: auth(), 'Content-Type': 'application/json' },
+      body,
+    });
     expect(noKey.status).toBe(400);
     expect(await noKey.json()).toMatchObject({ type: 'error', code: 'invalid_request', parameter: 'Idempotence-Key' });
   });
@@ -259,7 +288,13 @@ describe('amounts and activities', () => {
     expect(created.status).toBe('pending');
     await double.pay(created.providerPaymentId);
     expect((await activities.getEscrowPayment('yookassa', created.providerPaymentId)).status).toBe('hold');
-    await activities.captureEscrowPayment('yookassa', created.providerPaymentId, 1234.5, 'RUB', `${request.paymentId}/release`);
+    await activities.captureEscrowPayment(
+      'yookassa',
+      created.providerPaymentId,
+      1234.5,
+      'RUB',
+      `${request.paymentId}/release`,
+    );
     expect(double.payments.get(created.providerPaymentId)!.status).toBe('succeeded');
   });
 });

@@ -28,12 +28,18 @@ export async function insertHeldDeal(
   const amount = options.amount ?? 2500;
   const marketplaceId =
     options.marketplaceId ??
-    (await db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [uniqueId('Shop')])).rows[0]!.id;
+    (
+      await db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [
+        uniqueId('Shop'),
+      ])
+    ).rows[0]!.id;
   if (options.webhookUrl) await saveWebhookEndpoint(db, services.masterKey, marketplaceId, options.webhookUrl);
   // The buyer's documents live in the buyer's personal organization.
   const buyerEmail = uniqueEmail('buyer');
   const { user: buyer } = await ensureUser(db, { email: buyerEmail });
-  const organization = await db.query<{ id: string }>('SELECT id FROM organizations WHERE owner_id = $1 AND personal', [buyer.id]);
+  const organization = await db.query<{ id: string }>('SELECT id FROM organizations WHERE owner_id = $1 AND personal', [
+    buyer.id,
+  ]);
 
   const dealId = randomUUID();
   const externalId = uniqueId('order');
@@ -48,7 +54,14 @@ export async function insertHeldDeal(
   await db.query(
     `INSERT INTO deal_documents (id, deal_id, organization_id, kind, name, content_type, size, sha256, storage_key)
      VALUES ($1, $2, $3, 'offer', 'offer.pdf', 'application/pdf', $4, $5, $6)`,
-    [randomUUID(), dealId, organization.rows[0]!.id, offer.length, createHash('sha256').update(offer).digest('hex'), `factory/${dealId}/offer`],
+    [
+      randomUUID(),
+      dealId,
+      organization.rows[0]!.id,
+      offer.length,
+      createHash('sha256').update(offer).digest('hex'),
+      `factory/${dealId}/offer`,
+    ],
   );
   await db.query(
     `INSERT INTO deal_approvals (id, deal_id, status, approver, decided_at) VALUES ($1, $2, 'approved', $3, now())`,

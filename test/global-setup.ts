@@ -59,7 +59,14 @@ export default async function setup(project: TestProject) {
  * keeps such a clash from failing the whole run; a real fault fails twice and says why.
  */
 async function startTemporal(cli: string) {
-  const start = async () => startTemporalDevServer({ cli, host: '127.0.0.1', port: await freePort(), uiPort: await freePort(), namespace: 'default' });
+  const start = async () =>
+    startTemporalDevServer({
+      cli,
+      host: '127.0.0.1',
+      port: await freePort(),
+      uiPort: await freePort(),
+      namespace: 'default',
+    });
   try {
     return await start();
   } catch (error) {

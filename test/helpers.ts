@@ -126,12 +126,22 @@ export function ownerDb(max = 1) {
  * A deal of the marketplace (its secret key) made through the API with a contract and an approval asked of the buyer,
  * who (and the seller, when one is asked for) followed the invitation and is signed in to the cabinet.
  */
-export async function dealInApproval(server: TestServer, secretKey: string, options: { amount?: number; seller?: boolean } = {}) {
+export async function dealInApproval(
+  server: TestServer,
+  secretKey: string,
+  options: { amount?: number; seller?: boolean } = {},
+) {
   const key = { 'X-Svc-Key': secretKey };
   const api = (path: string) => `${server.url}/api/mkt${path}`;
   const buyerEmail = uniqueEmail('buyer');
   const sellerEmail = options.seller ? uniqueEmail('seller') : undefined;
-  const fields = { external_id: uniqueId('order'), buyer_email: buyerEmail, ...(sellerEmail ? { seller_email: sellerEmail } : {}), title: 'Desk', amount: options.amount ?? 4200 };
+  const fields = {
+    external_id: uniqueId('order'),
+    buyer_email: buyerEmail,
+    ...(sellerEmail ? { seller_email: sellerEmail } : {}),
+    title: 'Desk',
+    amount: options.amount ?? 4200,
+  };
   const deal = await json(await post(api('/deals'), fields, key));
   const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
     method: 'POST',

@@ -18,14 +18,22 @@ let documentedLimits: Map<string, number>;
 
 beforeAll(async () => {
   [main, data] = await Promise.all([startTestServer(), startTestServer({ kind: 'data' })]);
-  const marketplace = await json(await post(`${main.url}/admin/marketplaces`, { name: 'Hostile input shop', mode: 'sandbox' }, { Authorization: `Bearer ${main.adminToken}` }));
+  const marketplace = await json(
+    await post(
+      `${main.url}/admin/marketplaces`,
+      { name: 'Hostile input shop', mode: 'sandbox' },
+      { Authorization: `Bearer ${main.adminToken}` },
+    ),
+  );
   secretKey = marketplace.secret_key;
   mcpKey = (await dataKey(data.services.db, 'pro')).key;
   const document = await json(await fetch(`${main.url}/api/openapi.json`));
   documentedLimits = new Map(
     Object.entries<any>(document.paths).flatMap(([path, operations]) =>
       Object.entries<any>(operations).flatMap(([method, operation]) =>
-        operation.requestBody?.['x-body-limit-bytes'] ? [[`${method.toUpperCase()} ${path}`, operation.requestBody['x-body-limit-bytes'] as number]] : [],
+        operation.requestBody?.['x-body-limit-bytes']
+          ? [[`${method.toUpperCase()} ${path}`, operation.requestBody['x-body-limit-bytes'] as number]]
+          : [],
       ),
     ),
   );
@@ -42,11 +50,13 @@ const deepObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(de
  * recursed, copied its path at every level and its list of errors at every level on the way back up, and named every
  * error with its whole path: 800 levels of 40 took it seconds and a response of tens of megabytes.
  */
-const deepAndBad = (depth: number, width: number) => `${`{"w":[${'"\\u0001",'.repeat(width)}0],"a":`.repeat(depth)}1${'}'.repeat(depth)}`;
+const deepAndBad = (depth: number, width: number) =>
+  `${`{"w":[${'"\\u0001",'.repeat(width)}0],"a":`.repeat(depth)}1${'}'.repeat(depth)}`;
 /** An object of as many numeric fields as `bytes` allow (field names f0, f1, …). */
 const manyFields = (bytes: number) => {
   const fields: string[] = [];
-  for (let size = 2, index = 0; size + 16 < bytes; index++) size += fields[fields.push(`"f${index}":${index}`) - 1]!.length + 1;
+  for (let size = 2, index = 0; size + 16 < bytes; index++)
+    size += fields[fields.push(`"f${index}":${index}`) - 1]!.length + 1;
   return `{${fields.join(',')}}`;
 };
 /** Within the depth rule but as wide as `bytes` allow: 32 levels, then a flat array of short strings. */
@@ -69,9 +79,28 @@ const MCP_HEADERS = { Accept: 'application/json, text/event-stream', 'MCP-Protoc
 const JSON_TARGETS: Target[] = [
   { name: 'cabinet sign-in', server: () => main, path: '/cabinet/login', limit: 64 * KiB, headers: () => ({}) },
   { name: 'SSO code exchange', server: () => main, path: '/sso/token', limit: 64 * KiB, headers: () => ({}) },
-  { name: 'deal creation', server: () => main, path: '/api/mkt/deals', limit: 64 * KiB, headers: () => ({ 'X-Svc-Key': secretKey }) },
-  { name: 'YooKassa notifications (256 KiB)', server: () => main, path: '/api/escrow/yookassa/notifications', limit: 256 * KiB, headers: () => ({}) },
-  { name: 'MCP message', server: () => data, path: '/mcp/', limit: 64 * KiB, headers: () => ({ ...bearer(mcpKey), ...MCP_HEADERS }), mcp: true },
+  {
+    name: 'deal creation',
+    server: () => main,
+    path: '/api/mkt/deals',
+    limit: 64 * KiB,
+    headers: () => ({ 'X-Svc-Key': secretKey }),
+  },
+  {
+    name: 'YooKassa notifications (256 KiB)',
+    server: () => main,
+    path: '/api/escrow/yookassa/notifications',
+    limit: 256 * KiB,
+    headers: () => ({}),
+  },
+  {
+    name: 'MCP message',
+    server: () => data,
+    path: '/mcp/',
+    limit: 64 * KiB,
+    headers: () => ({ ...bearer(mcpKey), ...MCP_HEADERS }),
+    mcp: true,
+  },
 ];
 
 async function sendJson(target: Target, body: string): Promise<{ status: number; body: any }> {
@@ -87,7 +116,9 @@ async function sendJson(target: Target, body: string): Promise<{ status: number;
 /** The problem's code and errors, or the same from an MCP JSON-RPC error's data. */
 function refusal(answer: { body: any }): { code?: string; errors?: { path: string; message: string }[] } {
   const body = answer.body;
-  return body?.jsonrpc ? { code: body.error?.data?.code, errors: body.error?.data?.errors } : { code: body?.code, errors: body?.errors };
+  return body?.jsonrpc
+    ? { code: body.error?.data?.code, errors: body.error?.data?.errors }
+    : { code: body?.code, errors: body?.errors };
 }
 
 describe('deep JSON is refused before anything walks it: 400 validation_failed, or 413 beyond the size; never 500', () => {
@@ -111,7 +142,10 @@ describe('deep JSON is refused before anything walks it: 400 validation_failed, 
         expect([answer.status, code], shape).toEqual([413, 'payload_too_large']);
         continue;
       }
-      expect([answer.status, code], `${shape}: ${JSON.stringify(answer.body).slice(0, 300)}`).toEqual([400, 'validation_failed']);
+      expect([answer.status, code], `${shape}: ${JSON.stringify(answer.body).slice(0, 300)}`).toEqual([
+        400,
+        'validation_failed',
+      ]);
       expect(errors, shape).toEqual([{ path, message: expect.stringContaining('deeper than 32 levels') }]);
     }
     // 32 levels are within the rule: whatever the route says of such a body, it is not the depth.
@@ -137,7 +171,11 @@ describe('many fields and many refused strings: an answer of a few lines', () =>
   it('names the first 20 of thousands of unknown fields or refused strings, in a small answer', async () => {
     const target = JSON_TARGETS[0]!; // the cabinet's sign-in, anonymous
     for (const body of [manyFields(64 * KiB - 1), `[${Array(7_000).fill('"\\u0001"').join(',')}]`]) {
-      const response = await fetch(`${main.url}${target.path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      const response = await fetch(`${main.url}${target.path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       const text = await response.text();
       expect(response.status).toBe(400);
       expect(JSON.parse(text)).toMatchObject({ code: 'validation_failed', errors: expect.any(Array) });
@@ -149,7 +187,11 @@ describe('many fields and many refused strings: an answer of a few lines', () =>
 
 describe('forms cannot nest, and are read in one pass', () => {
   const sendForm = (path: string, form: string) =>
-    fetch(`${main.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form });
+    fetch(`${main.url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
 
   it('takes a bracketed key thousands of levels "deep" as the one flat name it is', async () => {
     const key = `a${'[a]'.repeat(3_000)}`;
@@ -255,7 +297,13 @@ function flood(requests: Hostile[], seconds: number, concurrency: number): Promi
 const PROBE_BOUND_MS = 750;
 
 describe('a server keeps answering while the worst bodies are sent', () => {
-  const to = (server: () => TestServer, path: string, body: string, headers: Record<string, string> = {}, type = 'application/json'): Hostile => ({
+  const to = (
+    server: () => TestServer,
+    path: string,
+    body: string,
+    headers: Record<string, string> = {},
+    type = 'application/json',
+  ): Hostile => ({
     url: `${server().url}${path}`,
     headers: { 'Content-Type': type, ...headers },
     body,
@@ -277,11 +325,15 @@ describe('a server keeps answering while the worst bodies are sent', () => {
       to(() => main, '/sso/oidc/token', 'grant_type=&'.repeat(5_000), {}, 'application/x-www-form-urlencoded'),
     ];
     const ping = `${main.url}/api/mkt/ping`;
-    for (let warm = 0; warm < 5; warm++) expect((await fetch(ping, { headers: { 'X-Svc-Key': secretKey } })).status).toBe(200);
+    for (let warm = 0; warm < 5; warm++)
+      expect((await fetch(ping, { headers: { 'X-Svc-Key': secretKey } })).status).toBe(200);
     const probe = startProbe(ping, { 'X-Svc-Key': secretKey });
     const statuses = await flood(requests, 3, 4);
     const { max, latencies, statuses: probeStatuses } = await probe.stop();
-    expect(statuses.filter((status) => status >= 500 || status === 0), 'answers of 5xx, or no answer').toEqual([]);
+    expect(
+      statuses.filter((status) => status >= 500 || status === 0),
+      'answers of 5xx, or no answer',
+    ).toEqual([]);
     expect(statuses).toEqual(expect.arrayContaining([400, 413])); // refused for depth or shape, and for size
     expect([...probeStatuses]).toEqual([200]);
     expect(latencies.length).toBeGreaterThan(20);
@@ -290,7 +342,8 @@ describe('a server keeps answering while the worst bodies are sent', () => {
 
   it('data: /healthz answers within the bound', async () => {
     const headers = { ...bearer(mcpKey), ...MCP_HEADERS };
-    const call = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tenders","arguments":${args}}}`;
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tenders","arguments":${args}}}`;
     const requests = [
       to(() => data, '/mcp/', deepAndBad(800, 40), headers),
       to(() => data, '/mcp/', deepObjects(3_000), headers),
@@ -304,7 +357,10 @@ describe('a server keeps answering while the worst bodies are sent', () => {
     const probe = startProbe(health, {});
     const statuses = await flood(requests, 3, 4);
     const { max, latencies } = await probe.stop();
-    expect(statuses.filter((status) => status >= 500 || status === 0), 'answers of 5xx, or no answer').toEqual([]);
+    expect(
+      statuses.filter((status) => status >= 500 || status === 0),
+      'answers of 5xx, or no answer',
+    ).toEqual([]);
     expect(statuses).toEqual(expect.arrayContaining([400, 413])); // refused for depth or shape, and for size
     expect(latencies.length).toBeGreaterThan(20);
     expect(max, `probe latencies: ${latencies.map(Math.round).join(' ')}`).toBeLessThan(PROBE_BOUND_MS);

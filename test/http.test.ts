@@ -88,10 +88,18 @@ describe('request bodies', () => {
   });
 
   it('lists every invalid field on validation_failed', async () => {
-    const response = await post(endpoint(), { name: '', mode: 'production', allowed_origins: ['https://a.example/path'] }, admin());
+    const response = await post(
+      endpoint(),
+      { name: '', mode: 'production', allowed_origins: ['https://a.example/path'] },
+      admin(),
+    );
     const body = await json(response);
     expectProblem(response, body, 400, 'validation_failed');
-    expect(body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['allowed_origins.0', 'mode', 'name']);
+    expect(body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
+      'allowed_origins.0',
+      'mode',
+      'name',
+    ]);
   });
 
   it('never answers with internals', async () => {
@@ -123,7 +131,10 @@ describe('/healthz before the dependencies answer', () => {
     const { createLogger } = await import('../src/log.ts');
     const { createMainApp } = await import('../src/main-app.ts');
     const { listen } = await import('../src/http/server.ts');
-    const services = createServices({ ...config, DATABASE_URL: `postgres://x:y@127.0.0.1:${port}/svc` }, createLogger('silent'));
+    const services = createServices(
+      { ...config, DATABASE_URL: `postgres://x:y@127.0.0.1:${port}/svc` },
+      createLogger('silent'),
+    );
     const server = await listen(createMainApp(services), '127.0.0.1', 0);
     try {
       const response = await fetch(`${server.url}/healthz`);

@@ -18,8 +18,12 @@ type Shop = { id: string; secret_key: string };
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
   const admin = { Authorization: `Bearer ${server.adminToken}` };
-  shopA = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Idem A'), mode: 'sandbox' }, admin));
-  shopB = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Idem B'), mode: 'sandbox' }, admin));
+  shopA = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Idem A'), mode: 'sandbox' }, admin),
+  );
+  shopB = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Idem B'), mode: 'sandbox' }, admin),
+  );
 });
 afterAll(async () => {
   await server?.stop();
@@ -60,7 +64,11 @@ describe('Idempotency-Key', () => {
     const other = await post(api(`/deals/${dealId}/escrow`), { description: 'another' }, { ...key(shopA), ...idem(k) });
     expect(other.status).toBe(409);
     expect((await json(other)).code).toBe('idempotency_key_reused');
-    const otherPath = await post(api(`/deals/${dealId}/cancel`), { description: 'desk' }, { ...key(shopA), ...idem(k) });
+    const otherPath = await post(
+      api(`/deals/${dealId}/cancel`),
+      { description: 'desk' },
+      { ...key(shopA), ...idem(k) },
+    );
     expect(otherPath.status).toBe(400); // the cancel body has no description: validation first, nothing kept
     const otherPathValid = await post(api(`/deals/${dealId}/cancel`), {}, { ...key(shopA), ...idem(k) });
     expect(otherPathValid.status).toBe(409);
@@ -81,14 +89,21 @@ describe('Idempotency-Key', () => {
 
   it('refuses a bad key with 400 validation_failed naming the header, and keeps nothing', async () => {
     for (const bad of ['x'.repeat(256), 'naïve', 'tab\there']) {
-      const response = await post(`${server.url}/admin/deals/${randomUUID()}/cancel`, {}, { ...admin(), ...idem(bad) }).catch(() => undefined);
+      const response = await post(
+        `${server.url}/admin/deals/${randomUUID()}/cancel`,
+        {},
+        { ...admin(), ...idem(bad) },
+      ).catch(() => undefined);
       if (!response) continue; // fetch itself refuses some header values
       expect(response.status).toBe(400);
       const body = await json(response);
       expect(body.code).toBe('validation_failed');
       expect(body.errors[0].path).toBe('Idempotency-Key');
     }
-    const empty = await fetch(`${server.url}/admin/deals/${randomUUID()}/cancel`, { method: 'POST', headers: { ...admin(), 'Idempotency-Key': '' } });
+    const empty = await fetch(`${server.url}/admin/deals/${randomUUID()}/cancel`, {
+      method: 'POST',
+      headers: { ...admin(), 'Idempotency-Key': '' },
+    });
     expect(empty.status).toBe(400);
     expect((await json(empty)).errors[0].path).toBe('Idempotency-Key');
   });
@@ -97,7 +112,9 @@ describe('Idempotency-Key', () => {
     const held = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 86_400_000) });
     const k = randomUUID();
     const responses = await Promise.all(
-      Array.from({ length: 5 }, () => post(`${server.url}/admin/deals/${held.dealId}/escrow/release`, {}, { ...admin(), ...idem(k) })),
+      Array.from({ length: 5 }, () =>
+        post(`${server.url}/admin/deals/${held.dealId}/escrow/release`, {}, { ...admin(), ...idem(k) }),
+      ),
     );
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(1);
@@ -111,7 +128,11 @@ describe('Idempotency-Key', () => {
     expect((await json(done)).status).toBe('released');
     // One move: one deal.paid event.
     const paidEvents = async () =>
-      (await server.services.db.query(`SELECT 1 FROM webhook_events WHERE deal_id = $1 AND event = 'deal.paid'`, [held.dealId])).rowCount;
+      (
+        await server.services.db.query(`SELECT 1 FROM webhook_events WHERE deal_id = $1 AND event = 'deal.paid'`, [
+          held.dealId,
+        ])
+      ).rowCount;
     await expect.poll(paidEvents, { timeout: 10_000 }).toBe(1);
   });
 
@@ -120,12 +141,16 @@ describe('Idempotency-Key', () => {
     // The administrator's scope, as the service names it: from a first request's row.
     const probe = randomUUID();
     await post(`${server.url}/admin/deals/${randomUUID()}/cancel`, {}, { ...admin(), ...idem(probe) });
-    const { scope } = (await server.services.db.query<{ scope: string }>('SELECT scope FROM idempotency_keys WHERE key = $1', [probe])).rows[0]!;
+    const { scope } = (
+      await server.services.db.query<{ scope: string }>('SELECT scope FROM idempotency_keys WHERE key = $1', [probe])
+    ).rows[0]!;
 
     // The first attempt: its row in progress, its Update applied by the workflow, its answer lost (503 at the deadline).
     const k = randomUUID();
     const path = `/admin/deals/${held.dealId}/escrow/release`;
-    const bodySha = createHash('sha256').update(JSON.stringify({ reason: '' })).digest('hex');
+    const bodySha = createHash('sha256')
+      .update(JSON.stringify({ reason: '' }))
+      .digest('hex');
     const { created_at } = (
       await server.services.db.query<{ created_at: Date }>(
         `INSERT INTO idempotency_keys (scope, key, method, path, body_sha256, locked_until) VALUES ($1, $2, 'POST', $3, $4, now() + interval '1 hour') RETURNING created_at`,
@@ -143,7 +168,10 @@ describe('Idempotency-Key', () => {
     expect((await json(early)).code).toBe('idempotency_key_in_use');
 
     // The attempt ended without an answer (its lock passed): the retry sends the same Update and gets its outcome.
-    await server.services.db.query(`UPDATE idempotency_keys SET locked_until = now() WHERE scope = $1 AND key = $2`, [scope, k]);
+    await server.services.db.query(`UPDATE idempotency_keys SET locked_until = now() WHERE scope = $1 AND key = $2`, [
+      scope,
+      k,
+    ]);
     const retry = await post(`${server.url}${path}`, {}, { ...admin(), ...idem(k) });
     expect(retry.status).toBe(200);
     expect(await json(retry)).toMatchObject({ id: held.paymentId, status: 'released' });

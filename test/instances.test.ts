@@ -15,18 +15,33 @@ afterAll(async () => {
 });
 
 async function marketplace(): Promise<{ id: string; secret_key: string; public_key: string }> {
-  return json(await post(`${one.url}/admin/marketplaces`, { name: uniqueId('shop'), mode: 'sandbox' }, { Authorization: `Bearer ${one.adminToken}` }));
+  return json(
+    await post(
+      `${one.url}/admin/marketplaces`,
+      { name: uniqueId('shop'), mode: 'sandbox' },
+      { Authorization: `Bearer ${one.adminToken}` },
+    ),
+  );
 }
 
-const ping = async (server: TestServer, key: string) => (await fetch(`${server.url}/api/mkt/ping`, { headers: { 'X-Svc-Key': key } })).status;
+const ping = async (server: TestServer, key: string) =>
+  (await fetch(`${server.url}/api/mkt/ping`, { headers: { 'X-Svc-Key': key } })).status;
 const widgetCreate = async (server: TestServer, publicKey: string) =>
-  (await post(`${server.url}/api/mkt/widget/deals`, { public_key: publicKey, external_id: uniqueId('order'), buyer_email: uniqueEmail() })).status;
+  (
+    await post(`${server.url}/api/mkt/widget/deals`, {
+      public_key: publicKey,
+      external_id: uniqueId('order'),
+      buyer_email: uniqueEmail(),
+    })
+  ).status;
 
 describe('two main server instances', () => {
   it('both refuse a revoked secret key at once, having both accepted it a moment before', async () => {
     const shop = await marketplace();
     expect([await ping(one, shop.secret_key), await ping(two, shop.secret_key)]).toEqual([200, 200]);
-    await one.services.db.query('UPDATE marketplace_keys SET revoked_at = now() WHERE key_hash = $1', [hashSecret(shop.secret_key)]);
+    await one.services.db.query('UPDATE marketplace_keys SET revoked_at = now() WHERE key_hash = $1', [
+      hashSecret(shop.secret_key),
+    ]);
     expect([await ping(one, shop.secret_key), await ping(two, shop.secret_key)]).toEqual([401, 401]);
   });
 
@@ -48,11 +63,25 @@ describe('two main server instances', () => {
     ]);
     try {
       const shop = await marketplace();
-      const deal = await json(await post(`${a.url}/api/mkt/widget/deals`, { public_key: shop.public_key, external_id: uniqueId('order'), buyer_email: uniqueEmail() }));
-      const press = (server: TestServer) => post(`${server.url}/api/mkt/widget/deals/${deal.id}/start`, { locale: 'en' }, { 'X-Svc-Widget-Token': deal.widget_token });
+      const deal = await json(
+        await post(`${a.url}/api/mkt/widget/deals`, {
+          public_key: shop.public_key,
+          external_id: uniqueId('order'),
+          buyer_email: uniqueEmail(),
+        }),
+      );
+      const press = (server: TestServer) =>
+        post(
+          `${server.url}/api/mkt/widget/deals/${deal.id}/start`,
+          { locale: 'en' },
+          { 'X-Svc-Widget-Token': deal.widget_token },
+        );
       const answers = await Promise.all([press(a), press(b), press(a), press(b)]);
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
-      const count = async (table: string) => Number((await a.services.db.query(`SELECT count(*) FROM ${table} WHERE deal_id = $1`, [deal.id])).rows[0].count);
+      const count = async (table: string) =>
+        Number(
+          (await a.services.db.query(`SELECT count(*) FROM ${table} WHERE deal_id = $1`, [deal.id])).rows[0].count,
+        );
       expect([await count('deal_documents'), await count('deal_approvals')]).toEqual([1, 1]);
       expect((await json(answers[3]!)).status).toBe('approval');
     } finally {

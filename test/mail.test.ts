@@ -34,7 +34,11 @@ async function startSmtpDouble(options: { reject?: boolean } = {}) {
   });
   const port = await freePort();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const db = createDb(testConfig().DATABASE_URL!);
@@ -69,14 +73,18 @@ describe('without SMTP_URL', () => {
     const mailer = new Mailer(db, undefined, 'svc <no-reply@localhost>');
     const key = uniqueId('mail');
     const to = uniqueEmail('once');
-    const results = await Promise.all(Array.from({ length: 5 }, () => mailer.send({ key, to, subject: 'Once', text: 'x' })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => mailer.send({ key, to, subject: 'Once', text: 'x' })),
+    );
     expect(new Set(results.map((result) => result.id)).size).toBe(1);
     expect((await mailer.list({ to, limit: 10 })).length).toBe(1);
   });
 
   it('requires an administrator token and validates its query', async () => {
     expect((await fetch(`${server.url}/admin/mail`)).status).toBe(401);
-    const bad = await fetch(`${server.url}/admin/mail?limit=0`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
+    const bad = await fetch(`${server.url}/admin/mail?limit=0`, {
+      headers: { Authorization: `Bearer ${server.adminToken}` },
+    });
     expect(bad.status).toBe(400);
     expect((await json(bad)).errors[0].path).toBe('limit');
   });
@@ -88,7 +96,12 @@ describe('with SMTP_URL', () => {
     const mailer = new Mailer(db, smtp.url, 'svc <no-reply@svc.example>');
     try {
       const to = uniqueEmail('smtp');
-      const mail = { key: uniqueId('mail'), to, subject: 'Your invitation', text: 'Set a password: https://svc.example/x' };
+      const mail = {
+        key: uniqueId('mail'),
+        to,
+        subject: 'Your invitation',
+        text: 'Set a password: https://svc.example/x',
+      };
       const sent = await mailer.send(mail);
       expect(sent).toMatchObject({ status: 'sent', attempts: 1, last_error: null });
       expect(sent.sent_at).toBeInstanceOf(Date);
@@ -108,9 +121,15 @@ describe('with SMTP_URL', () => {
     const mailer = new Mailer(db, smtp.url, 'svc <no-reply@svc.example>');
     try {
       const to = uniqueEmail('refused');
-      await expect(mailer.send({ key: uniqueId('mail'), to, subject: 'S', text: 'T' })).rejects.toThrow(/mailbox unavailable/);
+      await expect(mailer.send({ key: uniqueId('mail'), to, subject: 'S', text: 'T' })).rejects.toThrow(
+        /mailbox unavailable/,
+      );
       const [stored] = await new Mailer(db, undefined, 'x <x@x>').list({ to, limit: 1 });
-      expect(stored).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringContaining('mailbox unavailable') });
+      expect(stored).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        last_error: expect.stringContaining('mailbox unavailable'),
+      });
     } finally {
       mailer.close();
       await smtp.close();

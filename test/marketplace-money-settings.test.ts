@@ -20,12 +20,26 @@ afterAll(async () => {
 const bearer = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const cardOf = async (id: string) => json(await fetch(`${server.url}/admin/marketplaces/${id}`, { headers: bearer() }));
 const patch = (id: string, body: unknown, headers: Record<string, string> = bearer()) =>
-  fetch(`${server.url}/admin/marketplaces/${id}`, { method: 'PATCH', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${server.url}/admin/marketplaces/${id}`, {
+    method: 'PATCH',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const auditOf = async (id: string) =>
-  (await json(await fetch(`${server.url}/admin/audit?${new URLSearchParams({ object_id: id, action: 'updateMarketplace' })}`, { headers: bearer() }))).items;
+  (
+    await json(
+      await fetch(`${server.url}/admin/audit?${new URLSearchParams({ object_id: id, action: 'updateMarketplace' })}`, {
+        headers: bearer(),
+      }),
+    )
+  ).items;
 
 async function marketplace(): Promise<{ id: string; name: string }> {
-  const response = await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Settings shop'), mode: 'live' }, bearer());
+  const response = await post(
+    `${server.url}/admin/marketplaces`,
+    { name: uniqueId('Settings shop'), mode: 'live' },
+    bearer(),
+  );
   expect(response.status).toBe(201);
   return json(response);
 }
@@ -33,12 +47,25 @@ async function marketplace(): Promise<{ id: string; name: string }> {
 describe('the acquirer and the inspection window over JSON', () => {
   it('starts as a two-stage payment with 3 days, and a PATCH changes both, keeps the rest and is audited', async () => {
     const shop = await marketplace();
-    expect(await cardOf(shop.id)).toMatchObject({ provider: 'yookassa_two_stage', inspection_days: 3, fee_moment: 'close' });
+    expect(await cardOf(shop.id)).toMatchObject({
+      provider: 'yookassa_two_stage',
+      inspection_days: 3,
+      fee_moment: 'close',
+    });
 
     const changed = await patch(shop.id, { provider: 'yookassa_safe_deal', inspection_days: 14 });
     expect(changed.status).toBe(200);
-    expect(await json(changed)).toMatchObject({ provider: 'yookassa_safe_deal', inspection_days: 14, name: shop.name, mode: 'live' });
-    expect(await cardOf(shop.id)).toMatchObject({ provider: 'yookassa_safe_deal', inspection_days: 14, fee_moment: 'close' });
+    expect(await json(changed)).toMatchObject({
+      provider: 'yookassa_safe_deal',
+      inspection_days: 14,
+      name: shop.name,
+      mode: 'live',
+    });
+    expect(await cardOf(shop.id)).toMatchObject({
+      provider: 'yookassa_safe_deal',
+      inspection_days: 14,
+      fee_moment: 'close',
+    });
 
     // One field alone leaves the other as it is; 0 (release at delivery) and 60 are the bounds.
     expect((await patch(shop.id, { inspection_days: 0 })).status).toBe(200);
@@ -48,7 +75,12 @@ describe('the acquirer and the inspection window over JSON', () => {
     expect(await cardOf(shop.id)).toMatchObject({ provider: 'yookassa_two_stage', inspection_days: 60 });
 
     const audit = await auditOf(shop.id);
-    expect(audit.map((entry: { after: { provider: string; inspection_days: number } }) => [entry.after.provider, entry.after.inspection_days])).toEqual([
+    expect(
+      audit.map((entry: { after: { provider: string; inspection_days: number } }) => [
+        entry.after.provider,
+        entry.after.inspection_days,
+      ]),
+    ).toEqual([
       ['yookassa_two_stage', 60],
       ['yookassa_safe_deal', 60],
       ['yookassa_safe_deal', 0],
@@ -107,7 +139,8 @@ describe('the acquirer and the inspection window over JSON', () => {
 });
 
 describe("the console's marketplace card", () => {
-  const page = (id: string, lang: 'en' | 'ru') => fetch(`${server.url}/admin/view/marketplaces/${id}?lang=${lang}`, { headers: { Cookie: admin.cookie } });
+  const page = (id: string, lang: 'en' | 'ru') =>
+    fetch(`${server.url}/admin/view/marketplaces/${id}?lang=${lang}`, { headers: { Cookie: admin.cookie } });
   const save = (shop: { id: string; name: string }, fields: Record<string, string>, lang: 'en' | 'ru' = 'en') =>
     fetch(`${server.url}/admin/view/marketplaces/${shop.id}?lang=${lang}`, {
       method: 'POST',
@@ -137,7 +170,9 @@ describe("the console's marketplace card", () => {
     expect(english).toContain('Inspection days');
     expect(english).toMatch(/<option value="yookassa_safe_deal" selected>YooKassa Safe Deal/);
     expect(english).toMatch(/<option value="yookassa_two_stage">YooKassa two-stage payment/);
-    expect(english).toMatch(/<input id="inspection_days" name="inspection_days" type="number"[^>]* min="0" max="60"[^>]* value="7"/);
+    expect(english).toMatch(
+      /<input id="inspection_days" name="inspection_days" type="number"[^>]* min="0" max="60"[^>]* value="7"/,
+    );
     const russian = await (await page(shop.id, 'ru')).text();
     expect(russian).toContain('Эквайер боевых платежей');
     expect(russian).toContain('Дней на проверку');
@@ -178,13 +213,22 @@ describe("the console's marketplace card", () => {
 
   it('lets support see the card but not save it', async () => {
     const shop = await marketplace();
-    const read = await fetch(`${server.url}/admin/view/marketplaces/${shop.id}?lang=en`, { headers: { Cookie: support.cookie } });
+    const read = await fetch(`${server.url}/admin/view/marketplaces/${shop.id}?lang=en`, {
+      headers: { Cookie: support.cookie },
+    });
     expect(read.status).toBe(200);
     const refused = await fetch(`${server.url}/admin/view/marketplaces/${shop.id}`, {
       method: 'POST',
       redirect: 'manual',
       headers: { Cookie: support.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ _csrf: support.csrf, intent: 'save', name: shop.name, mode: 'live', provider: 'yookassa_safe_deal', inspection_days: '9' }),
+      body: new URLSearchParams({
+        _csrf: support.csrf,
+        intent: 'save',
+        name: shop.name,
+        mode: 'live',
+        provider: 'yookassa_safe_deal',
+        inspection_days: '9',
+      }),
     });
     expect(refused.status).toBe(403);
     expect(await cardOf(shop.id)).toMatchObject({ provider: 'yookassa_two_stage', inspection_days: 3 });

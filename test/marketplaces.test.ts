@@ -12,9 +12,11 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const admin = (token = server.adminToken) => ({ Authorization: `Bearer ${token}` });
-const createMarketplace = (body: unknown, token?: string) => post(`${server.url}/admin/marketplaces`, body, admin(token));
+const createMarketplace = (body: unknown, token?: string) =>
+  post(`${server.url}/admin/marketplaces`, body, admin(token));
 const ping = (key?: string) => fetch(`${server.url}/api/mkt/ping`, { headers: key ? { 'X-Svc-Key': key } : {} });
-const countMarketplaces = async () => (await server.services.db.query('SELECT count(*) FROM marketplaces')).rows[0].count;
+const countMarketplaces = async () =>
+  (await server.services.db.query('SELECT count(*) FROM marketplaces')).rows[0].count;
 
 describe('administrator tokens', () => {
   it('refuses a missing or wrong token with 401 and a bearer challenge', async () => {
@@ -43,7 +45,11 @@ describe('administrator tokens', () => {
 
 describe('POST /admin/marketplaces', () => {
   it('activates a marketplace and shows its mk_ and pk_ keys once', async () => {
-    const response = await createMarketplace({ name: 'Shop One', mode: 'live', allowed_origins: ['https://shop.example'] });
+    const response = await createMarketplace({
+      name: 'Shop One',
+      mode: 'live',
+      allowed_origins: ['https://shop.example'],
+    });
     expect(response.status).toBe(201);
     const body = await json(response);
     expect(body).toMatchObject({
@@ -55,7 +61,10 @@ describe('POST /admin/marketplaces', () => {
       sso_client: null,
       allowed_origins: ['https://shop.example'],
     });
-    const stored = await server.services.db.query('SELECT key_hash, kind FROM marketplace_keys WHERE marketplace_id = $1', [body.id]);
+    const stored = await server.services.db.query(
+      'SELECT key_hash, kind FROM marketplace_keys WHERE marketplace_id = $1',
+      [body.id],
+    );
     expect(stored.rows).toHaveLength(2);
     const dump = JSON.stringify(stored.rows);
     expect(dump).not.toContain(body.secret_key.slice(3));

@@ -5,7 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertWebhookEvent } from '../src/webhooks/events.ts';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 
 let server: TestServer;
@@ -22,7 +30,13 @@ afterAll(async () => {
 });
 
 async function marketplace(): Promise<{ id: string; key: string }> {
-  const created = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('shop') }, { Authorization: `Bearer ${server.adminToken}` }));
+  const created = await json(
+    await post(
+      `${server.url}/admin/marketplaces`,
+      { name: uniqueId('shop') },
+      { Authorization: `Bearer ${server.adminToken}` },
+    ),
+  );
   return { id: created.id, key: created.secret_key };
 }
 
@@ -46,7 +60,16 @@ async function event(marketplaceId: string, dealId: string, type: string, occurr
     event: type,
     occurredAt: occurredAt.toISOString(),
     status: type.slice('deal.'.length),
-    deal: { id: dealId, marketplace_id: marketplaceId, external_id: 'x', title: 'Chair', amount: 10, currency: 'RUB', buyer_email: 'b@example.com', seller_email: '' },
+    deal: {
+      id: dealId,
+      marketplace_id: marketplaceId,
+      external_id: 'x',
+      title: 'Chair',
+      amount: 10,
+      currency: 'RUB',
+      buyer_email: 'b@example.com',
+      seller_email: '',
+    },
   });
   return eventId;
 }
@@ -76,7 +99,8 @@ async function sevenEvents() {
     [one, 'deal.refunded'],
   ];
   const ids: string[] = [];
-  for (const [index, [deal, type]] of plan.entries()) ids.push(await event(shop.id, deal, type, new Date(start + index * 60_000)));
+  for (const [index, [deal, type]] of plan.entries())
+    ids.push(await event(shop.id, deal, type, new Date(start + index * 60_000)));
   return { shop, one, two, plan, newestFirst: ids.reverse(), plannedNewestFirst: [...plan].reverse() };
 }
 
@@ -98,7 +122,12 @@ describe('GET /api/mkt/events', () => {
       type: 'deal.refunded',
       occurred_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       deal_id: plannedNewestFirst[0]![0],
-      body: expect.objectContaining({ event: 'deal.refunded', id: plannedNewestFirst[0]![0], event_id: newestFirst[0], status: 'refunded' }),
+      body: expect.objectContaining({
+        event: 'deal.refunded',
+        id: plannedNewestFirst[0]![0],
+        event_id: newestFirst[0],
+        status: 'refunded',
+      }),
     });
     expect(newest.body.occurred_at).toBe(newest.occurred_at);
     const stored = await server.services.db.query('SELECT body FROM webhook_events WHERE id = $1', [newest.event_id]);
@@ -106,7 +135,8 @@ describe('GET /api/mkt/events', () => {
 
     const many = await marketplace();
     const deal = await dealRow(many.id);
-    for (let index = 0; index < 21; index += 1) await event(many.id, deal, 'deal.approved', new Date(Date.now() - index * 1000));
+    for (let index = 0; index < 21; index += 1)
+      await event(many.id, deal, 'deal.approved', new Date(Date.now() - index * 1000));
     const first = await page(many.key);
     expect(first.items).toHaveLength(20);
     expect(first.has_more).toBe(true);
@@ -138,13 +168,22 @@ describe('GET /api/mkt/events', () => {
   it('filters by deal_id and type, with cursors that may be events the filters leave out', async () => {
     const { shop, one, two, newestFirst, plannedNewestFirst } = await sevenEvents();
     const ofOne = await page(shop.key, `?deal_id=${one}`);
-    expect(ofOne.items.map((item) => item.type)).toEqual(['deal.refunded', 'deal.disputed', 'deal.escrow_hold', 'deal.approved']);
+    expect(ofOne.items.map((item) => item.type)).toEqual([
+      'deal.refunded',
+      'deal.disputed',
+      'deal.escrow_hold',
+      'deal.approved',
+    ]);
     expect(ofOne.items.every((item) => item.deal_id === one && item.body.id === one)).toBe(true);
 
     const approved = await page(shop.key, '?type=deal.approved');
-    expect(approved.items.map((item) => item.event_id)).toEqual(newestFirst.filter((_, index) => plannedNewestFirst[index]![1] === 'deal.approved'));
+    expect(approved.items.map((item) => item.event_id)).toEqual(
+      newestFirst.filter((_, index) => plannedNewestFirst[index]![1] === 'deal.approved'),
+    );
     const approvedOfTwo = await page(shop.key, `?type=deal.approved&deal_id=${two}&limit=1`);
-    expect(approvedOfTwo.items.map((item) => [item.deal_id, item.type, item.event_id])).toEqual([[two, 'deal.approved', newestFirst[1]]]);
+    expect(approvedOfTwo.items.map((item) => [item.deal_id, item.type, item.event_id])).toEqual([
+      [two, 'deal.approved', newestFirst[1]],
+    ]);
     expect(approvedOfTwo.has_more).toBe(true);
 
     // newestFirst[2] is deal one's disputed event: after it, deal two's approvals older than it.
@@ -160,7 +199,8 @@ describe('GET /api/mkt/events', () => {
     const deal = await dealRow(shop.id);
     const at = new Date();
     const written = [];
-    for (const type of ['deal.approved', 'deal.escrow_hold', 'deal.paid']) written.push(await event(shop.id, deal, type, at));
+    for (const type of ['deal.approved', 'deal.escrow_hold', 'deal.paid'])
+      written.push(await event(shop.id, deal, type, at));
     const newestFirst = [...written].reverse();
     expect((await page(shop.key)).items.map((item) => item.event_id)).toEqual(newestFirst);
     const older = await page(shop.key, `?starting_after=${newestFirst[0]}&limit=1`);
@@ -185,10 +225,16 @@ describe('GET /api/mkt/events', () => {
       const response = await list(mine.shop.key, query);
       expect(response.status, query).toBe(400);
       const problem = await json(response);
-      expect(problem).toMatchObject({ code: 'invalid_cursor', detail: expect.stringMatching(/^(starting_after|ending_before) is not an event_id/) });
+      expect(problem).toMatchObject({
+        code: 'invalid_cursor',
+        detail: expect.stringMatching(/^(starting_after|ending_before) is not an event_id/),
+      });
       expect(response.headers.get('content-type')).toContain('application/problem+json');
     }
-    const both = await list(mine.shop.key, `?starting_after=${mine.newestFirst[3]}&ending_before=${mine.newestFirst[1]}`);
+    const both = await list(
+      mine.shop.key,
+      `?starting_after=${mine.newestFirst[3]}&ending_before=${mine.newestFirst[1]}`,
+    );
     expect(both.status).toBe(400);
     expect(await json(both)).toMatchObject({ code: 'invalid_cursor', detail: expect.stringContaining('not both') });
   });
@@ -233,7 +279,11 @@ describe('GET /api/mkt/events', () => {
 describe('the events list and the webhooks agree', () => {
   it('lists the event a webhook carried with its id and exactly its body, and those of types it was not sent', async () => {
     const shop = await marketplace();
-    const registered = await post(`${server.url}/api/mkt/webhook`, { url: receiver.url, events: ['deal.paid'] }, { 'X-Svc-Key': shop.key });
+    const registered = await post(
+      `${server.url}/api/mkt/webhook`,
+      { url: receiver.url, events: ['deal.paid'] },
+      { 'X-Svc-Key': shop.key },
+    );
     expect(registered.status).toBe(200);
     const deal = await dealRow(shop.id);
     const unsent = await event(shop.id, deal, 'deal.escrow_hold', new Date(Date.now() - 1000));
@@ -245,7 +295,16 @@ describe('the events list and the webhooks agree', () => {
       occurredAt: new Date().toISOString(),
       status: 'paid',
       actor: 'buyer',
-      deal: { id: deal, marketplace_id: shop.id, external_id: 'order-9', title: 'Lamp "Ö"', amount: 75.5, currency: 'EUR', buyer_email: 'b@example.com', seller_email: 's@example.com' },
+      deal: {
+        id: deal,
+        marketplace_id: shop.id,
+        external_id: 'order-9',
+        title: 'Lamp "Ö"',
+        amount: 75.5,
+        currency: 'EUR',
+        buyer_email: 'b@example.com',
+        seller_email: 's@example.com',
+      },
     });
     expect(deliveryId).not.toBeNull();
     const delivery = await server.services.temporal.workflow.start('webhookReplayWorkflow', {
@@ -258,31 +317,51 @@ describe('the events list and the webhooks agree', () => {
     expect(delivered).toHaveLength(1);
 
     const listed = await page(shop.key, `?deal_id=${deal}`);
-    expect(listed.items.map((item) => [item.event_id, item.type])).toEqual([[eventId, 'deal.paid'], [unsent, 'deal.escrow_hold']]);
+    expect(listed.items.map((item) => [item.event_id, item.type])).toEqual([
+      [eventId, 'deal.paid'],
+      [unsent, 'deal.escrow_hold'],
+    ]);
     expect(listed.items[0].body).toEqual(JSON.parse(delivered[0]!.body.toString('utf8')));
     expect(Buffer.from(JSON.stringify(listed.items[0].body), 'utf8').equals(delivered[0]!.body)).toBe(true);
     expect(listed.items[0].body).toMatchObject({ actor: 'buyer', amount: 75.5, title: 'Lamp "Ö"' });
     // The escrow_hold event, of a type the webhook does not take, got no delivery to send.
-    expect((await server.services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [unsent])).rowCount).toBe(0);
+    expect(
+      (await server.services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [unsent])).rowCount,
+    ).toBe(0);
   });
 
   it('through a real deal: every event listed, only the subscribed type delivered, with the listed body', async () => {
     const shop = await marketplace();
     const key = { 'X-Svc-Key': shop.key };
-    const registered = await post(`${server.url}/api/mkt/webhook`, { url: receiver.url, events: ['deal.escrow_hold'] }, key);
+    const registered = await post(
+      `${server.url}/api/mkt/webhook`,
+      { url: receiver.url, events: ['deal.escrow_hold'] },
+      key,
+    );
     expect(registered.status).toBe(200);
     expect((await json(registered)).events).toEqual(['deal.escrow_hold']);
 
     const api = (path: string) => `${server.url}/api/mkt${path}`;
     const buyerEmail = uniqueEmail('buyer');
-    const deal = await json(await post(api('/deals'), { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 75 }, key));
-    await fetch(api(`/deals/${deal.id}/documents?kind=offer`), { method: 'POST', headers: key, body: Buffer.from('offer') });
+    const deal = await json(
+      await post(
+        api('/deals'),
+        { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 75 },
+        key,
+      ),
+    );
+    await fetch(api(`/deals/${deal.id}/documents?kind=offer`), {
+      method: 'POST',
+      headers: key,
+      body: Buffer.from('offer'),
+    });
     const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, key));
     const buyer = await signInFromInvitation(server, buyerEmail);
     expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
     expect((await post(api(`/deals/${deal.id}/escrow`), {}, key)).status).toBe(201);
 
-    const ofDeal = () => receiver.received.filter((request) => JSON.parse(request.body.toString('utf8')).id === deal.id);
+    const ofDeal = () =>
+      receiver.received.filter((request) => JSON.parse(request.body.toString('utf8')).id === deal.id);
     await expect.poll(() => ofDeal().length, { timeout: 20_000 }).toBe(1);
     const [delivered] = ofDeal();
     expect(delivered!.headers['x-svc-event']).toBe('deal.escrow_hold');

@@ -45,7 +45,9 @@ const dealOf = async (shop: Shop, id: string) => json(await fetch(api(`/deals/${
 
 /** A sandbox marketplace with a fixed fee of 150 and no inspection window: delivery releases the money at once. */
 async function shopWithoutInspection(): Promise<Shop> {
-  const shop = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Payout shop'), mode: 'sandbox' }, adminApi()));
+  const shop = await json(
+    await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Payout shop'), mode: 'sandbox' }, adminApi()),
+  );
   const changed = await fetch(`${server.url}/admin/marketplaces/${shop.id}`, {
     method: 'PATCH',
     headers: { ...adminApi(), 'Content-Type': 'application/json' },
@@ -58,7 +60,13 @@ async function shopWithoutInspection(): Promise<Shop> {
 
 /** The marketplace's deal with a buyer and a seller, a contract, and the approval waiting for the buyer. */
 async function dealInApproval(shop: Shop, buyerEmail: string, sellerEmail: string, amount: number): Promise<string> {
-  const body = { external_id: uniqueId('order'), buyer_email: buyerEmail, seller_email: sellerEmail, title: 'Oak wardrobe', amount };
+  const body = {
+    external_id: uniqueId('order'),
+    buyer_email: buyerEmail,
+    seller_email: sellerEmail,
+    title: 'Oak wardrobe',
+    amount,
+  };
   const deal = await json(await post(api('/deals'), body, key(shop)));
   const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Contract.pdf`), {
     method: 'POST',
@@ -76,8 +84,12 @@ async function fromInvitation(email: string, locale: 'en' | 'ru', viewport: type
   await expect
     .poll(
       async () => {
-        const { items } = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: adminApi() }));
-        return (link = items.map((mail: { text: string }) => /https?:\/\/\S+\/cabinet\/invite\?token=\S+/.exec(mail.text)?.[0]).find(Boolean));
+        const { items } = await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: adminApi() }),
+        );
+        return (link = items
+          .map((mail: { text: string }) => /https?:\/\/\S+\/cabinet\/invite\?token=\S+/.exec(mail.text)?.[0])
+          .find(Boolean));
       },
       { timeout: 20_000 },
     )
@@ -93,10 +105,13 @@ async function fromInvitation(email: string, locale: 'en' | 'ru', viewport: type
 }
 
 /** Nothing wider than the screen: no sideways scrolling. */
-const fitsTheScreen = async (page: Page, width: number) => Number(await page.evaluate('document.documentElement.scrollWidth')) <= width;
+const fitsTheScreen = async (page: Page, width: number) =>
+  Number(await page.evaluate('document.documentElement.scrollWidth')) <= width;
 /** A full-page screenshot, to look at each step as the person saw it. */
-const shot = (page: Page, locale: string, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${locale}.png`), fullPage: true });
-const text = async (page: Page, selector: string) => ((await page.textContent(selector)) ?? '').replace(/\s+/g, ' ').trim();
+const shot = (page: Page, locale: string, name: string) =>
+  page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${locale}.png`), fullPage: true });
+const text = async (page: Page, selector: string) =>
+  ((await page.textContent(selector)) ?? '').replace(/\s+/g, ' ').trim();
 
 /** What each language says at each step (the pages' own words, so a missing translation shows up here). */
 const WORDS = {
@@ -111,7 +126,8 @@ const WORDS = {
     shipped: 'Marked shipped: the buyer and the shop have been told.',
     shippedOn: 'Shipped on',
     buyerNote: 'The order is on its way: the money can no longer be refunded without the arbiter.',
-    refusal: 'The order is already shipped: you can no longer cancel and refund alone. Open a dispute instead, and the arbiter decides.',
+    refusal:
+      'The order is already shipped: you can no longer cancel and refund alone. Open a dispute instead, and the arbiter decides.',
     paidOut: /^Paid out to Test card •••• 1111: RUB\s4,050\.00\.$/,
     paid: 'Completed: the money was sent to the seller',
     released: /^RUB\s4,050\.00$/,
@@ -131,7 +147,8 @@ const WORDS = {
     shipped: 'Отправка отмечена: покупатель и магазин уведомлены.',
     shippedOn: 'Отправлено',
     buyerNote: 'Заказ в пути: вернуть деньги без арбитра уже нельзя.',
-    refusal: 'Заказ уже отправлен: сами отменить сделку и вернуть деньги вы больше не можете. Откройте спор — решит арбитр.',
+    refusal:
+      'Заказ уже отправлен: сами отменить сделку и вернуть деньги вы больше не можете. Откройте спор — решит арбитр.',
     paidOut: /^Выплачено на Тестовая карта •••• 1111: 4\s050,00\s₽\.$/,
     paid: 'Завершена: деньги переведены продавцу',
     released: /^4\s050,00\s₽$/,
@@ -193,7 +210,11 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   expect(delivery).toContain('CDEK');
   expect(delivery).toContain('RU123456789');
   expect(await seller.locator('#ship-form').count()).toBe(0);
-  expect((await dealOf(shop, dealId)).delivery).toMatchObject({ status: 'shipped', carrier: 'CDEK', tracking: 'RU123456789' });
+  expect((await dealOf(shop, dealId)).delivery).toMatchObject({
+    status: 'shipped',
+    carrier: 'CDEK',
+    tracking: 'RU123456789',
+  });
 
   // The buyer is offered no refund now (the rules), and a refund asked for anyway is refused in words.
   await buyer.goto(dealPage);
@@ -215,7 +236,12 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   await shot(seller, locale, 'seller-paid-out');
   expect(await fitsTheScreen(seller, viewport.width)).toBe(true);
   const state = await dealOf(shop, dealId);
-  expect(state).toMatchObject({ status: 'paid', released_amount: 4050, refunded_amount: 0, delivery: { status: 'delivered', inspection_ends_at: null } });
+  expect(state).toMatchObject({
+    status: 'paid',
+    released_amount: 4050,
+    refunded_amount: 0,
+    delivery: { status: 'delivered', inspection_ends_at: null },
+  });
 
   // The marketplace reads its ledger: the money reached the seller.
   expect(await money.postingsOf({ id: shop.id, key: key(shop), public_key: '' }, dealId)).toEqual([
@@ -287,25 +313,47 @@ describe('the Payouts page', () => {
     expect(words(page)).toContain('YooKassa’s payout widget');
     const csrf = csrfOf(page);
 
-    expect((await seller.post('/cabinet/view/payouts', { type: 'test_card', token: '4111111111111111' })).status).toBe(403);
-    const wrong = await seller.post('/cabinet/view/payouts', { _csrf: csrf, type: 'test_card', token: '5555 5555 5555 4444' });
+    expect((await seller.post('/cabinet/view/payouts', { type: 'test_card', token: '4111111111111111' })).status).toBe(
+      403,
+    );
+    const wrong = await seller.post('/cabinet/view/payouts', {
+      _csrf: csrf,
+      type: 'test_card',
+      token: '5555 5555 5555 4444',
+    });
     expect(wrong.status).toBe(400);
-    expect(words(wrong)).toContain('That is not one of the test cards. Use 4111 1111 1111 1111 (the payout succeeds) or 4000 0000 0000 0002 (it is declined).');
+    expect(words(wrong)).toContain(
+      'That is not one of the test cards. Use 4111 1111 1111 1111 (the payout succeeds) or 4000 0000 0000 0002 (it is declined).',
+    );
     expect(wrong.text).toContain('value="5555 5555 5555 4444"');
     // A card number is never taken as the payout widget's token, nor written back into the page.
-    const number = await seller.post('/cabinet/view/payouts', { _csrf: csrf, type: 'bank_card', token: '4276 3800 1234 5678' });
+    const number = await seller.post('/cabinet/view/payouts', {
+      _csrf: csrf,
+      type: 'bank_card',
+      token: '4276 3800 1234 5678',
+    });
     expect(number.status).toBe(400);
     expect(words(number)).toContain('That looks like a card number. Never type your card number here');
     expect(number.text).not.toContain('4276');
     const wallet = await seller.post('/cabinet/view/payouts', { _csrf: csrf, type: 'yoo_money', token: '123' });
     expect(wallet.status).toBe(400);
     expect(words(wallet)).toContain('A YooMoney wallet number has 11 to 20 digits.');
-    const russian = await seller.request('POST', '/cabinet/view/payouts?lang=ru', { _csrf: csrf, type: 'test_card', token: '1234' });
+    const russian = await seller.request('POST', '/cabinet/view/payouts?lang=ru', {
+      _csrf: csrf,
+      type: 'test_card',
+      token: '1234',
+    });
     expect(russian.status).toBe(400);
     expect(words(russian)).toContain('Это не тестовая карта.');
-    expect(words(await seller.get('/cabinet/view/payouts?lang=en'))).toContain('You have not given a payout destination yet.');
+    expect(words(await seller.get('/cabinet/view/payouts?lang=en'))).toContain(
+      'You have not given a payout destination yet.',
+    );
 
-    const declined = await seller.post('/cabinet/view/payouts', { _csrf: csrf, type: 'test_card', token: '4000 0000 0000 0002' });
+    const declined = await seller.post('/cabinet/view/payouts', {
+      _csrf: csrf,
+      type: 'test_card',
+      token: '4000 0000 0000 0002',
+    });
     expect(declined.location).toBe('/cabinet/view/payouts?done=payout_saved');
     const saved = await seller.follow(declined);
     expect(words(saved)).toContain('Saved: your payouts go to Test card •••• 0002.');
@@ -314,15 +362,25 @@ describe('the Payouts page', () => {
     // Released to a declined card: the deal page says so, and where to give another one.
     await deal.move('release');
     const dealPath = `/cabinet/view/deals/${deal.id}`;
-    await expect.poll(async () => words(await seller.get(dealPath))).toContain('The payout failed: the bank declined the card (card_declined).');
+    await expect
+      .poll(async () => words(await seller.get(dealPath)))
+      .toContain('The payout failed: the bank declined the card (card_declined).');
     const failed = await seller.get(dealPath);
-    expect(failed.text).toContain('<a class="button" href="/cabinet/view/payouts">Give another card on the Payouts page</a>');
+    expect(failed.text).toContain(
+      '<a class="button" href="/cabinet/view/payouts">Give another card on the Payouts page</a>',
+    );
     expect(words(failed)).toContain('Paid: the money is held in escrow');
     expect(words(await seller.get('/cabinet/view/payouts'))).toContain(`href="${dealPath}"`);
 
-    const good = await seller.post('/cabinet/view/payouts', { _csrf: csrf, type: 'test_card', token: '4111111111111111' });
+    const good = await seller.post('/cabinet/view/payouts', {
+      _csrf: csrf,
+      type: 'test_card',
+      token: '4111111111111111',
+    });
     expect(good.status).toBe(303);
-    await expect.poll(async () => words(await seller.get(dealPath)), { timeout: 20_000 }).toMatch(/Paid out to Test card •••• 1111: RUB\s1,000\.00\./);
+    await expect
+      .poll(async () => words(await seller.get(dealPath)), { timeout: 20_000 })
+      .toMatch(/Paid out to Test card •••• 1111: RUB\s1,000\.00\./);
     expect(words(await seller.get('/cabinet/view/payouts'))).toContain('No deal is waiting for a payout.');
   });
 });
@@ -344,28 +402,54 @@ describe('shipment and the inspection window on the deal page', () => {
     expect((await buyer.get(`${dealPath}/shipment`)).status).toBe(404);
 
     // A form sent without the confirmation gets the confirmation first, with what it said.
-    const unconfirmed = await seller.post(`${dealPath}/shipment`, { _csrf: csrfOf(page), carrier: 'Boxberry', tracking: 'BB-42' });
+    const unconfirmed = await seller.post(`${dealPath}/shipment`, {
+      _csrf: csrfOf(page),
+      carrier: 'Boxberry',
+      tracking: 'BB-42',
+    });
     expect(unconfirmed.status).toBe(200);
     expect(words(unconfirmed)).toContain('Mark the order shipped?');
     expect(unconfirmed.text).toContain('value="BB-42"');
     expect((await money.getDeal(shop, deal.id)).delivery.status).toBe('none');
-    const tooLong = await seller.post(`${dealPath}/shipment`, { _csrf: csrfOf(page), carrier: 'x'.repeat(101), tracking: '', confirmed: 'yes' });
+    const tooLong = await seller.post(`${dealPath}/shipment`, {
+      _csrf: csrfOf(page),
+      carrier: 'x'.repeat(101),
+      tracking: '',
+      confirmed: 'yes',
+    });
     expect(tooLong.status).toBe(400);
     expect(words(tooLong)).toContain('The carrier and the tracking number are at most 100 characters each.');
-    const shipped = await seller.post(`${dealPath}/shipment`, { _csrf: csrfOf(page), carrier: 'Boxberry', tracking: 'BB-42', confirmed: 'yes' });
+    const shipped = await seller.post(`${dealPath}/shipment`, {
+      _csrf: csrfOf(page),
+      carrier: 'Boxberry',
+      tracking: 'BB-42',
+      confirmed: 'yes',
+    });
     expect(shipped.location).toBe(`${dealPath}?done=shipped`);
     const again = await seller.get(`${dealPath}/shipment`);
     expect(again.status).toBe(400);
-    expect(words(again)).toContain('The order cannot be marked shipped now: it is already marked, or the money is not held.');
+    expect(words(again)).toContain(
+      'The order cannot be marked shipped now: it is already marked, or the money is not held.',
+    );
 
-    expect((await post(money.api(`/deals/${deal.id}/delivery`), undefined, { 'X-Svc-Key': shop.key['X-Svc-Key']! })).status).toBe(200);
+    expect(
+      (await post(money.api(`/deals/${deal.id}/delivery`), undefined, { 'X-Svc-Key': shop.key['X-Svc-Key']! })).status,
+    ).toBe(200);
     const ends: string = (await money.getDeal(shop, deal.id)).delivery.inspection_ends_at;
     expect(new Date(ends).getTime()).toBeGreaterThan(Date.now() + 2 * 86_400_000);
-    const date = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(ends));
-    const datum = new Intl.DateTimeFormat('ru-RU', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(ends));
-    expect(words(await seller.get(dealPath))).toContain(`The buyer can open a dispute until ${date} UTC; after that the money is released to you automatically.`);
+    const date = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
+      new Date(ends),
+    );
+    const datum = new Intl.DateTimeFormat('ru-RU', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
+      new Date(ends),
+    );
+    expect(words(await seller.get(dealPath))).toContain(
+      `The buyer can open a dispute until ${date} UTC; after that the money is released to you automatically.`,
+    );
     const buyerPage = words(await buyer.get(dealPath));
-    expect(buyerPage).toContain(`Проверьте полученное. Открыть спор можно до ${datum} UTC; после этого деньги автоматически уйдут продавцу.`);
+    expect(buyerPage).toContain(
+      `Проверьте полученное. Открыть спор можно до ${datum} UTC; после этого деньги автоматически уйдут продавцу.`,
+    );
     expect(buyerPage).toContain('Boxberry');
     expect(buyerPage).not.toContain('/escrow/refund');
   });
@@ -379,14 +463,25 @@ describe("the console's split decision", () => {
       body: new URLSearchParams({ _csrf: admin.csrf, ...fields }),
       redirect: 'manual',
     });
-  const read = async (path: string) => (await (await fetch(`${server.url}${path}`, { headers: { Cookie: admin.cookie, 'Accept-Language': 'en' } })).text()).replace(/\s+/g, ' ');
+  const read = async (path: string) =>
+    (
+      await (await fetch(`${server.url}${path}`, { headers: { Cookie: admin.cookie, 'Accept-Language': 'en' } })).text()
+    ).replace(/\s+/g, ' ');
 
   it('asks for both parts, confirms them, refuses parts that do not add up, and splits', async () => {
     const shop = await money.marketplace({ fee_schedule: { fixed: 50 } });
     const sellerEmail = uniqueEmail('seller');
     const deal = await money.heldDeal(shop, { seller_email: sellerEmail, amount: 1000 });
     const seller = await sellerPages(sellerEmail);
-    expect((await seller.post('/cabinet/view/payouts', { _csrf: csrfOf(await seller.get('/cabinet/view/payouts')), type: 'test_card', token: '4111111111111111' })).status).toBe(303);
+    expect(
+      (
+        await seller.post('/cabinet/view/payouts', {
+          _csrf: csrfOf(await seller.get('/cabinet/view/payouts')),
+          type: 'test_card',
+          token: '4111111111111111',
+        })
+      ).status,
+    ).toBe(303);
     await money.disputeAsBuyer(deal.id, 'Half of it is scratched');
 
     const queue = await read('/admin/view/disputes');
@@ -397,18 +492,37 @@ describe("the console's split decision", () => {
     expect(missing.status).toBe(400);
     expect((await missing.text()).replace(/\s+/g, ' ')).toContain('write both parts of the split as amounts');
 
-    const asked = await form(decide, { outcome: 'split', release_amount: '600', refund_amount: '400,00', reason: 'Scratched' });
+    const asked = await form(decide, {
+      outcome: 'split',
+      release_amount: '600',
+      refund_amount: '400,00',
+      reason: 'Scratched',
+    });
     expect(asked.status).toBe(200);
     const confirmation = (await asked.text()).replace(/\s+/g, ' ');
     expect(confirmation).toMatch(/Split: RUB\s600\.00 to the seller and RUB\s400\.00 back to the buyer\?/);
     expect(confirmation).toContain('This cannot be undone.');
     expect((await money.getDeal(shop, deal.id)).status).toBe('disputed');
 
-    const wrong = await form(decide, { outcome: 'split', release_amount: '600', refund_amount: '300', reason: 'Scratched', confirmed: 'yes' });
+    const wrong = await form(decide, {
+      outcome: 'split',
+      release_amount: '600',
+      refund_amount: '300',
+      reason: 'Scratched',
+      confirmed: 'yes',
+    });
     expect(wrong.status).toBe(400);
-    expect((await wrong.text()).replace(/\s+/g, ' ')).toContain('Not done: the two parts must add up to the money held');
+    expect((await wrong.text()).replace(/\s+/g, ' ')).toContain(
+      'Not done: the two parts must add up to the money held',
+    );
 
-    const done = await form(decide, { outcome: 'split', release_amount: '600', refund_amount: '400', reason: 'Scratched', confirmed: 'yes' });
+    const done = await form(decide, {
+      outcome: 'split',
+      release_amount: '600',
+      refund_amount: '400',
+      reason: 'Scratched',
+      confirmed: 'yes',
+    });
     expect(done.status).toBe(303);
     expect(done.headers.get('location')).toBe(`/admin/view/deals/${deal.id}?done=decided_split`);
     await expect.poll(async () => (await money.getDeal(shop, deal.id)).status, { timeout: 20_000 }).toBe('paid');

@@ -31,40 +31,40 @@ const form = (path: string, fields: Record<string, string>, who: TestAdministrat
     headers: { Cookie: who.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ _csrf: who.csrf, ...fields }),
   });
-const runCount = async () => Number((await server.services.db.query<{ n: string }>('SELECT count(*) AS n FROM reconciliation_runs')).rows[0]!.n);
+const runCount = async () =>
+  Number((await server.services.db.query<{ n: string }>('SELECT count(*) AS n FROM reconciliation_runs')).rows[0]!.n);
 /** The ids of the postings a page lists, in its order. */
 const postingIds = (text: string) => [...text.matchAll(/data-posting="([0-9a-f-]{36})"/g)].map((match) => match[1]);
 
 /** A marketplace of its own with one deal and its postings, oldest first (`held` is the deal's held account). */
-async function seedLedger(postings: [string, string][][], currency = 'RUB'): Promise<{ marketplaceId: string; name: string; dealId: string; postingIds: string[] }> {
+async function seedLedger(
+  postings: [string, string][][],
+  currency = 'RUB',
+): Promise<{ marketplaceId: string; name: string; dealId: string; postingIds: string[] }> {
   const name = uniqueId('Ledger shop');
   const dealId = randomUUID();
   const ids: string[] = [];
   const marketplaceId = await inTransaction(server.services.db, async (client) => {
-    const made = (await client.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [name])).rows[0]!.id;
-    await client.query(`INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, amount, currency, status) VALUES ($1, $2, $3, 'Sofa', $4, 1, $5, 'escrow_hold')`, [
-      dealId,
-      made,
-      uniqueId('order'),
-      uniqueEmail('buyer'),
-      currency,
-    ]);
+    const made = (
+      await client.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [
+        name,
+      ])
+    ).rows[0]!.id;
+    await client.query(
+      `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, amount, currency, status) VALUES ($1, $2, $3, 'Sofa', $4, 1, $5, 'escrow_hold')`,
+      [dealId, made, uniqueId('order'), uniqueEmail('buyer'), currency],
+    );
     for (const [index, entries] of postings.entries()) {
-      const posting = await client.query<{ id: string }>(`INSERT INTO ledger_postings (marketplace_id, deal_id, kind, cause) VALUES ($1, $2, $3, $4) RETURNING id`, [
-        made,
-        dealId,
-        index === 0 ? 'payment' : 'payout',
-        `seeded/${index}`,
-      ]);
+      const posting = await client.query<{ id: string }>(
+        `INSERT INTO ledger_postings (marketplace_id, deal_id, kind, cause) VALUES ($1, $2, $3, $4) RETURNING id`,
+        [made, dealId, index === 0 ? 'payment' : 'payout', `seeded/${index}`],
+      );
       ids.push(posting.rows[0]!.id);
       for (const [line, [account, amount]] of entries.entries()) {
-        await client.query(`INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, $5)`, [
-          posting.rows[0]!.id,
-          line + 1,
-          account === 'held' ? `deal_held:${dealId}` : account,
-          amount,
-          currency,
-        ]);
+        await client.query(
+          `INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, $5)`,
+          [posting.rows[0]!.id, line + 1, account === 'held' ? `deal_held:${dealId}` : account, amount, currency],
+        );
       }
     }
     return made;
@@ -73,8 +73,14 @@ async function seedLedger(postings: [string, string][][], currency = 'RUB'): Pro
 }
 
 const HELD_AND_RELEASED: [string, string][][] = [
-  [['buyer', '-1234567.89'], ['held', '1234567.89']],
-  [['held', '-1234567.89'], ['seller_payable', '1234567.89']],
+  [
+    ['buyer', '-1234567.89'],
+    ['held', '1234567.89'],
+  ],
+  [
+    ['held', '-1234567.89'],
+    ['seller_payable', '1234567.89'],
+  ],
 ];
 
 describe('the ledger page', () => {
@@ -91,7 +97,10 @@ describe('the ledger page', () => {
     expect(text).toContain('data-amount="-1234567.89"');
     expect(text).toMatch(/RUB\s1,234,567\.89/u);
     // One balance row: nothing held any more, all of it payable.
-    const balances = text.slice(text.indexOf('id="balances-table"'), text.indexOf('</table>', text.indexOf('id="balances-table"')));
+    const balances = text.slice(
+      text.indexOf('id="balances-table"'),
+      text.indexOf('</table>', text.indexOf('id="balances-table"')),
+    );
     expect(balances).toContain(`data-marketplace="${shop.marketplaceId}" data-currency="RUB"`);
     expect(balances).toMatch(/data-part="held">RUB\s0\.00</u);
     expect(balances).toMatch(/data-part="payable">RUB\s1,234,567\.89</u);
@@ -106,13 +115,23 @@ describe('the ledger page', () => {
 
   it('filters by deal, pages with the cursor, and says which filter is wrong', async () => {
     const shop = await seedLedger(HELD_AND_RELEASED);
-    const other = await seedLedger([[['buyer', '-5.00'], ['held', '5.00']]], 'EUR');
+    const other = await seedLedger(
+      [
+        [
+          ['buyer', '-5.00'],
+          ['held', '5.00'],
+        ],
+      ],
+      'EUR',
+    );
     const byDeal = await (await page(`/admin/view/ledger?deal_id=${shop.dealId}&lang=en`)).text();
     expect(postingIds(byDeal)).toEqual([...shop.postingIds].reverse());
     const everyone = await (await page('/admin/view/ledger?lang=en')).text();
     expect(postingIds(everyone)).toEqual(expect.arrayContaining([other.postingIds[0], shop.postingIds[1]]));
     // The page after the newest posting of the deal holds the older one.
-    const older = await (await page(`/admin/view/ledger?deal_id=${shop.dealId}&starting_after=${shop.postingIds[1]}&lang=en`)).text();
+    const older = await (
+      await page(`/admin/view/ledger?deal_id=${shop.dealId}&starting_after=${shop.postingIds[1]}&lang=en`)
+    ).text();
     expect(postingIds(older)).toEqual([shop.postingIds[0]]);
 
     for (const [query, words] of [
@@ -124,7 +143,9 @@ describe('the ledger page', () => {
       expect(refused.status, query).toBe(400);
       expect(await refused.text()).toContain(words);
     }
-    expect(await (await page('/admin/view/ledger?deal_id=nope&lang=ru')).text()).toContain('Проверьте фильтры: Id сделки.');
+    expect(await (await page('/admin/view/ledger?deal_id=nope&lang=ru')).text()).toContain(
+      'Проверьте фильтры: Id сделки.',
+    );
   });
 
   it('is read by every role, and is in the console’s header as Money', async () => {
@@ -132,7 +153,9 @@ describe('the ledger page', () => {
     expect(read.status).toBe(200);
     const text = await read.text();
     expect(text).toMatch(/<nav class="sections"[^>]*>.*<a href="\/admin\/view\/ledger">Money<\/a>/s);
-    expect(await (await page('/admin/view/ledger?lang=ru', support)).text()).toContain('<a href="/admin/view/ledger">Деньги</a>');
+    expect(await (await page('/admin/view/ledger?lang=ru', support)).text()).toContain(
+      '<a href="/admin/view/ledger">Деньги</a>',
+    );
     // Signed out: to the sign-in.
     const anonymous = await fetch(`${server.url}/admin/view/ledger`, { redirect: 'manual' });
     expect(anonymous.status).toBe(303);
@@ -152,24 +175,53 @@ describe("a deal's postings on its page", () => {
     const russian = (await dealPostingsSection(server.services, shop.dealId, 'ru')).value;
     expect(russian).toContain('<h2 id="ledger-postings">Проводки</h2>');
     expect(russian).toContain('оплачено и удержано');
-    expect((await dealPostingsSection(server.services, randomUUID(), 'en')).value).toContain('No money of this deal has moved yet.');
-    expect((await dealPostingsSection(server.services, 'not-a-deal', 'ru')).value).toContain('Деньги по этой сделке ещё не двигались.');
+    expect((await dealPostingsSection(server.services, randomUUID(), 'en')).value).toContain(
+      'No money of this deal has moved yet.',
+    );
+    expect((await dealPostingsSection(server.services, 'not-a-deal', 'ru')).value).toContain(
+      'Деньги по этой сделке ещё не двигались.',
+    );
   });
 });
 
 describe('the reconciliation page', () => {
   /** A finished run with a balance mismatch and an unanswered payout check, as a run keeps them. */
   async function seedRun() {
-    const shop = await seedLedger([[['buyer', '-950.00'], ['held', '950.00']]]);
+    const shop = await seedLedger([
+      [
+        ['buyer', '-950.00'],
+        ['held', '950.00'],
+      ],
+    ]);
     const runId = randomUUID();
-    await beginRun(server.services.db, { runId, trigger: 'schedule', workflowId: `money-reconciliation-test/${runId}` });
+    await beginRun(server.services.db, {
+      runId,
+      trigger: 'schedule',
+      workflowId: `money-reconciliation-test/${runId}`,
+    });
     const deal = { dealId: shop.dealId, marketplaceId: shop.marketplaceId };
     await recordFindings(server.services.db, runId, [
       {
         deal,
         findings: [
-          { kind: 'deal_balance', ref: 'dl-seeded', currency: 'RUB', ours: '1950.00', theirs: '1900.00', status: 'mismatch', detail: 'The ledger says …' },
-          { kind: 'payout_status', ref: randomUUID(), currency: null, ours: 'pending', theirs: null, status: 'error', detail: 'The acquirer did not answer: timeout' },
+          {
+            kind: 'deal_balance',
+            ref: 'dl-seeded',
+            currency: 'RUB',
+            ours: '1950.00',
+            theirs: '1900.00',
+            status: 'mismatch',
+            detail: 'The ledger says …',
+          },
+          {
+            kind: 'payout_status',
+            ref: randomUUID(),
+            currency: null,
+            ours: 'pending',
+            theirs: null,
+            status: 'error',
+            detail: 'The acquirer did not answer: timeout',
+          },
         ],
       },
     ]);
@@ -222,13 +274,25 @@ describe('the reconciliation page', () => {
     expect(await runCount()).toBe(before + 1);
     const notice = await (await page('/admin/view/reconciliation?done=started&lang=ru')).text();
     expect(notice).toContain('Сверка запущена.');
-    const audit = await json(await fetch(`${server.url}/admin/audit?action=runReconciliation&actor=${encodeURIComponent(admin.email)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
+    const audit = await json(
+      await fetch(`${server.url}/admin/audit?action=runReconciliation&actor=${encodeURIComponent(admin.email)}`, {
+        headers: { Authorization: `Bearer ${server.adminToken}` },
+      }),
+    );
     expect(audit.items).toHaveLength(1);
-    expect(audit.items[0]).toMatchObject({ object_type: 'reconciliation', after: { trigger: 'manual', started_by: admin.email } });
+    expect(audit.items[0]).toMatchObject({
+      object_type: 'reconciliation',
+      after: { trigger: 'manual', started_by: admin.email },
+    });
     // The run goes through the worker to its end.
     const runId = audit.items[0].object_id;
     await expect
-      .poll(async () => (await server.services.db.query('SELECT status FROM reconciliation_runs WHERE id = $1', [runId])).rows[0].status, { timeout: 60_000, interval: 300 })
+      .poll(
+        async () =>
+          (await server.services.db.query('SELECT status FROM reconciliation_runs WHERE id = $1', [runId])).rows[0]
+            .status,
+        { timeout: 60_000, interval: 300 },
+      )
       .toBe('finished');
   });
 
@@ -262,7 +326,10 @@ describe('the reconciliation page', () => {
         `SELECT status, error FROM reconciliation_runs WHERE started_by = $1 ORDER BY started_at DESC LIMIT 1`,
         [admin.email],
       );
-      expect(failed.rows[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('The workflow could not be started') });
+      expect(failed.rows[0]).toMatchObject({
+        status: 'failed',
+        error: expect.stringContaining('The workflow could not be started'),
+      });
     } finally {
       await away.stop();
     }

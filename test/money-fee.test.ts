@@ -21,29 +21,57 @@ describe("the marketplace's fee", () => {
   it('is set by an administrator, audited, shown on the card, and taken from new deals only', async () => {
     const shop = await money.marketplace();
     const card = await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: money.admin() }));
-    expect(card).toMatchObject({ fee_schedule: { percent: null, fixed: null, min: null, max: null }, fee_moment: 'close' });
+    expect(card).toMatchObject({
+      fee_schedule: { percent: null, fixed: null, min: null, max: null },
+      fee_moment: 'close',
+    });
     const before = await money.createDeal(shop, { amount: 1000 });
     expect(await money.getDeal(shop, before.created.id)).toMatchObject({ amount: 1000, fee: 0, seller_amount: 1000 });
 
-    const changed = await money.patch(shop.id, { fee_schedule: { percent: 2.5, fixed: 10, min: 20, max: 5000 }, fee_moment: 'payment' });
+    const changed = await money.patch(shop.id, {
+      fee_schedule: { percent: 2.5, fixed: 10, min: 20, max: 5000 },
+      fee_moment: 'payment',
+    });
     expect(changed.status).toBe(200);
-    expect(await json(changed)).toMatchObject({ fee_schedule: { percent: 2.5, fixed: 10, min: 20, max: 5000 }, fee_moment: 'payment' });
-    const audit = (await json(await fetch(`${server.url}/admin/audit?${new URLSearchParams({ object_id: shop.id, action: 'updateMarketplace' })}`, { headers: money.admin() }))).items;
+    expect(await json(changed)).toMatchObject({
+      fee_schedule: { percent: 2.5, fixed: 10, min: 20, max: 5000 },
+      fee_moment: 'payment',
+    });
+    const audit = (
+      await json(
+        await fetch(
+          `${server.url}/admin/audit?${new URLSearchParams({ object_id: shop.id, action: 'updateMarketplace' })}`,
+          { headers: money.admin() },
+        ),
+      )
+    ).items;
     expect(audit[0].before).toMatchObject({ fee_schedule: { percent: null }, fee_moment: 'close' });
     expect(audit[0].after).toMatchObject({ fee_schedule: { percent: 2.5, fixed: 10 }, fee_moment: 'payment' });
 
     // 2.5 % of 1234.56 is 30.864, 30.86 to the kopeck (half-up), plus 10.
     const after = await money.createDeal(shop, { amount: 1234.56 });
-    expect(await money.getDeal(shop, after.created.id)).toMatchObject({ amount: 1234.56, fee: 40.86, seller_amount: 1193.7 });
+    expect(await money.getDeal(shop, after.created.id)).toMatchObject({
+      amount: 1234.56,
+      fee: 40.86,
+      seller_amount: 1193.7,
+    });
     // The minimum, and never more than the amount.
-    expect(await money.getDeal(shop, (await money.createDeal(shop, { amount: 100 })).created.id)).toMatchObject({ fee: 20, seller_amount: 80 });
-    expect(await money.getDeal(shop, (await money.createDeal(shop, { amount: 15 })).created.id)).toMatchObject({ fee: 15, seller_amount: 0 });
+    expect(await money.getDeal(shop, (await money.createDeal(shop, { amount: 100 })).created.id)).toMatchObject({
+      fee: 20,
+      seller_amount: 80,
+    });
+    expect(await money.getDeal(shop, (await money.createDeal(shop, { amount: 15 })).created.id)).toMatchObject({
+      fee: 15,
+      seller_amount: 0,
+    });
     // The deal made before keeps its fee; one made while the schedule was this one keeps it after another change.
     expect(await money.patch(shop.id, { fee_schedule: { percent: 10 } })).toHaveProperty('status', 200);
     expect(await money.getDeal(shop, before.created.id)).toMatchObject({ fee: 0, seller_amount: 1000 });
     expect(await money.getDeal(shop, after.created.id)).toMatchObject({ fee: 40.86, seller_amount: 1193.7 });
     // The whole schedule was replaced: the parts left out are not set now.
-    expect(await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: money.admin() }))).toMatchObject({
+    expect(
+      await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: money.admin() })),
+    ).toMatchObject({
       fee_schedule: { percent: 10, fixed: null, min: null, max: null },
       fee_moment: 'payment',
     });
@@ -51,7 +79,14 @@ describe("the marketplace's fee", () => {
 
   it('refuses a schedule that is not money', async () => {
     const shop = await money.marketplace();
-    for (const fee_schedule of [{ percent: 101 }, { percent: 2.555 }, { fixed: -1 }, { min: 0.001 }, { max: 'lots' }, { other: 1 }]) {
+    for (const fee_schedule of [
+      { percent: 101 },
+      { percent: 2.555 },
+      { fixed: -1 },
+      { min: 0.001 },
+      { max: 'lots' },
+      { other: 1 },
+    ]) {
       const refused = await money.patch(shop.id, { fee_schedule });
       expect(refused.status, JSON.stringify(fee_schedule)).toBe(400);
       expect((await json(refused)).code).toBe('validation_failed');
@@ -74,7 +109,10 @@ describe("the marketplace's fee", () => {
     ]) {
       const refused = await money.createDeal(shop, { amount, fee });
       expect(refused.response.status, `${fee} of ${amount}`).toBe(400);
-      expect(refused.created).toMatchObject({ code: 'validation_failed', errors: [{ path: 'fee', message: expect.stringMatching(/less than the amount/) }] });
+      expect(refused.created).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: 'fee', message: expect.stringMatching(/less than the amount/) }],
+      });
     }
     expect((await money.createDeal(shop, { amount: 100, fee: 1.234 })).response.status).toBe(400);
 
@@ -95,18 +133,23 @@ describe("the marketplace's fee", () => {
     expect(created.status).toBe(201);
     // 3 % of 1500.50 is 45.015, 45.02 half-up, plus 0.50.
     expect(await money.getDeal(shop, (await json(created)).id)).toMatchObject({ fee: 45.52, seller_amount: 1454.98 });
-    const refused = await post(`${server.url}/api/mkt/widget/deals`, { ...base, external_id: uniqueId('order'), fee: 0 });
+    const refused = await post(`${server.url}/api/mkt/widget/deals`, {
+      ...base,
+      external_id: uniqueId('order'),
+      fee: 0,
+    });
     expect(refused.status).toBe(400);
     expect((await json(refused)).errors).toEqual([expect.objectContaining({ path: 'fee' })]);
   });
 });
 
-
 describe("the console's marketplace card", () => {
   it('shows the fee schedule in the form and saves it as the JSON operation does, audited alike', async () => {
     const shop = await money.marketplace({ fee_schedule: { percent: 1.5, max: 300 } });
     const operator = await administrator(server, 'admin');
-    const page = await (await fetch(`${server.url}/admin/view/marketplaces/${shop.id}`, { headers: { Cookie: operator.cookie } })).text();
+    const page = await (
+      await fetch(`${server.url}/admin/view/marketplaces/${shop.id}`, { headers: { Cookie: operator.cookie } })
+    ).text();
     expect(page).toContain('id="fee_percent" name="fee_percent"');
     expect(page).toMatch(/id="fee_percent"[^>]*value="1.50"/);
     expect(page).toMatch(/id="fee_max"[^>]*value="300.00"/);
@@ -134,12 +177,24 @@ describe("the console's marketplace card", () => {
         }),
       });
     expect((await save({})).status).toBe(303);
-    expect(await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: money.admin() }))).toMatchObject({
+    expect(
+      await json(await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: money.admin() })),
+    ).toMatchObject({
       fee_schedule: { percent: 2.5, fixed: 10, min: null, max: null },
       fee_moment: 'payment',
     });
-    const audit = (await json(await fetch(`${server.url}/admin/audit?${new URLSearchParams({ object_id: shop.id, action: 'updateMarketplace' })}`, { headers: money.admin() }))).items;
-    expect(audit[0]).toMatchObject({ actor: expect.stringContaining(operator.email), after: { fee_schedule: { percent: 2.5, fixed: 10 } } });
+    const audit = (
+      await json(
+        await fetch(
+          `${server.url}/admin/audit?${new URLSearchParams({ object_id: shop.id, action: 'updateMarketplace' })}`,
+          { headers: money.admin() },
+        ),
+      )
+    ).items;
+    expect(audit[0]).toMatchObject({
+      actor: expect.stringContaining(operator.email),
+      after: { fee_schedule: { percent: 2.5, fixed: 10 } },
+    });
     const { created } = await money.createDeal(shop, { amount: 100 });
     expect(await money.getDeal(shop, created.id)).toMatchObject({ fee: 12.5, seller_amount: 87.5 });
 
@@ -152,8 +207,12 @@ describe("the console's marketplace card", () => {
 describe('the OpenAPI document', () => {
   it('documents the fee on the creation, the deal and the marketplace', async () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
-    expect(document.paths['/api/mkt/deals'].post.requestBody.content['application/json'].schema.properties.fee).toMatchObject({ minimum: 0, multipleOf: 0.01 });
-    expect(document.paths['/api/mkt/widget/deals'].post.requestBody.content['application/json'].schema.properties.fee).toBeUndefined();
+    expect(
+      document.paths['/api/mkt/deals'].post.requestBody.content['application/json'].schema.properties.fee,
+    ).toMatchObject({ minimum: 0, multipleOf: 0.01 });
+    expect(
+      document.paths['/api/mkt/widget/deals'].post.requestBody.content['application/json'].schema.properties.fee,
+    ).toBeUndefined();
     const deal = document.paths['/api/mkt/deals/{deal_id}'].get.responses['200'].content['application/json'].schema;
     expect(deal.required).toEqual(expect.arrayContaining(['fee', 'seller_amount']));
     const patchBody = document.paths['/admin/marketplaces/{id}'].patch.requestBody.content['application/json'].schema;

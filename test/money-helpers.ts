@@ -9,14 +9,24 @@ export interface Shop {
   public_key: string;
 }
 
-export type Posting = { id: string; at: string; deal_id: string; kind: string; entries: { account: string; amount: number; currency: string }[] };
+export type Posting = {
+  id: string;
+  at: string;
+  deal_id: string;
+  kind: string;
+  entries: { account: string; amount: number; currency: string }[];
+};
 
 export function moneyClient(server: TestServer) {
   const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
   const api = (path: string) => `${server.url}/api/mkt${path}`;
 
   const patch = (id: string, body: unknown) =>
-    fetch(`${server.url}/admin/marketplaces/${id}`, { method: 'PATCH', headers: { ...admin(), 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${server.url}/admin/marketplaces/${id}`, {
+      method: 'PATCH',
+      headers: { ...admin(), 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   /** A new sandbox marketplace, with these changes (a fee schedule) made by an administrator. */
   async function marketplace(changes?: Record<string, unknown>): Promise<Shop> {
@@ -26,7 +36,12 @@ export function moneyClient(server: TestServer) {
   }
 
   async function createDeal(shop: Shop, fields: Record<string, unknown>) {
-    const body: Record<string, unknown> = { external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer'), title: 'Sofa', ...fields };
+    const body: Record<string, unknown> = {
+      external_id: uniqueId('order'),
+      buyer_email: uniqueEmail('buyer'),
+      title: 'Sofa',
+      ...fields,
+    };
     const response = await post(api('/deals'), body, shop.key);
     return { response, body, created: await json(response) };
   }
@@ -36,7 +51,11 @@ export function moneyClient(server: TestServer) {
   /** A deal the buyer approved and the sandbox holds; `move` releases or refunds it as the buyer. */
   async function heldDeal(shop: Shop, fields: Record<string, unknown>) {
     const { created, body } = await createDeal(shop, fields);
-    await fetch(api(`/deals/${created.id}/documents?kind=offer`), { method: 'POST', headers: shop.key, body: Buffer.from('offer') });
+    await fetch(api(`/deals/${created.id}/documents?kind=offer`), {
+      method: 'POST',
+      headers: shop.key,
+      body: Buffer.from('offer'),
+    });
     const approval = await json(await post(api(`/deals/${created.id}/approval`), {}, shop.key));
     const buyer = await signInFromInvitation(server, body.buyer_email as string);
     expect((await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer)).status).toBe(200);
@@ -45,7 +64,9 @@ export function moneyClient(server: TestServer) {
     const move = async (action: 'release' | 'refund') => {
       expect((await post(`${server.url}/cabinet/deals/${created.id}/escrow/${action}`, {}, buyer)).status).toBe(200);
       // A release pays the seller out after it answers: read on once the payout is no longer on its way.
-      await expect.poll(async () => (await getDeal(shop, created.id)).payout.status, { timeout: 20_000 }).not.toBe('pending');
+      await expect
+        .poll(async () => (await getDeal(shop, created.id)).payout.status, { timeout: 20_000 })
+        .not.toBe('pending');
     };
     buyers.set(created.id, buyer);
     return { id: created.id as string, move, buyer };
@@ -60,10 +81,15 @@ export function moneyClient(server: TestServer) {
 
   /** The buyer of a held deal opens a dispute. */
   async function disputeAsBuyer(dealId: string, reason: string) {
-    expect((await post(`${server.url}/cabinet/deals/${dealId}/escrow/dispute`, { reason }, buyers.get(dealId)!)).status).toBe(200);
+    expect(
+      (await post(`${server.url}/cabinet/deals/${dealId}/escrow/dispute`, { reason }, buyers.get(dealId)!)).status,
+    ).toBe(200);
   }
 
-  async function ledger(shop: Shop, query: Record<string, string> = {}): Promise<{ items: Posting[]; has_more: boolean }> {
+  async function ledger(
+    shop: Shop,
+    query: Record<string, string> = {},
+  ): Promise<{ items: Posting[]; has_more: boolean }> {
     const response = await fetch(api(`/ledger?${new URLSearchParams(query)}`), { headers: shop.key });
     expect(response.status).toBe(200);
     return json(response);
@@ -72,12 +98,30 @@ export function moneyClient(server: TestServer) {
   /** The postings of a deal, oldest first, as `kind: account amount, …` lines. */
   async function postingsOf(shop: Shop, dealId: string): Promise<string[]> {
     const { items } = await ledger(shop, { deal_id: dealId });
-    return items.reverse().map((posting) => `${posting.kind}: ${posting.entries.map((entry) => `${entry.account} ${entry.amount.toFixed(2)}`).join(', ')}`);
+    return items
+      .reverse()
+      .map(
+        (posting) =>
+          `${posting.kind}: ${posting.entries.map((entry) => `${entry.account} ${entry.amount.toFixed(2)}`).join(', ')}`,
+      );
   }
 
   const balance = async (shop: Shop) => json(await fetch(api('/balance'), { headers: shop.key }));
 
-  return { admin, api, patch, marketplace, createDeal, getDeal, heldDeal, heldDealRefundAttempt, disputeAsBuyer, ledger, postingsOf, balance };
+  return {
+    admin,
+    api,
+    patch,
+    marketplace,
+    createDeal,
+    getDeal,
+    heldDeal,
+    heldDealRefundAttempt,
+    disputeAsBuyer,
+    ledger,
+    postingsOf,
+    balance,
+  };
 }
 
 /** Each posting's entries sum to 0 per currency, in kopecks. */
@@ -85,7 +129,8 @@ export function expectBalanced(postings: Posting[]) {
   for (const posting of postings) {
     expect(posting.entries.length).toBeGreaterThanOrEqual(2);
     const totals = new Map<string, number>();
-    for (const entry of posting.entries) totals.set(entry.currency, (totals.get(entry.currency) ?? 0) + Math.round(entry.amount * 100));
+    for (const entry of posting.entries)
+      totals.set(entry.currency, (totals.get(entry.currency) ?? 0) + Math.round(entry.amount * 100));
     for (const [currency, total] of totals) expect(total, `${posting.kind} ${posting.id} in ${currency}`).toBe(0);
   }
 }

@@ -25,7 +25,9 @@ describe('the ledger', () => {
     const shop = await money.marketplace({ fee_schedule: { percent: 2.5, fixed: 10 } });
     const deal = await money.heldDeal(shop, { amount: 1234.56 });
     expect(await money.postingsOf(shop, deal.id)).toEqual([`payment: buyer -1234.56, deal_held:${deal.id} 1234.56`]);
-    expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 1234.56, payable: 0, paid_out: 0, refunded: 0, fees: 0 }]);
+    expect((await money.balance(shop)).items).toEqual([
+      { currency: 'RUB', held: 1234.56, payable: 0, paid_out: 0, refunded: 0, fees: 0 },
+    ]);
 
     await deal.move('release');
     expect(await money.postingsOf(shop, deal.id)).toEqual([
@@ -38,12 +40,16 @@ describe('the ledger', () => {
     const { items } = await money.ledger(shop);
     expectBalanced(items);
     expect(items.every((posting) => posting.deal_id === deal.id && !Number.isNaN(Date.parse(posting.at)))).toBe(true);
-    expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 0, paid_out: 1193.7, refunded: 0, fees: 40.86 }]);
+    expect((await money.balance(shop)).items).toEqual([
+      { currency: 'RUB', held: 0, payable: 0, paid_out: 1193.7, refunded: 0, fees: 40.86 },
+    ]);
     // Written exactly with two decimals, as CONTRACT says.
     expect(await (await fetch(money.api('/balance'), { headers: shop.key })).text()).toBe(
       '{"items":[{"currency":"RUB","held":0.00,"payable":0.00,"paid_out":1193.70,"refunded":0.00,"fees":40.86}]}',
     );
-    expect(await (await fetch(money.api(`/ledger?deal_id=${deal.id}&limit=1`), { headers: shop.key })).text()).toContain(
+    expect(
+      await (await fetch(money.api(`/ledger?deal_id=${deal.id}&limit=1`), { headers: shop.key })).text(),
+    ).toContain(
       `"entries":[{"account":"seller_payable","amount":-1193.70,"currency":"RUB"},{"account":"seller_paid_out","amount":1193.70,"currency":"RUB"}]`,
     );
   });
@@ -57,7 +63,9 @@ describe('the ledger', () => {
       `refund: deal_held:${deal.id} -500.10, refunded 500.10`,
     ]);
     expectBalanced((await money.ledger(shop)).items);
-    expect((await money.balance(shop)).items).toEqual([{ currency: 'RUB', held: 0, payable: 0, paid_out: 0, refunded: 500.1, fees: 0 }]);
+    expect((await money.balance(shop)).items).toEqual([
+      { currency: 'RUB', held: 0, payable: 0, paid_out: 0, refunded: 500.1, fees: 0 },
+    ]);
   });
 
   it('takes the fee at payment when the marketplace says so, and gives it back with a refund', async () => {
@@ -85,7 +93,11 @@ describe('the ledger', () => {
       'payout: seller_payable -900.01, seller_paid_out 900.01',
     ]);
     const all = (await money.ledger(shop)).items;
-    expect(all.every((posting) => posting.entries.every((entry) => entry.currency === (posting.deal_id === refunded.id ? 'EUR' : 'RUB')))).toBe(true);
+    expect(
+      all.every((posting) =>
+        posting.entries.every((entry) => entry.currency === (posting.deal_id === refunded.id ? 'EUR' : 'RUB')),
+      ),
+    ).toBe(true);
     expectBalanced(all);
     expect((await money.balance(shop)).items).toEqual([
       { currency: 'EUR', held: 0, payable: 0, paid_out: 0, refunded: 300.01, fees: 0 },
@@ -111,7 +123,9 @@ describe('the ledger', () => {
     expect(next.has_more).toBe(false);
     expect((await money.ledger(shop, { deal_id: first.id })).items).toHaveLength(4);
     expect((await money.ledger(shop, { created_gte: new Date(Date.now() + 60_000).toISOString() })).items).toEqual([]);
-    expect((await money.ledger(shop, { created_lte: new Date(Date.now() + 60_000).toISOString() })).items).toHaveLength(5);
+    expect((await money.ledger(shop, { created_lte: new Date(Date.now() + 60_000).toISOString() })).items).toHaveLength(
+      5,
+    );
     // Another marketplace sees none of it, and may not page from it.
     const other = await money.marketplace();
     expect(await money.ledger(other, { deal_id: first.id })).toEqual({ items: [], has_more: false });
@@ -127,12 +141,28 @@ describe('the ledger', () => {
     expect(lines[0]).toBe('posting_id,at,deal_id,kind,account,amount,currency');
     expect(lines.at(-1)).toBe('');
     expect(lines.slice(1, -1)).toEqual(
-      all.slice(0, 3).flatMap((posting) => posting.entries.map((entry) => [posting.id, posting.at, posting.deal_id, posting.kind, entry.account, entry.amount.toFixed(2), entry.currency].join(','))),
+      all
+        .slice(0, 3)
+        .flatMap((posting) =>
+          posting.entries.map((entry) =>
+            [
+              posting.id,
+              posting.at,
+              posting.deal_id,
+              posting.kind,
+              entry.account,
+              entry.amount.toFixed(2),
+              entry.currency,
+            ].join(','),
+          ),
+        ),
     );
     expect(lines[1]).toContain(',payment,buyer,-0.50,RUB');
     expect(csv.headers.get('link')).toBe(`</api/mkt/ledger?limit=3&starting_after=${all[2]!.id}>; rel="next"`);
-    const last = await fetch(money.api(`/ledger?limit=3&starting_after=${all[2]!.id}`), { headers: { ...shop.key, Accept: 'text/csv' } });
-    expect((await last.text()).split("\r\n")).toHaveLength(6);
+    const last = await fetch(money.api(`/ledger?limit=3&starting_after=${all[2]!.id}`), {
+      headers: { ...shop.key, Accept: 'text/csv' },
+    });
+    expect((await last.text()).split('\r\n')).toHaveLength(6);
     expect(last.headers.get('link')).toBeNull();
   });
 
@@ -141,9 +171,19 @@ describe('the ledger', () => {
     const held = await insertHeldDeal(services, { holdExpiresAt: new Date(Date.now() + 86_400_000), amount: 777.77 });
     const activities = createDealActivities(services);
     const snapshot = (await loadSnapshot(services.db, held.dealId))!;
-    const records = { documents: snapshot.documents, approvals: snapshot.approvals, payments: snapshot.payments, dispute: null, cancellation: null };
+    const records = {
+      documents: snapshot.documents,
+      approvals: snapshot.approvals,
+      payments: snapshot.payments,
+      dispute: null,
+      cancellation: null,
+    };
     const causes = async () =>
-      (await services.db.query('SELECT cause, kind FROM ledger_postings WHERE deal_id = $1 ORDER BY seq', [held.dealId])).rows.map((row) => `${row.kind} ${row.cause}`);
+      (
+        await services.db.query('SELECT cause, kind FROM ledger_postings WHERE deal_id = $1 ORDER BY seq', [
+          held.dealId,
+        ])
+      ).rows.map((row) => `${row.kind} ${row.cause}`);
 
     // The factory wrote a held payment without the ledger (as before the ledger existed): a re-assertion posts it.
     await activities.recordDealChange({ dealId: held.dealId, status: 'escrow_hold', records });
@@ -151,7 +191,10 @@ describe('the ledger', () => {
     expect(await causes()).toEqual([`payment ${held.paymentId}/payment`]);
 
     // The release, recorded, and recorded again as a retried activity would.
-    const released = { ...records, payments: [{ ...records.payments[0]!, status: 'released' as const, updated_at: new Date().toISOString() }] };
+    const released = {
+      ...records,
+      payments: [{ ...records.payments[0]!, status: 'released' as const, updated_at: new Date().toISOString() }],
+    };
     const change = { dealId: held.dealId, status: 'paid' as const, records: released };
     await Promise.all([activities.recordDealChange(change), activities.recordDealChange(change)]);
     await activities.recordDealChange(change);
@@ -178,13 +221,15 @@ describe('the ledger in PostgreSQL', () => {
     try {
       await client.query('BEGIN');
       const id = randomUUID();
-      await client.query(`INSERT INTO ledger_postings (id, marketplace_id, deal_id, kind, cause) VALUES ($1, $2, $3, 'payment', 'test')`, [
-        id,
-        held.marketplaceId,
-        held.dealId,
-      ]);
+      await client.query(
+        `INSERT INTO ledger_postings (id, marketplace_id, deal_id, kind, cause) VALUES ($1, $2, $3, 'payment', 'test')`,
+        [id, held.marketplaceId, held.dealId],
+      );
       for (const [index, [account, amount]] of entries.entries()) {
-        await client.query('INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, $5)', [id, index + 1, account, amount, currency]);
+        await client.query(
+          'INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, $5)',
+          [id, index + 1, account, amount, currency],
+        );
       }
       await client.query('COMMIT');
       return id;
@@ -206,39 +251,73 @@ describe('the ledger in PostgreSQL', () => {
   };
 
   it('refuses an unbalanced posting, and one of a single entry, at commit', async () => {
-    expect(await refusal(() => writePosting([['buyer', '-10.00'], ['refunded', '9.99']]))).toBe('23514');
+    expect(
+      await refusal(() =>
+        writePosting([
+          ['buyer', '-10.00'],
+          ['refunded', '9.99'],
+        ]),
+      ),
+    ).toBe('23514');
     expect(await refusal(() => writePosting([['buyer', '-10.00']]))).toBe('23514');
     expect(await refusal(() => writePosting([]))).toBe('23514');
-    expect(await refusal(() => writePosting([['buyer', '0'], ['refunded', '0']]))).toBe('23514');
-    const id = await writePosting([['buyer', '-10.00'], ['refunded', '10.00']]);
-    expect((await server.services.db.query('SELECT count(*)::int AS n FROM ledger_entries WHERE posting_id = $1', [id])).rows[0].n).toBe(2);
+    expect(
+      await refusal(() =>
+        writePosting([
+          ['buyer', '0'],
+          ['refunded', '0'],
+        ]),
+      ),
+    ).toBe('23514');
+    const id = await writePosting([
+      ['buyer', '-10.00'],
+      ['refunded', '10.00'],
+    ]);
+    expect(
+      (await server.services.db.query('SELECT count(*)::int AS n FROM ledger_entries WHERE posting_id = $1', [id]))
+        .rows[0].n,
+    ).toBe(2);
     // Entries added later to a written posting must balance too.
     expect(
-      await refusal(() => server.services.db.query(`INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, 3, 'buyer', 1, 'RUB')`, [id])),
+      await refusal(() =>
+        server.services.db.query(
+          `INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, 3, 'buyer', 1, 'RUB')`,
+          [id],
+        ),
+      ),
     ).toBe('23514');
   });
 
   it('lets the service only add to it and read it; not even the owner changes it', async () => {
     const { db } = server.services;
-    const id = await writePosting([['buyer', '-1.00'], ['refunded', '1.00']]);
-    expect(await refusal(() => db.query(`UPDATE ledger_entries SET amount = -amount WHERE posting_id = $1`, [id]))).toBe('42501');
-    expect(await refusal(() => db.query(`UPDATE ledger_postings SET kind = 'refund' WHERE id = $1`, [id]))).toBe('42501');
+    const id = await writePosting([
+      ['buyer', '-1.00'],
+      ['refunded', '1.00'],
+    ]);
+    expect(
+      await refusal(() => db.query(`UPDATE ledger_entries SET amount = -amount WHERE posting_id = $1`, [id])),
+    ).toBe('42501');
+    expect(await refusal(() => db.query(`UPDATE ledger_postings SET kind = 'refund' WHERE id = $1`, [id]))).toBe(
+      '42501',
+    );
     expect(await refusal(() => db.query('DELETE FROM ledger_entries WHERE posting_id = $1', [id]))).toBe('42501');
     expect(await refusal(() => db.query('DELETE FROM ledger_postings WHERE id = $1', [id]))).toBe('42501');
     expect(await refusal(() => db.query('TRUNCATE ledger_entries'))).toBe('42501');
     expect(await refusal(() => db.query('ALTER TABLE ledger_entries DISABLE TRIGGER ALL'))).toBe('42501');
     const owner = ownerDb();
     try {
-      await expect(owner.query(`UPDATE ledger_entries SET amount = -amount WHERE posting_id = $1`, [id])).rejects.toThrow(/append-only/);
+      await expect(
+        owner.query(`UPDATE ledger_entries SET amount = -amount WHERE posting_id = $1`, [id]),
+      ).rejects.toThrow(/append-only/);
       await expect(owner.query('DELETE FROM ledger_postings WHERE id = $1', [id])).rejects.toThrow(/append-only/);
       await expect(owner.query('TRUNCATE ledger_entries, ledger_postings')).rejects.toThrow(/append-only/);
     } finally {
       await owner.end();
     }
-    expect((await db.query('SELECT amount::text AS amount FROM ledger_entries WHERE posting_id = $1 ORDER BY line', [id])).rows).toEqual([
-      { amount: '-1.00' },
-      { amount: '1.00' },
-    ]);
+    expect(
+      (await db.query('SELECT amount::text AS amount FROM ledger_entries WHERE posting_id = $1 ORDER BY line', [id]))
+        .rows,
+    ).toEqual([{ amount: '-1.00' }, { amount: '1.00' }]);
   });
 });
 
@@ -247,16 +326,20 @@ describe('the OpenAPI document', () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
     const list = document.paths['/api/mkt/ledger'].get;
     expect(Object.keys(list.responses['200'].content).sort()).toEqual(['application/json', 'text/csv']);
-    expect(list.parameters.map((parameter: { name: string }) => parameter.name)).toEqual(['deal_id', 'created_gte', 'created_lte', 'limit', 'starting_after']);
+    expect(list.parameters.map((parameter: { name: string }) => parameter.name)).toEqual([
+      'deal_id',
+      'created_gte',
+      'created_lte',
+      'limit',
+      'starting_after',
+    ]);
     const posting = list.responses['200'].content['application/json'].schema.properties.items.items;
     expect(posting.properties.kind.enum).toEqual(['payment', 'fee', 'payout', 'refund', 'acquirer_fee', 'reversal']);
-    expect(Object.keys(document.paths['/api/mkt/balance'].get.responses['200'].content['application/json'].schema.properties.items.items.properties)).toEqual([
-      'currency',
-      'held',
-      'payable',
-      'paid_out',
-      'refunded',
-      'fees',
-    ]);
+    expect(
+      Object.keys(
+        document.paths['/api/mkt/balance'].get.responses['200'].content['application/json'].schema.properties.items
+          .items.properties,
+      ),
+    ).toEqual(['currency', 'held', 'payable', 'paid_out', 'refunded', 'fees']);
   });
 });

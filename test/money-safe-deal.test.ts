@@ -35,7 +35,11 @@ const key = () => ({ 'X-Svc-Key': shop.secret_key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 const read = async (dealId: string) => json(await fetch(api(`/deals/${dealId}`), { headers: key() }));
 const put = (url: string, body: unknown, headers: Record<string, string>) =>
-  fetch(url, { method: 'PUT', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(url, {
+    method: 'PUT',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 /** A deal the buyer approved and paid at the double: its money is in a safe deal. */
 async function heldSafeDeal(amount: number) {
@@ -56,26 +60,51 @@ describe('a live marketplace on YooKassa Safe Deal', () => {
     expect(state.payments).toEqual([expect.objectContaining({ provider: 'yookassa_safe_deal', status: 'hold' })]);
     expect(state).toMatchObject({ fee: 1000, seller_amount: 9000 });
 
-    const refunded = await post(api(`/deals/${deal.dealId}/escrow/partial-refund`), { amount: 2000, reason: 'One chair was missing' }, key());
+    const refunded = await post(
+      api(`/deals/${deal.dealId}/escrow/partial-refund`),
+      { amount: 2000, reason: 'One chair was missing' },
+      key(),
+    );
     expect(refunded.status).toBe(200);
     expect(await json(refunded)).toMatchObject({ refunded_amount: 2000 });
 
     // The seller gives the card synonym from YooKassa's payout widget; a test card is refused in live mode.
-    const testCard = await put(`${server.url}/cabinet/payout-destination`, { type: 'bank_card', token: '4111' }, deal.seller);
+    const testCard = await put(
+      `${server.url}/cabinet/payout-destination`,
+      { type: 'bank_card', token: '4111' },
+      deal.seller,
+    );
     expect(testCard.status).toBe(400);
-    expect((await put(`${server.url}/cabinet/payout-destination`, { type: 'bank_card', token: 'syn_card_7700112233' }, deal.seller)).status).toBe(200);
+    expect(
+      (
+        await put(
+          `${server.url}/cabinet/payout-destination`,
+          { type: 'bank_card', token: 'syn_card_7700112233' },
+          deal.seller,
+        )
+      ).status,
+    ).toBe(200);
 
     expect((await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer)).status).toBe(200);
     await expect.poll(async () => (await read(deal.dealId)).status, { timeout: 20_000 }).toBe('paid');
     const paid = await read(deal.dealId);
     // 10,000 paid, 2,000 back to the buyer, the fee 1,000: 7,000 paid out to the seller.
-    expect(paid).toMatchObject({ released_amount: 7000, refunded_amount: 2000, payout: { status: 'succeeded', destination: { type: 'bank_card' } } });
+    expect(paid).toMatchObject({
+      released_amount: 7000,
+      refunded_amount: 2000,
+      payout: { status: 'succeeded', destination: { type: 'bank_card' } },
+    });
     // At the double: the safe deal held the seller's part (the fee went to the shop), and nothing of it is left.
     const safeDealId = yookassa.payments.get(deal.payment.id)!.deal!.id;
-    expect(yookassa.deals().find((candidate) => candidate.id === safeDealId)).toMatchObject({ balance: '0.00', payoutBalance: '0.00' });
+    expect(yookassa.deals().find((candidate) => candidate.id === safeDealId)).toMatchObject({
+      balance: '0.00',
+      payoutBalance: '0.00',
+    });
 
     const balance = await json(await fetch(api('/balance'), { headers: key() }));
-    expect(balance.items).toEqual([{ currency: 'RUB', held: 0, payable: 0, paid_out: 7000, refunded: 2000, fees: 1000 }]);
+    expect(balance.items).toEqual([
+      { currency: 'RUB', held: 0, payable: 0, paid_out: 7000, refunded: 2000, fees: 1000 },
+    ]);
     const payouts = paid.payout.items;
     expect(payouts).toEqual([expect.objectContaining({ amount: 7000, status: 'succeeded' })]);
     expect(yookassa.payoutsFor(payouts[0].id)).toHaveLength(1);
@@ -104,10 +133,20 @@ describe('a live marketplace on YooKassa Safe Deal', () => {
 
   it('waits for a pending payout and settles it from the notification', async () => {
     const deal = await heldSafeDeal(3000);
-    expect((await put(`${server.url}/cabinet/payout-destination`, { type: 'yoo_money', token: '41001234567890' }, deal.seller)).status).toBe(200);
+    expect(
+      (
+        await put(
+          `${server.url}/cabinet/payout-destination`,
+          { type: 'yoo_money', token: '41001234567890' },
+          deal.seller,
+        )
+      ).status,
+    ).toBe(200);
     yookassa.holdPayouts(true);
     try {
-      expect((await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer)).status).toBe(200);
+      expect((await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer)).status).toBe(
+        200,
+      );
       await expect.poll(async () => (await read(deal.dealId)).payout.items.length, { timeout: 20_000 }).toBe(1);
       const pending = await read(deal.dealId);
       expect(pending).toMatchObject({ status: 'escrow_hold', payout: { status: 'pending' } });

@@ -22,8 +22,10 @@ describe('amounts in minor units', () => {
   });
 
   it('refuses what is not such a decimal instead of rounding it', () => {
-    for (const bad of ['1.234', '1e3', '', ' . ', 'abc', '1,5', '0x10']) expect(() => toMinor(bad), bad).toThrow(AmountError);
-    for (const bad of [0.1 + 0.2, 1.005, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7]) expect(() => toMinor(bad), String(bad)).toThrow(AmountError);
+    for (const bad of ['1.234', '1e3', '', ' . ', 'abc', '1,5', '0x10'])
+      expect(() => toMinor(bad), bad).toThrow(AmountError);
+    for (const bad of [0.1 + 0.2, 1.005, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 1e-7])
+      expect(() => toMinor(bad), String(bad)).toThrow(AmountError);
   });
 
   it('writes minor units with two decimals, and back as the JSON number', () => {
@@ -66,9 +68,13 @@ describe('amounts in minor units', () => {
 
 describe('JSON with exact amounts', () => {
   it('writes minor units as decimals with two places, whatever their size, and nothing else differently', () => {
-    const body = { items: [{ amount: -123450n, zero: 0n, huge: 123456789012345678901n, text: 'a "quoted" \\u0000minor:1', n: 1.5 }] };
+    const body = {
+      items: [{ amount: -123450n, zero: 0n, huge: 123456789012345678901n, text: 'a "quoted" \\u0000minor:1', n: 1.5 }],
+    };
     const text = moneyJson(body);
-    expect(text).toBe('{"items":[{"amount":-1234.50,"zero":0.00,"huge":1234567890123456789.01,"text":"a \\"quoted\\" \\\\u0000minor:1","n":1.5}]}');
+    expect(text).toBe(
+      '{"items":[{"amount":-1234.50,"zero":0.00,"huge":1234567890123456789.01,"text":"a \\"quoted\\" \\\\u0000minor:1","n":1.5}]}',
+    );
     expect(JSON.parse(text).items[0]).toMatchObject({ amount: -1234.5, zero: 0, text: 'a "quoted" \\u0000minor:1' });
   });
 });
@@ -115,7 +121,11 @@ describe('postings of a payment', () => {
     wasHeld,
   });
   const shape = (postings: ReturnType<typeof paymentPostings>) =>
-    postings.map((posting) => [posting.cause, posting.kind, posting.entries.map((entry) => `${entry.account} ${formatMinor(entry.amount)}`)]);
+    postings.map((posting) => [
+      posting.cause,
+      posting.kind,
+      posting.entries.map((entry) => `${entry.account} ${formatMinor(entry.amount)}`),
+    ]);
 
   it('moves nothing while pending, or when cancelled before the money was held', () => {
     expect(paymentPostings(deal, payment('pending'))).toEqual([]);
@@ -123,8 +133,12 @@ describe('postings of a payment', () => {
   });
 
   it('holds, then releases to the seller less the fee at close', () => {
-    expect(shape(paymentPostings(deal, payment('hold')))).toEqual([['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']]]);
-    expect(shape(paymentPostings(deal, payment('disputed')))).toEqual([['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']]]);
+    expect(shape(paymentPostings(deal, payment('hold')))).toEqual([
+      ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
+    ]);
+    expect(shape(paymentPostings(deal, payment('disputed')))).toEqual([
+      ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
+    ]);
     expect(shape(paymentPostings(deal, payment('released')))).toEqual([
       ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
       ['p1/fee', 'fee', ['deal_held:d1 -25.00', 'marketplace_fee 25.00']],
@@ -142,7 +156,11 @@ describe('postings of a payment', () => {
       ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
       ['p1/fee', 'fee', ['deal_held:d1 -25.00', 'marketplace_fee 25.00']],
     ]);
-    expect(shape(paymentPostings(early, payment('released'))).map(([cause]) => cause)).toEqual(['p1/payment', 'p1/fee', 'p1/release']);
+    expect(shape(paymentPostings(early, payment('released'))).map(([cause]) => cause)).toEqual([
+      'p1/payment',
+      'p1/fee',
+      'p1/release',
+    ]);
     expect(shape(paymentPostings(early, payment('refunded')))).toEqual([
       ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
       ['p1/fee', 'fee', ['deal_held:d1 -25.00', 'marketplace_fee 25.00']],
@@ -152,7 +170,10 @@ describe('postings of a payment', () => {
   });
 
   it('leaves out movements of 0, and takes no more fee than the payment', () => {
-    expect(shape(paymentPostings({ ...deal, fee: '0.00' }, payment('released'))).map(([cause]) => cause)).toEqual(['p1/payment', 'p1/release']);
+    expect(shape(paymentPostings({ ...deal, fee: '0.00' }, payment('released'))).map(([cause]) => cause)).toEqual([
+      'p1/payment',
+      'p1/release',
+    ]);
     expect(shape(paymentPostings({ ...deal, fee: '2000.00' }, payment('released')))).toEqual([
       ['p1/payment', 'payment', ['buyer -1000.00', 'deal_held:d1 1000.00']],
       ['p1/fee', 'fee', ['deal_held:d1 -1000.00', 'marketplace_fee 1000.00']],
@@ -165,8 +186,18 @@ describe('postings of a payment', () => {
       for (const status of ['hold', 'disputed', 'released', 'refunded'] as const) {
         const postings = paymentPostings({ ...deal, feeMoment }, payment(status));
         for (const posting of postings) expect(unbalanced(posting.entries), posting.cause).toBeUndefined();
-        const held = sum(postings.flatMap((posting) => posting.entries.filter((entry) => entry.account === 'deal_held:d1').map((entry) => entry.amount)));
-        expect(held).toBe(status === 'released' || status === 'refunded' ? 0n : feeMoment === 'payment' ? toMinor('975') : toMinor('1000'));
+        const held = sum(
+          postings.flatMap((posting) =>
+            posting.entries.filter((entry) => entry.account === 'deal_held:d1').map((entry) => entry.amount),
+          ),
+        );
+        expect(held).toBe(
+          status === 'released' || status === 'refunded'
+            ? 0n
+            : feeMoment === 'payment'
+              ? toMinor('975')
+              : toMinor('1000'),
+        );
       }
     }
   });

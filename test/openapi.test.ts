@@ -18,7 +18,11 @@ describe('OpenAPI', () => {
     expect(response.status).toBe(200);
     const document = await json(response);
     expect(document.openapi).toBe('3.1.0');
-    expect(document.components.securitySchemes.marketplaceKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Svc-Key' });
+    expect(document.components.securitySchemes.marketplaceKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Svc-Key',
+    });
     const create = document.paths['/admin/marketplaces'].post;
     const schema = create.requestBody.content['application/json'].schema;
     expect(schema.required).toEqual(['name']);
@@ -39,14 +43,16 @@ describe('OpenAPI', () => {
       const walk = (node: any, where: string) => {
         if (Array.isArray(node)) return node.forEach((item, index) => walk(item, `${where}/${index}`));
         if (!node || typeof node !== 'object') return;
-        if (node.type === 'string' && !node.enum && node.const === undefined && !node.format && !node.pattern) unpatterned.push(where);
+        if (node.type === 'string' && !node.enum && node.const === undefined && !node.format && !node.pattern)
+          unpatterned.push(where);
         if (node.type === 'object' && node.additionalProperties !== false && !node.propertyNames) loose.push(where);
         for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
       };
       for (const [path, operations] of Object.entries<any>(document.paths)) {
         for (const [method, operation] of Object.entries<any>(operations)) {
           walk(operation.requestBody?.content?.['application/json']?.schema, `${method} ${path} body`);
-          for (const parameter of operation.parameters ?? []) walk(parameter.schema, `${method} ${path} ${parameter.name}`);
+          for (const parameter of operation.parameters ?? [])
+            walk(parameter.schema, `${method} ${path} ${parameter.name}`);
         }
       }
       expect(unpatterned, 'request strings without a pattern, format or enum').toEqual([]);
@@ -62,11 +68,16 @@ describe('OpenAPI', () => {
       for (const status of ['400', '401']) {
         const shape = document.paths[path].post.responses[status].content['application/problem+json'].schema;
         expect(shape.properties.error.enum, `${path} ${status}`).toContain('invalid_request');
-        expect(shape.required, `${path} ${status}`).toEqual(expect.arrayContaining(['code', 'error', 'error_description']));
+        expect(shape.required, `${path} ${status}`).toEqual(
+          expect.arrayContaining(['code', 'error', 'error_description']),
+        );
       }
     }
     // A page's 400 can come from the boundary before the page: both types are documented.
-    expect(Object.keys(document.paths['/sso/authorize'].get.responses['400'].content).sort()).toEqual(['application/problem+json', 'text/html']);
+    expect(Object.keys(document.paths['/sso/authorize'].get.responses['400'].content).sort()).toEqual([
+      'application/problem+json',
+      'text/html',
+    ]);
     // Every field optional: the body may be left out, as the server allows.
     expect(document.paths['/api/mkt/deals/{deal_id}/escrow'].post.requestBody.required).toBe(false);
   });
@@ -98,7 +109,9 @@ describe('OpenAPI', () => {
     expect(init).toContain(JSON.stringify(documentPath));
     const bundle = await fetch(`${server().url}/docs/swagger-ui-bundle.js`);
     expect(bundle.headers.get('content-type')).toContain('javascript');
-    expect(Number(bundle.headers.get('content-length') ?? (await bundle.arrayBuffer()).byteLength)).toBeGreaterThan(100_000);
+    expect(Number(bundle.headers.get('content-length') ?? (await bundle.arrayBuffer()).byteLength)).toBeGreaterThan(
+      100_000,
+    );
   });
 
   it('answers unknown docs assets with 404', async () => {

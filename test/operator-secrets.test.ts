@@ -33,7 +33,8 @@ const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const outbox = async (email: string, headers: Record<string, string>) =>
   json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers }));
 const LINK = /(inv|rst|ads|sup)_[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}/;
-const audit = async (query: string) => (await json(await fetch(`${server.url}/admin/audit?${query}`, { headers: bootstrap() }))).items;
+const audit = async (query: string) =>
+  (await json(await fetch(`${server.url}/admin/audit?${query}`, { headers: bootstrap() }))).items;
 
 /** A person with a password and a cabinet session, as a deal and an invitation make them. */
 async function person(password = 'the old password') {
@@ -54,7 +55,9 @@ describe('the mail outbox', () => {
       expect(read.items).toHaveLength(1);
       expect(read.items[0].text).not.toMatch(LINK);
       expect(read.items[0].text).toContain('/cabinet/reset-password?token=rst_…');
-      const page = await fetch(`${server.url}/admin/view/mail?to=${encodeURIComponent(buyer.email)}`, { headers: { Cookie: operator.cookie, 'Accept-Language': 'en' } });
+      const page = await fetch(`${server.url}/admin/view/mail?to=${encodeURIComponent(buyer.email)}`, {
+        headers: { Cookie: operator.cookie, 'Accept-Language': 'en' },
+      });
       expect(page.status).toBe(200);
       const text = await page.text();
       expect(text).not.toMatch(LINK);
@@ -73,26 +76,42 @@ describe('the mail outbox', () => {
     expect(read.items[0].text).toMatch(LINK);
     // Every test server's token is named `test`: the record is found by the mail it names.
     const [entry] = await audit(`action=readMail&object_id=${read.items[0].id}`);
-    expect(entry).toMatchObject({ actor: 'token:test', action: 'readMail', object_type: 'mail', object_id: read.items[0].id });
+    expect(entry).toMatchObject({
+      actor: 'token:test',
+      action: 'readMail',
+      object_type: 'mail',
+      object_id: read.items[0].id,
+    });
     expect(entry.after).toEqual({ to: buyer.email, mail_ids: [read.items[0].id] });
     // The audit names the mails, never their links.
     expect(JSON.stringify(entry)).not.toMatch(LINK);
   });
 
   it('keeps no link of a mail once SMTP has sent it, and shows every role masked text', async () => {
-    const smtp = new SMTPServer({ authOptional: true, disabledCommands: ['STARTTLS'], onData: (stream, _session, done) => stream.on('data', () => {}).on('end', () => done()) });
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      onData: (stream, _session, done) => stream.on('data', () => {}).on('end', () => done()),
+    });
     const port = await freePort();
     await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
     const relayed = await startTestServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
     try {
       const buyer = await person();
       expect((await post(`${relayed.url}/cabinet/password/forgot`, { email: buyer.email })).status).toBe(202);
-      const stored = await relayed.services.db.query<{ status: string; text_body: string }>('SELECT status, text_body FROM mail_outbox WHERE recipient = $1', [buyer.email]);
+      const stored = await relayed.services.db.query<{ status: string; text_body: string }>(
+        'SELECT status, text_body FROM mail_outbox WHERE recipient = $1',
+        [buyer.email],
+      );
       expect(stored.rows).toHaveLength(1);
       expect(stored.rows[0]!.status).toBe('sent');
       expect(stored.rows[0]!.text_body).not.toMatch(LINK);
       expect(stored.rows[0]!.text_body).toContain('rst_…');
-      const read = await json(await fetch(`${relayed.url}/admin/mail?to=${encodeURIComponent(buyer.email)}`, { headers: { Authorization: `Bearer ${relayed.adminToken}` } }));
+      const read = await json(
+        await fetch(`${relayed.url}/admin/mail?to=${encodeURIComponent(buyer.email)}`, {
+          headers: { Authorization: `Bearer ${relayed.adminToken}` },
+        }),
+      );
       expect(read.links).toBe('masked');
     } finally {
       await relayed.stop();
@@ -106,11 +125,14 @@ async function invitedAdministrator(role: 'admin' | 'support' = 'support') {
   const email = uniqueEmail('new-admin');
   const created = await json(await post(`${server.url}/admin/administrators`, { email, role }, bootstrap()));
   const links = async () =>
-    (await outbox(email, bootstrap())).items.map((item: { text: string }) => item.text.match(/\/admin\/setup\?token=\S+/)?.[0]).filter(Boolean) as string[];
+    (await outbox(email, bootstrap())).items
+      .map((item: { text: string }) => item.text.match(/\/admin\/setup\?token=\S+/)?.[0])
+      .filter(Boolean) as string[];
   return { id: created.id as string, email, links };
 }
 
-const field = (text: string, name: string) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&#38;/g, '&') ?? '';
+const field = (text: string, name: string) =>
+  text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&#38;/g, '&') ?? '';
 
 async function openSetup(link: string) {
   const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
@@ -131,14 +153,21 @@ describe("an administrator's setup", () => {
     expect(first && second && first !== second).toBe(true);
 
     const setup = await openSetup(first!);
-    const done = await setup.browser.post('/admin/setup', { ...setup.form, password: 'a new admin password', totp: totpCode(setup.secret, currentStep()) });
+    const done = await setup.browser.post('/admin/setup', {
+      ...setup.form,
+      password: 'a new admin password',
+      totp: totpCode(setup.secret, currentStep()),
+    });
     expect(done.status).toBe(303);
 
     // The other link neither shows the secret now in use nor signs in.
     const later = await new PageBrowser(server, { 'Accept-Language': 'en' }).get(second!);
     expect(later.status).toBe(400);
     expect(later.text).not.toContain(setup.secret);
-    const accepted = await post(`${server.url}/cabinet/invite/accept`, { token: inviteToken, password: 'somebody else' });
+    const accepted = await post(`${server.url}/cabinet/invite/accept`, {
+      token: inviteToken,
+      password: 'somebody else',
+    });
     expect(accepted.status).toBe(400);
     expect((await json(accepted)).code).toBe('invalid_invitation');
 
@@ -153,13 +182,22 @@ describe("an administrator's setup", () => {
     const [link] = await newcomer.links();
     const setup = await openSetup(link!);
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await setup.browser.post('/admin/setup', { ...setup.form, password: `guess ${i}`, totp: '000000' })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        (await setup.browser.post('/admin/setup', { ...setup.form, password: `guess ${i}`, totp: '000000' })).status,
+      );
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
-    const refused = await setup.browser.post('/admin/setup', { ...setup.form, password: ADMIN_PASSWORD, totp: totpCode(setup.secret, currentStep()) });
+    const refused = await setup.browser.post('/admin/setup', {
+      ...setup.form,
+      password: ADMIN_PASSWORD,
+      totp: totpCode(setup.secret, currentStep()),
+    });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.text).toContain('Too many');
-    const status = await server.services.db.query('SELECT totp_confirmed_at FROM administrators WHERE user_id = $1', [newcomer.id]);
+    const status = await server.services.db.query('SELECT totp_confirmed_at FROM administrators WHERE user_id = $1', [
+      newcomer.id,
+    ]);
     expect(status.rows[0].totp_confirmed_at).toBeNull();
   });
 });
@@ -167,28 +205,47 @@ describe("an administrator's setup", () => {
 /** An access token of the OpenID Connect flow for this person at the test's site. */
 async function ssoAccess(cabinet: Record<string, string>): Promise<string> {
   const code = await codeFor(server, site, cabinet.Authorization!.slice('Bearer '.length));
-  const response = await oidcToken(server, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { Authorization: basic(site.client_id, site.client_secret) });
+  const response = await oidcToken(
+    server,
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+    { Authorization: basic(site.client_id, site.client_secret) },
+  );
   expect(response.status).toBe(200);
   return (await json(response)).access_token;
 }
-const userinfo = async (token: string) => (await fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${token}` } })).status;
-const cabinetStatus = async (headers: Record<string, string>) => (await fetch(`${server.url}/cabinet/profile`, { headers })).status;
-const adminStatus = async (token: string) => (await fetch(`${server.url}/admin/audit?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).status;
+const userinfo = async (token: string) =>
+  (await fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${token}` } })).status;
+const cabinetStatus = async (headers: Record<string, string>) =>
+  (await fetch(`${server.url}/cabinet/profile`, { headers })).status;
+const adminStatus = async (token: string) =>
+  (await fetch(`${server.url}/admin/audit?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).status;
 
 /** A person who is also an administrator: two cabinet sessions, an administrator sign-in and an SSO token. */
 async function everywhere() {
   const operator = await administrator(server, 'support');
   const sessions = await Promise.all([1, 2].map(() => createSession(server.services.db, operator.id, 3600)));
-  const [here, there] = sessions.map((session): Record<string, string> => ({ Authorization: `Bearer ${session.token}` })) as [Record<string, string>, Record<string, string>];
+  const [here, there] = sessions.map((session): Record<string, string> => ({
+    Authorization: `Bearer ${session.token}`,
+  })) as [Record<string, string>, Record<string, string>];
   const access = await ssoAccess(there);
-  for (const status of [await cabinetStatus(here), await cabinetStatus(there), await adminStatus(operator.token), await userinfo(access)]) expect(status).toBe(200);
+  for (const status of [
+    await cabinetStatus(here),
+    await cabinetStatus(there),
+    await adminStatus(operator.token),
+    await userinfo(access),
+  ])
+    expect(status).toBe(200);
   return { operator, here, there, access };
 }
 
 describe('sessions end together', () => {
   it('a password change ends the other cabinet sessions, the administrator sign-ins and the SSO tokens', async () => {
     const { operator, here, there, access } = await everywhere();
-    const changed = await post(`${server.url}/cabinet/password`, { current_password: ADMIN_PASSWORD, new_password: 'a brand new password' }, here);
+    const changed = await post(
+      `${server.url}/cabinet/password`,
+      { current_password: ADMIN_PASSWORD, new_password: 'a brand new password' },
+      here,
+    );
     expect(changed.status).toBe(200);
     expect(await cabinetStatus(here)).toBe(200);
     expect(await cabinetStatus(there)).toBe(401);
@@ -200,8 +257,16 @@ describe('sessions end together', () => {
     const { operator, here, there, access } = await everywhere();
     expect((await post(`${server.url}/cabinet/password/forgot`, { email: operator.email })).status).toBe(202);
     const token = (await outbox(operator.email, bootstrap())).items[0].text.match(/token=(rst_\S+)/)[1];
-    expect((await post(`${server.url}/cabinet/password/reset`, { token, password: 'a reset password' })).status).toBe(200);
-    for (const status of [await cabinetStatus(here), await cabinetStatus(there), await adminStatus(operator.token), await userinfo(access)]) expect(status).toBe(401);
+    expect((await post(`${server.url}/cabinet/password/reset`, { token, password: 'a reset password' })).status).toBe(
+      200,
+    );
+    for (const status of [
+      await cabinetStatus(here),
+      await cabinetStatus(there),
+      await adminStatus(operator.token),
+      await userinfo(access),
+    ])
+      expect(status).toBe(401);
   });
 
   it('"sign out everywhere" ends the SSO tokens and administrator sign-ins too', async () => {
@@ -209,21 +274,36 @@ describe('sessions end together', () => {
     const out = await post(`${server.url}/cabinet/logout-everywhere`, {}, here);
     expect(out.status).toBe(200);
     expect(await json(out)).toEqual({ revoked_sessions: 2 });
-    for (const status of [await cabinetStatus(here), await cabinetStatus(there), await adminStatus(operator.token), await userinfo(access)]) expect(status).toBe(401);
+    for (const status of [
+      await cabinetStatus(here),
+      await cabinetStatus(there),
+      await adminStatus(operator.token),
+      await userinfo(access),
+    ])
+      expect(status).toBe(401);
     // The operator signs in again afresh.
     expect(await adminStatus(await signIn(server, operator.email, operator.secret))).toBe(200);
   });
 
   it('a revocation racing a code exchange never leaves a working token', async () => {
     const exchangeOf = (code: string) =>
-      oidcToken(server, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { Authorization: basic(site.client_id, site.client_secret) });
+      oidcToken(
+        server,
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        { Authorization: basic(site.client_id, site.client_secret) },
+      );
     const outcomes: string[] = [];
     for (let round = 0; round < 16; round++) {
       const user = await person();
       const code = await codeFor(server, site, user.headers.Authorization.slice('Bearer '.length));
       const revoke =
         round % 2 === 0
-          ? () => post(`${server.url}/cabinet/connected-sites/${encodeURIComponent(site.client_id)}/revoke`, {}, user.headers)
+          ? () =>
+              post(
+                `${server.url}/cabinet/connected-sites/${encodeURIComponent(site.client_id)}/revoke`,
+                {},
+                user.headers,
+              )
           : () => post(`${server.url}/cabinet/logout-everywhere`, {}, user.headers);
       const [exchanged, revoked] = await Promise.all([exchangeOf(code), revoke()]);
       expect(revoked.status).toBe(200);

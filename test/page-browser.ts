@@ -20,7 +20,12 @@ export class PageBrowser {
     private readonly headers: Record<string, string> = {},
   ) {}
 
-  async request(method: string, path: string, form?: Record<string, string> | FormData, headers: Record<string, string> = {}): Promise<Reply> {
+  async request(
+    method: string,
+    path: string,
+    form?: Record<string, string> | FormData,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     const urlencoded = form !== undefined && !(form instanceof FormData);
     const response = await fetch(new URL(path, typeof this.base === 'string' ? this.base : this.base.url), {
@@ -41,7 +46,13 @@ export class PageBrowser {
       if (/max-age=0(;|$)/i.test(line)) this.cookies.delete(pair.slice(0, at));
       else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
     }
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get('location'), setCookies };
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get('location'),
+      setCookies,
+    };
   }
 
   get(path: string, headers?: Record<string, string>): Promise<Reply> {

@@ -7,14 +7,18 @@ import { problemStatus } from '../src/http/problem-catalog.ts';
 
 describe('problemWords', () => {
   it('says that a dispute is open, in English and Russian, apart from the dispute state of the same name', () => {
-    expect(problemWords(translator('en'), { code: 'dispute_open', status: 400 })).toContain('only the arbiter’s decision moves the money');
+    expect(problemWords(translator('en'), { code: 'dispute_open', status: 400 })).toContain(
+      'only the arbiter’s decision moves the money',
+    );
     expect(problemWords(translator('ru'), { code: 'dispute_open', status: 400 })).toContain('открыт спор');
     expect(translator('en')('dispute_open')).toBe('Open: waiting for the arbiter');
   });
 
   it('explains the refusals a page meets, and falls back to the form or our side for the rest', () => {
     const t = translator('en');
-    expect(problemWords(t, { code: 'deal_closed', status: 400 })).toBe('This deal is closed and cannot change any more.');
+    expect(problemWords(t, { code: 'deal_closed', status: 400 })).toBe(
+      'This deal is closed and cannot change any more.',
+    );
     expect(problemWords(t, { code: 'validation_failed', status: 400 })).toBe(t('badForm'));
     expect(problemWords(t, { code: 'internal_error', status: 500 })).toBe(t('internalError'));
   });
@@ -22,7 +26,12 @@ describe('problemWords', () => {
   it('explains what a buyer’s Pay may meet at the acquirer, in both languages', () => {
     for (const lang of ['en', 'ru'] as const) {
       const t = translator(lang);
-      for (const code of ['currency_not_supported', 'acquirer_not_configured', 'acquirer_refused', 'acquirer_unavailable'] as const) {
+      for (const code of [
+        'currency_not_supported',
+        'acquirer_not_configured',
+        'acquirer_refused',
+        'acquirer_unavailable',
+      ] as const) {
         expect(problemWords(t, { code, status: problemStatus(code) }), `${lang} ${code}`).toBe(t(code));
       }
     }

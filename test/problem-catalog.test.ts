@@ -53,8 +53,15 @@ const helpers = Object.values(FORWARDING).flatMap((site) => (site.helper ? [site
  * src/temporal/refusal.ts (the SSO authorize step has a refuse() of its own, for OAuth error redirects).
  */
 function makers(text: string, { withHelpers }: { withHelpers: boolean }): string {
-  const refuse = /import \{[^}]*\brefuse\b[^}]*\} from '[./]*(?:src\/)?temporal\/refusal\.ts'/.test(text) ? ['\\brefuse'] : [];
-  return ['\\bproblem', 'new\\s+\\w*Problem', ...refuse, ...(withHelpers ? helpers.map((helper) => `\\b${helper}`) : [])].join('|');
+  const refuse = /import \{[^}]*\brefuse\b[^}]*\} from '[./]*(?:src\/)?temporal\/refusal\.ts'/.test(text)
+    ? ['\\brefuse']
+    : [];
+  return [
+    '\\bproblem',
+    'new\\s+\\w*Problem',
+    ...refuse,
+    ...(withHelpers ? helpers.map((helper) => `\\b${helper}`) : []),
+  ].join('|');
 }
 
 /** The text of a call's arguments, from just after its `(` to its `)`; quotes and template text are skipped whole. */
@@ -80,7 +87,9 @@ function emittedCodes(): Emission[] {
       const status = /\bstatus:\s*(\d{3})\b/.exec(args)?.[1];
       emissions.push({ code: match[1]!, ...(status ? { status: Number(status) } : {}), where: file });
     }
-    if (file === REFUSALS) for (const [, code] of text.matchAll(/\bcode: '([a-z][a-z0-9_]*)'/g)) emissions.push({ code: code!, where: file });
+    if (file === REFUSALS)
+      for (const [, code] of text.matchAll(/\bcode: '([a-z][a-z0-9_]*)'/g))
+        emissions.push({ code: code!, where: file });
   }
   return emissions;
 }
@@ -90,7 +99,18 @@ describe('the problem catalog', () => {
 
   it('finds the codes the contract requires, so the scan itself works', () => {
     const codes = emissions.map((e) => e.code);
-    for (const code of ['code_already_used', 'code_expired', 'redirect_uri_mismatch', 'invalid_code', 'invalid_client', 'deal_not_approved', 'quota_exceeded', 'validation_failed', 'unauthorized', 'not_found']) {
+    for (const code of [
+      'code_already_used',
+      'code_expired',
+      'redirect_uri_mismatch',
+      'invalid_code',
+      'invalid_client',
+      'deal_not_approved',
+      'quota_exceeded',
+      'validation_failed',
+      'unauthorized',
+      'not_found',
+    ]) {
       expect(codes, code).toContain(code);
     }
   });
@@ -106,9 +126,17 @@ describe('the problem catalog', () => {
 
   it('lists for each code the statuses it is raised with: the first by default, each other one picked somewhere', () => {
     const restated = emissions.filter((e) => e.status !== undefined && e.status === problemType(e.code)?.statuses[0]);
-    expect(restated.map((e) => `${e.code} ${e.status} (${e.where})`), 'the first status is the default: leave `status` out').toEqual([]);
+    expect(
+      restated.map((e) => `${e.code} ${e.status} (${e.where})`),
+      'the first status is the default: leave `status` out',
+    ).toEqual([]);
     const picked = new Set(emissions.map((e) => `${e.code} ${e.status}`));
-    const unraised = problemCodes().flatMap((code) => problemType(code)!.statuses.slice(1).filter((status) => !picked.has(`${code} ${status}`)).map((status) => `${code} ${status}`));
+    const unraised = problemCodes().flatMap((code) =>
+      problemType(code)!
+        .statuses.slice(1)
+        .filter((status) => !picked.has(`${code} ${status}`))
+        .map((status) => `${code} ${status}`),
+    );
     expect(unraised, 'no call site picks these statuses: remove them from the entry').toEqual([]);
   });
 
@@ -118,15 +146,22 @@ describe('the problem catalog', () => {
   });
 
   it('knows every place a code is a variable, so no code escapes the scan', () => {
-    const variableCode = (text: string) => new RegExp(`(?:${makers(text, { withHelpers: false })})\\(\\s*([A-Za-z_$][\\w$.]*)`, 'g');
-    const variableCodes = new Set(sources.flatMap(({ file, text }) => [...text.matchAll(variableCode(text))].map((m) => `${file}: ${m[1]}`)));
+    const variableCode = (text: string) =>
+      new RegExp(`(?:${makers(text, { withHelpers: false })})\\(\\s*([A-Za-z_$][\\w$.]*)`, 'g');
+    const variableCodes = new Set(
+      sources.flatMap(({ file, text }) => [...text.matchAll(variableCode(text))].map((m) => `${file}: ${m[1]}`)),
+    );
     expect([...variableCodes].sort()).toEqual(Object.keys(FORWARDING).sort());
     for (const helper of helpers) {
-      const calls = sources.flatMap(({ file, text }) => [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`));
+      const calls = sources.flatMap(({ file, text }) =>
+        [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`),
+      );
       const withLiteral = calls.filter((call) => /\(\s*'[a-z][a-z0-9_]*'/.test(call));
       expect(withLiteral, `${helper} must be called with a literal code`).toEqual(calls);
     }
-    const subclasses = sources.flatMap(({ text }) => [...text.matchAll(/class\s+(\w+)(?:<[^>]*>)?\s+extends\s+Problem\b/g)].map((m) => m[1]));
+    const subclasses = sources.flatMap(({ text }) =>
+      [...text.matchAll(/class\s+(\w+)(?:<[^>]*>)?\s+extends\s+Problem\b/g)].map((m) => m[1]),
+    );
     expect(subclasses).toEqual(PROBLEM_CLASSES);
   });
 });
@@ -157,12 +192,20 @@ describe('GET /problems/{code}', () => {
     ['main', () => main],
     ['data', () => data],
   ])('answers JSON on the %s server, with the type URI errors carry', async (_name, server) => {
-    const response = await fetch(`${server().url}/problems/validation_failed`, { headers: { Accept: 'application/json' } });
+    const response = await fetch(`${server().url}/problems/validation_failed`, {
+      headers: { Accept: 'application/json' },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(response.headers.get('vary')).toContain('Accept');
     const body = await json(response);
-    expect(body).toMatchObject({ code: 'validation_failed', statuses: [400], title: expect.any(String), meaning: expect.any(String), action: expect.any(String) });
+    expect(body).toMatchObject({
+      code: 'validation_failed',
+      statuses: [400],
+      title: expect.any(String),
+      meaning: expect.any(String),
+      action: expect.any(String),
+    });
 
     // The `type` of a real error is this very page.
     const error = await fetch(`${server().url}/no/such/path`);
@@ -174,6 +217,10 @@ describe('GET /problems/{code}', () => {
     const response = await fetch(`${main.url}/problems/${code}`, { headers: { Accept: 'text/html' } });
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await json(response)).toMatchObject({ status: 404, code: 'not_found', detail: `There is no problem type "${code}".` });
+    expect(await json(response)).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      detail: `There is no problem type "${code}".`,
+    });
   });
 });

@@ -17,7 +17,13 @@ describe('sample tenders', () => {
     expect(sampleTender(7, today)).not.toEqual(tenders[8]);
     expect(sampleTender(7, today, 45)).not.toEqual(tenders[7]);
     const later = sampleTender(7, today + 10 * DAY);
-    expect({ ...later, publishedAt: null, deadlineAt: null, status: null, raw: null }).toEqual({ ...tenders[7], publishedAt: null, deadlineAt: null, status: null, raw: null });
+    expect({ ...later, publishedAt: null, deadlineAt: null, status: null, raw: null }).toEqual({
+      ...tenders[7],
+      publishedAt: null,
+      deadlineAt: null,
+      status: null,
+      raw: null,
+    });
     expect(Date.parse(later.publishedAt!) - Date.parse(tenders[7]!.publishedAt!)).toBe(10 * DAY);
   });
 
@@ -29,7 +35,8 @@ describe('sample tenders', () => {
     expect(tenders.some((t) => /^[\x20-\x7e]+$/.test(t.title))).toBe(true);
     const schemes = new Set(tenders.flatMap((t) => t.classification!.map((c) => c.scheme)));
     expect([...schemes].sort()).toEqual(['CPV', 'OKPD2']);
-    for (const t of tenders.filter((t) => t.country === 'RU')) expect(t.classification![0]).toMatchObject({ scheme: 'OKPD2', id: expect.stringMatching(/^\d{2}\.\d{2}/) });
+    for (const t of tenders.filter((t) => t.country === 'RU'))
+      expect(t.classification![0]).toMatchObject({ scheme: 'OKPD2', id: expect.stringMatching(/^\d{2}\.\d{2}/) });
     for (const t of tenders) {
       expect(t.buyerName).not.toBe('');
       expect(t.valueAmount).toBeGreaterThan(0);
@@ -54,7 +61,13 @@ describe('sample tenders', () => {
   it('speak their country’s language under its law, buyers buying what such buyers buy', () => {
     const russianSpeaking = ['RU', 'KZ', 'BY', 'KG'];
     const laws: Record<string, string[]> = {
-      RU: ['44-fz', '223-fz'], KZ: ['kz-106-viii'], BY: ['by-419-z'], KG: ['kg-27'], GB: ['uk-pa-2023', 'uk-pcr-2015'], IE: ['eu-2014-24'], MT: ['eu-2014-24'],
+      RU: ['44-fz', '223-fz'],
+      KZ: ['kz-106-viii'],
+      BY: ['by-419-z'],
+      KG: ['kg-27'],
+      GB: ['uk-pa-2023', 'uk-pcr-2015'],
+      IE: ['eu-2014-24'],
+      MT: ['eu-2014-24'],
     };
     for (const t of tenders) {
       const russian = russianSpeaking.includes(t.country);
@@ -65,7 +78,11 @@ describe('sample tenders', () => {
       expect(BUYS[kind as BuyerKind], `${kind} buys ${product}`).toContain(product);
     }
     // Schools never buy medicines; hospitals never buy textbooks.
-    expect(tenders.some((t) => (t.raw as { buyer_kind: string }).buyer_kind === 'school' && /лекарств|pharmaceut/i.test(t.title))).toBe(false);
+    expect(
+      tenders.some(
+        (t) => (t.raw as { buyer_kind: string }).buyer_kind === 'school' && /лекарств|pharmaceut/i.test(t.title),
+      ),
+    ).toBe(false);
     // Values in each category's range: a school is not built for a few thousand.
     for (const t of tenders.filter((t) => (t.raw as { product: string }).product === 'school_construction')) {
       const rate = t.valueCurrency === 'RUB' ? 95 : t.valueCurrency === 'EUR' ? 1 : undefined;

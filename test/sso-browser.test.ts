@@ -13,7 +13,6 @@ import { json, startTestServer, type TestServer } from './helpers.ts';
 import { PASSWORD, authorizeUrl, createUser, exchange, registerClient, type Client } from './sso-helpers.ts';
 import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.ts';
 
-
 let server: TestServer;
 let callbacks: http.Server;
 let redirectUri: string;
@@ -25,13 +24,19 @@ let profileDir: string;
 beforeAll(async () => {
   server = await startTestServer();
   // The client site: its callback page just says it got there.
-  callbacks = http.createServer((_request, response) => response.end('<!doctype html><title>Client</title><p>signed in</p>'));
+  callbacks = http.createServer((_request, response) =>
+    response.end('<!doctype html><title>Client</title><p>signed in</p>'),
+  );
   await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
   redirectUri = `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`;
   client = await registerClient(server, { name: 'Browser shop', redirect_uris: redirectUri });
   second = await registerClient(server, { name: 'Second shop', redirect_uris: redirectUri });
   profileDir = mkdtempSync(path.join(os.tmpdir(), 'sso-chromium-'));
-  browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  });
 });
 afterAll(async () => {
   await browser?.close();
@@ -49,7 +54,14 @@ describe('signing in through the form in a browser', () => {
       if (/Content Security Policy|Refused/i.test(message.text())) violations.push(message.text());
     });
 
-    await page.goto(authorizeUrl(server, { client_id: client.client_id, redirect_uri: redirectUri, state: 'browser-state', scope: 'openid' }));
+    await page.goto(
+      authorizeUrl(server, {
+        client_id: client.client_id,
+        redirect_uri: redirectUri,
+        state: 'browser-state',
+        scope: 'openid',
+      }),
+    );
     expect(await page.title()).toContain('Sign in');
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
@@ -66,14 +78,21 @@ describe('signing in through the form in a browser', () => {
     expect(await page.textContent('p')).toBe('signed in');
     expect(violations).toEqual([]);
 
-    const profile = await exchange(server, { client_id: client.client_id, client_secret: client.client_secret, code, redirect_uri: redirectUri });
+    const profile = await exchange(server, {
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      code,
+      redirect_uri: redirectUri,
+    });
     expect(await json(profile)).toMatchObject({ svc_id: user.id, email: user.email, name: 'Vera' });
     await page.close();
   });
 
   it('signs in to a second client without the password: only its consent', async () => {
     const page = await browser.newPage();
-    await page.goto(authorizeUrl(server, { client_id: second.client_id, redirect_uri: redirectUri, state: 'second-state' }));
+    await page.goto(
+      authorizeUrl(server, { client_id: second.client_id, redirect_uri: redirectUri, state: 'second-state' }),
+    );
     expect(new URL(page.url()).pathname).toBe('/sso/consent');
     expect(await page.locator('input[name=password]').count()).toBe(0);
     await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[value=allow]')]);

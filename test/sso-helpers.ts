@@ -16,10 +16,16 @@ export interface Client {
   name: string;
 }
 
-export async function registerClient(server: TestServer, fields: Partial<{ client_id: string; name: string; redirect_uris: string }> = {}): Promise<Client> {
+export async function registerClient(
+  server: TestServer,
+  fields: Partial<{ client_id: string; name: string; redirect_uris: string }> = {},
+): Promise<Client> {
   const body = { client_id: uniqueId('client'), name: 'Client shop', redirect_uris: REDIRECT_URI, ...fields };
-  const response = await post(`${server.url}/admin/sso/clients`, body, { Authorization: `Bearer ${server.adminToken}` });
-  if (response.status !== 201) throw new Error(`registering ${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
+  const response = await post(`${server.url}/admin/sso/clients`, body, {
+    Authorization: `Bearer ${server.adminToken}`,
+  });
+  if (response.status !== 201)
+    throw new Error(`registering ${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
   return json(response);
 }
 
@@ -35,20 +41,36 @@ export async function createUser(server: TestServer, name = 'Anna Buyer') {
 }
 
 export function authorizeUrl(server: TestServer, params: Record<string, string | undefined>): string {
-  const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const query = new URLSearchParams(
+    Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   return `${server.url}/sso/authorize?${query.toString()}`;
 }
 
-export function authorize(server: TestServer, params: Record<string, string | undefined>, headers: Record<string, string> = {}): Promise<Response> {
+export function authorize(
+  server: TestServer,
+  params: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(authorizeUrl(server, params), { redirect: 'manual', headers });
 }
 
 /** Authorizes with the user's cabinet token and answers the code from the redirect. */
-export async function codeFor(server: TestServer, client: Client, token: string, extra: Record<string, string> = {}): Promise<string> {
-  const response = await authorize(server, { client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 'st', ...extra }, { Authorization: `Bearer ${token}` });
+export async function codeFor(
+  server: TestServer,
+  client: Client,
+  token: string,
+  extra: Record<string, string> = {},
+): Promise<string> {
+  const response = await authorize(
+    server,
+    { client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 'st', ...extra },
+    { Authorization: `Bearer ${token}` },
+  );
   const location = response.headers.get('location');
   const code = location && new URL(location).searchParams.get('code');
-  if (response.status !== 302 || !code) throw new Error(`authorize: ${response.status} ${location ?? (await response.text())}`);
+  if (response.status !== 302 || !code)
+    throw new Error(`authorize: ${response.status} ${location ?? (await response.text())}`);
   return code;
 }
 
@@ -56,7 +78,11 @@ export function exchange(server: TestServer, body: Record<string, unknown>): Pro
   return post(`${server.url}/sso/token`, body);
 }
 
-export function oidcToken(server: TestServer, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+export function oidcToken(
+  server: TestServer,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${server.url}/sso/oidc/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
@@ -64,7 +90,8 @@ export function oidcToken(server: TestServer, form: Record<string, string>, head
   });
 }
 
-export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+export const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** A browser without JavaScript that asks for pages, as browsers do (test/page-browser.ts). */
 export class Browser extends PageBrowser {
@@ -75,6 +102,9 @@ export class Browser extends PageBrowser {
 
 /** The hidden fields of a page's forms, unescaped (the last form's value wins for a repeated name). */
 export function hiddenFields(text: string): Record<string, string> {
-  const unescape = (value: string) => value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
-  return Object.fromEntries([...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescape(m[2]!)]));
+  const unescape = (value: string) =>
+    value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+  return Object.fromEntries(
+    [...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescape(m[2]!)]),
+  );
 }

@@ -119,7 +119,10 @@ describe('matching a presented redirect_uri', () => {
     const target = matchRedirectUri(presented, registered.split(' '));
     expect(target !== undefined).toBe(expected);
     // What is redirected to is the URL that was checked, on the registered origin.
-    if (target) expect(registered.split(' ').some((uri) => uri.includes('*') || new URL(uri).hostname === target.hostname)).toBe(true);
+    if (target)
+      expect(registered.split(' ').some((uri) => uri.includes('*') || new URL(uri).hostname === target.hostname)).toBe(
+        true,
+      );
   });
 });
 
@@ -180,7 +183,9 @@ describe('registering redirect URIs', () => {
     expect(parseRedirectUris('https://a.example.com/cb  https://b.example.com/cb')).toEqual({
       uris: ['https://a.example.com/cb', 'https://b.example.com/cb'],
     });
-    expect(parseRedirectUris('https://a.example.com/cb https://*.com/cb')).toMatchObject({ problem: expect.stringContaining('"https://*.com/cb"') });
+    expect(parseRedirectUris('https://a.example.com/cb https://*.com/cb')).toMatchObject({
+      problem: expect.stringContaining('"https://*.com/cb"'),
+    });
     expect(parseRedirectUris('   ')).toMatchObject({ problem: expect.stringContaining('at least one') });
   });
 

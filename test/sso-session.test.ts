@@ -33,7 +33,13 @@ beforeAll(async () => {
   shop = await registerClient(server, { name: 'Bike Shop' });
   forum = await registerClient(server, { name: 'Cycling Forum' });
   const admin = { Authorization: `Bearer ${server.adminToken}` };
-  const marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Auto Market', mode: 'sandbox', sso_redirect_uri: REDIRECT_URI }, admin));
+  const marketplace = await json(
+    await post(
+      `${server.url}/admin/marketplaces`,
+      { name: 'Auto Market', mode: 'sandbox', sso_redirect_uri: REDIRECT_URI },
+      admin,
+    ),
+  );
   marketplaceClientId = marketplace.sso_client.client_id;
 });
 afterAll(async () => {
@@ -41,7 +47,12 @@ afterAll(async () => {
 });
 
 type User = Awaited<ReturnType<typeof createUser>>;
-const params = (client: { client_id: string }, extra: Record<string, string> = {}) => ({ client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 'st-1', ...extra });
+const params = (client: { client_id: string }, extra: Record<string, string> = {}) => ({
+  client_id: client.client_id,
+  redirect_uri: REDIRECT_URI,
+  state: 'st-1',
+  ...extra,
+});
 const at = (reply: Reply) => new URL(reply.location!, server.url);
 const toClient = (reply: Reply) => {
   expect([302, 303]).toContain(reply.status);
@@ -51,7 +62,12 @@ const toClient = (reply: Reply) => {
 };
 
 /** Opens the authorize URL without a session and signs in on the form: the 303 that follows. */
-async function signInOnForm(browser: Browser, user: User, client: { client_id: string }, extra: Record<string, string> = {}) {
+async function signInOnForm(
+  browser: Browser,
+  user: User,
+  client: { client_id: string },
+  extra: Record<string, string> = {},
+) {
   const form = await browser.get(authorizeUrl(server, params(client, extra)));
   expect(form.status).toBe(200);
   expect(form.text).toContain('name="password"');
@@ -75,19 +91,36 @@ async function signedInBrowser(user: User) {
 }
 
 async function sessionStart(browser: Browser): Promise<Date> {
-  const result = await server.services.db.query('SELECT created_at FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(browser.cookies.get('svc_session')!)]);
+  const result = await server.services.db.query('SELECT created_at FROM cabinet_sessions WHERE token_hash = $1', [
+    hashSecret(browser.cookies.get('svc_session')!),
+  ]);
   return result.rows[0].created_at;
 }
 
 async function oidcTokens(client: Client, code: string) {
-  const response = await oidcToken(server, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { Authorization: basic(client.client_id, client.client_secret) });
+  const response = await oidcToken(
+    server,
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+    { Authorization: basic(client.client_id, client.client_secret) },
+  );
   expect(response.status).toBe(200);
   return json(response);
 }
 
-const userinfo = (accessToken: string) => fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${accessToken}` } });
-const sites = async (user: User) => (await json(await fetch(`${server.url}/cabinet/connected-sites`, { headers: { Authorization: `Bearer ${user.token}` } }))).items;
-const revoke = (user: User, clientId: string) => post(`${server.url}/cabinet/connected-sites/${encodeURIComponent(clientId)}/revoke`, {}, { Authorization: `Bearer ${user.token}` });
+const userinfo = (accessToken: string) =>
+  fetch(`${server.url}/sso/userinfo`, { headers: { Authorization: `Bearer ${accessToken}` } });
+const sites = async (user: User) =>
+  (
+    await json(
+      await fetch(`${server.url}/cabinet/connected-sites`, { headers: { Authorization: `Bearer ${user.token}` } }),
+    )
+  ).items;
+const revoke = (user: User, clientId: string) =>
+  post(
+    `${server.url}/cabinet/connected-sites/${encodeURIComponent(clientId)}/revoke`,
+    {},
+    { Authorization: `Bearer ${user.token}` },
+  );
 
 describe('one sign-in for every client', () => {
   it('starts the browser session on the form; a second client needs no password, and the first none again', async () => {
@@ -101,7 +134,12 @@ describe('one sign-in for every client', () => {
     let answer = toClient(await decide(browser, signedIn, 'allow'));
     expect(answer.get('state')).toBe('st-1');
     expect(answer.get('iss')).toBe(server.url);
-    const profile = await exchange(server, { client_id: shop.client_id, client_secret: shop.client_secret, code: answer.get('code'), redirect_uri: REDIRECT_URI });
+    const profile = await exchange(server, {
+      client_id: shop.client_id,
+      client_secret: shop.client_secret,
+      code: answer.get('code'),
+      redirect_uri: REDIRECT_URI,
+    });
     expect(await json(profile)).toMatchObject({ svc_id: user.id, email: user.email, name: 'Irina Petrova' });
 
     // The forum: no form, only its consent; then the code.
@@ -110,7 +148,11 @@ describe('one sign-in for every client', () => {
     answer = toClient(await decide(browser, forumStart, 'allow'));
     expect(answer.get('state')).toBe('st-2');
     const tokens = await oidcTokens(forum, answer.get('code')!);
-    expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: user.id, name: 'Irina Petrova', auth_time: Math.floor((await sessionStart(browser)).getTime() / 1000) });
+    expect(decodeJwt(tokens.id_token)).toMatchObject({
+      sub: user.id,
+      name: 'Irina Petrova',
+      auth_time: Math.floor((await sessionStart(browser)).getTime() / 1000),
+    });
 
     // Back at the shop: straight to it with a code.
     answer = toClient(await browser.get(authorizeUrl(server, params(shop, { state: 'st-3' }))));
@@ -128,20 +170,31 @@ describe('one sign-in for every client', () => {
     expect(login.status).toBe(200);
     expect(login.text).toContain('name="password"');
     expect((await browser.get(authorizeUrl(server, params(shop, { max_age: '0' })))).status).toBe(200);
-    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { max_age: '3600' })))).get('code')).toMatch(/^ac_/);
+    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { max_age: '3600' })))).get('code')).toMatch(
+      /^ac_/,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await browser.get(authorizeUrl(server, params(shop, { max_age: '1' })))).status).toBe(200);
-    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { state: 'x', max_age: 'soon' })))).get('error')).toBe('invalid_request');
+    expect(
+      toClient(await browser.get(authorizeUrl(server, params(shop, { state: 'x', max_age: 'soon' })))).get('error'),
+    ).toBe('invalid_request');
 
     // Signing in on that form replaces the browser's session; the shop was allowed, so the code follows at once.
-    const again = await browser.post('/sso/authorize', { ...hiddenFields(login.text), email: user.email, password: PASSWORD });
+    const again = await browser.post('/sso/authorize', {
+      ...hiddenFields(login.text),
+      email: user.email,
+      password: PASSWORD,
+    });
     const answer = toClient(again);
     expect(browser.cookies.get('svc_session')).not.toBe(oldToken);
     const after = await sessionStart(browser);
     expect(after.getTime()).toBeGreaterThan(before.getTime());
     const tokens = await oidcTokens(shop, answer.get('code')!);
     expect(decodeJwt(tokens.id_token).auth_time).toBe(Math.floor(after.getTime() / 1000));
-    const stale = await fetch(authorizeUrl(server, params(shop)), { redirect: 'manual', headers: { Cookie: `svc_session=${oldToken}`, Accept: 'text/html' } });
+    const stale = await fetch(authorizeUrl(server, params(shop)), {
+      redirect: 'manual',
+      headers: { Cookie: `svc_session=${oldToken}`, Accept: 'text/html' },
+    });
     expect(stale.status).toBe(200); // the old session is gone: the form
   });
 
@@ -156,9 +209,15 @@ describe('one sign-in for every client', () => {
     answer = toClient(await browser.get(authorizeUrl(server, params(shop, { prompt: 'none' }))));
     expect(answer.get('error')).toBeNull();
     expect(answer.get('code')).toMatch(/^ac_/);
-    expect(toClient(await browser.get(authorizeUrl(server, params(forum, { prompt: 'none' })))).get('error')).toBe('consent_required');
-    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { prompt: 'none', max_age: '0' })))).get('error')).toBe('login_required');
-    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { prompt: 'none login' })))).get('error')).toBe('invalid_request');
+    expect(toClient(await browser.get(authorizeUrl(server, params(forum, { prompt: 'none' })))).get('error')).toBe(
+      'consent_required',
+    );
+    expect(
+      toClient(await browser.get(authorizeUrl(server, params(shop, { prompt: 'none', max_age: '0' })))).get('error'),
+    ).toBe('login_required');
+    expect(toClient(await browser.get(authorizeUrl(server, params(shop, { prompt: 'none login' })))).get('error')).toBe(
+      'invalid_request',
+    );
   });
 });
 
@@ -170,11 +229,19 @@ describe('consent', () => {
     const page = await browser.get(redirect.location!);
     expect(page.status).toBe(200);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
-    expect(page.headers.get('content-security-policy')).toMatch(/form-action 'self' https:\/\/client\.example\.com(;|$)/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /form-action 'self' https:\/\/client\.example\.com(;|$)/,
+    );
     expect(page.text).toContain('Let Bike Shop sign you in with svc ID?');
     expect(page.text).toContain('Bike Shop (client.example.com) will receive:');
     expect(page.text).toContain(`You are signed in to svc ID as ${user.email}.`);
-    for (const item of ['your svc ID', `your e-mail address: ${user.email}`, 'your name: Pavel &#60;Admin&#62;', 'your personal organization']) expect(page.text).toContain(item);
+    for (const item of [
+      'your svc ID',
+      `your e-mail address: ${user.email}`,
+      'your name: Pavel &#60;Admin&#62;',
+      'your personal organization',
+    ])
+      expect(page.text).toContain(item);
     expect(page.text).toMatch(/<button type="submit" name="decision" value="allow">Allow<\/button>/);
     expect(page.text).toMatch(/<button type="submit" name="decision" value="cancel"[^>]*>Cancel<\/button>/);
 
@@ -222,7 +289,10 @@ describe('consent', () => {
 
   it('is not asked with a cabinet token in Authorization (the spec flow)', async () => {
     const user = await createUser(server);
-    const response = await fetch(authorizeUrl(server, params(forum)), { redirect: 'manual', headers: { Authorization: `Bearer ${user.token}` } });
+    const response = await fetch(authorizeUrl(server, params(forum)), {
+      redirect: 'manual',
+      headers: { Authorization: `Bearer ${user.token}` },
+    });
     expect(response.status).toBe(302);
     expect(new URL(response.headers.get('location')!).searchParams.get('code')).toMatch(/^ac_/);
   });
@@ -232,7 +302,9 @@ describe('connected sites', () => {
   it('lists the sites with first and last sign-in; revoking asks consent again and refuses the access token', async () => {
     const user = await createUser(server);
     const browser = await signedInBrowser(user);
-    const forumCode = toClient(await decide(browser, await browser.get(authorizeUrl(server, params(forum))), 'allow')).get('code')!;
+    const forumCode = toClient(
+      await decide(browser, await browser.get(authorizeUrl(server, params(forum))), 'allow'),
+    ).get('code')!;
     const forumAccess = (await oidcTokens(forum, forumCode)).access_token;
     let listed = await sites(user);
     expect(listed.map((site: { name: string }) => site.name)).toEqual(['Cycling Forum', 'Bike Shop']);
@@ -245,13 +317,19 @@ describe('connected sites', () => {
     expect(listed[0]).toMatchObject({ client_id: shop.client_id, first_at: firstShop.first_at });
     expect(Date.parse(listed[0].last_at)).toBeGreaterThan(Date.parse(firstShop.last_at));
     // The browser session answers the list too.
-    const viaCookie = await fetch(`${server.url}/cabinet/connected-sites`, { headers: { Cookie: `svc_session=${browser.cookies.get('svc_session')}` } });
+    const viaCookie = await fetch(`${server.url}/cabinet/connected-sites`, {
+      headers: { Cookie: `svc_session=${browser.cookies.get('svc_session')}` },
+    });
     expect((await json(viaCookie)).items).toHaveLength(2);
 
     expect((await userinfo(forumAccess)).status).toBe(200);
     const revoked = await revoke(user, forum.client_id);
     expect(revoked.status).toBe(200);
-    expect(await json(revoked)).toMatchObject({ client_id: forum.client_id, name: 'Cycling Forum', revoked_at: expect.any(String) });
+    expect(await json(revoked)).toMatchObject({
+      client_id: forum.client_id,
+      name: 'Cycling Forum',
+      revoked_at: expect.any(String),
+    });
     expect((await userinfo(forumAccess)).status).toBe(401);
     expect((await userinfo(shopAccess)).status).toBe(200);
     expect((await sites(user)).map((site: { client_id: string }) => site.client_id)).toEqual([shop.client_id]);
@@ -267,7 +345,12 @@ describe('connected sites', () => {
     const browser = await signedInBrowser(user);
     const code = toClient(await browser.get(authorizeUrl(server, params(shop)))).get('code')!;
     expect((await revoke(user, shop.client_id)).status).toBe(200);
-    const late = await exchange(server, { client_id: shop.client_id, client_secret: shop.client_secret, code, redirect_uri: REDIRECT_URI });
+    const late = await exchange(server, {
+      client_id: shop.client_id,
+      client_secret: shop.client_secret,
+      code,
+      redirect_uri: REDIRECT_URI,
+    });
     expect(late.status).toBe(400);
     expect((await json(late)).code).toBe('code_expired');
   });
@@ -302,7 +385,9 @@ describe('connected sites', () => {
     const again = await browser.post(disconnect, fields);
     expect(again.status).toBe(404);
     expect(again.text).toContain('This site is not connected to your account');
-    expect((await browser.get('/cabinet/view/connected-sites?lang=ru')).text).toContain('Вы ещё не входили ни на один сайт через svc ID.');
+    expect((await browser.get('/cabinet/view/connected-sites?lang=ru')).text).toContain(
+      'Вы ещё не входили ни на один сайт через svc ID.',
+    );
     const anonymous = await new Browser(server).get('/cabinet/view/connected-sites');
     expect(anonymous.status).toBe(303);
     expect(anonymous.location).toContain('/cabinet/sign-in?next=');
@@ -313,9 +398,15 @@ describe('openid-client, unmodified', () => {
   it('completes a flow with prompt=none after a signed-in session, and reads login_required without one', async () => {
     const user = await createUser(server, 'Olga Smirnova');
     const browser = await signedInBrowser(user);
-    const config = await oidc.discovery(new URL(server.url), shop.client_id, undefined, oidc.ClientSecretBasic(shop.client_secret), {
-      execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
-    });
+    const config = await oidc.discovery(
+      new URL(server.url),
+      shop.client_id,
+      undefined,
+      oidc.ClientSecretBasic(shop.client_secret),
+      {
+        execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
+      },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
@@ -329,12 +420,27 @@ describe('openid-client, unmodified', () => {
       prompt: 'none',
     });
     const callback = at(await browser.get(url.href));
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
-    expect(tokens.claims()).toMatchObject({ sub: user.id, email: user.email, name: 'Olga Smirnova', auth_time: Math.floor((await sessionStart(browser)).getTime() / 1000) });
-    expect(await oidc.fetchUserInfo(config, tokens.access_token, user.id)).toMatchObject({ name: 'Olga Smirnova', org: { name: 'Olga Smirnova' } });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
+    expect(tokens.claims()).toMatchObject({
+      sub: user.id,
+      email: user.email,
+      name: 'Olga Smirnova',
+      auth_time: Math.floor((await sessionStart(browser)).getTime() / 1000),
+    });
+    expect(await oidc.fetchUserInfo(config, tokens.access_token, user.id)).toMatchObject({
+      name: 'Olga Smirnova',
+      org: { name: 'Olga Smirnova' },
+    });
 
     const anonymous = at(await new Browser(server).get(url.href));
-    const failure = await oidc.authorizationCodeGrant(config, anonymous, { pkceCodeVerifier: verifier, expectedState: state }).catch((error: unknown) => error);
+    const failure = await oidc
+      .authorizationCodeGrant(config, anonymous, { pkceCodeVerifier: verifier, expectedState: state })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(oidc.AuthorizationResponseError);
     expect((failure as oidc.AuthorizationResponseError).error).toBe('login_required');
   });

@@ -26,7 +26,9 @@ describe('resolveTemporalCli', () => {
     const explicit = executable(path.join(root, 'custom'), 'my-temporal');
     executable(path.join(root, 'empty-bin'), 'temporal');
     expect(await resolveTemporalCli({ explicit, say, env })).toBe(explicit);
-    await expect(resolveTemporalCli({ explicit: path.join(root, 'missing'), say, env })).rejects.toThrow(/TEMPORAL_CLI=.* is not an executable/);
+    await expect(resolveTemporalCli({ explicit: path.join(root, 'missing'), say, env })).rejects.toThrow(
+      /TEMPORAL_CLI=.* is not an executable/,
+    );
   });
 
   it('then `temporal` on PATH, before the cache', async () => {
@@ -57,12 +59,16 @@ describe('resolveTemporalCli', () => {
     const resolved = await resolveTemporalCli({ say: (message) => messages.push(message), env });
     expect(resolved).toBe(path.join(temporalCliCacheDir(env), 'temporal'));
     const { readFileSync } = await import('node:fs');
-    expect(readFileSync(path.join(root, 'go-args'), 'utf8').trim()).toBe('install -v github.com/temporalio/cli/cmd/temporal@v1.5.1');
+    expect(readFileSync(path.join(root, 'go-args'), 'utf8').trim()).toBe(
+      'install -v github.com/temporalio/cli/cmd/temporal@v1.5.1',
+    );
     expect(messages.join('\n')).toMatch(/takes a few minutes/);
   });
 
   it('says how to get the CLI when neither it nor Go is found', async () => {
     const { env } = sandbox();
-    await expect(resolveTemporalCli({ say, env })).rejects.toThrow(/neither it nor Go was found[\s\S]*TEMPORAL_CLI[\s\S]*TEMPORAL_ADDRESS/);
+    await expect(resolveTemporalCli({ say, env })).rejects.toThrow(
+      /neither it nor Go was found[\s\S]*TEMPORAL_CLI[\s\S]*TEMPORAL_ADDRESS/,
+    );
   });
 });

@@ -10,7 +10,9 @@ import { indexQuery, parseTsquery, tsqueryText } from '../src/data-api/tender-fi
 
 let server: TestServer;
 let key: string;
-const source = uniqueId('flt').toLowerCase().replace(/[^a-z0-9-]/g, '');
+const source = uniqueId('flt')
+  .toLowerCase()
+  .replace(/[^a-z0-9-]/g, '');
 const mark = `zf${uniqueId('').replace(/\W/g, '').toLowerCase()}`; // in every tender of this file, in no other
 const day = 86_400_000;
 const at = (days: number) => new Date(Date.now() + days * day).toISOString();
@@ -21,19 +23,96 @@ beforeAll(async () => {
   server = await startTestServer({ kind: 'data' });
   await withSampleData(server.services.db);
   await seedTenders(server.services.db, source, [
-    { sourceId: 'med-ru', title: `Поставка лекарственных препаратов ${mark}`, description: 'Для нужд стационара.', buyerName: 'ГБУЗ «Городская больница № 3»', buyerId: '7701000001', status: 'active', law: '44-fz', valueAmount: 2_500_000, valueCurrency: 'RUB', publishedAt: at(-3), deadlineAt: at(10), classification: okpd2('21.20.10', 'Препараты лекарственные') },
-    { sourceId: 'med-gb', title: `Supply of pharmaceutical products ${mark}`, description: 'Hospital pharmacy.', country: 'GB', buyerName: 'Leeds Teaching Hospitals NHS Trust', status: 'active', law: 'uk-pa-2023', valueAmount: 400_000, valueCurrency: 'GBP', publishedAt: at(-2), deadlineAt: at(20), classification: cpv('33600000-6', 'Pharmaceutical products') },
-    { sourceId: 'fuel-ru', title: `Поставка дизельного топлива ${mark}`, description: 'По топливным картам.', buyerName: 'МУП «Водоканал»', buyerId: '7701000002', status: 'complete', law: '223-fz', valueAmount: 9_000_000, valueCurrency: 'RUB', publishedAt: at(-200), deadlineAt: at(-180), classification: okpd2('19.20.21.300', 'Топливо дизельное') },
-    { sourceId: 'road-ru', title: `Выполнение работ по ремонту автомобильных дорог ${mark}`, description: 'Асфальтобетонное покрытие.', buyerName: 'Администрация города Перми', buyerId: '7701000003', status: 'active', law: '44-fz', valueAmount: 120_000_000, valueCurrency: 'RUB', publishedAt: at(-1), deadlineAt: at(5), classification: okpd2('42.11.20', 'Работы строительные по строительству автомобильных дорог') },
-    { sourceId: 'desc-only', title: `Закупка для нужд учреждения ${mark}`, description: 'Поставка лекарственных препаратов по заявкам.', buyerName: 'ГБУЗ «Городская больница № 3»', status: 'cancelled', law: '44-fz', valueAmount: 50_000, valueCurrency: 'RUB', publishedAt: at(-30), deadlineAt: at(-20) },
-    { sourceId: 'med-ru-old', title: `Поставка лекарственных препаратов ${mark}`, description: 'Для нужд стационара.', buyerName: 'ГБУЗ «Областная больница»', status: 'complete', law: '44-fz', valueAmount: 700_000, valueCurrency: 'RUB', publishedAt: at(-400), deadlineAt: at(-380), classification: okpd2('21.20.10', 'Препараты лекарственные') },
+    {
+      sourceId: 'med-ru',
+      title: `Поставка лекарственных препаратов ${mark}`,
+      description: 'Для нужд стационара.',
+      buyerName: 'ГБУЗ «Городская больница № 3»',
+      buyerId: '7701000001',
+      status: 'active',
+      law: '44-fz',
+      valueAmount: 2_500_000,
+      valueCurrency: 'RUB',
+      publishedAt: at(-3),
+      deadlineAt: at(10),
+      classification: okpd2('21.20.10', 'Препараты лекарственные'),
+    },
+    {
+      sourceId: 'med-gb',
+      title: `Supply of pharmaceutical products ${mark}`,
+      description: 'Hospital pharmacy.',
+      country: 'GB',
+      buyerName: 'Leeds Teaching Hospitals NHS Trust',
+      status: 'active',
+      law: 'uk-pa-2023',
+      valueAmount: 400_000,
+      valueCurrency: 'GBP',
+      publishedAt: at(-2),
+      deadlineAt: at(20),
+      classification: cpv('33600000-6', 'Pharmaceutical products'),
+    },
+    {
+      sourceId: 'fuel-ru',
+      title: `Поставка дизельного топлива ${mark}`,
+      description: 'По топливным картам.',
+      buyerName: 'МУП «Водоканал»',
+      buyerId: '7701000002',
+      status: 'complete',
+      law: '223-fz',
+      valueAmount: 9_000_000,
+      valueCurrency: 'RUB',
+      publishedAt: at(-200),
+      deadlineAt: at(-180),
+      classification: okpd2('19.20.21.300', 'Топливо дизельное'),
+    },
+    {
+      sourceId: 'road-ru',
+      title: `Выполнение работ по ремонту автомобильных дорог ${mark}`,
+      description: 'Асфальтобетонное покрытие.',
+      buyerName: 'Администрация города Перми',
+      buyerId: '7701000003',
+      status: 'active',
+      law: '44-fz',
+      valueAmount: 120_000_000,
+      valueCurrency: 'RUB',
+      publishedAt: at(-1),
+      deadlineAt: at(5),
+      classification: okpd2('42.11.20', 'Работы строительные по строительству автомобильных дорог'),
+    },
+    {
+      sourceId: 'desc-only',
+      title: `Закупка для нужд учреждения ${mark}`,
+      description: 'Поставка лекарственных препаратов по заявкам.',
+      buyerName: 'ГБУЗ «Городская больница № 3»',
+      status: 'cancelled',
+      law: '44-fz',
+      valueAmount: 50_000,
+      valueCurrency: 'RUB',
+      publishedAt: at(-30),
+      deadlineAt: at(-20),
+    },
+    {
+      sourceId: 'med-ru-old',
+      title: `Поставка лекарственных препаратов ${mark}`,
+      description: 'Для нужд стационара.',
+      buyerName: 'ГБУЗ «Областная больница»',
+      status: 'complete',
+      law: '44-fz',
+      valueAmount: 700_000,
+      valueCurrency: 'RUB',
+      publishedAt: at(-400),
+      deadlineAt: at(-380),
+      classification: okpd2('21.20.10', 'Препараты лекарственные'),
+    },
   ]);
   key = (await dataKey(server.services.db, 'pro')).key;
 });
 afterAll(() => server?.stop());
 
 const list = async (query: Record<string, string>) => {
-  const response = await fetch(`${server.url}/v1/tenders?${new URLSearchParams({ limit: '100', ...query })}`, { headers: bearer(key) });
+  const response = await fetch(`${server.url}/v1/tenders?${new URLSearchParams({ limit: '100', ...query })}`, {
+    headers: bearer(key),
+  });
   expect(response.status, await response.clone().text()).toBe(200);
   return json(response);
 };
@@ -68,7 +147,9 @@ describe('the thesaurus and typos', () => {
 describe('scores', () => {
   it('spread over 0..1: title above description above label, the newer of equals first', async () => {
     const body = await list({ q: 'лекарственные препараты', source });
-    const byId = Object.fromEntries(body.items.map((item: { id: string; score: number }) => [item.id.slice(source.length + 1), item.score]));
+    const byId = Object.fromEntries(
+      body.items.map((item: { id: string; score: number }) => [item.id.slice(source.length + 1), item.score]),
+    );
     for (const score of Object.values(byId) as number[]) expect(score).toBeGreaterThan(0);
     for (const score of Object.values(byId) as number[]) expect(score).toBeLessThanOrEqual(1);
     expect(byId['med-ru']).toBeGreaterThan(0.9); // title and label, published this week
@@ -94,7 +175,10 @@ describe('filters', () => {
   it('filter by deadline, publication date and value ranges', async () => {
     expect((await mine({ deadline_from: at(0).slice(0, 10) })).sort()).toEqual(['med-gb', 'med-ru', 'road-ru']);
     expect(await mine({ deadline_to: at(-100) })).toEqual(['fuel-ru', 'med-ru-old']);
-    expect((await mine({ published_from: at(-5).slice(0, 10), published_to: at(-2).slice(0, 10) })).sort()).toEqual(['med-gb', 'med-ru']);
+    expect((await mine({ published_from: at(-5).slice(0, 10), published_to: at(-2).slice(0, 10) })).sort()).toEqual([
+      'med-gb',
+      'med-ru',
+    ]);
     expect(await mine({ value_min: '1000000', value_max: '10000000', currency: 'RUB' })).toEqual(['med-ru', 'fuel-ru']);
     expect(await mine({ q: 'препараты', value_max: '1000000' })).toEqual(['med-ru-old', 'desc-only']);
   });
@@ -111,14 +195,36 @@ describe('filters', () => {
 describe('sorts and cursors', () => {
   it('sort newest (default without text), by deadline, by value either way', async () => {
     expect(await mine({})).toEqual(['road-ru', 'med-gb', 'med-ru', 'desc-only', 'fuel-ru', 'med-ru-old']);
-    expect(await mine({ sort: 'deadline' })).toEqual(['med-ru-old', 'fuel-ru', 'desc-only', 'road-ru', 'med-ru', 'med-gb']);
-    expect(await mine({ sort: 'value_desc', currency: 'RUB' })).toEqual(['road-ru', 'fuel-ru', 'med-ru', 'med-ru-old', 'desc-only']);
-    expect(await mine({ sort: 'value_asc', currency: 'RUB' })).toEqual(['desc-only', 'med-ru-old', 'med-ru', 'fuel-ru', 'road-ru']);
+    expect(await mine({ sort: 'deadline' })).toEqual([
+      'med-ru-old',
+      'fuel-ru',
+      'desc-only',
+      'road-ru',
+      'med-ru',
+      'med-gb',
+    ]);
+    expect(await mine({ sort: 'value_desc', currency: 'RUB' })).toEqual([
+      'road-ru',
+      'fuel-ru',
+      'med-ru',
+      'med-ru-old',
+      'desc-only',
+    ]);
+    expect(await mine({ sort: 'value_asc', currency: 'RUB' })).toEqual([
+      'desc-only',
+      'med-ru-old',
+      'med-ru',
+      'fuel-ru',
+      'road-ru',
+    ]);
     expect(await mine({ q: 'лекарства', sort: 'newest' })).toEqual(['med-gb', 'med-ru', 'desc-only', 'med-ru-old']);
   });
 
   it('page by cursor to the end, in lists and in ranked searches, and say null there', async () => {
-    for (const query of [{ source, sort: 'deadline' }, { source, q: 'лекарства' }] as Array<Record<string, string>>) {
+    for (const query of [
+      { source, sort: 'deadline' },
+      { source, q: 'лекарства' },
+    ] as Array<Record<string, string>>) {
       const whole = ids(await list(query));
       const seen: string[] = [];
       let cursor: string | undefined;
@@ -140,7 +246,8 @@ describe('sorts and cursors', () => {
       const problem = await json(response);
       expect(problem.code, JSON.stringify(query)).toBe(code);
       // A shape error names its field; a conflict or a cursor names it in words.
-      if (code === 'validation_failed') expect(problem.errors.map((error: { path: string }) => error.path)).toContain(field);
+      if (code === 'validation_failed')
+        expect(problem.errors.map((error: { path: string }) => error.path)).toContain(field);
       else expect(problem.detail).toContain(field);
     };
     // Shapes the OpenAPI document states: validation_failed, naming the field.
@@ -164,29 +271,55 @@ describe('sorts and cursors', () => {
 
 describe('facets within the query and filters', () => {
   it('count only the matching tenders, law included', async () => {
-    const response = await fetch(`${server.url}/v1/tenders/facets?${new URLSearchParams({ q: 'лекарства', source })}`, { headers: bearer(key) });
+    const response = await fetch(`${server.url}/v1/tenders/facets?${new URLSearchParams({ q: 'лекарства', source })}`, {
+      headers: bearer(key),
+    });
     expect(response.status).toBe(200);
     const facets = await json(response);
     expect(facets).toMatchObject({ total: 4, total_relation: 'eq' });
-    expect(facets.country).toEqual([{ value: 'RU', tenders: 3 }, { value: 'GB', tenders: 1 }]);
-    expect(facets.law).toEqual([{ value: '44-fz', tenders: 3 }, { value: 'uk-pa-2023', tenders: 1 }]);
-    expect(facets.classification).toEqual(expect.arrayContaining([{ value: 'OKPD2:21.20.10', scheme: 'OKPD2', id: '21.20.10', tenders: 2 }]));
-    expect(facets.status).toEqual(expect.arrayContaining([{ value: 'active', tenders: 2 }, { value: 'cancelled', tenders: 1 }]));
+    expect(facets.country).toEqual([
+      { value: 'RU', tenders: 3 },
+      { value: 'GB', tenders: 1 },
+    ]);
+    expect(facets.law).toEqual([
+      { value: '44-fz', tenders: 3 },
+      { value: 'uk-pa-2023', tenders: 1 },
+    ]);
+    expect(facets.classification).toEqual(
+      expect.arrayContaining([{ value: 'OKPD2:21.20.10', scheme: 'OKPD2', id: '21.20.10', tenders: 2 }]),
+    );
+    expect(facets.status).toEqual(
+      expect.arrayContaining([
+        { value: 'active', tenders: 2 },
+        { value: 'cancelled', tenders: 1 },
+      ]),
+    );
     const all = await json(await fetch(`${server.url}/v1/tenders/facets`, { headers: bearer(key) }));
     expect(all.total).toBeGreaterThan(5000);
-    expect(all.law.map((f: { value: string }) => f.value)).toEqual(expect.arrayContaining(['44-fz', '223-fz', 'eu-2014-24']));
+    expect(all.law.map((f: { value: string }) => f.value)).toEqual(
+      expect.arrayContaining(['44-fz', '223-fz', 'eu-2014-24']),
+    );
   });
 });
 
 describe('MCP search_tenders and tender_facets', () => {
   it('take query and the same filters, and answer what REST answers', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/`), { requestInit: { headers: bearer(key) } }),
+    );
     try {
       const args = { query: 'medicines', source, status: 'active', value_min: 100000, sort: 'value_desc', limit: 5 };
       const result = await client.callTool({ name: 'search_tenders', arguments: args });
       expect(result.isError).toBeFalsy();
-      const rest = await list({ q: 'medicines', source, status: 'active', value_min: '100000', sort: 'value_desc', limit: '5' });
+      const rest = await list({
+        q: 'medicines',
+        source,
+        status: 'active',
+        value_min: '100000',
+        sort: 'value_desc',
+        limit: '5',
+      });
       expect(result.structuredContent).toEqual(rest);
       expect(ids(rest)).toEqual(['med-ru', 'med-gb']);
       const facets = await client.callTool({ name: 'tender_facets', arguments: { query: 'лекарства', source } });
@@ -202,7 +335,8 @@ describe('MCP search_tenders and tender_facets', () => {
 describe('the part of a search the index finds (selective searches at a million tenders)', () => {
   it('rewrites each thesaurus term once: every lexeme of a concept appears once, a phrase concept is not widened', async () => {
     const { rows } = await server.services.db.query<{ cars: string; maintenance: string }>(
-      `SELECT tender_query('passenger cars Manchester')::text AS cars, tender_query('ремонт автомобилей')::text AS maintenance`);
+      `SELECT tender_query('passenger cars Manchester')::text AS cars, tender_query('ремонт автомобилей')::text AS maintenance`,
+    );
     const lexemes = rows[0]!.cars.match(/'[^']+'/g)!;
     expect(lexemes.length).toBe(new Set(lexemes).size);
     expect(rows[0]!.cars).toContain("'vehicl'");
@@ -213,7 +347,9 @@ describe('the part of a search the index finds (selective searches at a million 
 
   it('reads the share of each lexeme from the planner statistics, prefixes summed, unknown ones at a floor', async () => {
     const { rows } = await server.services.db.query<{ f: { default: number; lexemes: Record<string, number> } }>(
-      `SELECT tender_search_frequencies($1::tsquery) AS f`, ["'поставк' & '#okpd2:21':* & 'zzzunknown'"]);
+      `SELECT tender_search_frequencies($1::tsquery) AS f`,
+      ["'поставк' & '#okpd2:21':* & 'zzzunknown'"],
+    );
     const { f } = rows[0]!;
     expect(Object.keys(f.lexemes).sort()).toEqual(['#okpd2:21:*', 'zzzunknown', 'поставк']);
     expect(f.default).toBeGreaterThan(0);
@@ -222,7 +358,12 @@ describe('the part of a search the index finds (selective searches at a million 
   });
 
   it('parses and prints tsqueries as PostgreSQL does: quotes, prefixes, phrases and negations kept', () => {
-    for (const text of ["'a' & ( 'b' | 'c' )", "'it''s':* & !'x'", "( 'school' <-> 'textbook' ) & 'cork'", "'a' | 'b' & 'c'"]) {
+    for (const text of [
+      "'a' & ( 'b' | 'c' )",
+      "'it''s':* & !'x'",
+      "( 'school' <-> 'textbook' ) & 'cork'",
+      "'a' | 'b' & 'c'",
+    ]) {
       expect(tsqueryText(parseTsquery(text)!).replace(/[()\s]/g, '')).toBe(text.replace(/[()\s]/g, ''));
     }
     expect(parseTsquery('')).toBeUndefined();
@@ -231,14 +372,15 @@ describe('the part of a search the index finds (selective searches at a million 
   it('leaves a common filter and negations out of the index, to be tested on the rows; keeps the rare parts', () => {
     const query = parseTsquery("'томск' & ( 'школ' | 'school' ) & '@ru' & !'ремонт'")!;
     const parts = query.kind === 'and' ? query.operands : [query];
-    const frequencies = { default: 0.001, lexemes: { 'томск': 0.04, 'школ': 0.1, school: 0.03, '@ru': 0.45, 'ремонт': 0.1 } };
+    const frequencies = { default: 0.001, lexemes: { томск: 0.04, школ: 0.1, school: 0.03, '@ru': 0.45, ремонт: 0.1 } };
     const chosen = indexQuery(parts, frequencies, 1_000_000, 2000)!;
     expect(chosen.exact).toBe(false);
     expect(chosen.index).toContain("'томск'");
     expect(chosen.index).not.toContain('ремонт');
     // A small query goes to the index whole: nothing left to test on the rows.
-    expect(indexQuery([parseTsquery("'a'")!, parseTsquery("'b'")!], { default: 0.001, lexemes: {} }, 5000, 2000))
-      .toEqual({ index: "'a' & 'b'", exact: true });
+    expect(
+      indexQuery([parseTsquery("'a'")!, parseTsquery("'b'")!], { default: 0.001, lexemes: {} }, 5000, 2000),
+    ).toEqual({ index: "'a' & 'b'", exact: true });
     expect(indexQuery([parseTsquery("!'a'")!], frequencies, 1_000_000, 2000)).toBeUndefined();
   });
 });

@@ -44,7 +44,9 @@ describe('full-text search bounds', () => {
   it('ranks the newest matches of a common word, and says the total is a lower bound', async () => {
     const result = await search(recentWord);
     expect(result).toMatchObject({ total: BOUNDS.candidates, total_relation: 'gte' });
-    const newest = seeded(recentWord, Date.parse('2031-01-01'), COMMON).slice(-BOUNDS.candidates).map((t) => t.publishedAt);
+    const newest = seeded(recentWord, Date.parse('2031-01-01'), COMMON)
+      .slice(-BOUNDS.candidates)
+      .map((t) => t.publishedAt);
     expect(result.items.map((t) => t.published_at).sort()).toEqual(newest.sort());
     // Ranked by score first: the tenders naming the word in the title lead those naming it in the description.
     const scores = result.items.map((t) => t.score!);
@@ -82,7 +84,9 @@ describe('full-text search bounds', () => {
 
   it('stops a search past its time budget with 503 search_timeout, and the next search works', async () => {
     const hurried = { ...BOUNDS, candidates: 2000, timeoutMs: 1 }; // ranking 2000 tenders takes longer than 1 ms
-    await expect(searchTenders(server.services.db, { q: 'поставка', limit: 20, offset: 0 }, hurried)).rejects.toMatchObject({
+    await expect(
+      searchTenders(server.services.db, { q: 'поставка', limit: 20, offset: 0 }, hurried),
+    ).rejects.toMatchObject({
       status: 503,
       code: 'search_timeout',
       message: expect.stringContaining('add a rarer word or a country'),
@@ -94,15 +98,24 @@ describe('full-text search bounds', () => {
     const hurried = await startTestServer({ kind: 'data', env: { SEARCH_TIMEOUT_MS: '1' } });
     try {
       const { key } = await dataKey(hurried.services.db, 'pro');
-      const used = async () => (await json(await fetch(`${hurried.url}/v1/me`, { headers: bearer(key) }))).used as number;
+      const used = async () =>
+        (await json(await fetch(`${hurried.url}/v1/me`, { headers: bearer(key) }))).used as number;
       const before = await used();
-      const response = await fetch(`${hurried.url}/v1/tenders?q=${encodeURIComponent('поставка')}`, { headers: bearer(key) });
+      const response = await fetch(`${hurried.url}/v1/tenders?q=${encodeURIComponent('поставка')}`, {
+        headers: bearer(key),
+      });
       expect(response.status).toBe(503);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
-      expect(await json(response)).toMatchObject({ code: 'search_timeout', status: 503, detail: expect.stringContaining('Remove the quotes') });
+      expect(await json(response)).toMatchObject({
+        code: 'search_timeout',
+        status: 503,
+        detail: expect.stringContaining('Remove the quotes'),
+      });
 
       const client = new Client({ name: 'test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${hurried.url}/mcp/`), { requestInit: { headers: bearer(key) } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${hurried.url}/mcp/`), { requestInit: { headers: bearer(key) } }),
+      );
       const result = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставка' } });
       expect(result.isError).toBe(true);
       expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^search_timeout: /);

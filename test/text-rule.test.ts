@@ -27,17 +27,23 @@ describe('the depth rule on raw JSON text (jsonDepthError)', () => {
     expect(MAX_DEPTH).toBe(32);
     expect(jsonDepthError(arrays(32))).toBeUndefined();
     expect(jsonDepthError(objects(32))).toBeUndefined();
-    expect(jsonDepthError(arrays(33))).toEqual({ path: Array(32).fill('0').join('.'), message: expect.stringContaining('deeper than 32 levels') });
+    expect(jsonDepthError(arrays(33))).toEqual({
+      path: Array(32).fill('0').join('.'),
+      message: expect.stringContaining('deeper than 32 levels'),
+    });
     expect(jsonDepthError(objects(33))?.path).toBe(Array(32).fill('a').join('.'));
     // Scalars and empty containers are no deeper than they look.
-    for (const text of ['1', '"x"', 'null', '[]', '{}', '[1,2,3]', '{"a":[{"b":{}}]}']) expect(jsonDepthError(text), text).toBeUndefined();
+    for (const text of ['1', '"x"', 'null', '[]', '{}', '[1,2,3]', '{"a":[{"b":{}}]}'])
+      expect(jsonDepthError(text), text).toBeUndefined();
   });
 
   it('names array positions and field names as zod does, the current ones at each level', () => {
     const text = `{"first":[1,{"x":[]}],"second":[0,1,2,${arrays(31)}]}`;
     expect(jsonDepthError(text)?.path).toBe(['second', '3', ...Array(30).fill('0')].join('.'));
     // A value string is not a key; escaped keys are unescaped, keys that break the text rule quoted.
-    expect(jsonDepthError(`{"k":"v","n\\u0061me":${arrays(32)}}`)?.path).toBe(['name', ...Array(31).fill('0')].join('.'));
+    expect(jsonDepthError(`{"k":"v","n\\u0061me":${arrays(32)}}`)?.path).toBe(
+      ['name', ...Array(31).fill('0')].join('.'),
+    );
     expect(jsonDepthError(`{"a\\u0001":${arrays(32)}}`)?.path.startsWith('"a\\u0001".0')).toBe(true);
     // A long field name is cut in the path, so the answer stays small.
     expect(jsonDepthError(`{"${'k'.repeat(10_000)}":${arrays(32)}}`)!.path.length).toBeLessThan(200);
@@ -45,7 +51,9 @@ describe('the depth rule on raw JSON text (jsonDepthError)', () => {
 
   it('does not count brackets inside strings, escaped quotes included', () => {
     expect(jsonDepthError(JSON.stringify({ text: '['.repeat(10_000) }))).toBeUndefined();
-    expect(jsonDepthError(JSON.stringify(['\\"[[[[', '"{{{{', '\\', '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[']))).toBeUndefined();
+    expect(
+      jsonDepthError(JSON.stringify(['\\"[[[[', '"{{{{', '\\', '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['])),
+    ).toBeUndefined();
     expect(jsonDepthError(`["\\\\", ${arrays(32)}]`)?.path).toBe(['1', ...Array(31).fill('0')].join('.'));
   });
 
@@ -58,7 +66,8 @@ describe('the depth rule on raw JSON text (jsonDepthError)', () => {
     expect(wide.result).toBeUndefined();
     // Linear work is a few milliseconds here; the bound is generous for a loaded machine.
     for (const { ms } of [deepArrays, deepObjects, wide]) expect(ms).toBeLessThan(250);
-    for (const text of [']]]]]', '[[[[', '{"a":', '"unterminated [[[[', '}{']) expect(jsonDepthError(text), text).toBeUndefined();
+    for (const text of [']]]]]', '[[[[', '{"a":', '"unterminated [[[[', '}{'])
+      expect(jsonDepthError(text), text).toBeUndefined();
   });
 });
 
@@ -68,7 +77,9 @@ describe('the depth rule on parsed values (tooDeep)', () => {
     expect(tooDeep(nested(31, [], 'object'))).toBeUndefined(); // an empty array is a level too
     expect(tooDeep(nested(32, [], 'object'))?.path).toBe(Array(32).fill('a').join('.'));
     expect(tooDeep(nested(33, 1))?.path).toBe(Array(32).fill('0').join('.'));
-    expect(tooDeep({ ok: [1, 2], deep: nested(32, {}, 'object') })?.path).toBe(['deep', ...Array(31).fill('a')].join('.'));
+    expect(tooDeep({ ok: [1, 2], deep: nested(32, {}, 'object') })?.path).toBe(
+      ['deep', ...Array(31).fill('a')].join('.'),
+    );
   });
 
   it('walks a value 200,000 deep without recursion', () => {
@@ -80,7 +91,12 @@ describe('the depth rule on parsed values (tooDeep)', () => {
 
 describe('the text walk (badTextFields)', () => {
   it('names each refused string and field name in document order, paths as zod writes them', () => {
-    const errors = badTextFields({ a: [{ b: 'ok' }, { b: 'x\u0000' }], 'k\u0001': 'ignored', c: { d: 'y\ud800' }, e: 'fine' });
+    const errors = badTextFields({
+      a: [{ b: 'ok' }, { b: 'x\u0000' }],
+      'k\u0001': 'ignored',
+      c: { d: 'y\ud800' },
+      e: 'fine',
+    });
     expect(errors.map((error) => error.path)).toEqual(['a.1.b', '"k\\u0001"', 'c.d']);
     expect(errors[0]!.message).toContain('U+0000');
     expect(errors[1]!.message).toMatch(/^has a field name that/);
@@ -106,8 +122,13 @@ describe('the text walk (badTextFields)', () => {
   });
 
   it('walks wide values (many fields, long arrays, long strings) in linear time', () => {
-    const manyFields = Object.fromEntries(Array.from({ length: 200_000 }, (_, index) => [`field${index}`, `value ${index}`]));
-    const longArrays = nested(30, Array.from({ length: 300_000 }, (_, index) => index % 2 ? 'text' : index));
+    const manyFields = Object.fromEntries(
+      Array.from({ length: 200_000 }, (_, index) => [`field${index}`, `value ${index}`]),
+    );
+    const longArrays = nested(
+      30,
+      Array.from({ length: 300_000 }, (_, index) => (index % 2 ? 'text' : index)),
+    );
     const longString = { text: 'x'.repeat(10_000_000) };
     for (const value of [manyFields, longArrays, longString]) {
       const { result, ms } = timed(() => badTextFields(value));
@@ -127,13 +148,20 @@ describe('assertText and parseJsonText', () => {
       }
     })();
     expect(refusal).toBeInstanceOf(Problem);
-    expect(refusal).toMatchObject({ status: 400, code: 'validation_failed', errors: [{ path: Array(32).fill('0').join('.') }] });
+    expect(refusal).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+      errors: [{ path: Array(32).fill('0').join('.') }],
+    });
     expect((refusal as Problem).errors).toHaveLength(1); // the depth, not the string below it
   });
 
   it('names at most the first 20 bad strings and says so', () => {
     try {
-      assertText(Array.from({ length: 1000 }, () => '\u0001'), 'body');
+      assertText(
+        Array.from({ length: 1000 }, () => '\u0001'),
+        'body',
+      );
       expect.unreachable();
     } catch (error) {
       expect((error as Problem).errors).toHaveLength(20);
@@ -142,8 +170,12 @@ describe('assertText and parseJsonText', () => {
   });
 
   it('checks depth on the text before JSON.parse: deep and malformed is still validation_failed', () => {
-    expect(() => parseJsonText(arrays(100_000))).toThrow(expect.objectContaining({ status: 400, code: 'validation_failed' }));
-    expect(() => parseJsonText(`${'['.repeat(50)}oops`)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    expect(() => parseJsonText(arrays(100_000))).toThrow(
+      expect.objectContaining({ status: 400, code: 'validation_failed' }),
+    );
+    expect(() => parseJsonText(`${'['.repeat(50)}oops`)).toThrow(
+      expect.objectContaining({ code: 'validation_failed' }),
+    );
     expect(() => parseJsonText('[1,')).toThrow(expect.objectContaining({ code: 'invalid_json' }));
     expect(parseJsonText(objects(32))).toEqual(nested(32, 1, 'object'));
   });

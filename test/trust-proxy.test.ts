@@ -39,7 +39,9 @@ describe('the TRUST_PROXY setting', () => {
 
   it.each(['true', '-1', '1.5', 'nginx'])('stops start-up naming TRUST_PROXY when it is %j', (value) => {
     expect(() => parseConfig({ TRUST_PROXY: value })).toThrow(ConfigError);
-    expect(() => parseConfig({ TRUST_PROXY: value })).toThrow(/^Invalid configuration:\n {2}TRUST_PROXY: must be the number of reverse proxies/);
+    expect(() => parseConfig({ TRUST_PROXY: value })).toThrow(
+      /^Invalid configuration:\n {2}TRUST_PROXY: must be the number of reverse proxies/,
+    );
   });
 });
 
@@ -94,7 +96,15 @@ describe('the client address behind N proxies', () => {
         ctx.body = { ip: ctx.ip };
       },
     });
-    const app = createApp({ name: 'test', baseUrl: 'http://x', logger: createLogger('silent'), api, openapiPath: '/openapi.json', health: [], proxyHops });
+    const app = createApp({
+      name: 'test',
+      baseUrl: 'http://x',
+      logger: createLogger('silent'),
+      api,
+      openapiPath: '/openapi.json',
+      health: [],
+      proxyHops,
+    });
     return listen(app, '127.0.0.1', 0);
   };
   beforeAll(async () => {
@@ -103,7 +113,11 @@ describe('the client address behind N proxies', () => {
   afterAll(() => Promise.all(Object.values(servers ?? {}).map((server) => server.stop())));
 
   const ipSeenBy = async (hops: number, forwardedFor?: string) =>
-    (await json(await fetch(`${servers[hops]!.url}/ip`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }))).ip;
+    (
+      await json(
+        await fetch(`${servers[hops]!.url}/ip`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }),
+      )
+    ).ip;
 
   it('takes the second entry from the right with two proxies, and the TCP peer without the header or the setting', async () => {
     // Client → outer proxy (appends 192.0.2.10, the client) → inner proxy (appends 10.0.0.5, the outer proxy) → us.

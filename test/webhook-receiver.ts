@@ -29,7 +29,12 @@ export async function startReceiver(script: Answer[] = []): Promise<Receiver> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      receiver.received.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks), at: Date.now() });
+      receiver.received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks),
+        at: Date.now(),
+      });
       const answer = receiver.script.shift() ?? { status: 200 };
       response.writeHead(answer.status, { 'Content-Type': 'text/plain', ...answer.headers });
       response.end(answer.status < 300 ? 'ok' : 'no');

@@ -96,7 +96,10 @@ beforeAll(async () => {
     namespace: services.config.TEMPORAL_NAMESPACE,
     taskQueue: dnsQueue,
     workflowBundle,
-    activities: createWebhookActivities({ ...services, config: { ...services.config, WEBHOOK_ALLOW_LOOPBACK: false } }, { lookup: fakeLookup }),
+    activities: createWebhookActivities(
+      { ...services, config: { ...services.config, WEBHOOK_ALLOW_LOOPBACK: false } },
+      { lookup: fakeLookup },
+    ),
   });
   dnsWorkerRunning = dnsWorker.run();
   diagnostics.subscribe('net.client.socket', onClientSocket);
@@ -142,7 +145,16 @@ async function makeEvent(marketplaceId: string): Promise<string> {
   await server.services.db.query(
     `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-    [deal.id, deal.marketplace_id, deal.external_id, deal.title, deal.buyer_email, deal.seller_email, deal.amount, deal.currency],
+    [
+      deal.id,
+      deal.marketplace_id,
+      deal.external_id,
+      deal.title,
+      deal.buyer_email,
+      deal.seller_email,
+      deal.amount,
+      deal.currency,
+    ],
   );
   const deliveryId = randomUUID();
   const made = await insertWebhookEvent(server.services.db, {
@@ -158,7 +170,11 @@ async function makeEvent(marketplaceId: string): Promise<string> {
 }
 
 function startDelivery(deliveryId: string, taskQueue = server.services.config.TEMPORAL_TASK_QUEUE) {
-  return server.services.temporal.workflow.start('webhookReplayWorkflow', { args: [deliveryId], workflowId: `webhook-replay/${deliveryId}`, taskQueue });
+  return server.services.temporal.workflow.start('webhookReplayWorkflow', {
+    args: [deliveryId],
+    workflowId: `webhook-replay/${deliveryId}`,
+    taskQueue,
+  });
 }
 
 /** The administrators' webhook log of the marketplace, oldest attempt first. */
@@ -176,7 +192,8 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
   it('is 15 s unless set, and at most 25 (the delivery activity may run 30 s in all)', () => {
     expect(parseConfig({}).WEBHOOK_TIMEOUT_SECONDS).toBe(15);
     expect(parseConfig({ WEBHOOK_TIMEOUT_SECONDS: '25' }).WEBHOOK_TIMEOUT_SECONDS).toBe(25);
-    for (const bad of ['0', '26', '1.5', 'soon']) expect(() => parseConfig({ WEBHOOK_TIMEOUT_SECONDS: bad })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
+    for (const bad of ['0', '26', '1.5', 'soon'])
+      expect(() => parseConfig({ WEBHOOK_TIMEOUT_SECONDS: bad })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
   });
 
   it('fails an attempt the receiver accepts but never answers, logs it, closes the connection and retries', async () => {
@@ -205,7 +222,13 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
     await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 }).toBe(2);
     expect(await handle.result()).toBe('delivered');
     const [first, second] = await attempts(shop);
-    expect(first).toMatchObject({ delivery_id: deliveryId, attempt: 1, status: 'retrying', http_status: null, error: 'no answer within 1 s' });
+    expect(first).toMatchObject({
+      delivery_id: deliveryId,
+      attempt: 1,
+      status: 'retrying',
+      http_status: null,
+      error: 'no answer within 1 s',
+    });
     expect(first.duration_ms).toBeGreaterThanOrEqual(950);
     expect(first.duration_ms).toBeLessThan(5000);
     expect(second).toMatchObject({ attempt: 2, status: 'delivered', http_status: 200, error: null });
@@ -221,8 +244,10 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
 // ---- SSRF at delivery: the resolver and the pinned connection ------------------------------------------------------
 
 describe('resolveWebhookAddresses with a resolver', () => {
-  const resolve = (name: string, options: { allowLoopback?: boolean; deadlineMs?: number; lookup?: LookupFunction } = {}) =>
-    resolveWebhookAddresses(name, { lookup: fakeLookup, ...options });
+  const resolve = (
+    name: string,
+    options: { allowLoopback?: boolean; deadlineMs?: number; lookup?: LookupFunction } = {},
+  ) => resolveWebhookAddresses(name, { lookup: fakeLookup, ...options });
 
   it('keeps every answer in order and refuses a name when any answer is not public or it does not resolve', async () => {
     zone.set('dual.rebind.test', [['2606:4700:4700::1111', '8.8.8.8']]);
@@ -236,7 +261,9 @@ describe('resolveWebhookAddresses with a resolver', () => {
     // A DNS server that never answers: refused once the deadline passes, so the attempt ends and is logged.
     const silent: LookupFunction = () => {};
     const began = Date.now();
-    await expect(resolve('silent.rebind.test', { lookup: silent, deadlineMs: 200 })).rejects.toThrow(/does not resolve/);
+    await expect(resolve('silent.rebind.test', { lookup: silent, deadlineMs: 200 })).rejects.toThrow(
+      /does not resolve/,
+    );
     expect(Date.now() - began).toBeLessThan(2_000);
   });
 
@@ -253,49 +280,73 @@ describe('resolveWebhookAddresses with a resolver', () => {
       { address: '127.0.0.1', family: 4 },
     ]);
     expect(await resolve('[::1]', { allowLoopback: true })).toEqual([{ address: '::1', family: 6 }]);
-    for (const name of ['metadata.rebind.test', 'nat64.rebind.test', 'half.rebind.test', '169.254.169.254', '10.0.0.1', 'fd00::1']) {
+    for (const name of [
+      'metadata.rebind.test',
+      'nat64.rebind.test',
+      'half.rebind.test',
+      '169.254.169.254',
+      '10.0.0.1',
+      'fd00::1',
+    ]) {
       await expect(resolve(name, { allowLoopback: true }), name).rejects.toThrow(/is not a public or loopback address/);
     }
   });
 
   it('takes localhost names only as the loopback, whatever the resolver says (RFC 6761)', async () => {
-    const resolver = (answer: string): LookupFunction => (_name, options, callback) =>
-      options.all ? callback(null, [{ address: answer, family: isIP(answer) }]) : callback(null, answer, isIP(answer));
-    expect(await resolve('localhost', { allowLoopback: true, lookup: resolver('127.0.0.1') })).toEqual([{ address: '127.0.0.1', family: 4 }]);
-    await expect(resolve('shop.localhost', { allowLoopback: true, lookup: resolver('8.8.8.8') })).rejects.toThrow(/8\.8\.8\.8/);
+    const resolver =
+      (answer: string): LookupFunction =>
+      (_name, options, callback) =>
+        options.all
+          ? callback(null, [{ address: answer, family: isIP(answer) }])
+          : callback(null, answer, isIP(answer));
+    expect(await resolve('localhost', { allowLoopback: true, lookup: resolver('127.0.0.1') })).toEqual([
+      { address: '127.0.0.1', family: 4 },
+    ]);
+    await expect(resolve('shop.localhost', { allowLoopback: true, lookup: resolver('8.8.8.8') })).rejects.toThrow(
+      /8\.8\.8\.8/,
+    );
   });
 });
 
 describe('postWebhook with a pinned address', () => {
-  it.each([true, false])('connects to the pinned address, not to what DNS says (autoSelectFamily %s)', async (autoSelect) => {
-    // Node asks the resolver for all answers when it may race families and for one otherwise: both must be pinned.
-    const before = net.getDefaultAutoSelectFamily();
-    net.setDefaultAutoSelectFamily(autoSelect);
-    const hosts: (string | undefined)[] = [];
-    const receiver = http.createServer((request, response) => {
-      hosts.push(request.headers.host);
-      request.resume();
-      response.end('ok');
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    try {
-      const port = (receiver.address() as AddressInfo).port;
-      // The name does not resolve at all: only the pinned address can get the request to the receiver.
-      const url = new URL(`http://only-pinned.example.test:${port}/hooks`);
-      const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 });
-      expect(result).toMatchObject({ httpStatus: 200, error: null });
-      expect(hosts).toEqual([`only-pinned.example.test:${port}`]); // the URL's name still goes in the Host header
-    } finally {
-      net.setDefaultAutoSelectFamily(before);
-      receiver.closeAllConnections();
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
-    }
-  });
+  it.each([true, false])(
+    'connects to the pinned address, not to what DNS says (autoSelectFamily %s)',
+    async (autoSelect) => {
+      // Node asks the resolver for all answers when it may race families and for one otherwise: both must be pinned.
+      const before = net.getDefaultAutoSelectFamily();
+      net.setDefaultAutoSelectFamily(autoSelect);
+      const hosts: (string | undefined)[] = [];
+      const receiver = http.createServer((request, response) => {
+        hosts.push(request.headers.host);
+        request.resume();
+        response.end('ok');
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (receiver.address() as AddressInfo).port;
+        // The name does not resolve at all: only the pinned address can get the request to the receiver.
+        const url = new URL(`http://only-pinned.example.test:${port}/hooks`);
+        const result = await postWebhook(url, {}, Buffer.from('{}'), {
+          pinned: [{ address: '127.0.0.1', family: 4 }],
+          timeoutMs: 2000,
+        });
+        expect(result).toMatchObject({ httpStatus: 200, error: null });
+        expect(hosts).toEqual([`only-pinned.example.test:${port}`]); // the URL's name still goes in the Host header
+      } finally {
+        net.setDefaultAutoSelectFamily(before);
+        receiver.closeAllConnections();
+        await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      }
+    },
+  );
 
   it('pins https too, with the URL name sent for TLS (SNI) so the certificate is checked against it', async () => {
     const service = await loopbackService();
     const url = new URL(`https://only-pinned.example.test:${service.port}/hooks`);
-    const result = await postWebhook(url, {}, Buffer.from('{}'), { pinned: [{ address: '127.0.0.1', family: 4 }], timeoutMs: 2000 });
+    const result = await postWebhook(url, {}, Buffer.from('{}'), {
+      pinned: [{ address: '127.0.0.1', family: 4 }],
+      timeoutMs: 2000,
+    });
     expect(result.httpStatus).toBeNull(); // the fake service closes after the TLS ClientHello
     expect(service.connections).toHaveLength(1);
     expect(service.connections[0]!.includes('only-pinned.example.test')).toBe(true);
@@ -309,8 +360,14 @@ describe('postWebhook with a pinned address', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const url = new URL(`http://only-pinned.example.test:${(receiver.address() as AddressInfo).port}/hooks`);
-      const pinned = [{ address: '::1', family: 6 as const }, { address: '127.0.0.1', family: 4 as const }];
-      expect(await postWebhook(url, {}, Buffer.from('{}'), { pinned, timeoutMs: 2000 })).toMatchObject({ httpStatus: 200, error: null });
+      const pinned = [
+        { address: '::1', family: 6 as const },
+        { address: '127.0.0.1', family: 4 as const },
+      ];
+      expect(await postWebhook(url, {}, Buffer.from('{}'), { pinned, timeoutMs: 2000 })).toMatchObject({
+        httpStatus: 200,
+        error: null,
+      });
     } finally {
       receiver.closeAllConnections();
       await new Promise<void>((resolve) => receiver.close(() => resolve()));
@@ -325,7 +382,9 @@ describe('delivery to addresses that are not public', () => {
     const deliveryId = await makeEvent(shop);
     const handle = await startDelivery(deliveryId, dnsQueue);
 
-    await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 })
+      .toBeGreaterThanOrEqual(2);
     await handle.terminate('test done');
     const [first, second] = await attempts(shop);
     for (const [index, attempt] of [first, second].entries()) {
@@ -353,7 +412,9 @@ describe('live delivery against DNS rebinding', () => {
     const handle = await startDelivery(deliveryId, dnsQueue);
 
     // Every attempt asks DNS again, is refused, logged and retried; none ever reaches the loopback service.
-    await expect.poll(async () => (await attempts(marketplace.id)).length, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await attempts(marketplace.id)).length, { timeout: 10_000, interval: 200 })
+      .toBeGreaterThanOrEqual(2);
     await handle.terminate('test done');
     const [first, second] = await attempts(marketplace.id);
     for (const [index, attempt] of [first, second].entries()) {
@@ -379,16 +440,28 @@ describe('live delivery against DNS rebinding', () => {
     const deliveryId = await makeEvent(shop);
     const handle = await startDelivery(deliveryId, dnsQueue);
 
-    await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await attempts(shop)).length, { timeout: 10_000, interval: 200 })
+      .toBeGreaterThanOrEqual(2);
     await handle.terminate('test done');
     // Attempt 1: checked 8.8.8.8 and the socket went for 8.8.8.8, with no lookup after the check (we cut it there).
     expect(socketLookups.filter((lookup) => lookup.host === 'pinned.rebind.test')).toEqual([
       { host: 'pinned.rebind.test', address: '8.8.8.8', queriesBefore: 1 },
     ]);
     const [first, second] = await attempts(shop);
-    expect(first).toMatchObject({ attempt: 1, status: 'retrying', http_status: null, error: expect.stringContaining('socket hang up') });
+    expect(first).toMatchObject({
+      attempt: 1,
+      status: 'retrying',
+      http_status: null,
+      error: expect.stringContaining('socket hang up'),
+    });
     // Attempt 2: the name now says 127.0.0.1, and the check refuses it before any socket exists.
-    expect(second).toMatchObject({ attempt: 2, status: 'retrying', http_status: null, error: expect.stringMatching(/^address not allowed: .*127\.0\.0\.1/) });
+    expect(second).toMatchObject({
+      attempt: 2,
+      status: 'retrying',
+      http_status: null,
+      error: expect.stringMatching(/^address not allowed: .*127\.0\.0\.1/),
+    });
     expect(service.connections).toHaveLength(0);
   });
 });

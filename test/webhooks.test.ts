@@ -74,7 +74,10 @@ async function receiver(script: Parameters<typeof startReceiver>[0] = []): Promi
 }
 
 /** A deal row and one event of it, as the deal workflow's persistence activity makes them. */
-async function makeEvent(marketplaceId: string, event = 'deal.approved'): Promise<WebhookEventInput & { result: string | null }> {
+async function makeEvent(
+  marketplaceId: string,
+  event = 'deal.approved',
+): Promise<WebhookEventInput & { result: string | null }> {
   const deal = {
     id: randomUUID(),
     marketplace_id: marketplaceId,
@@ -88,9 +91,25 @@ async function makeEvent(marketplaceId: string, event = 'deal.approved'): Promis
   await services.db.query(
     `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-    [deal.id, deal.marketplace_id, deal.external_id, deal.title, deal.buyer_email, deal.seller_email, deal.amount, deal.currency],
+    [
+      deal.id,
+      deal.marketplace_id,
+      deal.external_id,
+      deal.title,
+      deal.buyer_email,
+      deal.seller_email,
+      deal.amount,
+      deal.currency,
+    ],
   );
-  const input = { eventId: randomUUID(), deliveryId: randomUUID(), event, occurredAt: new Date().toISOString(), status: 'approved', deal };
+  const input = {
+    eventId: randomUUID(),
+    deliveryId: randomUUID(),
+    event,
+    occurredAt: new Date().toISOString(),
+    status: 'approved',
+    deal,
+  };
   return { ...input, result: await insertWebhookEvent(services.db, input) };
 }
 
@@ -103,7 +122,9 @@ function startDelivery(deliveryId: string) {
 }
 
 async function log(marketplaceId: string, query = ''): Promise<any[]> {
-  const response = await fetch(`${server.url}/admin/marketplaces/${marketplaceId}/webhook-deliveries${query}`, { headers: admin() });
+  const response = await fetch(`${server.url}/admin/marketplaces/${marketplaceId}/webhook-deliveries${query}`, {
+    headers: admin(),
+  });
   expect(response.status).toBe(200);
   return (await json(response)).items;
 }
@@ -114,9 +135,21 @@ async function deliveryStatus(deliveryId: string): Promise<string> {
 
 /** Every deal.<status>, in the order the registration lists them. */
 const ALL_EVENTS = [
-  'deal.created', 'deal.docs', 'deal.approval', 'deal.approved', 'deal.rejected',
-  'deal.escrow_hold', 'deal.paid', 'deal.refunded', 'deal.disputed', 'deal.cancelled',
-  'deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.payout_failed', 'deal.partially_refunded',
+  'deal.created',
+  'deal.docs',
+  'deal.approval',
+  'deal.approved',
+  'deal.rejected',
+  'deal.escrow_hold',
+  'deal.paid',
+  'deal.refunded',
+  'deal.disputed',
+  'deal.cancelled',
+  'deal.shipped',
+  'deal.delivered',
+  'deal.payout_sent',
+  'deal.payout_failed',
+  'deal.partially_refunded',
 ];
 
 const newSecretNobodyHas = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -147,7 +180,12 @@ describe('POST and GET /api/mkt/webhook', () => {
     const response = await register(shop.key, 'http://127.0.0.1:9/hook');
     expect(response.status).toBe(200);
     const body = await json(response);
-    expect(body).toEqual({ ok: true, url: 'http://127.0.0.1:9/hook', events: ALL_EVENTS, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    expect(body).toEqual({
+      ok: true,
+      url: 'http://127.0.0.1:9/hook',
+      events: ALL_EVENTS,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
     expect(Buffer.from(body.secret.slice(6), 'base64')).toHaveLength(32);
     secretsSeen.push(body.secret);
 
@@ -163,7 +201,9 @@ describe('POST and GET /api/mkt/webhook', () => {
     expect(JSON.stringify(registration)).not.toContain(body.secret);
 
     // At rest the secret is encrypted with the master key, not stored as given.
-    const stored = (await services.db.query('SELECT secret_encrypted FROM webhook_endpoints WHERE marketplace_id = $1', [shop.id])).rows[0];
+    const stored = (
+      await services.db.query('SELECT secret_encrypted FROM webhook_endpoints WHERE marketplace_id = $1', [shop.id])
+    ).rows[0];
     expect(stored.secret_encrypted).not.toContain(body.secret.slice(6));
     expect(decryptSecret(services.masterKey, stored.secret_encrypted)).toBe(body.secret);
   });
@@ -177,20 +217,26 @@ describe('POST and GET /api/mkt/webhook', () => {
     expect(read.url).toBe('http://localhost:9/two');
   });
 
-  it.each([undefined, '', 'not a url', '/relative/path', 'ftp://127.0.0.1/x', 'javascript:alert(1)', 'http://user:pw@127.0.0.1/x', 42])(
-    'refuses url %j with 400 validation_failed and changes nothing',
-    async (url) => {
-      const shop = await marketplace();
-      await registered(shop.key, 'http://127.0.0.1:9/kept');
-      const response = await register(shop.key, url);
-      expect(response.status).toBe(400);
-      const problem = await json(response);
-      expect(problem.code).toBe('validation_failed');
-      expect(problem.errors.map((error: { path: string }) => error.path)).toContain('url');
-      const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
-      expect(read.url).toBe('http://127.0.0.1:9/kept');
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    'not a url',
+    '/relative/path',
+    'ftp://127.0.0.1/x',
+    'javascript:alert(1)',
+    'http://user:pw@127.0.0.1/x',
+    42,
+  ])('refuses url %j with 400 validation_failed and changes nothing', async (url) => {
+    const shop = await marketplace();
+    await registered(shop.key, 'http://127.0.0.1:9/kept');
+    const response = await register(shop.key, url);
+    expect(response.status).toBe(400);
+    const problem = await json(response);
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors.map((error: { path: string }) => error.path)).toContain('url');
+    const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+    expect(read.url).toBe('http://127.0.0.1:9/kept');
+  });
 
   it('requires https for live marketplaces', async () => {
     const shop = await marketplace('live');
@@ -214,18 +260,24 @@ describe('POST and GET /api/mkt/webhook', () => {
     'https://[64:ff9b::808:808]/x', // NAT64, well-known prefix
     'https://[64:ff9b:1::808:808]/x', // NAT64, local-use prefix
     'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x', // Teredo
-  ])('refuses %s for sandbox and live marketplaces as webhook_url_not_allowed (SSRF) and changes nothing', async (url) => {
-    // The tests allow the loopback (WEBHOOK_ALLOW_LOOPBACK=true): every other special-use address stays refused.
-    for (const mode of ['sandbox', 'live'] as const) {
-      const shop = await marketplace(mode);
-      await registered(shop.key, 'https://8.8.8.8/kept'); // a public address: accepted
-      const response = await register(shop.key, url);
-      expect(response.status, mode).toBe(400);
-      expect(await json(response)).toMatchObject({ code: 'webhook_url_not_allowed', detail: expect.stringContaining('must reach a public or loopback address:') });
-      const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
-      expect(read.url).toBe('https://8.8.8.8/kept');
-    }
-  });
+  ])(
+    'refuses %s for sandbox and live marketplaces as webhook_url_not_allowed (SSRF) and changes nothing',
+    async (url) => {
+      // The tests allow the loopback (WEBHOOK_ALLOW_LOOPBACK=true): every other special-use address stays refused.
+      for (const mode of ['sandbox', 'live'] as const) {
+        const shop = await marketplace(mode);
+        await registered(shop.key, 'https://8.8.8.8/kept'); // a public address: accepted
+        const response = await register(shop.key, url);
+        expect(response.status, mode).toBe(400);
+        expect(await json(response)).toMatchObject({
+          code: 'webhook_url_not_allowed',
+          detail: expect.stringContaining('must reach a public or loopback address:'),
+        });
+        const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+        expect(read.url).toBe('https://8.8.8.8/kept');
+      }
+    },
+  );
 });
 
 describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
@@ -251,19 +303,32 @@ describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
     'http://api.localhost/hook',
   ])('refuses the loopback %s for every marketplace, sandbox included', async (url) => {
     for (const mode of ['sandbox', 'live'] as const) {
-      const created = await json(await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode }, admin()));
+      const created = await json(
+        await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode }, admin()),
+      );
       const target = mode === 'live' ? url.replace('http:', 'https:') : url;
-      const response = await post(`${strictServer.url}/api/mkt/webhook`, { url: target }, { 'X-Svc-Key': created.secret_key });
+      const response = await post(
+        `${strictServer.url}/api/mkt/webhook`,
+        { url: target },
+        { 'X-Svc-Key': created.secret_key },
+      );
       expect(response.status, mode).toBe(400);
-      expect(await json(response)).toMatchObject({ code: 'webhook_url_not_allowed', detail: expect.stringContaining('must reach a public address:') });
-      expect((await fetch(`${strictServer.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': created.secret_key } })).status).toBe(404);
+      expect(await json(response)).toMatchObject({
+        code: 'webhook_url_not_allowed',
+        detail: expect.stringContaining('must reach a public address:'),
+      });
+      expect(
+        (await fetch(`${strictServer.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': created.secret_key } })).status,
+      ).toBe(404);
     }
   });
 
   it.each(['http://2130706433/hook', 'http://0x7f.1/hook', 'http://LOCALHOST/hook'])(
     'refuses %s, a host not written as the document says (lower-case name or dotted IPv4), before any lookup',
     async (url) => {
-      const created = await json(await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode: 'sandbox' }, admin()));
+      const created = await json(
+        await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode: 'sandbox' }, admin()),
+      );
       const response = await post(`${strictServer.url}/api/mkt/webhook`, { url }, { 'X-Svc-Key': created.secret_key });
       expect(response.status).toBe(400);
       expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'url' }] });
@@ -278,7 +343,9 @@ describe('insertWebhookEvent', () => {
     expect(lonely.result).toBeNull();
     const kept = await services.db.query('SELECT event FROM webhook_events WHERE id = $1', [lonely.eventId]);
     expect(kept.rows).toEqual([{ event: 'deal.approved' }]);
-    expect((await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [lonely.eventId])).rowCount).toBe(0);
+    expect(
+      (await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [lonely.eventId])).rowCount,
+    ).toBe(0);
 
     const shop = await marketplace();
     await registered(shop.key, 'http://127.0.0.1:9/hook');
@@ -286,10 +353,23 @@ describe('insertWebhookEvent', () => {
     expect(made.result).toBe(made.deliveryId);
     const again = await insertWebhookEvent(services.db, { ...made, title: 'changed' } as WebhookEventInput);
     expect(again).toBe(made.deliveryId);
-    const rows = await services.db.query('SELECT e.body FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE e.id = $1', [made.eventId]);
+    const rows = await services.db.query(
+      'SELECT e.body FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE e.id = $1',
+      [made.eventId],
+    );
     expect(rows.rowCount).toBe(1);
     expect(Object.keys(JSON.parse(rows.rows[0].body.toString('utf8')))).toEqual([
-      'event', 'id', 'external_id', 'title', 'amount', 'currency', 'status', 'buyer_email', 'seller_email', 'event_id', 'occurred_at',
+      'event',
+      'id',
+      'external_id',
+      'title',
+      'amount',
+      'currency',
+      'status',
+      'buyer_email',
+      'seller_email',
+      'event_id',
+      'occurred_at',
     ]);
   });
 });
@@ -335,7 +415,15 @@ describe('delivery', () => {
 
     expect(await deliveryStatus(made.deliveryId)).toBe('delivered');
     const [attempt] = await log(shop.id);
-    expect(attempt).toMatchObject({ delivery_id: made.deliveryId, event: 'deal.approved', deal_id: made.deal.id, attempt: 1, status: 'delivered', http_status: 200, error: null });
+    expect(attempt).toMatchObject({
+      delivery_id: made.deliveryId,
+      event: 'deal.approved',
+      deal_id: made.deal.id,
+      attempt: 1,
+      status: 'delivered',
+      http_status: 200,
+      error: null,
+    });
   });
 
   it('retries failures (3xx included) with the same body, signature and delivery id, and logs each attempt', async () => {
@@ -424,7 +512,10 @@ describe('delivery', () => {
     const shop = await marketplace('sandbox');
     await registered(shop.key, 'https://8.8.8.8/hook');
     // As if the name now resolved to the cloud metadata service (DNS rebinding): the stored URL points at it.
-    await services.db.query('UPDATE webhook_endpoints SET url = $2 WHERE marketplace_id = $1', [shop.id, 'http://169.254.169.254/latest/meta-data/']);
+    await services.db.query('UPDATE webhook_endpoints SET url = $2 WHERE marketplace_id = $1', [
+      shop.id,
+      'http://169.254.169.254/latest/meta-data/',
+    ]);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
@@ -440,11 +531,16 @@ describe('delivery', () => {
 });
 
 describe('the events a webhook is sent', () => {
-  const read = async (key: string) => json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': key } }));
+  const read = async (key: string) =>
+    json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': key } }));
 
   it('stores the chosen types (repeats once, in the list order), shows them, and takes all again without events', async () => {
     const shop = await marketplace();
-    const chosen = await post(`${server.url}/api/mkt/webhook`, { url: 'http://127.0.0.1:9/hook', events: ['deal.paid', 'deal.escrow_hold', 'deal.paid'] }, { 'X-Svc-Key': shop.key });
+    const chosen = await post(
+      `${server.url}/api/mkt/webhook`,
+      { url: 'http://127.0.0.1:9/hook', events: ['deal.paid', 'deal.escrow_hold', 'deal.paid'] },
+      { 'X-Svc-Key': shop.key },
+    );
     expect(chosen.status).toBe(200);
     const body = await json(chosen);
     secretsSeen.push(body.secret);
@@ -456,27 +552,42 @@ describe('the events a webhook is sent', () => {
     expect((await read(shop.key)).events).toEqual(ALL_EVENTS);
   });
 
-  it.each([[[]], [['deal.unknown']], [['webhook.test']], ['deal.paid'], [[null]]])('refuses events %j with 400 validation_failed and changes nothing', async (events) => {
-    const shop = await marketplace();
-    await registered(shop.key, 'http://127.0.0.1:9/kept');
-    const response = await post(`${server.url}/api/mkt/webhook`, { url: 'http://127.0.0.1:9/other', events }, { 'X-Svc-Key': shop.key });
-    expect(response.status).toBe(400);
-    const problem = await json(response);
-    expect(problem.code).toBe('validation_failed');
-    expect(problem.errors.every((error: { path: string }) => error.path.startsWith('events'))).toBe(true);
-    expect(await read(shop.key)).toMatchObject({ url: 'http://127.0.0.1:9/kept', events: ALL_EVENTS });
-  });
+  it.each([[[]], [['deal.unknown']], [['webhook.test']], ['deal.paid'], [[null]]])(
+    'refuses events %j with 400 validation_failed and changes nothing',
+    async (events) => {
+      const shop = await marketplace();
+      await registered(shop.key, 'http://127.0.0.1:9/kept');
+      const response = await post(
+        `${server.url}/api/mkt/webhook`,
+        { url: 'http://127.0.0.1:9/other', events },
+        { 'X-Svc-Key': shop.key },
+      );
+      expect(response.status).toBe(400);
+      const problem = await json(response);
+      expect(problem.code).toBe('validation_failed');
+      expect(problem.errors.every((error: { path: string }) => error.path.startsWith('events'))).toBe(true);
+      expect(await read(shop.key)).toMatchObject({ url: 'http://127.0.0.1:9/kept', events: ALL_EVENTS });
+    },
+  );
 
   it('stores every event but makes deliveries only of the chosen types', async () => {
     const shop = await marketplace();
     const hook = await receiver();
-    const chosen = await post(`${server.url}/api/mkt/webhook`, { url: hook.url, events: ['deal.paid'] }, { 'X-Svc-Key': shop.key });
+    const chosen = await post(
+      `${server.url}/api/mkt/webhook`,
+      { url: hook.url, events: ['deal.paid'] },
+      { 'X-Svc-Key': shop.key },
+    );
     secretsSeen.push((await json(chosen)).secret);
 
     const skipped = await makeEvent(shop.id, 'deal.approved');
     expect(skipped.result).toBeNull();
-    expect((await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [skipped.eventId])).rowCount).toBe(0);
-    expect((await services.db.query('SELECT event FROM webhook_events WHERE id = $1', [skipped.eventId])).rows).toEqual([{ event: 'deal.approved' }]);
+    expect(
+      (await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [skipped.eventId])).rowCount,
+    ).toBe(0);
+    expect((await services.db.query('SELECT event FROM webhook_events WHERE id = $1', [skipped.eventId])).rows).toEqual(
+      [{ event: 'deal.approved' }],
+    );
     // A repeat of the unsent event stays unsent.
     expect(await insertWebhookEvent(services.db, skipped)).toBeNull();
 
@@ -492,7 +603,8 @@ describe('the events a webhook is sent', () => {
 });
 
 describe('DELETE /api/mkt/webhook', () => {
-  const unregister = (key: string) => fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE', headers: { 'X-Svc-Key': key } });
+  const unregister = (key: string) =>
+    fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE', headers: { 'X-Svc-Key': key } });
 
   it('refuses requests without a valid X-Svc-Key with 401 and keeps the webhook', async () => {
     const shop = await marketplace();
@@ -543,7 +655,8 @@ describe('DELETE /api/mkt/webhook', () => {
 });
 
 describe('POST /api/mkt/webhook/rotate-secret', () => {
-  const rotate = (key: string, body: unknown = {}) => post(`${server.url}/api/mkt/webhook/rotate-secret`, body, { 'X-Svc-Key': key });
+  const rotate = (key: string, body: unknown = {}) =>
+    post(`${server.url}/api/mkt/webhook/rotate-secret`, body, { 'X-Svc-Key': key });
 
   async function rotated(key: string, body: unknown = {}): Promise<{ secret: string; previous_expires_at: string }> {
     const response = await rotate(key, body);
@@ -578,14 +691,20 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
     expect((await json(response)).code).toBe('not_found');
   });
 
-  it.each([-1, 604_801, 1.5, '60', null])('refuses expire_previous_after_seconds %j with 400 validation_failed and keeps the secret', async (value) => {
-    const shop = await marketplace();
-    const secret = await registered(shop.key, 'http://127.0.0.1:9/hook');
-    const response = await rotate(shop.key, { expire_previous_after_seconds: value });
-    expect(response.status).toBe(400);
-    expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'expire_previous_after_seconds' }] });
-    expect((await json(await register(shop.key, 'http://127.0.0.1:9/hook'))).secret).toBe(secret);
-  });
+  it.each([-1, 604_801, 1.5, '60', null])(
+    'refuses expire_previous_after_seconds %j with 400 validation_failed and keeps the secret',
+    async (value) => {
+      const shop = await marketplace();
+      const secret = await registered(shop.key, 'http://127.0.0.1:9/hook');
+      const response = await rotate(shop.key, { expire_previous_after_seconds: value });
+      expect(response.status).toBe(400);
+      expect(await json(response)).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: 'expire_previous_after_seconds' }],
+      });
+      expect((await json(await register(shop.key, 'http://127.0.0.1:9/hook'))).secret).toBe(secret);
+    },
+  );
 
   it('signs with both secrets during the overlap and with the new one only after it', async () => {
     const shop = await marketplace();
@@ -604,7 +723,12 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
     expect(reading.previous_expires_at).toBe(answer.previous_expires_at);
 
     // At rest both are encrypted with the master key.
-    const stored = (await services.db.query('SELECT secret_encrypted, previous_secret_encrypted FROM webhook_endpoints WHERE marketplace_id = $1', [shop.id])).rows[0];
+    const stored = (
+      await services.db.query(
+        'SELECT secret_encrypted, previous_secret_encrypted FROM webhook_endpoints WHERE marketplace_id = $1',
+        [shop.id],
+      )
+    ).rows[0];
     expect(stored.previous_secret_encrypted).not.toContain(old.slice(6));
     expect(decryptSecret(services.masterKey, stored.previous_secret_encrypted)).toBe(old);
     expect(decryptSecret(services.masterKey, stored.secret_encrypted)).toBe(answer.secret);
@@ -619,7 +743,10 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
     expect(verifies(newSecretNobodyHas(), during)).toBe(false);
 
     // The overlap ends (set to the past here rather than waited for).
-    await services.db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE marketplace_id = $1`, [shop.id]);
+    await services.db.query(
+      `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE marketplace_id = $1`,
+      [shop.id],
+    );
     const after = await deliverOne(shop.id, hook);
     expect(String(after.headers['webhook-signature'])).toMatch(/^v1,\S+$/);
     expect(after.headers['x-svc-signature']).toBe(hexSignature(answer.secret, after.body));
@@ -696,28 +823,45 @@ describe('administrators: webhook log and replay', () => {
     const byAttempt = await post(`${server.url}/admin/webhook-deliveries/${first.id}/replay`, {}, admin());
     expect(byAttempt.status).toBe(202);
     const replay = await json(byAttempt);
-    expect(replay).toEqual({ delivery_id: expect.stringMatching(/^[0-9a-f-]{36}$/), event_id: made.eventId, status: 'pending' });
+    expect(replay).toEqual({
+      delivery_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      event_id: made.eventId,
+      status: 'pending',
+    });
     expect(replay.delivery_id).not.toBe(made.deliveryId);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(2);
 
-    const byDelivery = await json(await post(`${server.url}/admin/webhook-deliveries/${made.deliveryId}/replay`, {}, admin()));
+    const byDelivery = await json(
+      await post(`${server.url}/admin/webhook-deliveries/${made.deliveryId}/replay`, {}, admin()),
+    );
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(3);
 
     const [original, again, third] = hook.received;
-    expect([again!.headers['x-svc-delivery'], third!.headers['x-svc-delivery']]).toEqual([replay.delivery_id, byDelivery.delivery_id]);
+    expect([again!.headers['x-svc-delivery'], third!.headers['x-svc-delivery']]).toEqual([
+      replay.delivery_id,
+      byDelivery.delivery_id,
+    ]);
     for (const request of [again!, third!]) {
       expect(request.headers['webhook-id']).toBe(made.eventId);
       expect(request.body.equals(original!.body)).toBe(true);
       expect(request.headers['x-svc-signature']).toBe(original!.headers['x-svc-signature']);
-      expect(new Webhook(secret).verify(request.body.toString('utf8'), standardHeaders(request.headers))).toMatchObject({ event_id: made.eventId });
+      expect(new Webhook(secret).verify(request.body.toString('utf8'), standardHeaders(request.headers))).toMatchObject(
+        { event_id: made.eventId },
+      );
     }
 
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBe(3);
     const entries = await log(shop.id);
-    expect(entries.map((entry) => entry.delivery_id)).toEqual([byDelivery.delivery_id, replay.delivery_id, made.deliveryId]);
+    expect(entries.map((entry) => entry.delivery_id)).toEqual([
+      byDelivery.delivery_id,
+      replay.delivery_id,
+      made.deliveryId,
+    ]);
     expect(entries.every((entry) => entry.status === 'delivered' && entry.event === 'deal.disputed')).toBe(true);
     expect(await log(shop.id, '?limit=1')).toHaveLength(1);
-    const tooMany = await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries?limit=501`, { headers: admin() });
+    const tooMany = await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries?limit=501`, {
+      headers: admin(),
+    });
     expect(tooMany.status).toBe(400);
   });
 
@@ -729,12 +873,20 @@ describe('administrators: webhook log and replay', () => {
       expect.objectContaining({ name: 'limit', in: 'query', required: false }),
     );
     expect(document.paths['/admin/webhook-deliveries/{id}/replay'].post.responses['202']).toBeDefined();
-    expect(document.paths['/api/mkt/webhook'].delete).toMatchObject({ security: [{ marketplaceKey: [] }], responses: { 204: expect.anything() } });
+    expect(document.paths['/api/mkt/webhook'].delete).toMatchObject({
+      security: [{ marketplaceKey: [] }],
+      responses: { 204: expect.anything() },
+    });
     const rotation = document.paths['/api/mkt/webhook/rotate-secret'].post;
     expect(rotation.security).toEqual([{ marketplaceKey: [] }]);
     expect(rotation.requestBody.required).toBe(false);
-    expect(rotation.requestBody.content['application/json'].schema.properties.expire_previous_after_seconds).toMatchObject({
-      type: 'integer', minimum: 0, maximum: 604_800, default: 86_400,
+    expect(
+      rotation.requestBody.content['application/json'].schema.properties.expire_previous_after_seconds,
+    ).toMatchObject({
+      type: 'integer',
+      minimum: 0,
+      maximum: 604_800,
+      default: 86_400,
     });
     const registration = document.paths['/api/mkt/webhook'].post.requestBody.content['application/json'].schema;
     expect(registration.required).toEqual(['url']);

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, post, signInFromInvitation, startTestServer, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import {
+  json,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  uniqueId,
+  type TestServer,
+} from './helpers.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE } from './chromium.ts';
 
 // Launch flags documented in DEVELOPERS.md.
@@ -59,10 +67,21 @@ async function startStorefront(apiUrl: string): Promise<typeof storefront> {
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Browser shop', mode: 'sandbox' }, { Authorization: `Bearer ${server.adminToken}` }));
+  marketplace = await json(
+    await post(
+      `${server.url}/admin/marketplaces`,
+      { name: 'Browser shop', mode: 'sandbox' },
+      { Authorization: `Bearer ${server.adminToken}` },
+    ),
+  );
   storefront = await startStorefront(server.url);
   userDataDir = mkdtempSync(path.join(tmpdir(), 'svc-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, locale: 'en-US' });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    locale: 'en-US',
+  });
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 afterAll(async () => {
@@ -84,12 +103,21 @@ async function openPage(): Promise<{ page: Page; problems: string[] }> {
 async function invitationToken(email: string): Promise<string> {
   let token: string | undefined;
   await expect
-    .poll(async () => {
-      const mail = await json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }));
-      // Deal notices may come after the invitation: the invitation is the mail with the link.
-      token = mail.items.map((item: { text: string }) => item.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1]).find(Boolean);
-      return token;
-    }, { timeout: 20_000 })
+    .poll(
+      async () => {
+        const mail = await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+            headers: { Authorization: `Bearer ${server.adminToken}` },
+          }),
+        );
+        // Deal notices may come after the invitation: the invitation is the mail with the link.
+        token = mail.items
+          .map((item: { text: string }) => item.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1])
+          .find(Boolean);
+        return token;
+      },
+      { timeout: 20_000 },
+    )
     .toBeDefined();
   return token!;
 }
@@ -103,10 +131,13 @@ async function settledText(page: Page): Promise<string> {
   const section = page.locator('#aris-deal-widget section');
   let text = '';
   await expect
-    .poll(async () => {
-      text = ((await section.textContent()) ?? '').replace(/\s+/g, ' ');
-      return text !== '' && !/Checking this order|Проверяем заказ/.test(text);
-    }, { timeout: 20_000 })
+    .poll(
+      async () => {
+        text = ((await section.textContent()) ?? '').replace(/\s+/g, ' ');
+        return text !== '' && !/Checking this order|Проверяем заказ/.test(text);
+      },
+      { timeout: 20_000 },
+    )
     .toBe(true);
   return text;
 }
@@ -124,7 +155,9 @@ describe('the widget on a storefront', () => {
     const live = widget.locator('[aria-live=polite]');
     await expect.poll(() => widget.getByRole('button', { name: 'Continue' }).isVisible()).toBe(true);
     // The storefront's `button{background:red}` does not reach inside the shadow root.
-    const background = await widget.getByRole('button', { name: 'Continue' }).evaluate((button) => getComputedStyle(button).backgroundColor);
+    const background = await widget
+      .getByRole('button', { name: 'Continue' })
+      .evaluate((button) => getComputedStyle(button).backgroundColor);
     expect(background).not.toBe('rgb(255, 0, 0)');
 
     // Keyboard only: Tab reaches the button, Enter presses it.
@@ -165,7 +198,9 @@ describe('the widget on a storefront', () => {
     const pay = widget.getByRole('button', { name: 'Pay safely' });
     await expect.poll(() => pay.isVisible(), { timeout: 20_000 }).toBe(true);
     await pay.click();
-    await expect.poll(() => widget.locator('section').textContent(), { timeout: 20_000 }).toContain('The money is held in escrow');
+    await expect
+      .poll(() => widget.locator('section').textContent(), { timeout: 20_000 })
+      .toContain('The money is held in escrow');
     expect(await live.textContent()).toContain('The money is held in escrow');
     await widget.screenshot({ path: path.join(SCREENSHOTS, 'flow-held.png') });
 
@@ -198,7 +233,11 @@ describe('the widget on a storefront', () => {
   it('tells a returning buyer nothing about an invitation, on a phone, in Russian; a reload keeps the step', async () => {
     // The buyer has an account with a password from an earlier deal.
     const email = uniqueEmail('returning');
-    const earlier = await post(`${server.url}/api/mkt/widget/deals`, { public_key: marketplace.public_key, external_id: uniqueId('order'), buyer_email: email });
+    const earlier = await post(`${server.url}/api/mkt/widget/deals`, {
+      public_key: marketplace.public_key,
+      external_id: uniqueId('order'),
+      buyer_email: email,
+    });
     expect((await json(earlier)).invitation_sent).toBe(true);
     await signInFromInvitation(server, email);
 
@@ -226,13 +265,24 @@ describe('the widget on a storefront', () => {
 
   it('shows every status of a deal in words on load, in Russian and English, never step 1', async () => {
     const email = uniqueEmail('buyer');
-    const fields = { public_key: marketplace.public_key, buyer_email: email, seller_email: 'seller@example.com', title: 'Bicycle Aris', amount: 1500.5, currency: 'RUB' };
+    const fields = {
+      public_key: marketplace.public_key,
+      buyer_email: email,
+      seller_email: 'seller@example.com',
+      title: 'Bicycle Aris',
+      amount: 1500.5,
+      currency: 'RUB',
+    };
     const mk = { 'X-Svc-Key': marketplace.secret_key };
     const widgetCall = (id: string, token: string, action: string) =>
-      post(`${server.url}/api/mkt/widget/deals/${id}/${action}`, action === 'start' ? { locale: 'en' } : {}, { 'X-Svc-Widget-Token': token });
+      post(`${server.url}/api/mkt/widget/deals/${id}/${action}`, action === 'start' ? { locale: 'en' } : {}, {
+        'X-Svc-Widget-Token': token,
+      });
     let buyer: Record<string, string> | undefined;
     /** A deal of a new order taken as far as `steps` say, as the buyer and the shop would. */
-    async function dealAt(steps: ('start' | 'approve' | 'reject' | 'escrow' | 'release' | 'refund' | 'dispute' | 'cancel')[]): Promise<string> {
+    async function dealAt(
+      steps: ('start' | 'approve' | 'reject' | 'escrow' | 'release' | 'refund' | 'dispute' | 'cancel')[],
+    ): Promise<string> {
       const order = uniqueId('order');
       const created = await json(await post(`${server.url}/api/mkt/widget/deals`, { ...fields, external_id: order }));
       buyer ??= await signInFromInvitation(server, email);
@@ -240,9 +290,18 @@ describe('the widget on a storefront', () => {
         let response: Response;
         if (step === 'start' || step === 'escrow') response = await widgetCall(created.id, created.widget_token, step);
         else if (step === 'approve' || step === 'reject') {
-          const approvals = await json(await fetch(`${server.url}/api/mkt/widget/deals/${created.id}`, { headers: { 'X-Svc-Widget-Token': created.widget_token } }));
-          response = await post(`${server.url}/cabinet/approvals/${approvals.approvals.at(-1).id}/${step}`, { comment: 'Not this one' }, buyer);
-        } else if (step === 'cancel') response = await post(`${server.url}/api/mkt/deals/${created.id}/cancel`, { reason: 'Out of stock' }, mk);
+          const approvals = await json(
+            await fetch(`${server.url}/api/mkt/widget/deals/${created.id}`, {
+              headers: { 'X-Svc-Widget-Token': created.widget_token },
+            }),
+          );
+          response = await post(
+            `${server.url}/cabinet/approvals/${approvals.approvals.at(-1).id}/${step}`,
+            { comment: 'Not this one' },
+            buyer,
+          );
+        } else if (step === 'cancel')
+          response = await post(`${server.url}/api/mkt/deals/${created.id}/cancel`, { reason: 'Out of stock' }, mk);
         else {
           // A release pays the seller out: the shop says where, for this deal.
           if (step === 'release') {
@@ -254,29 +313,62 @@ describe('the widget on a storefront', () => {
             });
             expect(put.status).toBe(200);
           }
-          response = await post(`${server.url}/cabinet/deals/${created.id}/escrow/${step}`, step === 'dispute' ? { reason: 'It never came' } : {}, buyer);
+          response = await post(
+            `${server.url}/cabinet/deals/${created.id}/escrow/${step}`,
+            step === 'dispute' ? { reason: 'It never came' } : {},
+            buyer,
+          );
         }
         expect(response.status, `${step}: ${await response.clone().text()}`).toBeLessThan(300);
       }
       if (steps.at(-1) === 'release') {
-        await expect.poll(async () => (await json(await fetch(`${server.url}/api/mkt/deals/${created.id}`, { headers: mk }))).status).toBe('paid');
+        await expect
+          .poll(
+            async () => (await json(await fetch(`${server.url}/api/mkt/deals/${created.id}`, { headers: mk }))).status,
+          )
+          .toBe('paid');
       }
       return order;
     }
     const cases = [
-      { steps: ['start', 'reject'], en: 'You rejected the terms', ru: 'Вы отклонили условия', button: { en: 'Continue', ru: 'Продолжить' } },
-      { steps: ['start', 'approve'], en: 'The terms are approved', ru: 'Условия согласованы', button: { en: 'Pay safely', ru: 'Оплатить безопасно' } },
+      {
+        steps: ['start', 'reject'],
+        en: 'You rejected the terms',
+        ru: 'Вы отклонили условия',
+        button: { en: 'Continue', ru: 'Продолжить' },
+      },
+      {
+        steps: ['start', 'approve'],
+        en: 'The terms are approved',
+        ru: 'Условия согласованы',
+        button: { en: 'Pay safely', ru: 'Оплатить безопасно' },
+      },
       { steps: ['start', 'approve', 'escrow'], en: 'The money is held in escrow', ru: 'Деньги зарезервированы' },
-      { steps: ['start', 'approve', 'escrow', 'release'], en: 'the seller has been paid', ru: 'продавец получил оплату' },
-      { steps: ['start', 'approve', 'escrow', 'refund'], en: 'the money returned to you', ru: 'деньги вернулись к вам' },
+      {
+        steps: ['start', 'approve', 'escrow', 'release'],
+        en: 'the seller has been paid',
+        ru: 'продавец получил оплату',
+      },
+      {
+        steps: ['start', 'approve', 'escrow', 'refund'],
+        en: 'the money returned to you',
+        ru: 'деньги вернулись к вам',
+      },
       { steps: ['start', 'approve', 'escrow', 'dispute'], en: 'A dispute is open', ru: 'Открыт спор' },
-      { steps: ['cancel'], en: 'This order was cancelled. No money was taken from you.', ru: 'Заказ отменён. Деньги с вас не списаны.' },
+      {
+        steps: ['cancel'],
+        en: 'This order was cancelled. No money was taken from you.',
+        ru: 'Заказ отменён. Деньги с вас не списаны.',
+      },
     ] as const;
     const { page, problems } = await openPage();
     const widget = page.locator('#aris-deal-widget');
     for (const { steps, en, ru, ...rest } of cases) {
       const order = await dealAt([...steps]);
-      for (const [locale, words] of [['en', en], ['ru', ru]] as const) {
+      for (const [locale, words] of [
+        ['en', en],
+        ['ru', ru],
+      ] as const) {
         await page.goto(shopUrl(order, email, locale));
         const text = await settledText(page);
         expect(text, `${steps.join(' → ')} (${locale})`).toContain(words);
@@ -292,7 +384,10 @@ describe('the widget on a storefront', () => {
 
   const MODES = ['full', 'compact', 'button'] as const;
   const THEMES = ['light', 'dark'] as const;
-  const LOCALES = [['en', 'Continue'], ['ru', 'Продолжить']] as const;
+  const LOCALES = [
+    ['en', 'Continue'],
+    ['ru', 'Продолжить'],
+  ] as const;
 
   it('renders every mode, theme and locale', async () => {
     const { page, problems } = await openPage();
@@ -305,7 +400,12 @@ describe('the widget on a storefront', () => {
           await expect.poll(() => button.isVisible()).toBe(true);
           const look = await widget.evaluate((host) => {
             const root = host.shadowRoot!.querySelector('section')!;
-            return { className: root.className, lang: root.lang, background: getComputedStyle(root).backgroundColor, steps: root.querySelectorAll('li').length };
+            return {
+              className: root.className,
+              lang: root.lang,
+              background: getComputedStyle(root).backgroundColor,
+              steps: root.querySelectorAll('li').length,
+            };
           });
           expect(look.className).toBe(`w ${mode} ${theme}`);
           expect(look.lang).toBe(locale);
@@ -314,9 +414,14 @@ describe('the widget on a storefront', () => {
           const text = ((await widget.locator('section').textContent()) ?? '').replace(/\s+/g, ' ');
           expect(text).toContain(locale === 'ru' ? '1 500,50' : '1,500.50');
           if (mode !== 'full') {
-            expect(text).toContain(locale === 'ru' ? 'Безопасная сделка: продавец получит деньги только после' : 'Safe deal: the seller gets your money only after');
+            expect(text).toContain(
+              locale === 'ru'
+                ? 'Безопасная сделка: продавец получит деньги только после'
+                : 'Safe deal: the seller gets your money only after',
+            );
           }
-          if (mode !== 'button') expect(look.background).toBe(theme === 'dark' ? 'rgb(27, 31, 36)' : 'rgb(255, 255, 255)');
+          if (mode !== 'button')
+            expect(look.background).toBe(theme === 'dark' ? 'rgb(27, 31, 36)' : 'rgb(255, 255, 255)');
           await widget.screenshot({ path: path.join(SCREENSHOTS, `${mode}-${theme}-${locale}.png`) });
         }
       }
@@ -334,7 +439,9 @@ describe('the widget on a storefront', () => {
       window.SvcWidget.init({ container: host, locale: 'en' });
     });
     // The page load's lookup already meets the wrong key: the buyer is told before pressing anything, and cannot.
-    await expect.poll(() => page.locator('#aris-deal-widget section').textContent()).toContain('This shop has not set up safe deals correctly');
+    await expect
+      .poll(() => page.locator('#aris-deal-widget section').textContent())
+      .toContain('This shop has not set up safe deals correctly');
     expect(await page.locator('#aris-deal-widget').getByRole('button', { name: 'Continue' }).isDisabled()).toBe(true);
     await page.close();
   });

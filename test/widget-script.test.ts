@@ -12,12 +12,20 @@ import { json, post, startTestServer, uniqueEmail, uniqueId, uniqueLoopback, typ
 const admin = (server: TestServer) => ({ Authorization: `Bearer ${server.adminToken}` });
 
 /** POST from a chosen loopback address, so one test can be several clients. */
-function postFrom(localAddress: string, url: string, body: unknown): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
+function postFrom(
+  localAddress: string,
+  url: string,
+  body: unknown,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers }));
-    });
+    const request = http.request(
+      url,
+      { method: 'POST', localAddress, headers: { 'Content-Type': 'application/json' } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers }));
+      },
+    );
     request.on('error', reject);
     request.end(JSON.stringify(body));
   });
@@ -28,7 +36,12 @@ describe('abuse limits on widget creation', () => {
   let one: TestServer;
   let two: TestServer;
   beforeAll(async () => {
-    const env = { WIDGET_CREATE_LIMIT_PER_KEY: '3', WIDGET_CREATE_LIMIT_PER_ADDRESS: '6', WIDGET_FIND_LIMIT_PER_ADDRESS: '2', WIDGET_CREATE_WINDOW_SECONDS: '600' };
+    const env = {
+      WIDGET_CREATE_LIMIT_PER_KEY: '3',
+      WIDGET_CREATE_LIMIT_PER_ADDRESS: '6',
+      WIDGET_FIND_LIMIT_PER_ADDRESS: '2',
+      WIDGET_CREATE_WINDOW_SECONDS: '600',
+    };
     [one, two] = await Promise.all([startTestServer({ env }), startTestServer({ env })]);
   });
   afterAll(async () => {
@@ -39,7 +52,11 @@ describe('abuse limits on widget creation', () => {
     const shop = async (name: string) => json(await post(`${one.url}/admin/marketplaces`, { name }, admin(one)));
     const [a, b] = await Promise.all([shop('Limited A'), shop('Limited B')]);
     const url = (server: TestServer) => `${server.url}/api/mkt/widget/deals`;
-    const deal = (publicKey: string) => ({ public_key: publicKey, external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer') });
+    const deal = (publicKey: string) => ({
+      public_key: publicKey,
+      external_id: uniqueId('order'),
+      buyer_email: uniqueEmail('buyer'),
+    });
     const client = uniqueLoopback();
 
     expect((await postFrom(client, url(one), deal(a.public_key))).status).toBe(201);
@@ -61,8 +78,13 @@ describe('abuse limits on widget creation', () => {
 
   it('limits lookups (page loads) per client address in windows of their own, which never use up the creations', async () => {
     const marketplace = await json(await post(`${one.url}/admin/marketplaces`, { name: 'Looked up' }, admin(one)));
-    const order = { public_key: marketplace.public_key, external_id: uniqueId('order'), buyer_email: uniqueEmail('buyer') };
-    const lookup = (client: string, server: TestServer) => postFrom(client, `${server.url}/api/mkt/widget/deals/lookup`, order);
+    const order = {
+      public_key: marketplace.public_key,
+      external_id: uniqueId('order'),
+      buyer_email: uniqueEmail('buyer'),
+    };
+    const lookup = (client: string, server: TestServer) =>
+      postFrom(client, `${server.url}/api/mkt/widget/deals/lookup`, order);
     const client = uniqueLoopback();
     expect((await lookup(client, one)).status).toBe(204);
     expect((await lookup(client, two)).status).toBe(204);
@@ -103,9 +125,17 @@ describe('the widget script and pages', () => {
       startTestServer({ env: { DATA_DIR: dataDir } }),
       startTestServer({ env: { DATA_DIR: dataDir, NODE_ENV: 'production' } }),
     ]);
-    const created = await json(await post(`${demoServer.url}/admin/marketplaces`, { name: 'Demo marketplace' }, admin(demoServer)));
+    const created = await json(
+      await post(`${demoServer.url}/admin/marketplaces`, { name: 'Demo marketplace' }, admin(demoServer)),
+    );
     demo = { marketplace: { id: created.id, public_key: created.public_key } };
-    writeFileSync(path.join(dataDir, 'demo-credentials.json'), JSON.stringify({ admin_token: 'x', marketplace: { ...demo.marketplace, name: 'Demo marketplace', mode: 'sandbox', secret_key: created.secret_key } }));
+    writeFileSync(
+      path.join(dataDir, 'demo-credentials.json'),
+      JSON.stringify({
+        admin_token: 'x',
+        marketplace: { ...demo.marketplace, name: 'Demo marketplace', mode: 'sandbox', secret_key: created.secret_key },
+      }),
+    );
   });
   afterAll(async () => {
     await Promise.all([server?.stop(), demoServer?.stop(), productionServer?.stop()]);
@@ -123,17 +153,25 @@ describe('the widget script and pages', () => {
     expect(code).not.toMatch(/^\s*import /m); // one classic script, no modules left
     // node:http, as fetch adds Cache-Control: no-cache to conditional requests
     const status = await new Promise((resolve, reject) =>
-      http.get(`${server.url}/widget/marketplace.js`, { headers: { 'If-None-Match': response.headers.get('etag')! } }, (again) => {
-        again.resume();
-        resolve(again.statusCode);
-      }).on('error', reject),
+      http
+        .get(
+          `${server.url}/widget/marketplace.js`,
+          { headers: { 'If-None-Match': response.headers.get('etag')! } },
+          (again) => {
+            again.resume();
+            resolve(again.statusCode);
+          },
+        )
+        .on('error', reject),
     );
     expect(status).toBe(304);
   });
 
   it('type-checks the browser script against the DOM', async () => {
     const tsc = path.resolve('node_modules/typescript/bin/tsc');
-    await expect(promisify(execFile)(process.execPath, [tsc, '-p', 'src/widget/client/tsconfig.json'])).resolves.toBeDefined();
+    await expect(
+      promisify(execFile)(process.execPath, [tsc, '-p', 'src/widget/client/tsconfig.json']),
+    ).resolves.toBeDefined();
   }, 60_000);
 
   it('serves the demo storefront in development only, with the demo public key', async () => {

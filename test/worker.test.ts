@@ -39,13 +39,21 @@ describe('the worker', () => {
   it('finds the deal search attributes on the namespace with their types', async () => {
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     try {
-      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: config.TEMPORAL_NAMESPACE });
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({
+        namespace: config.TEMPORAL_NAMESPACE,
+      });
       // Keyword = 2, Double = 4 in IndexedValueType.
       const expected = Object.fromEntries(
         Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, type === 'Double' ? 4 : 2]),
       );
       expect(customAttributes).toMatchObject(expected);
-      expect(Object.keys(expected).sort()).toEqual(['BuyerEmail', 'DealAmount', 'DealStatus', 'ExternalId', 'MarketplaceId']);
+      expect(Object.keys(expected).sort()).toEqual([
+        'BuyerEmail',
+        'DealAmount',
+        'DealStatus',
+        'ExternalId',
+        'MarketplaceId',
+      ]);
     } finally {
       await connection.close();
     }

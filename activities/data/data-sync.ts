@@ -15,7 +15,10 @@ export function createDataSyncActivities(services: Services) {
     },
 
     /** One page from the source into tenders; upserts make a retried page harmless. */
-    async syncDataPage(input: { sourceKey: string; cursor?: string }): Promise<{ fetched: number; upserted: number; next?: string }> {
+    async syncDataPage(input: {
+      sourceKey: string;
+      cursor?: string;
+    }): Promise<{ fetched: number; upserted: number; next?: string }> {
       const source = await loadSource(services.db, input.sourceKey);
       if (!source) throw new Error(`Source ${input.sourceKey} has no endpoint.`);
       const page = await CONNECTORS[source.kind](source, input.cursor);

@@ -21,7 +21,12 @@ export function createContractActivities(services: Services) {
       const { user } = await ensureUser(services.db, { email: deal.buyer_email, name: deal.buyer_name });
       const organization = (await personalOrganization(services.db, user.id))!;
       const bytes = await contractDocx(deal, input.marketplaceName, input.locale, new Date(input.createdAt));
-      const stored = await services.documents.put({ organizationId: organization.id, documentId: input.documentId, bytes, contentType: DOCX_TYPE });
+      const stored = await services.documents.put({
+        organizationId: organization.id,
+        documentId: input.documentId,
+        bytes,
+        contentType: DOCX_TYPE,
+      });
       return {
         id: input.documentId,
         kind: 'contract',

@@ -22,7 +22,11 @@ export function createEscrowActivities(services: Pick<Services, 'config'>) {
     ): Promise<void> {
       await provider(name).capture(providerPaymentId, amount, currency, idempotenceKey);
     },
-    async cancelEscrowPayment(name: EscrowProviderName, providerPaymentId: string, idempotenceKey: string): Promise<void> {
+    async cancelEscrowPayment(
+      name: EscrowProviderName,
+      providerPaymentId: string,
+      idempotenceKey: string,
+    ): Promise<void> {
       await provider(name).cancel(providerPaymentId, idempotenceKey);
     },
     /** Re-reads a live payment, e.g. to reconcile after a missed notification (not supported by the sandbox). */

@@ -23,8 +23,7 @@ export interface SellerPayoutInput {
 }
 
 export type SellerPayoutResult =
-  | { destination: null }
-  | (ProviderPayout & { destination: { type: string; title: string }; amount: string });
+  { destination: null } | (ProviderPayout & { destination: { type: string; title: string }; amount: string });
 
 export function createPayoutActivities(services: Pick<Services, 'config' | 'db' | 'masterKey'>) {
   const provider = providerCache(services.config);
@@ -36,9 +35,15 @@ export function createPayoutActivities(services: Pick<Services, 'config' | 'db' 
    */
   async function sandboxDefault(input: SellerPayoutInput) {
     if (input.provider !== 'sandbox') return undefined;
-    const deal = await services.db.query<{ seller_email: string }>('SELECT seller_email FROM deals WHERE id = $1', [input.dealId]);
+    const deal = await services.db.query<{ seller_email: string }>('SELECT seller_email FROM deals WHERE id = $1', [
+      input.dealId,
+    ]);
     if (deal.rows[0]?.seller_email) return undefined;
-    return { type: 'test_card' as const, token: SANDBOX_DEFAULT_CARD, title: destinationTitle({ type: 'test_card', token: SANDBOX_DEFAULT_CARD }) };
+    return {
+      type: 'test_card' as const,
+      token: SANDBOX_DEFAULT_CARD,
+      title: destinationTitle({ type: 'test_card', token: SANDBOX_DEFAULT_CARD }),
+    };
   }
 
   return {
@@ -48,7 +53,13 @@ export function createPayoutActivities(services: Pick<Services, 'config' | 'db' 
      */
     async createSellerPayout(input: SellerPayoutInput): Promise<SellerPayoutResult> {
       // The payout's own destination from its first attempt on: a retry sends the acquirer the same body under its key.
-      const destination = await destinationForPayout(services.db, services.masterKey, input.dealId, input.payoutId, () => sandboxDefault(input));
+      const destination = await destinationForPayout(
+        services.db,
+        services.masterKey,
+        input.dealId,
+        input.payoutId,
+        () => sandboxDefault(input),
+      );
       if (!destination) return { destination: null };
       const acquirer = provider(input.provider);
       const amount = formatMinor(minOf(toMinor(input.owed), acquirer.payoutLimitMinor));
@@ -69,7 +80,13 @@ export function createPayoutActivities(services: Pick<Services, 'config' | 'db' 
     /** Returns part or all of the held money to the buyer (a paying-out provider), keyed by our refund id. */
     async refundEscrowPart(
       name: EscrowProviderName,
-      input: { refundId: string; providerPaymentId: string; providerDealId: string | null; amount: string; currency: string },
+      input: {
+        refundId: string;
+        providerPaymentId: string;
+        providerDealId: string | null;
+        amount: string;
+        currency: string;
+      },
     ): Promise<void> {
       await provider(name).refund(input);
     },

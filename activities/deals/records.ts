@@ -130,20 +130,60 @@ async function refusedForGood<T>(work: () => Promise<T>): Promise<T> {
 /** Columns of each record table besides deal_id, with their types, in the order of the upsert. */
 const RECORD_COLUMNS = {
   deal_documents: {
-    id: 'uuid', organization_id: 'uuid', kind: 'text', name: 'text', content_type: 'text', size: 'bigint', sha256: 'text',
-    storage_key: 'text', created_at: 'timestamptz',
+    id: 'uuid',
+    organization_id: 'uuid',
+    kind: 'text',
+    name: 'text',
+    content_type: 'text',
+    size: 'bigint',
+    sha256: 'text',
+    storage_key: 'text',
+    created_at: 'timestamptz',
   },
-  deal_approvals: { id: 'uuid', status: 'text', approver: 'text', comment: 'text', created_at: 'timestamptz', decided_at: 'timestamptz' },
+  deal_approvals: {
+    id: 'uuid',
+    status: 'text',
+    approver: 'text',
+    comment: 'text',
+    created_at: 'timestamptz',
+    decided_at: 'timestamptz',
+  },
   deal_payments: {
-    id: 'uuid', amount: 'numeric', currency: 'text', provider: 'text', status: 'text', payment_url: 'text',
-    provider_payment_id: 'text', hold_expires_at: 'timestamptz', provider_deal_id: 'text', payout_status: 'text',
-    created_at: 'timestamptz', updated_at: 'timestamptz',
+    id: 'uuid',
+    amount: 'numeric',
+    currency: 'text',
+    provider: 'text',
+    status: 'text',
+    payment_url: 'text',
+    provider_payment_id: 'text',
+    hold_expires_at: 'timestamptz',
+    provider_deal_id: 'text',
+    payout_status: 'text',
+    created_at: 'timestamptz',
+    updated_at: 'timestamptz',
   },
   deal_payouts: {
-    id: 'uuid', payment_id: 'uuid', amount: 'numeric', currency: 'text', status: 'text', destination_type: 'text',
-    destination_title: 'text', provider_payout_id: 'text', failure_reason: 'text', created_at: 'timestamptz', updated_at: 'timestamptz',
+    id: 'uuid',
+    payment_id: 'uuid',
+    amount: 'numeric',
+    currency: 'text',
+    status: 'text',
+    destination_type: 'text',
+    destination_title: 'text',
+    provider_payout_id: 'text',
+    failure_reason: 'text',
+    created_at: 'timestamptz',
+    updated_at: 'timestamptz',
   },
-  deal_refunds: { id: 'uuid', payment_id: 'uuid', amount: 'numeric', currency: 'text', actor: 'text', reason: 'text', created_at: 'timestamptz' },
+  deal_refunds: {
+    id: 'uuid',
+    payment_id: 'uuid',
+    amount: 'numeric',
+    currency: 'text',
+    actor: 'text',
+    reason: 'text',
+    created_at: 'timestamptz',
+  },
 } as const;
 
 /**
@@ -170,7 +210,11 @@ const UPSERT = {
 };
 
 /** A payout as its table holds it: where it went, flat. */
-const payoutRow = ({ destination, ...payout }: PayoutRecord) => ({ ...payout, destination_type: destination.type, destination_title: destination.title });
+const payoutRow = ({ destination, ...payout }: PayoutRecord) => ({
+  ...payout,
+  destination_type: destination.type,
+  destination_title: destination.title,
+});
 
 /** Writes the dispute and the messages it lacks (messages are never edited); returns the rows written. */
 async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRecord): Promise<number> {
@@ -182,7 +226,16 @@ async function writeDispute(client: DbClient, dealId: string, dispute: DisputeRe
        decision_reason = excluded.decision_reason, decided_at = excluded.decided_at
      WHERE (deal_disputes.status, deal_disputes.decision_outcome, deal_disputes.decision_reason, deal_disputes.decided_at)
        IS DISTINCT FROM (excluded.status, excluded.decision_outcome, excluded.decision_reason, excluded.decided_at)`,
-    [dealId, dispute.status, dispute.reason, dispute.opened_by, dispute.opened_at, decision?.outcome ?? null, decision?.reason ?? null, decision?.decided_at ?? null],
+    [
+      dealId,
+      dispute.status,
+      dispute.reason,
+      dispute.opened_by,
+      dispute.opened_at,
+      decision?.outcome ?? null,
+      decision?.reason ?? null,
+      decision?.decided_at ?? null,
+    ],
   );
   const messages = await client.query(
     `INSERT INTO deal_dispute_messages (id, deal_id, author, text, files, created_at)
@@ -200,14 +253,26 @@ async function writeDelivery(client: DbClient, dealId: string, delivery: Deliver
     `UPDATE deals SET delivery_status = $2, carrier = $3, tracking = $4, shipped_at = $5, delivered_at = $6, inspection_ends_at = $7, reminded_at = $8
       WHERE id = $1 AND (delivery_status, carrier, tracking, shipped_at, delivered_at, inspection_ends_at, reminded_at)
         IS DISTINCT FROM ($2, $3, $4, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
-    [dealId, delivery?.status ?? null, delivery?.carrier ?? null, delivery?.tracking ?? null, delivery?.shipped_at ?? null,
-      delivery?.delivered_at ?? null, delivery?.inspection_ends_at ?? null, delivery?.reminded_at ?? null],
+    [
+      dealId,
+      delivery?.status ?? null,
+      delivery?.carrier ?? null,
+      delivery?.tracking ?? null,
+      delivery?.shipped_at ?? null,
+      delivery?.delivered_at ?? null,
+      delivery?.inspection_ends_at ?? null,
+      delivery?.reminded_at ?? null,
+    ],
   );
   return written.rowCount ?? 0;
 }
 
 /** The cancellation's columns of the deal's row; the rows written. */
-async function writeCancellation(client: DbClient, dealId: string, { cancelled_at, actor, reason }: CancellationRecord): Promise<number> {
+async function writeCancellation(
+  client: DbClient,
+  dealId: string,
+  { cancelled_at, actor, reason }: CancellationRecord,
+): Promise<number> {
   const written = await client.query(
     `UPDATE deals SET cancelled_at = $2, cancel_actor = $3, cancel_reason = $4
       WHERE id = $1 AND (cancelled_at, cancel_actor, cancel_reason) IS DISTINCT FROM ($2::timestamptz, $3, $4)`,
@@ -223,7 +288,9 @@ export function createDealActivities(services: Services) {
      * Persists one change of a deal (or re-asserts the deal as it stands) and, with it, its webhook event. Returns the
      * delivery to send, if any.
      */
-    async recordDealChange(change: DealChange): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
+    async recordDealChange(
+      change: DealChange,
+    ): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
       const recorded = await refusedForGood(() =>
         inTransaction(db, async (client) => {
           const written = await writeChange(client);
@@ -235,11 +302,15 @@ export function createDealActivities(services: Services) {
       );
       return recorded;
 
-      async function writeChange(client: pg.PoolClient): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
+      async function writeChange(
+        client: pg.PoolClient,
+      ): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
         if (!change.changed && change.version !== undefined && !change.event && !change.events && !change.message) {
           // A re-assertion: PostgreSQL at the workflow's version holds every write the workflow made (each write moves
           // the version in its own transaction), so there is nothing to put back.
-          const at = await client.query<{ version: string }>('SELECT version FROM deals WHERE id = $1 FOR UPDATE', [change.dealId]);
+          const at = await client.query<{ version: string }>('SELECT version FROM deals WHERE id = $1 FOR UPDATE', [
+            change.dealId,
+          ]);
           if (Number(at.rows[0]?.version) === change.version) return { deliveryId: null };
         }
         if (change.changed && change.version !== undefined) {
@@ -271,10 +342,15 @@ export function createDealActivities(services: Services) {
         if (changed.dispute) await writeDispute(client, dealId, changed.dispute);
         if (changed.cancellation) await writeCancellation(client, dealId, changed.cancellation);
         // Money moved: the postings it calls for, in this transaction (keyed by their cause, as in writeWhole).
-        if ((changed.payment && changed.payment.status !== 'pending') || changed.refund || changed.payout) await postDealMoney(client, dealId);
+        if ((changed.payment && changed.payment.status !== 'pending') || changed.refund || changed.payout)
+          await postDealMoney(client, dealId);
         const extra = await writeEvents(client, deal);
         if (!change.event) return { deliveryId: null, deliveryIds: extra };
-        return { deliveryId: await writeStatusEvent(client, change.event, deal), eventId: change.event.id, deliveryIds: extra };
+        return {
+          deliveryId: await writeStatusEvent(client, change.event, deal),
+          eventId: change.event.id,
+          deliveryIds: extra,
+        };
       }
 
       /** The events of money and delivery (a payout sent comes before the deal.paid it completes); their deliveries. */
@@ -316,10 +392,14 @@ export function createDealActivities(services: Services) {
        * Writes all the deal's records as the workflow holds them (idempotent upserts, rows it does not hold removed):
        * a re-assertion, a change of a workflow from before versions, or one that found PostgreSQL at another version.
        */
-      async function writeWhole(client: pg.PoolClient): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
+      async function writeWhole(
+        client: pg.PoolClient,
+      ): Promise<{ deliveryId: string | null; eventId?: string; deliveryIds?: string[] }> {
         const { records, document, approval, payment } = change;
         // The deal row first, locked: changes of one deal are written one after another, against the status as stored.
-        const stored = (await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])).rows[0]?.status;
+        const stored = (
+          await client.query<{ status: string }>('SELECT status FROM deals WHERE id = $1 FOR UPDATE', [change.dealId])
+        ).rows[0]?.status;
         const rows = {
           // Documents the workflow read from PostgreSQL (it did not add them) carry no file location: left as they are.
           deal_documents: (records?.documents ?? (document ? [document] : [])).filter((held) => held.storage_key),
@@ -340,14 +420,33 @@ export function createDealActivities(services: Services) {
         // Payouts and refunds name their payment: they go after it is written, and before it could be removed.
         for (const table of ['deal_payouts', 'deal_refunds'] as const) {
           const held = heldLists[table];
-          if (held) written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
+          if (held)
+            written +=
+              (
+                await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [
+                  change.dealId,
+                  held.map((row) => row.id),
+                ])
+              ).rowCount ?? 0;
         }
-        for (const table of ['deal_documents', 'deal_approvals', 'deal_payments', 'deal_payouts', 'deal_refunds'] as const) {
+        for (const table of [
+          'deal_documents',
+          'deal_approvals',
+          'deal_payments',
+          'deal_payouts',
+          'deal_refunds',
+        ] as const) {
           const held = heldLists[table];
           if (held && table !== 'deal_payouts' && table !== 'deal_refunds') {
             // The workflow is the deal's one writer: a row it does not hold was written by a workflow task that never
             // reached Temporal (its local activity ran, the task was lost, the caller got a 503 and tried again).
-            written += (await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [change.dealId, held.map((row) => row.id)])).rowCount ?? 0;
+            written +=
+              (
+                await client.query(`DELETE FROM ${table} WHERE deal_id = $1 AND NOT (id = ANY($2::uuid[]))`, [
+                  change.dealId,
+                  held.map((row) => row.id),
+                ])
+              ).rowCount ?? 0;
           }
           if (rows[table].length === 0) continue;
           written += (await client.query(UPSERT[table], [change.dealId, JSON.stringify(rows[table])])).rowCount ?? 0;
@@ -381,7 +480,11 @@ export function createDealActivities(services: Services) {
           );
           const found = earlier.rows[0];
           if (found) {
-            return { deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null, eventId: found.event_id, deliveryIds: extraDeliveries };
+            return {
+              deliveryId: found.delivery_id && found.status !== 'delivered' ? found.delivery_id : null,
+              eventId: found.event_id,
+              deliveryIds: extraDeliveries,
+            };
           }
         }
         deal ??= (await findDeal(client, { id: change.dealId }))!;
@@ -394,7 +497,9 @@ export function createDealActivities(services: Services) {
      * Gives the buyer and the seller a svc ID and a personal organization, and invites those without a password.
      * Answers the deal.created event the API wrote with the deal, and its delivery while it is still to be sent.
      */
-    async provisionParties(dealId: string): Promise<{ eventId?: string; deliveryId?: string; snapshot?: DealSnapshot } | void> {
+    async provisionParties(
+      dealId: string,
+    ): Promise<{ eventId?: string; deliveryId?: string; snapshot?: DealSnapshot } | void> {
       return refusedForGood(async () => {
         const deal = await findDeal(db, { id: dealId });
         if (!deal) return;
@@ -415,7 +520,10 @@ export function createDealActivities(services: Services) {
         // The deal as recorded: a run started again after the deal's workflow ended (a late update) starts from what
         // its caller read, which may be older than what the ended run wrote.
         const snapshot = await loadSnapshot(db, dealId);
-        return { ...(row ? { eventId: row.event_id, deliveryId: row.delivery_id ?? undefined } : {}), ...(snapshot ? { snapshot } : {}) };
+        return {
+          ...(row ? { eventId: row.event_id, deliveryId: row.delivery_id ?? undefined } : {}),
+          ...(snapshot ? { snapshot } : {}),
+        };
       });
     },
 
@@ -455,11 +563,24 @@ export function createDealActivities(services: Services) {
 function noticesOf(change: DealChange, statusEventId: string | undefined): DealNotice[] {
   const { dealId, status, event, message } = change;
   const notices: DealNotice[] = (change.events ?? []).map((told) => ({
-    dealId, eventId: told.id, status, actor: told.actor, reason: told.reason, event: told.type, data: told.data,
+    dealId,
+    eventId: told.id,
+    status,
+    actor: told.actor,
+    reason: told.reason,
+    event: told.type,
+    data: told.data,
   }));
-  if (change.notify && event && statusEventId) notices.push({ dealId, eventId: statusEventId, status, actor: event.actor, reason: event.reason });
+  if (change.notify && event && statusEventId)
+    notices.push({ dealId, eventId: statusEventId, status, actor: event.actor, reason: event.reason });
   if (message) {
-    notices.push({ dealId, eventId: message.id, status, actor: message.author, disputeMessage: { author: message.author, text: message.text } });
+    notices.push({
+      dealId,
+      eventId: message.id,
+      status,
+      actor: message.author,
+      disputeMessage: { author: message.author, text: message.text },
+    });
   }
   return notices;
 }

@@ -57,16 +57,26 @@ interface Progress {
 export function createReconciliationActivities(services: Services) {
   return {
     /** Opens the run (a manual run's row is there already) and says from when closed deals count. */
-    async beginReconciliation(input: { runId: string; trigger: RunRecord['trigger']; workflowId: string }): Promise<{ closedSince: string }> {
+    async beginReconciliation(input: {
+      runId: string;
+      trigger: RunRecord['trigger'];
+      workflowId: string;
+    }): Promise<{ closedSince: string }> {
       const run = await beginRun(services.db, input);
-      return { closedSince: new Date(run.started_at.getTime() - RECENTLY_CLOSED_DAYS * 24 * 3600 * 1000).toISOString() };
+      return {
+        closedSince: new Date(run.started_at.getTime() - RECENTLY_CLOSED_DAYS * 24 * 3600 * 1000).toISOString(),
+      };
     },
 
     async reconcileBatch(input: BatchInput): Promise<BatchResult> {
       // A retried attempt starts where the last one's heartbeat says it got, with its counts.
       const resumed = activityInfo().heartbeatDetails as Progress | undefined;
       const progress: Progress = resumed ?? { after: input.after, deals: 0, checks: 0 };
-      const deals = await dealsToReconcile(services.db, { after: progress.after, closedSince: input.closedSince, limit: RECONCILIATION_BATCH - progress.deals });
+      const deals = await dealsToReconcile(services.db, {
+        after: progress.after,
+        closedSince: input.closedSince,
+        limit: RECONCILIATION_BATCH - progress.deals,
+      });
       const providers = new Map<LiveProviderName, EscrowProvider>();
       // Made on first use: a provider that is not configured throws here, inside the check, as that check's error.
       const providerOf = (name: LiveProviderName) => {
@@ -77,7 +87,12 @@ export function createReconciliationActivities(services: Services) {
       for (let start = 0; start < deals.length; start += PARALLEL_DEALS) {
         if (signal.aborted) throw signal.reason;
         const chunk = deals.slice(start, start + PARALLEL_DEALS);
-        const checked = await Promise.all(chunk.map(async (deal) => ({ deal, ...(await checkDeal(deal, providerOf, () => heartbeat({ ...progress }))) })));
+        const checked = await Promise.all(
+          chunk.map(async (deal) => ({
+            deal,
+            ...(await checkDeal(deal, providerOf, () => heartbeat({ ...progress }))),
+          })),
+        );
         await recordFindings(services.db, input.runId, checked);
         progress.after = chunk.at(-1)!.dealId;
         progress.deals += chunk.length;
@@ -89,12 +104,38 @@ export function createReconciliationActivities(services: Services) {
       return { next: full ? progress.after : null, deals: progress.deals, checks: progress.checks };
     },
 
-    async finishReconciliation(input: { runId: string; dealsChecked: number; checks: number; error?: string }): Promise<RunSummary> {
+    async finishReconciliation(input: {
+      runId: string;
+      dealsChecked: number;
+      checks: number;
+      error?: string;
+    }): Promise<RunSummary> {
       const run = await finishRun(services.db, input);
       // The worker's metrics (WORKER_METRICS_ADDRESS) carry what the last run found, for an alert on a mismatch.
-      metricMeter.createGauge('svc_reconciliation_mismatches', 'int', 'findings', 'Mismatches with the acquirer the last reconciliation run found').set(run.mismatches);
-      metricMeter.createGauge('svc_reconciliation_errors', 'int', 'findings', 'Checks the acquirer did not answer in the last reconciliation run').set(run.errors);
-      return { runId: run.id, status: run.status, dealsChecked: run.deals_checked, checks: run.checks, mismatches: run.mismatches, errors: run.errors };
+      metricMeter
+        .createGauge(
+          'svc_reconciliation_mismatches',
+          'int',
+          'findings',
+          'Mismatches with the acquirer the last reconciliation run found',
+        )
+        .set(run.mismatches);
+      metricMeter
+        .createGauge(
+          'svc_reconciliation_errors',
+          'int',
+          'findings',
+          'Checks the acquirer did not answer in the last reconciliation run',
+        )
+        .set(run.errors);
+      return {
+        runId: run.id,
+        status: run.status,
+        dealsChecked: run.deals_checked,
+        checks: run.checks,
+        mismatches: run.mismatches,
+        errors: run.errors,
+      };
     },
   };
 }

@@ -25,7 +25,11 @@ export function createWebhookActivities(services: Services, options: WebhookActi
     async deliverWebhook(deliveryId: string): Promise<void> {
       const delivery = await loadDelivery(db, deliveryId);
       if (!delivery) {
-        throw ApplicationFailure.create({ message: `no webhook delivery ${deliveryId}`, type: WEBHOOK_DELIVERY_NOT_FOUND, nonRetryable: true });
+        throw ApplicationFailure.create({
+          message: `no webhook delivery ${deliveryId}`,
+          type: WEBHOOK_DELIVERY_NOT_FOUND,
+          nonRetryable: true,
+        });
       }
       if (delivery.status === 'delivered' || delivery.status === 'failed' || delivery.status === 'skipped') return; // settled
       if (!delivery.url || !delivery.secret_encrypted) {
@@ -37,7 +41,10 @@ export function createWebhookActivities(services: Services, options: WebhookActi
       let result: AttemptResult;
       try {
         // Check the address now (DNS may have changed since registration) and connect to exactly what passed.
-        const pinned = await resolveWebhookAddresses(url.hostname, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK, lookup: options.lookup });
+        const pinned = await resolveWebhookAddresses(url.hostname, {
+          allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK,
+          lookup: options.lookup,
+        });
         const headers = webhookHeaders({
           body: delivery.body,
           secret: decryptSecret(services.masterKey, delivery.secret_encrypted),
@@ -49,10 +56,19 @@ export function createWebhookActivities(services: Services, options: WebhookActi
           deliveryId,
           timestamp: Math.floor(Date.now() / 1000),
         });
-        result = await postWebhook(url, headers, delivery.body, { pinned, timeoutMs: services.config.WEBHOOK_TIMEOUT_SECONDS * 1000 });
+        result = await postWebhook(url, headers, delivery.body, {
+          pinned,
+          timeoutMs: services.config.WEBHOOK_TIMEOUT_SECONDS * 1000,
+        });
       } catch (error) {
         if (!(error instanceof AddressNotAllowed)) throw error;
-        result = { httpStatus: null, retryAfter: null, error: `address not allowed: ${error.message}`, durationMs: 0, responseExcerpt: null };
+        result = {
+          httpStatus: null,
+          retryAfter: null,
+          error: `address not allowed: ${error.message}`,
+          durationMs: 0,
+          responseExcerpt: null,
+        };
       }
 
       const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
@@ -66,10 +82,17 @@ export function createWebhookActivities(services: Services, options: WebhookActi
         durationMs: result.durationMs,
         responseExcerpt: result.responseExcerpt,
       });
-      logger.info({ delivery_id: deliveryId, event: delivery.event, attempt, status, http_status: result.httpStatus }, 'webhook attempt');
+      logger.info(
+        { delivery_id: deliveryId, event: delivery.event, attempt, status, http_status: result.httpStatus },
+        'webhook attempt',
+      );
       if (delivered) return;
       if (gone) {
-        throw ApplicationFailure.create({ message: 'the receiver answered 410 Gone', type: WEBHOOK_GONE, nonRetryable: true });
+        throw ApplicationFailure.create({
+          message: 'the receiver answered 410 Gone',
+          type: WEBHOOK_GONE,
+          nonRetryable: true,
+        });
       }
       throw ApplicationFailure.create({
         message: `webhook attempt ${attempt} failed: ${result.error}`,

@@ -9,7 +9,8 @@ const en = {
   signedOutEverywhere: 'You have signed out on every device.',
   // Sign-up
   signUpTitle: 'Create an account',
-  signUpIntro: 'One svc ID for safe deals and the sites that offer "Sign in with svc ID". We mail you a link to confirm the address.',
+  signUpIntro:
+    'One svc ID for safe deals and the sites that offer "Sign in with svc ID". We mail you a link to confirm the address.',
   nameOptional: 'Your name (optional)',
   signUpButton: 'Create the account',
   signUpSent:
@@ -23,12 +24,14 @@ const en = {
   confirmButton: 'Confirm and sign in',
   // A link from a mail that does not work
   linkInvalidTitle: 'This link does not work',
-  linkInvalidText: 'The link is incomplete, was already used, or has expired: a sign-up link lasts 24 hours, a link to set a new password one hour.',
+  linkInvalidText:
+    'The link is incomplete, was already used, or has expired: a sign-up link lasts 24 hours, a link to set a new password one hour.',
   linkInvalidSignIn: 'If you know your password, sign in.',
   linkInvalidAgain: 'Otherwise ask for a new link:',
   // Forgotten password
   forgotTitle: 'Forgot your password?',
-  forgotIntro: 'Enter the e-mail address of your account. We mail you a link to set a new password; it works once, within an hour.',
+  forgotIntro:
+    'Enter the e-mail address of your account. We mail you a link to set a new password; it works once, within an hour.',
   forgotButton: 'Send the link',
   forgotSent:
     'If an account uses that address, a link to set a new password is on its way; it works once, within an hour. Nothing came? Look in the spam folder.',
@@ -62,7 +65,8 @@ const en = {
   everywhereHeading: 'Sign out everywhere',
   everywhereHint: 'Signs out every device signed in to your account, this one too.',
   everywhereButton: 'Sign out everywhere…',
-  everywhereConfirmText: 'Every device signed in to your account, this one included, will be signed out. You can sign in again with your password.',
+  everywhereConfirmText:
+    'Every device signed in to your account, this one included, will be signed out. You can sign in again with your password.',
   everywhereConfirmButton: 'Yes, sign out everywhere',
   cancel: 'Cancel',
 };
@@ -74,7 +78,8 @@ const ru: Record<AccountMessage, string> = {
   createAccountLink: 'Создать учётную запись',
   signedOutEverywhere: 'Вы вышли на всех устройствах.',
   signUpTitle: 'Создать учётную запись',
-  signUpIntro: 'Один svc ID для безопасных сделок и сайтов с кнопкой «Войти через svc ID». Мы пришлём ссылку, чтобы подтвердить адрес.',
+  signUpIntro:
+    'Один svc ID для безопасных сделок и сайтов с кнопкой «Войти через svc ID». Мы пришлём ссылку, чтобы подтвердить адрес.',
   nameOptional: 'Ваше имя (необязательно)',
   signUpButton: 'Создать учётную запись',
   signUpSent:
@@ -91,7 +96,8 @@ const ru: Record<AccountMessage, string> = {
   linkInvalidSignIn: 'Если вы помните пароль, войдите.',
   linkInvalidAgain: 'Иначе запросите новую ссылку:',
   forgotTitle: 'Забыли пароль?',
-  forgotIntro: 'Введите адрес электронной почты учётной записи. Мы пришлём ссылку для нового пароля; она работает один раз в течение часа.',
+  forgotIntro:
+    'Введите адрес электронной почты учётной записи. Мы пришлём ссылку для нового пароля; она работает один раз в течение часа.',
   forgotButton: 'Отправить ссылку',
   forgotSent:
     'Если этот адрес принадлежит учётной записи, на него отправлена ссылка для нового пароля; она работает один раз в течение часа. Письма нет? Загляните в папку «Спам».',
@@ -122,7 +128,8 @@ const ru: Record<AccountMessage, string> = {
   everywhereHeading: 'Выйти везде',
   everywhereHint: 'Выход на всех устройствах, где выполнен вход, включая это.',
   everywhereButton: 'Выйти везде…',
-  everywhereConfirmText: 'На всех устройствах, где выполнен вход, включая это, произойдёт выход. Снова войти можно с паролем.',
+  everywhereConfirmText:
+    'На всех устройствах, где выполнен вход, включая это, произойдёт выход. Снова войти можно с паролем.',
   everywhereConfirmButton: 'Да, выйти везде',
   cancel: 'Отмена',
 };
@@ -132,5 +139,6 @@ const MESSAGES: Record<Lang, Record<AccountMessage, string>> = { en, ru };
 export type AccountTranslate = (key: AccountMessage, values?: Record<string, string | number>) => string;
 
 export function accountTranslator(lang: Lang): AccountTranslate {
-  return (key, values = {}) => MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
+  return (key, values = {}) =>
+    MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
 }

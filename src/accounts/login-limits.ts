@@ -38,12 +38,24 @@ export interface LoginSubjects {
 export function loginSubjects(email: string, ip: string): LoginSubjects {
   const account = hashSecret(email.trim().toLowerCase()).toString('base64url');
   const address = addressKey(ip);
-  return { account: `account:${account}`, address: `address:${address}`, accountAddress: `account-address:${account}/${address}` };
+  return {
+    account: `account:${account}`,
+    address: `address:${address}`,
+    accountAddress: `account-address:${account}/${address}`,
+  };
 }
 
 /** Counts the attempt; `retryAfter` (seconds) when a limit is exceeded, and then the password must not be checked. */
-export async function countLoginAttempt(db: Db, subjects: LoginSubjects, limits: LoginLimits): Promise<{ retryAfter?: number }> {
-  const own = await count(db, { [subjects.accountAddress]: limits.perAccountAddress, [subjects.address]: limits.perAddress }, limits.windowSeconds);
+export async function countLoginAttempt(
+  db: Db,
+  subjects: LoginSubjects,
+  limits: LoginLimits,
+): Promise<{ retryAfter?: number }> {
+  const own = await count(
+    db,
+    { [subjects.accountAddress]: limits.perAccountAddress, [subjects.address]: limits.perAddress },
+    limits.windowSeconds,
+  );
   if (own.retryAfter) return own;
   return count(db, { [subjects.account]: limits.perAccount }, limits.windowSeconds);
 }
@@ -75,7 +87,8 @@ export async function loginSucceeded(db: Db, subjects: LoginSubjects): Promise<v
     [subjects.accountAddress, [subjects.account, subjects.address].sort()],
   );
   // Now and then, drop windows long closed.
-  if (Math.random() < 0.01) await db.query(`DELETE FROM sso_login_attempts WHERE window_started_at < now() - interval '1 day'`).catch(() => {});
+  if (Math.random() < 0.01)
+    await db.query(`DELETE FROM sso_login_attempts WHERE window_started_at < now() - interval '1 day'`).catch(() => {});
 }
 
 /** IPv4 as is; IPv6 by its /64, since one subscriber usually holds a whole /64. */
@@ -86,6 +99,11 @@ export function addressKey(ip: string): string {
   const [head = '', tail = ''] = ip.split('::');
   const headGroups = head ? head.split(':') : [];
   const tailGroups = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups] : headGroups;
-  return `${groups.slice(0, 4).map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ip.includes('::')
+    ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+    : headGroups;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

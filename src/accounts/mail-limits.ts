@@ -27,6 +27,9 @@ export async function mailAllowed(db: Db, kind: MailKind, email: string, ip: str
      RETURNING subject, hits`,
     [Object.keys(limitOf).sort(), MAIL_LIMITS.windowSeconds],
   );
-  if (Math.random() < 0.01) await db.query(`DELETE FROM account_mail_windows WHERE window_started_at < now() - interval '1 day'`).catch(() => {});
+  if (Math.random() < 0.01)
+    await db
+      .query(`DELETE FROM account_mail_windows WHERE window_started_at < now() - interval '1 day'`)
+      .catch(() => {});
   return result.rows.every((row) => row.hits <= limitOf[row.subject]!);
 }

@@ -32,7 +32,13 @@ export async function signIn(services: Services, email: string, password: string
  * same windows as the SSO login form): 429 too_many_attempts with Retry-After once one is spent; the password is not
  * even checked then.
  */
-export async function signInLimited(services: Services, email: string, password: string, ip: string, userAgent = ''): Promise<Session> {
+export async function signInLimited(
+  services: Services,
+  email: string,
+  password: string,
+  ip: string,
+  userAgent = '',
+): Promise<Session> {
   const { db } = services;
   const subjects = loginSubjects(email, ip);
   const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
@@ -47,9 +53,18 @@ export async function signInLimited(services: Services, email: string, password:
 }
 
 /** Sets the password of the invited user (the caller validated it) and signs them in; 400 invalid_invitation. */
-export async function acceptInvitation(services: Services, token: string, password: string, userAgent = ''): Promise<Session> {
+export async function acceptInvitation(
+  services: Services,
+  token: string,
+  password: string,
+  userAgent = '',
+): Promise<Session> {
   const userId = (await consumeToken(services.db, services.masterKey, 'invitation', token))?.user_id;
-  if (!userId) throw problem('invalid_invitation', 'The invitation link is not valid, was already used or has expired. Ask for a new one.');
+  if (!userId)
+    throw problem(
+      'invalid_invitation',
+      'The invitation link is not valid, was already used or has expired. Ask for a new one.',
+    );
   await setPassword(services.db, userId, password);
   await spendPasswordLinks(services.db, userId);
   return createSession(services.db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
@@ -57,5 +72,11 @@ export async function acceptInvitation(services: Services, token: string, passwo
 
 export async function profile(services: Services, user: User) {
   const org = (await personalOrganization(services.db, user.id))!;
-  return { svc_id: user.id, email: user.email, name: user.name, locale: user.locale, org: { id: org.id, name: org.name } };
+  return {
+    svc_id: user.id,
+    email: user.email,
+    name: user.name,
+    locale: user.locale,
+    org: { id: org.id, name: org.name },
+  };
 }

@@ -22,7 +22,8 @@ function newPasswordFields(t: Translate, label: string): SafeHtml {
 <input id="password_confirm" name="password_confirm" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" maxlength="200">`;
 }
 
-const signInHref = (next: string) => (next === '/cabinet' ? '/cabinet/sign-in' : `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
+const signInHref = (next: string) =>
+  next === '/cabinet' ? '/cabinet/sign-in' : `/cabinet/sign-in?next=${encodeURIComponent(next)}`;
 
 export function signUpBody(
   { t, a }: AccountView,
@@ -61,7 +62,10 @@ export function linkInvalidBody({ t, a }: AccountView): SafeHtml {
 </ul>`;
 }
 
-export function forgotBody({ t, a }: AccountView, form: { email: string; csrf: string; error?: string; notice?: string }): SafeHtml {
+export function forgotBody(
+  { t, a }: AccountView,
+  form: { email: string; csrf: string; error?: string; notice?: string },
+): SafeHtml {
   return html`<h1>${a('forgotTitle')}</h1>
 ${message('notice', form.notice)}${message('error', form.error)}
 <p>${a('forgotIntro')}</p>
@@ -87,7 +91,16 @@ ${newPasswordFields(t, t('newPassword'))}
 
 export function profileBody(
   { t, a }: AccountView,
-  data: { svcId: string; email: string; name: string; locale: 'ru' | 'en'; org: string; csrf: string; error?: string; notice?: string },
+  data: {
+    svcId: string;
+    email: string;
+    name: string;
+    locale: 'ru' | 'en';
+    org: string;
+    csrf: string;
+    error?: string;
+    notice?: string;
+  },
 ): SafeHtml {
   const option = (value: 'ru' | 'en', label: string) =>
     html`<option value="${value}" lang="${value}"${data.locale === value ? html` selected` : undefined}>${label}</option>`;

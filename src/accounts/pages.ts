@@ -8,7 +8,17 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { isLang, type Translate } from '../web/i18n.ts';
-import { csrfFailed, page, readForm, redirect, safeNext, send, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
+import {
+  csrfFailed,
+  page,
+  readForm,
+  redirect,
+  safeNext,
+  send,
+  signedInOrRedirect,
+  type Page,
+  type SignedIn,
+} from '../web/page.ts';
 import {
   LANG_COOKIE,
   SESSION_COOKIE,
@@ -51,7 +61,8 @@ const SECURITY_DONE = {
 
 const view = (p: Page): AccountView => ({ lang: p.lang, t: p.t, a: accountTranslator(p.lang) });
 const clientOf = (ctx: Context): Client => ({ ip: ctx.ip, userAgent: ctx.get('User-Agent') });
-const queryText = (ctx: Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '');
+const queryText = (ctx: Context, name: string) =>
+  typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '';
 
 function doneWords<K extends string>(p: Page, table: Record<K, AccountMessage>): string | undefined {
   const done = queryText(p.ctx, 'done');
@@ -63,7 +74,9 @@ export function passwordProblem(t: Translate, password: string, confirmation: st
   if (password !== confirmation) return t('passwordsDiffer');
   const parsed = PasswordSchema.safeParse(password);
   if (parsed.success) return undefined;
-  return parsed.error.issues[0]?.code === 'too_big' ? t('passwordTooLong', { max: 200 }) : t('passwordTooShort', { min: MIN_PASSWORD_LENGTH });
+  return parsed.error.issues[0]?.code === 'too_big'
+    ? t('passwordTooLong', { max: 200 })
+    : t('passwordTooShort', { min: MIN_PASSWORD_LENGTH });
 }
 
 export function accountPages(api: Api, services: Services): void {
@@ -90,7 +103,14 @@ export function accountPages(api: Api, services: Services): void {
     return token ? (await sessionForToken(services.db, token))?.sessionId : undefined;
   }
 
-  const linkInvalid = (p: Page) => send(p, 400, view(p).a('linkInvalidTitle'), linkInvalidBody(view(p)), p.ctx.method === 'GET' ? undefined : '/cabinet/sign-in');
+  const linkInvalid = (p: Page) =>
+    send(
+      p,
+      400,
+      view(p).a('linkInvalidTitle'),
+      linkInvalidBody(view(p)),
+      p.ctx.method === 'GET' ? undefined : '/cabinet/sign-in',
+    );
 
   // Sign-up
 
@@ -134,7 +154,12 @@ export function accountPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const token = queryText(p.ctx, 'token');
       if (!(await tokenUsable(services.db, services.masterKey, 'signup', token))) return linkInvalid(p);
-      send(p, 200, view(p).a('confirmTitle'), confirmSignUpBody(view(p), { token, csrf: preSessionCsrf(p.ctx, services) }));
+      send(
+        p,
+        200,
+        view(p).a('confirmTitle'),
+        confirmSignUpBody(view(p), { token, csrf: preSessionCsrf(p.ctx, services) }),
+      );
     }),
   );
 
@@ -151,7 +176,12 @@ export function accountPages(api: Api, services: Services): void {
       }
       await startPageSession(p.ctx, services, confirmed.session);
       // Back where the sign-up started (an SSO sign-in, say); otherwise the new profile, with a welcome.
-      redirect(p.ctx, confirmed.next && confirmed.next !== '/cabinet' ? safeNext(confirmed.next, base()) : '/cabinet/view/profile?done=signed_up');
+      redirect(
+        p.ctx,
+        confirmed.next && confirmed.next !== '/cabinet'
+          ? safeNext(confirmed.next, base())
+          : '/cabinet/view/profile?done=signed_up',
+      );
     }),
   );
 
@@ -161,7 +191,12 @@ export function accountPages(api: Api, services: Services): void {
     '/cabinet/forgot-password',
     page(services, async (p) => {
       const notice = queryText(p.ctx, 'done') === 'sent' ? view(p).a('forgotSent') : undefined;
-      send(p, 200, view(p).a('forgotTitle'), forgotBody(view(p), { email: '', csrf: preSessionCsrf(p.ctx, services), notice }));
+      send(
+        p,
+        200,
+        view(p).a('forgotTitle'),
+        forgotBody(view(p), { email: '', csrf: preSessionCsrf(p.ctx, services), notice }),
+      );
     }),
   );
 
@@ -172,7 +207,11 @@ export function accountPages(api: Api, services: Services): void {
       const email = (form.get('email') ?? '').trim().slice(0, 320);
       const parsed = EmailSchema.safeParse(email);
       if (!parsed.success) {
-        const body = forgotBody(view(p), { email, csrf: preSessionCsrf(p.ctx, services), error: view(p).a('invalidEmail') });
+        const body = forgotBody(view(p), {
+          email,
+          csrf: preSessionCsrf(p.ctx, services),
+          error: view(p).a('invalidEmail'),
+        });
         return send(p, 400, view(p).a('forgotTitle'), body, '/cabinet/forgot-password');
       }
       await forgotPassword(services, parsed.data, clientOf(p.ctx), p.lang);
@@ -199,7 +238,13 @@ export function accountPages(api: Api, services: Services): void {
       const problem = passwordProblem(p.t, password, form.get('password_confirm') ?? '');
       if (problem) {
         const body = resetBody(view(p), { token, csrf: preSessionCsrf(p.ctx, services), error: problem });
-        return send(p, 400, view(p).a('resetTitle'), body, `/cabinet/reset-password?token=${encodeURIComponent(token)}`);
+        return send(
+          p,
+          400,
+          view(p).a('resetTitle'),
+          body,
+          `/cabinet/reset-password?token=${encodeURIComponent(token)}`,
+        );
       }
       let session;
       try {
@@ -215,7 +260,12 @@ export function accountPages(api: Api, services: Services): void {
 
   // Profile
 
-  async function profilePage(p: Page, signed: SignedIn, status: number, words: { error?: string; notice?: string; name?: string }) {
+  async function profilePage(
+    p: Page,
+    signed: SignedIn,
+    status: number,
+    words: { error?: string; notice?: string; name?: string },
+  ) {
     const current = await profile(services, signed.user);
     const body = profileBody(view(p), {
       svcId: current.svc_id,
@@ -244,7 +294,8 @@ export function accountPages(api: Api, services: Services): void {
       if (!posted) return;
       const name = (posted.form.get('name') ?? '').trim();
       const locale = posted.form.get('locale');
-      if (name.length > NAME_MAX) return profilePage(p, posted.signed, 400, { name, error: view(p).a('nameTooLong', { max: NAME_MAX }) });
+      if (name.length > NAME_MAX)
+        return profilePage(p, posted.signed, 400, { name, error: view(p).a('nameTooLong', { max: NAME_MAX }) });
       if (!isLang(locale)) return profilePage(p, posted.signed, 400, { name, error: p.t('badForm') });
       await updateProfile(services.db, posted.signed.user, { name, locale });
       // The pages follow the chosen language from now on, as they would after the language switch.
@@ -257,7 +308,14 @@ export function accountPages(api: Api, services: Services): void {
 
   async function securityPage(p: Page, signed: SignedIn, status: number, words: { error?: string; notice?: string }) {
     const sessions = await sessionsOfUser(services.db, signed.user.id, await currentSessionId(p.ctx));
-    send(p, status, view(p).a('securityTitle'), securityBody(view(p), { sessions, csrf: signed.csrf, ...words }), '/cabinet/view/security', signed);
+    send(
+      p,
+      status,
+      view(p).a('securityTitle'),
+      securityBody(view(p), { sessions, csrf: signed.csrf, ...words }),
+      '/cabinet/view/security',
+      signed,
+    );
   }
 
   router.get(
@@ -279,12 +337,21 @@ export function accountPages(api: Api, services: Services): void {
       if (problem) return securityPage(p, signed, 400, { error: problem });
       const current = (form.get('current_password') ?? '').slice(0, 200);
       try {
-        await changePassword(services, signed.user, await currentSessionId(p.ctx), { current, next: password }, clientOf(p.ctx));
+        await changePassword(
+          services,
+          signed.user,
+          await currentSessionId(p.ctx),
+          { current, next: password },
+          clientOf(p.ctx),
+        );
       } catch (error) {
-        if (!(error instanceof Problem) || (error.code !== 'wrong_password' && error.code !== 'too_many_attempts')) throw error;
+        if (!(error instanceof Problem) || (error.code !== 'wrong_password' && error.code !== 'too_many_attempts'))
+          throw error;
         const retryAfter = error.headers['Retry-After'];
         if (retryAfter) p.ctx.set('Retry-After', retryAfter);
-        const words = retryAfter ? p.t('tooManyAttempts', { minutes: Math.ceil(Number(retryAfter) / 60) }) : view(p).a('wrongCurrentPassword');
+        const words = retryAfter
+          ? p.t('tooManyAttempts', { minutes: Math.ceil(Number(retryAfter) / 60) })
+          : view(p).a('wrongCurrentPassword');
         return securityPage(p, signed, error.status, { error: words });
       }
       redirect(p.ctx, '/cabinet/view/security?done=password_changed');
@@ -310,7 +377,8 @@ export function accountPages(api: Api, services: Services): void {
     '/cabinet/view/security/sign-out-everywhere',
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
-      if (signed) send(p, 200, view(p).a('everywhereHeading'), everywhereConfirmBody(view(p), signed.csrf), undefined, signed);
+      if (signed)
+        send(p, 200, view(p).a('everywhereHeading'), everywhereConfirmBody(view(p), signed.csrf), undefined, signed);
     }),
   );
 
@@ -321,7 +389,14 @@ export function accountPages(api: Api, services: Services): void {
       if (!posted) return;
       // Only the confirmation page's form signs out everywhere; a form from anywhere else gets that page first.
       if (posted.form.get('confirmed') !== 'yes') {
-        return send(p, 200, view(p).a('everywhereHeading'), everywhereConfirmBody(view(p), posted.signed.csrf), '/cabinet/view/security/sign-out-everywhere', posted.signed);
+        return send(
+          p,
+          200,
+          view(p).a('everywhereHeading'),
+          everywhereConfirmBody(view(p), posted.signed.csrf),
+          '/cabinet/view/security/sign-out-everywhere',
+          posted.signed,
+        );
       }
       await endAccess(services.db, posted.signed.user.id);
       await endPageSession(p.ctx, services);

@@ -57,7 +57,11 @@ export function accountRoutes(api: Api, services: Services): void {
     handler: async (ctx, { body }) => {
       const acceptLanguage = ctx.get('Accept-Language');
       const locale = body.locale ?? (acceptLanguage ? preferredLang(acceptLanguage) : 'ru');
-      await signUp(services, { email: body.email, password: body.password, name: body.name ?? '', locale }, clientOf(ctx));
+      await signUp(
+        services,
+        { email: body.email, password: body.password, name: body.name ?? '', locale },
+        clientOf(ctx),
+      );
       ctx.status = 202;
       ctx.body = { ok: true };
     },
@@ -91,7 +95,12 @@ export function accountRoutes(api: Api, services: Services): void {
     body: z.object({ email: EmailSchema }),
     responses: { 202: { description: 'Accepted; look in the mailbox', schema: Accepted } },
     handler: async (ctx, { body }) => {
-      await forgotPassword(services, body.email, clientOf(ctx), ctx.acceptsLanguages('ru', 'en') === 'en' ? 'en' : 'ru');
+      await forgotPassword(
+        services,
+        body.email,
+        clientOf(ctx),
+        ctx.acceptsLanguages('ru', 'en') === 'en' ? 'en' : 'ru',
+      );
       ctx.status = 202;
       ctx.body = { ok: true };
     },
@@ -103,7 +112,8 @@ export function accountRoutes(api: Api, services: Services): void {
     path: '/cabinet/password/reset',
     operationId: 'resetPassword',
     summary: 'Set a new password from a reset link and sign in',
-    description: 'Ends every session of the account, then signs in afresh. 400 invalid_token for a used, expired or forged link.',
+    description:
+      'Ends every session of the account, then signs in afresh. 400 invalid_token for a used, expired or forged link.',
     body: z.object({ token: Token, password: PasswordSchema }),
     responses: { 200: { description: 'A new cabinet token', schema: Session } },
     handler: async (ctx, { body }) => {

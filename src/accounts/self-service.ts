@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import { Problem, problem } from '../http/problem.ts';
 import type { Lang } from '../web/i18n.ts';
-import { accountExistsMail, noAccountMail, passwordChangedMail, passwordResetMail, signupConfirmationMail, type AccountLinks } from '../mail/templates.ts';
+import {
+  accountExistsMail,
+  noAccountMail,
+  passwordChangedMail,
+  passwordResetMail,
+  signupConfirmationMail,
+  type AccountLinks,
+} from '../mail/templates.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from './login-limits.ts';
 import { mailAllowed } from './mail-limits.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
@@ -50,7 +57,11 @@ export async function signUp(
   }
   const data = { name: input.name, password_hash: passwordHash, locale: input.locale, next: input.next ?? null };
   const { id, token } = await issueToken(db, services.masterKey, 'signup', { email: input.email, data });
-  const mail = signupConfirmationMail(input.locale, input.name, `${services.config.BASE_URL}/cabinet/sign-up/confirm?token=${token}`);
+  const mail = signupConfirmationMail(
+    input.locale,
+    input.name,
+    `${services.config.BASE_URL}/cabinet/sign-up/confirm?token=${token}`,
+  );
   await services.mailer.send({ key: `signup/${id}`, to: input.email, ...mail });
 }
 
@@ -59,7 +70,11 @@ export async function signUp(
  * name and language chosen; an invited user without a password completes theirs. 400 invalid_token for a used,
  * expired or forged link, and for an account that got a password meanwhile (it keeps that one).
  */
-export async function confirmSignUp(services: Services, token: string, userAgent: string): Promise<{ session: Session; next?: string }> {
+export async function confirmSignUp(
+  services: Services,
+  token: string,
+  userAgent: string,
+): Promise<{ session: Session; next?: string }> {
   const { db } = services;
   const row = await consumeToken(db, services.masterKey, 'signup', token);
   if (!row?.email) throw invalidToken();
@@ -86,7 +101,12 @@ export async function confirmSignUp(services: Services, token: string, userAgent
  * before the answer (through SMTP when it is configured), so neither the answer nor its time tells whether the address
  * has an account.
  */
-export async function forgotPassword(services: Services, email: string, client: Client, lang: Lang = 'ru'): Promise<void> {
+export async function forgotPassword(
+  services: Services,
+  email: string,
+  client: Client,
+  lang: Lang = 'ru',
+): Promise<void> {
   const { db } = services;
   if (!(await mailAllowed(db, 'password_reset', email, client.ip))) return;
   const owner = await findMailRecipient(db, email);
@@ -96,7 +116,11 @@ export async function forgotPassword(services: Services, email: string, client: 
     return;
   }
   const { id, token } = await issueToken(db, services.masterKey, 'password_reset', { userId: owner.id });
-  const mail = passwordResetMail(owner.locale, owner.name, `${services.config.BASE_URL}/cabinet/reset-password?token=${token}`);
+  const mail = passwordResetMail(
+    owner.locale,
+    owner.name,
+    `${services.config.BASE_URL}/cabinet/reset-password?token=${token}`,
+  );
   await services.mailer.send({ key: `password-reset/${id}`, to: email, ...mail });
 }
 
@@ -104,7 +128,12 @@ export async function forgotPassword(services: Services, email: string, client: 
  * Sets the password from a reset link, ends everything that let the user in (cabinet sessions, administrator
  * sign-ins, SSO tokens: whoever had the old password is out), and signs in afresh; 400 invalid_token for a used, expired or forged link.
  */
-export async function resetPassword(services: Services, token: string, password: string, userAgent: string): Promise<Session> {
+export async function resetPassword(
+  services: Services,
+  token: string,
+  password: string,
+  userAgent: string,
+): Promise<Session> {
   const { db } = services;
   const userId = (await consumeToken(db, services.masterKey, 'password_reset', token))?.user_id;
   if (!userId) throw invalidToken();

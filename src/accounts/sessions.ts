@@ -12,7 +12,12 @@ export const CABINET_TOKEN_PREFIX = 'ct_';
 const LAST_USE_RESOLUTION_SECONDS = 300;
 const USER_AGENT_MAX = 512;
 
-export async function createSession(db: Db, userId: string, ttlSeconds: number, userAgent = ''): Promise<{ token: string; expires_at: string }> {
+export async function createSession(
+  db: Db,
+  userId: string,
+  ttlSeconds: number,
+  userAgent = '',
+): Promise<{ token: string; expires_at: string }> {
   const token = newSecret(CABINET_TOKEN_PREFIX);
   const result = await db.query<{ expires_at: Date }>(
     `INSERT INTO cabinet_sessions (token_hash, user_id, expires_at, user_agent) VALUES ($1, $2, now() + make_interval(secs => $3), $4)
@@ -47,9 +52,17 @@ export async function userForToken(db: Db, token: string): Promise<User | undefi
 export function requireCabinetUser(db: Db): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('Authorization'));
-    if (!token) throw unauthorized('Sign in (POST /cabinet/login) and send the token as Authorization: Bearer <token>.', 'Bearer realm="cabinet"');
+    if (!token)
+      throw unauthorized(
+        'Sign in (POST /cabinet/login) and send the token as Authorization: Bearer <token>.',
+        'Bearer realm="cabinet"',
+      );
     const session = await sessionForToken(db, token);
-    if (!session) throw unauthorized('The cabinet token is not valid or has expired; sign in again.', 'Bearer realm="cabinet", error="invalid_token"');
+    if (!session)
+      throw unauthorized(
+        'The cabinet token is not valid or has expired; sign in again.',
+        'Bearer realm="cabinet", error="invalid_token"',
+      );
     ctx.state.user = session.user;
     ctx.state.sessionId = session.sessionId;
     await next();
@@ -88,7 +101,9 @@ export async function sessionsOfUser(db: Db, userId: string, currentId: string |
 /** Ends one of the user's sessions by its public id; 404 for an id that is not theirs (or not an id at all). */
 export async function revokeSessionOfUser(db: Db, userId: string, sessionId: string): Promise<void> {
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId);
-  const result = uuid ? await db.query('DELETE FROM cabinet_sessions WHERE id = $1 AND user_id = $2', [sessionId, userId]) : undefined;
+  const result = uuid
+    ? await db.query('DELETE FROM cabinet_sessions WHERE id = $1 AND user_id = $2', [sessionId, userId])
+    : undefined;
   if (!result?.rowCount) throw notFound('No such session.');
 }
 
@@ -108,10 +123,20 @@ export async function endAccess(db: Db, userId: string, keep?: string): Promise<
 /** endAccess inside the caller's transaction (a password reset writes the password in the same one). */
 export async function endAccessIn(client: DbClient, userId: string, keep?: string): Promise<number> {
   await client.query('SELECT 1 FROM sso_grants WHERE user_id = $1 ORDER BY client_id FOR UPDATE', [userId]);
-  const sessions = await client.query('DELETE FROM cabinet_sessions WHERE user_id = $1 AND ($2::uuid IS NULL OR id <> $2)', [userId, keep ?? null]);
-  await client.query('UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL', [userId]);
-  await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [userId]);
+  const sessions = await client.query(
+    'DELETE FROM cabinet_sessions WHERE user_id = $1 AND ($2::uuid IS NULL OR id <> $2)',
+    [userId, keep ?? null],
+  );
+  await client.query('UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL', [
+    userId,
+  ]);
+  await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [
+    userId,
+  ]);
   // '-infinity', not now(): an exchange that waited for this transaction compares with its own, earlier now().
-  await client.query(`UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND consumed_at IS NULL AND expires_at > now()`, [userId]);
+  await client.query(
+    `UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND consumed_at IS NULL AND expires_at > now()`,
+    [userId],
+  );
   return sessions.rowCount ?? 0;
 }

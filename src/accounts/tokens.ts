@@ -6,7 +6,12 @@ import { keyedDigest, safeEqual } from '../secrets.ts';
 
 export type TokenPurpose = 'invitation' | 'password_reset' | 'signup' | 'admin_setup';
 
-const PREFIX: Record<TokenPurpose, string> = { invitation: 'inv_', password_reset: 'rst_', signup: 'sup_', admin_setup: 'ads_' };
+const PREFIX: Record<TokenPurpose, string> = {
+  invitation: 'inv_',
+  password_reset: 'rst_',
+  signup: 'sup_',
+  admin_setup: 'ads_',
+};
 export const TOKEN_TTL_SECONDS: Record<TokenPurpose, number> = {
   invitation: 14 * 24 * 3600,
   password_reset: 3600,
@@ -60,7 +65,9 @@ export async function issueToken(
   );
   // Now and then, drop links long dead; invitations stay, since whether someone was ever invited matters.
   if (Math.random() < 0.01) {
-    await db.query(`DELETE FROM account_tokens WHERE purpose <> 'invitation' AND expires_at < now() - interval '1 day'`).catch(() => {});
+    await db
+      .query(`DELETE FROM account_tokens WHERE purpose <> 'invitation' AND expires_at < now() - interval '1 day'`)
+      .catch(() => {});
   }
   const id = result.rows[0]!.id;
   return { id, token: tokenFor(masterKey, purpose, id) };
@@ -89,10 +96,10 @@ export async function ensureInvitation(db: DbClient, userId: string): Promise<{ 
 export async function renewInvitation(db: DbClient, userId: string): Promise<{ id: string } | undefined> {
   const invitation = await ensureInvitation(db, userId);
   if (invitation) {
-    await db.query('UPDATE account_tokens SET created_at = now(), expires_at = now() + make_interval(secs => $2) WHERE id = $1', [
-      invitation.id,
-      TOKEN_TTL_SECONDS.invitation,
-    ]);
+    await db.query(
+      'UPDATE account_tokens SET created_at = now(), expires_at = now() + make_interval(secs => $2) WHERE id = $1',
+      [invitation.id, TOKEN_TTL_SECONDS.invitation],
+    );
   }
   return invitation;
 }
@@ -109,7 +116,12 @@ export async function tokenUsable(db: Db, masterKey: Buffer, purpose: TokenPurpo
 }
 
 /** The token's row if it is genuine, unused and fresh; marked used in the same statement, so it works once. */
-export async function consumeToken(db: DbClient, masterKey: Buffer, purpose: TokenPurpose, token: string): Promise<TokenRow | undefined> {
+export async function consumeToken(
+  db: DbClient,
+  masterKey: Buffer,
+  purpose: TokenPurpose,
+  token: string,
+): Promise<TokenRow | undefined> {
   const id = tokenId(masterKey, purpose, token);
   if (!id) return undefined;
   const result = await db.query<TokenRow>(

@@ -37,7 +37,10 @@ const USER_COLUMNS = 'id, email, name, locale, created_at';
  * The user with this e-mail (any case), made with a personal organization when there is none. Safe under concurrency:
  * the unique index on lower(email) decides, and the loser reads the winner's committed row.
  */
-export async function ensureUser(db: Db, input: { email: string; name?: string }): Promise<{ user: User; created: boolean }> {
+export async function ensureUser(
+  db: Db,
+  input: { email: string; name?: string },
+): Promise<{ user: User; created: boolean }> {
   // Most calls find a user who exists already: one query, no transaction.
   const existing = await findUserByEmail(db, input.email);
   if (existing) return { user: existing, created: false };
@@ -93,7 +96,11 @@ function personalOrganizationName(user: { name: string; email: string }): string
  * Changes the name and the language. A personal organization still named as it was made (after the old name, or the
  * address) follows the new name; one its owner renamed keeps its name.
  */
-export async function updateProfile(db: Db, user: User, changes: { name?: string; locale?: 'ru' | 'en' }): Promise<User> {
+export async function updateProfile(
+  db: Db,
+  user: User,
+  changes: { name?: string; locale?: 'ru' | 'en' },
+): Promise<User> {
   return inTransaction(db, async (client) => {
     const updated = await client.query<User>(
       `UPDATE users SET name = coalesce($2, name), locale = coalesce($3, locale), updated_at = now() WHERE id = $1
@@ -113,7 +120,10 @@ export async function updateProfile(db: Db, user: User, changes: { name?: string
 }
 
 /** The user and their password hash, for signing in. */
-export async function findLogin(db: DbClient, email: string): Promise<{ id: string; password_hash: string | null } | undefined> {
+export async function findLogin(
+  db: DbClient,
+  email: string,
+): Promise<{ id: string; password_hash: string | null } | undefined> {
   const result = await db.query<{ id: string; password_hash: string | null }>(
     'SELECT id, password_hash FROM users WHERE lower(email) = lower($1)',
     [email],

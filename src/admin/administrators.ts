@@ -32,16 +32,24 @@ export interface Administrator {
 const COLUMNS = `a.user_id AS id, u.email, u.name, a.role, a.created_at, a.created_by,
   CASE WHEN a.disabled_at IS NOT NULL THEN 'disabled' WHEN a.totp_confirmed_at IS NULL THEN 'invited' ELSE 'active' END AS status`;
 
-const view = (row: Omit<Administrator, 'created_at'> & { created_at: Date }): Administrator => ({ ...row, created_at: row.created_at.toISOString() });
+const view = (row: Omit<Administrator, 'created_at'> & { created_at: Date }): Administrator => ({
+  ...row,
+  created_at: row.created_at.toISOString(),
+});
 
 export async function listAdministrators(db: DbClient): Promise<Administrator[]> {
-  const result = await db.query(`SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id ORDER BY a.created_at, u.email`);
+  const result = await db.query(
+    `SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id ORDER BY a.created_at, u.email`,
+  );
   return result.rows.map(view);
 }
 
 export async function findAdministrator(db: DbClient, id: string): Promise<Administrator | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-  const result = await db.query(`SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id WHERE a.user_id = $1`, [id]);
+  const result = await db.query(
+    `SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id WHERE a.user_id = $1`,
+    [id],
+  );
   return result.rows[0] && view(result.rows[0]);
 }
 
@@ -49,14 +57,19 @@ export async function findAdministrator(db: DbClient, id: string): Promise<Admin
  * A new administrator: the account of this e-mail (made when there is none, as the accounts module makes them) with
  * the role, and a mail with the one-time setup link. 409 when they are an administrator already.
  */
-export async function createAdministrator(services: Services, actor: string, input: { email: string; role: AdminRole }): Promise<Administrator> {
+export async function createAdministrator(
+  services: Services,
+  actor: string,
+  input: { email: string; role: AdminRole },
+): Promise<Administrator> {
   const { db } = services;
   const { user } = await ensureUser(db, { email: input.email });
   const inserted = await db.query(
     `INSERT INTO administrators (user_id, role, created_by) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO NOTHING`,
     [user.id, input.role, actor],
   );
-  if (inserted.rowCount === 0) throw problem('administrator_exists', `${user.email} is an administrator already; change their role instead.`);
+  if (inserted.rowCount === 0)
+    throw problem('administrator_exists', `${user.email} is an administrator already; change their role instead.`);
   await sendSetupLink(services, user.id);
   return (await findAdministrator(db, user.id))!;
 }
@@ -66,7 +79,12 @@ export async function sendSetupLink(services: Services, administratorId: string)
   const administrator = (await findAdministrator(services.db, administratorId))!;
   const { token, id } = await issueToken(services.db, services.masterKey, 'admin_setup', { userId: administratorId });
   const recipient = await findMailRecipient(services.db, administrator.email);
-  const mail = adminSetupMail(recipient?.locale ?? 'ru', administrator.name, administrator.role, `${services.config.BASE_URL}/admin/setup?token=${token}`);
+  const mail = adminSetupMail(
+    recipient?.locale ?? 'ru',
+    administrator.name,
+    administrator.role,
+    `${services.config.BASE_URL}/admin/setup?token=${token}`,
+  );
   await services.mailer.send({ key: `admin-setup/${id}`, to: administrator.email, ...mail });
 }
 
@@ -84,13 +102,17 @@ export async function updateAdministrator(
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['administrators']);
     const before = await findAdministrator(client, id);
     if (!before) throw problem('not_found', 'No such administrator.');
-    const losesAdmin = before.role === 'admin' && before.status !== 'disabled' && ((changes.role && changes.role !== 'admin') || changes.disabled === true);
+    const losesAdmin =
+      before.role === 'admin' &&
+      before.status !== 'disabled' &&
+      ((changes.role && changes.role !== 'admin') || changes.disabled === true);
     if (losesAdmin) {
       const others = await client.query(
         `SELECT 1 FROM administrators WHERE role = 'admin' AND disabled_at IS NULL AND totp_confirmed_at IS NOT NULL AND user_id <> $1`,
         [id],
       );
-      if (others.rowCount === 0) throw problem('last_admin', 'This is the last administrator with the admin role: make another one first.');
+      if (others.rowCount === 0)
+        throw problem('last_admin', 'This is the last administrator with the admin role: make another one first.');
     }
     await client.query(
       `UPDATE administrators SET role = coalesce($2, role),
@@ -98,7 +120,11 @@ export async function updateAdministrator(
        WHERE user_id = $1`,
       [id, changes.role ?? null, changes.disabled ?? null],
     );
-    if (changes.disabled) await client.query('UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL', [id]);
+    if (changes.disabled)
+      await client.query(
+        'UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL',
+        [id],
+      );
     return { before, after: (await findAdministrator(client, id))! };
   });
 }
@@ -133,7 +159,12 @@ export async function setupState(services: Services, token: string): Promise<Set
   const row = result.rows[0];
   if (!row) return undefined;
   const secret = decryptSecret(masterKey, row.sealed);
-  return { email: row.email, needsPassword: row.password_hash === null, secret, uri: otpauthUri(secret, row.email, TOTP_ISSUER) };
+  return {
+    email: row.email,
+    needsPassword: row.password_hash === null,
+    secret,
+    uri: otpauthUri(secret, row.email, TOTP_ISSUER),
+  };
 }
 
 /** The user a usable setup link is for (read without spending it). */
@@ -156,7 +187,11 @@ export type SetupRefusal = 'invalid_link' | 'wrong_password' | 'wrong_code' | 'p
 export async function completeSetup(
   services: Services,
   input: { token: string; password: string; code: string; ip: string },
-): Promise<{ session: { token: string; expires_at: string; role: AdminRole } } | { refusal: SetupRefusal } | { retryAfter: number }> {
+): Promise<
+  | { session: { token: string; expires_at: string; role: AdminRole } }
+  | { refusal: SetupRefusal }
+  | { retryAfter: number }
+> {
   const state = await setupState(services, input.token);
   if (!state) return { refusal: 'invalid_link' };
   const userId = (await setupUser(services, input.token))!;
@@ -180,12 +215,22 @@ export async function completeSetup(
       [userId, step],
     );
     if (confirmed.rowCount === 0) throw new SetupRaced();
-    if (passwordHash) await client.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [userId, passwordHash]);
+    if (passwordHash)
+      await client.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1', [
+        userId,
+        passwordHash,
+      ]);
     await client.query(
       `UPDATE account_tokens SET used_at = now() WHERE user_id = $1 AND purpose IN ('admin_setup', 'invitation', 'password_reset') AND used_at IS NULL`,
       [userId],
     );
-    await recordAudit(client, { actor: state.email, action: 'completeAdministratorSetup', object_type: 'administrator', object_id: userId, after: { email: state.email } });
+    await recordAudit(client, {
+      actor: state.email,
+      action: 'completeAdministratorSetup',
+      object_type: 'administrator',
+      object_id: userId,
+      after: { email: state.email },
+    });
     return true;
   }).catch((error: unknown) => {
     if (error instanceof SetupRaced) return false;
@@ -221,16 +266,24 @@ export async function adminSignIn(
     [login.id],
   );
   const row = result.rows[0];
-  const step = row ? matchingStep(decryptSecret(services.masterKey, row.sealed), input.totp.replace(/\s/g, '')) : undefined;
+  const step = row
+    ? matchingStep(decryptSecret(services.masterKey, row.sealed), input.totp.replace(/\s/g, ''))
+    : undefined;
   if (!row || step === undefined) throw refused;
   // The code is spent in the same statement that checks it is newer than the last one spent.
-  const spent = await db.query('UPDATE administrators SET totp_last_step = $2 WHERE user_id = $1 AND totp_last_step < $2', [login.id, step]);
+  const spent = await db.query(
+    'UPDATE administrators SET totp_last_step = $2 WHERE user_id = $1 AND totp_last_step < $2',
+    [login.id, step],
+  );
   if (spent.rowCount === 0) throw refused;
   await loginSucceeded(db, subjects);
   return startAdminSession(services, login.id);
 }
 
-async function startAdminSession(services: Services, administratorId: string): Promise<{ token: string; expires_at: string; role: AdminRole }> {
+async function startAdminSession(
+  services: Services,
+  administratorId: string,
+): Promise<{ token: string; expires_at: string; role: AdminRole }> {
   const token = newSecret(ADMIN_TOKEN_PREFIX);
   const result = await services.db.query<{ expires_at: Date; role: AdminRole }>(
     `WITH session AS (
@@ -245,5 +298,8 @@ async function startAdminSession(services: Services, administratorId: string): P
 
 /** Signing out of the console or the API: the token stops at once. */
 export async function endAdminSession(services: Services, token: string): Promise<void> {
-  await services.db.query('UPDATE admin_tokens SET revoked_at = now() WHERE token_hash = $1 AND administrator_id IS NOT NULL', [hashSecret(token)]);
+  await services.db.query(
+    'UPDATE admin_tokens SET revoked_at = now() WHERE token_hash = $1 AND administrator_id IS NOT NULL',
+    [hashSecret(token)],
+  );
 }

@@ -25,7 +25,10 @@ export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([name, field]) => [name, SECRET_FIELD.test(name) && field !== null ? REDACTED : redact(field)]),
+    Object.entries(value as Record<string, unknown>).map(([name, field]) => [
+      name,
+      SECRET_FIELD.test(name) && field !== null ? REDACTED : redact(field),
+    ]),
   );
 }
 
@@ -47,13 +50,22 @@ export interface AuditFilter {
   limit: number;
 }
 
-export async function listAudit(db: DbClient, filter: AuditFilter): Promise<{ items: AuditRecord[]; has_more: boolean }> {
+export async function listAudit(
+  db: DbClient,
+  filter: AuditFilter,
+): Promise<{ items: AuditRecord[]; has_more: boolean }> {
   const result = await db.query<AuditRecord>(
     `SELECT id::text, at, actor, action, object_type, object_id, before, after FROM audit_log
       WHERE ($1::text IS NULL OR actor = $1) AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR object_id = $3)
         AND ($4::bigint IS NULL OR id < $4)
       ORDER BY id DESC LIMIT $5`,
-    [filter.actor ?? null, filter.action ?? null, filter.object_id ?? null, filter.starting_after ?? null, filter.limit + 1],
+    [
+      filter.actor ?? null,
+      filter.action ?? null,
+      filter.object_id ?? null,
+      filter.starting_after ?? null,
+      filter.limit + 1,
+    ],
   );
   const items = result.rows.slice(0, filter.limit).map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
   return { items, has_more: result.rows.length > filter.limit };
@@ -66,7 +78,10 @@ export async function listAudit(db: DbClient, filter: AuditFilter): Promise<{ it
  */
 export function auditEntryFor(ctx: Context, actor: string): AuditEntry {
   const params = (ctx.params ?? {}) as Record<string, string>;
-  const answer = ctx.body !== null && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body) ? (ctx.body as Record<string, unknown>) : undefined;
+  const answer =
+    ctx.body !== null && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body)
+      ? (ctx.body as Record<string, unknown>)
+      : undefined;
   const segments = ctx.path.split('/').filter(Boolean);
   const plural = segments[1] === 'sso' ? `sso_${segments[2] ?? ''}` : (segments[1] ?? 'admin');
   const objectType = plural.replace(/ies$/, 'y').replace(/s$/, '').replace(/-/g, '_');

@@ -35,10 +35,21 @@ export async function isAdminToken(db: Db, token: string, bootstrapToken: string
  * The holder of this token, or undefined when it is not valid: `bootstrap` and named tokens (`token:<name>`) act as
  * `admin`; an administrator's sign-in acts as their e-mail with their role while they are enabled and it is fresh.
  */
-export async function adminActor(db: Db, token: string, bootstrapToken: string | undefined): Promise<AdminActor | undefined> {
+export async function adminActor(
+  db: Db,
+  token: string,
+  bootstrapToken: string | undefined,
+): Promise<AdminActor | undefined> {
   const presented = hashSecret(token);
-  if (bootstrapToken !== undefined && safeEqual(presented, hashSecret(bootstrapToken))) return { actor: 'bootstrap', role: 'admin' };
-  const result = await db.query<{ token_hash: Buffer; name: string; administrator_id: string | null; email: string | null; role: AdminRole | null }>(
+  if (bootstrapToken !== undefined && safeEqual(presented, hashSecret(bootstrapToken)))
+    return { actor: 'bootstrap', role: 'admin' };
+  const result = await db.query<{
+    token_hash: Buffer;
+    name: string;
+    administrator_id: string | null;
+    email: string | null;
+    role: AdminRole | null;
+  }>(
     `SELECT t.token_hash, t.name, t.administrator_id, u.email, a.role
        FROM admin_tokens t
        LEFT JOIN administrators a ON a.user_id = t.administrator_id
@@ -59,7 +70,11 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * `Authorization: Bearer <admin token>`, or 401 with a bearer challenge. Every role reads; a change needs one of
  * `may` (by default `admin` alone), or it is 403 `forbidden`. Changes that succeed are written to the audit log.
  */
-export function requireAdmin(db: Db, bootstrapToken: string | undefined, options: { may?: readonly AdminRole[] } = {}): Middleware {
+export function requireAdmin(
+  db: Db,
+  bootstrapToken: string | undefined,
+  options: { may?: readonly AdminRole[] } = {},
+): Middleware {
   const may = options.may ?? ['admin'];
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('Authorization'));
@@ -67,7 +82,8 @@ export function requireAdmin(db: Db, bootstrapToken: string | undefined, options
       throw unauthorized('Send an administrator token as Authorization: Bearer <token>.', 'Bearer realm="admin"');
     }
     const actor = await adminActor(db, token, bootstrapToken);
-    if (!actor) throw unauthorized('The administrator token is not valid.', 'Bearer realm="admin", error="invalid_token"');
+    if (!actor)
+      throw unauthorized('The administrator token is not valid.', 'Bearer realm="admin", error="invalid_token"');
     const changes = !READS.has(ctx.method);
     if (changes && !may.includes(actor.role)) throw forbiddenFor(actor.role);
     ctx.state.admin = actor;

@@ -26,14 +26,16 @@ const en = {
   signedOut: 'You have signed out of the console.',
   // Setup
   setupTitle: 'Set up your administrator account',
-  setupIntro: 'You are an administrator of the svc console as {email}. Add this account to your authenticator app (scan the code or type the key), then type the code it shows.',
+  setupIntro:
+    'You are an administrator of the svc console as {email}. Add this account to your authenticator app (scan the code or type the key), then type the code it shows.',
   setupKey: 'Key',
   setupNewPassword: 'Choose a password',
   setupCurrentPassword: 'Your current svc ID password',
   setupPasswordHint: 'At least 8 characters.',
   setupButton: 'Finish and sign in',
   setupInvalidTitle: 'This setup link does not work',
-  setupInvalidText: 'The link is incomplete, was already used, or is older than 3 days. Ask an administrator to send a new one.',
+  setupInvalidText:
+    'The link is incomplete, was already used, or is older than 3 days. Ask an administrator to send a new one.',
   wrongCode: 'The code is wrong. Check the time on your phone, wait for the next code and type it.',
   wrongPassword: 'The password is wrong.',
   passwordTooShort: 'The password is too short: use at least 8 characters.',
@@ -81,8 +83,10 @@ const en = {
   to: 'To',
   subject: 'Subject',
   noMail: 'No mail.',
-  mailLinksWhole: 'Links are shown whole because no SMTP server is configured (the development outbox). Each time you read a mail with a link here, the audit log records it.',
-  mailLinksMasked: 'Links (invitations, password resets, setups) are masked: they let whoever holds them in, so only the admin role reads them, and only in the development outbox.',
+  mailLinksWhole:
+    'Links are shown whole because no SMTP server is configured (the development outbox). Each time you read a mail with a link here, the audit log records it.',
+  mailLinksMasked:
+    'Links (invitations, password resets, setups) are masked: they let whoever holds them in, so only the admin role reads them, and only in the development outbox.',
   // Shared bits of section pages
   page: 'Page',
   next: 'Next page',
@@ -112,7 +116,8 @@ const ru: Record<ConsoleMessage, string> = {
   tooManyAttempts: 'Слишком много неудачных попыток. Подождите {minutes} мин и попробуйте снова.',
   signedOut: 'Вы вышли из консоли.',
   setupTitle: 'Настройка учётной записи администратора',
-  setupIntro: 'Вы администратор консоли svc как {email}. Добавьте эту учётную запись в приложение-аутентификатор (отсканируйте код или введите ключ) и введите показанный им код.',
+  setupIntro:
+    'Вы администратор консоли svc как {email}. Добавьте эту учётную запись в приложение-аутентификатор (отсканируйте код или введите ключ) и введите показанный им код.',
   setupKey: 'Ключ',
   setupNewPassword: 'Придумайте пароль',
   setupCurrentPassword: 'Ваш текущий пароль svc ID',
@@ -159,12 +164,15 @@ const ru: Record<ConsoleMessage, string> = {
   disableConfirmButton: 'Да, отключить',
   cancel: 'Отмена',
   mailTitle: 'Исходящая почта',
-  mailIntro: 'Письма, которые написал сервис, новые сверху (при разработке ничего не уходит; с SMTP_URL письма отправляются).',
+  mailIntro:
+    'Письма, которые написал сервис, новые сверху (при разработке ничего не уходит; с SMTP_URL письма отправляются).',
   to: 'Кому',
   subject: 'Тема',
   noMail: 'Писем нет.',
-  mailLinksWhole: 'Ссылки показаны целиком, потому что SMTP-сервер не настроен (почта разработки). Каждое прочтение письма со ссылкой здесь записывается в журнал аудита.',
-  mailLinksMasked: 'Ссылки (приглашения, сброс пароля, настройка) скрыты: они открывают вход тому, у кого они есть, поэтому их видит только роль admin и только в почте разработки.',
+  mailLinksWhole:
+    'Ссылки показаны целиком, потому что SMTP-сервер не настроен (почта разработки). Каждое прочтение письма со ссылкой здесь записывается в журнал аудита.',
+  mailLinksMasked:
+    'Ссылки (приглашения, сброс пароля, настройка) скрыты: они открывают вход тому, у кого они есть, поэтому их видит только роль admin и только в почте разработки.',
   page: 'Страница',
   next: 'Следующая страница',
   done: 'Готово.',
@@ -174,5 +182,6 @@ export type ConsoleTranslate = (key: ConsoleMessage, values?: Record<string, str
 
 export function consoleTranslator(lang: Lang): ConsoleTranslate {
   const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+  return (key, values = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
 }

@@ -25,7 +25,15 @@ import {
   updateAdministrator,
   type Administrator,
 } from './administrators.ts';
-import { auditConsole, consoleForm, consolePage, consoleToken, publicConsolePage, setConsoleCookie, type ConsolePage } from './console.ts';
+import {
+  auditConsole,
+  consoleForm,
+  consolePage,
+  consoleToken,
+  publicConsolePage,
+  setConsoleCookie,
+  type ConsolePage,
+} from './console.ts';
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 
@@ -46,7 +54,12 @@ export function consolePages(api: Api, services: Services): void {
     publicConsolePage(services, async (p) => {
       const next = consoleNext(p.ctx.query.next, base());
       const notice = p.ctx.query.signed_out ? p.c('signedOut') : undefined;
-      send(p, 200, p.c('signInTitle'), signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email: '', notice }));
+      send(
+        p,
+        200,
+        p.c('signInTitle'),
+        signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email: '', notice }),
+      );
     }),
   );
 
@@ -54,20 +67,35 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/sign-in',
     publicConsolePage(services, async (p) => {
       const form = await readForm(p.ctx);
-      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw problem('csrf_failed', 'The form token is missing or wrong.');
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined))
+        throw problem('csrf_failed', 'The form token is missing or wrong.');
       const next = consoleNext(form.get('next'), base());
       const email = (form.get('email') ?? '').trim().slice(0, 320);
       try {
         const parsed = EmailSchema.safeParse(email);
         if (!parsed.success) throw problem('unauthorized', 'Wrong credentials.');
-        const session = await adminSignIn(services, { email: parsed.data, password: (form.get('password') ?? '').slice(0, 200), totp: form.get('totp') ?? '', ip: p.ctx.ip });
+        const session = await adminSignIn(services, {
+          email: parsed.data,
+          password: (form.get('password') ?? '').slice(0, 200),
+          totp: form.get('totp') ?? '',
+          ip: p.ctx.ip,
+        });
         setConsoleCookie(p.ctx, services, session.token, ADMIN_SESSION_SECONDS);
         redirect(p.ctx, next);
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
         if (error.status === 429) p.ctx.set('Retry-After', error.headers['Retry-After']!);
-        const text = error.status === 429 ? p.c('tooManyAttempts', { minutes: Math.ceil(Number(error.headers['Retry-After']) / 60) }) : p.c('wrongCredentials');
-        send(p, error.status, p.c('signInTitle'), signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email, error: text }), '/admin/sign-in');
+        const text =
+          error.status === 429
+            ? p.c('tooManyAttempts', { minutes: Math.ceil(Number(error.headers['Retry-After']) / 60) })
+            : p.c('wrongCredentials');
+        send(
+          p,
+          error.status,
+          p.c('signInTitle'),
+          signInBody(p.c, { csrf: preSessionCsrf(p.ctx, services), next, email, error: text }),
+          '/admin/sign-in',
+        );
       }
     }),
   );
@@ -91,8 +119,20 @@ export function consolePages(api: Api, services: Services): void {
     publicConsolePage(services, async (p) => {
       const token = typeof p.ctx.query.token === 'string' ? p.ctx.query.token : '';
       const state = await setupState(services, token);
-      if (!state) return send(p, 400, p.c('setupInvalidTitle'), html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`);
-      send(p, 200, p.c('setupTitle'), await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services) }), '/admin/setup');
+      if (!state)
+        return send(
+          p,
+          400,
+          p.c('setupInvalidTitle'),
+          html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`,
+        );
+      send(
+        p,
+        200,
+        p.c('setupTitle'),
+        await setupBody(p.c, { ...state, token, csrf: preSessionCsrf(p.ctx, services) }),
+        '/admin/setup',
+      );
     }),
   );
 
@@ -100,7 +140,8 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/setup',
     publicConsolePage(services, async (p) => {
       const form = await readForm(p.ctx);
-      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw problem('csrf_failed', 'The form token is missing or wrong.');
+      if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined))
+        throw problem('csrf_failed', 'The form token is missing or wrong.');
       const token = form.get('token') ?? '';
       const result = await completeSetup(services, {
         token,
@@ -113,8 +154,19 @@ export function consolePages(api: Api, services: Services): void {
         return redirect(p.ctx, '/admin');
       }
       const state = await setupState(services, token);
-      if (!state) return send(p, 400, p.c('setupInvalidTitle'), html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`);
-      const words = { wrong_code: 'wrongCode', wrong_password: 'wrongPassword', password_required: 'passwordTooShort', invalid_link: 'setupInvalidText' } as const;
+      if (!state)
+        return send(
+          p,
+          400,
+          p.c('setupInvalidTitle'),
+          html`<h1>${p.c('setupInvalidTitle')}</h1><p>${p.c('setupInvalidText')}</p>`,
+        );
+      const words = {
+        wrong_code: 'wrongCode',
+        wrong_password: 'wrongPassword',
+        password_required: 'passwordTooShort',
+        invalid_link: 'setupInvalidText',
+      } as const;
       let error: string;
       if ('retryAfter' in result) {
         p.ctx.set('Retry-After', String(result.retryAfter));
@@ -138,10 +190,17 @@ export function consolePages(api: Api, services: Services): void {
   router.get(
     '/admin/view/audit',
     consolePage(services, async (p) => {
-      const text = (name: string) => (typeof p.ctx.query[name] === 'string' && p.ctx.query[name] ? String(p.ctx.query[name]).slice(0, 320) : undefined);
+      const text = (name: string) =>
+        typeof p.ctx.query[name] === 'string' && p.ctx.query[name]
+          ? String(p.ctx.query[name]).slice(0, 320)
+          : undefined;
       const after = text('starting_after');
       const filter = { actor: text('actor'), action: text('action'), object_id: text('object_id') };
-      const page = await listAudit(services.db, { ...filter, starting_after: after && /^[0-9]{1,18}$/.test(after) ? after : undefined, limit: AUDIT_PAGE });
+      const page = await listAudit(services.db, {
+        ...filter,
+        starting_after: after && /^[0-9]{1,18}$/.test(after) ? after : undefined,
+        limit: AUDIT_PAGE,
+      });
       send(p, 200, p.c('auditTitle'), auditBody(p, filter, page), undefined, p.admin);
     }),
   );
@@ -150,8 +209,22 @@ export function consolePages(api: Api, services: Services): void {
     '/admin/view/administrators',
     consolePage(services, async (p) => {
       const done = p.ctx.query.done;
-      const notice = done === 'added' ? p.c('added') : done === 'saved' ? p.c('saved') : done === 'setup_sent' ? p.c('setupSent') : undefined;
-      send(p, 200, p.c('administratorsTitle'), administratorsBody(p, await listAdministrators(services.db), notice), undefined, p.admin);
+      const notice =
+        done === 'added'
+          ? p.c('added')
+          : done === 'saved'
+            ? p.c('saved')
+            : done === 'setup_sent'
+              ? p.c('setupSent')
+              : undefined;
+      send(
+        p,
+        200,
+        p.c('administratorsTitle'),
+        administratorsBody(p, await listAdministrators(services.db), notice),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
@@ -163,7 +236,12 @@ export function consolePages(api: Api, services: Services): void {
       const role = form.get('role');
       if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
       const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
-      await auditConsole(p, services, { action: 'createAdministrator', object_type: 'administrator', object_id: created.id, after: created });
+      await auditConsole(p, services, {
+        action: 'createAdministrator',
+        object_type: 'administrator',
+        object_id: created.id,
+        after: created,
+      });
       redirect(p.ctx, '/admin/view/administrators?done=added');
     }),
   );
@@ -176,21 +254,47 @@ export function consolePages(api: Api, services: Services): void {
       const intent = form.get('intent');
       if (intent === 'resend-setup') {
         const administrator = await findAdministrator(services.db, id);
-        if (!administrator || administrator.status !== 'invited') throw problem('not_found', 'No administrator waiting for setup.');
+        if (!administrator || administrator.status !== 'invited')
+          throw problem('not_found', 'No administrator waiting for setup.');
         await sendSetupLink(services, id);
-        await auditConsole(p, services, { action: 'sendAdministratorSetupLink', object_type: 'administrator', object_id: id, after: administrator });
+        await auditConsole(p, services, {
+          action: 'sendAdministratorSetupLink',
+          object_type: 'administrator',
+          object_id: id,
+          after: administrator,
+        });
         return redirect(p.ctx, '/admin/view/administrators?done=setup_sent');
       }
       const role = form.get('role');
-      const changes = intent === 'disable' ? { disabled: true } : intent === 'enable' ? { disabled: false } : isRole(role) ? { role } : undefined;
+      const changes =
+        intent === 'disable'
+          ? { disabled: true }
+          : intent === 'enable'
+            ? { disabled: false }
+            : isRole(role)
+              ? { role }
+              : undefined;
       if (!changes) throw problem('validation_failed', 'A role, or disable or enable.');
       if (intent === 'disable' && form.get('confirmed') !== 'yes') {
         const administrator = await findAdministrator(services.db, id);
         if (!administrator) throw problem('not_found', 'No such administrator.');
-        return send(p, 200, p.c('disableConfirmTitle', { email: administrator.email }), disableConfirmBody(p, administrator), '/admin/view/administrators', p.admin);
+        return send(
+          p,
+          200,
+          p.c('disableConfirmTitle', { email: administrator.email }),
+          disableConfirmBody(p, administrator),
+          '/admin/view/administrators',
+          p.admin,
+        );
       }
       const { before, after } = await updateAdministrator(services, id, changes);
-      await auditConsole(p, services, { action: 'updateAdministrator', object_type: 'administrator', object_id: id, before, after });
+      await auditConsole(p, services, {
+        action: 'updateAdministrator',
+        object_type: 'administrator',
+        object_id: id,
+        before,
+        after,
+      });
       redirect(p.ctx, '/admin/view/administrators?done=saved');
     }),
   );
@@ -203,15 +307,23 @@ export function consolePages(api: Api, services: Services): void {
       const body = html`<h1>${p.c('mailTitle')}</h1><p class="muted">${p.c('mailIntro')}</p>
 <p class="notice" id="mail-links">${p.c(links === 'whole' ? 'mailLinksWhole' : 'mailLinksMasked')}</p>
 <form method="get" action="/admin/view/mail" class="inline"><label for="to">${p.c('to')}</label> <input id="to" name="to" type="email" value="${to ?? ''}"> <button type="submit">${p.c('filter')}</button></form>
-${mails.length === 0 ? html`<p>${p.c('noMail')}</p>` : html`<ul class="plain">${mails.map(
-        (mail) => html`<li><details><summary><time datetime="${mail.created_at.toISOString()}">${mail.created_at.toISOString().slice(0, 16).replace('T', ' ')}</time> · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
-      )}</ul>`}`;
+${
+  mails.length === 0
+    ? html`<p>${p.c('noMail')}</p>`
+    : html`<ul class="plain">${mails.map(
+        (mail) =>
+          html`<li><details><summary><time datetime="${mail.created_at.toISOString()}">${mail.created_at.toISOString().slice(0, 16).replace('T', ' ')}</time> · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
+      )}</ul>`
+}`;
       send(p, 200, p.c('mailTitle'), body, undefined, p.admin);
     }),
   );
 }
 
-function signInBody(c: ConsoleTranslate, form: { csrf: string; next: string; email: string; error?: string; notice?: string }): SafeHtml {
+function signInBody(
+  c: ConsoleTranslate,
+  form: { csrf: string; next: string; email: string; error?: string; notice?: string },
+): SafeHtml {
   return html`<h1>${c('signInTitle')}</h1>
 ${message('notice', form.notice)}${message('error', form.error)}
 <form method="post" action="/admin/sign-in">
@@ -229,7 +341,15 @@ ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 
 async function setupBody(
   c: ConsoleTranslate,
-  state: { email: string; needsPassword: boolean; secret: string; uri: string; token: string; csrf: string; error?: string },
+  state: {
+    email: string;
+    needsPassword: boolean;
+    secret: string;
+    uri: string;
+    token: string;
+    csrf: string;
+    error?: string;
+  },
 ): Promise<SafeHtml> {
   // The QR code is an inline SVG made here: nothing is loaded from elsewhere, and the key never leaves the page.
   const qr = await QRCode.toString(state.uri, { type: 'svg', margin: 1, width: 200 });
@@ -249,7 +369,11 @@ ${state.needsPassword && html`<p class="hint">${c('setupPasswordHint')}</p>`}
 </form>`;
 }
 
-function auditBody(p: ConsolePage, filter: Record<string, string | undefined>, page: { items: AuditRecord[]; has_more: boolean }): SafeHtml {
+function auditBody(
+  p: ConsolePage,
+  filter: Record<string, string | undefined>,
+  page: { items: AuditRecord[]; has_more: boolean },
+): SafeHtml {
   const c = p.c;
   const field = (name: 'actor' | 'action' | 'object_id', label: string) =>
     html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" value="${filter[name] ?? ''}" maxlength="320"></div>`;
@@ -258,13 +382,19 @@ function auditBody(p: ConsolePage, filter: Record<string, string | undefined>, p
     : undefined;
   return html`<h1>${c('auditTitle')}</h1><p class="muted">${c('auditIntro')}</p>
 <form method="get" action="/admin/view/audit" class="filters">${field('actor', c('actor'))}${field('action', c('action'))}${field('object_id', c('object'))}<div><button type="submit">${c('filter')}</button></div></form>
-${page.items.length === 0 ? html`<p>${c('noRecords')}</p>` : html`<div class="table"><table>
+${
+  page.items.length === 0
+    ? html`<p>${c('noRecords')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${c('at')}</th><th>${c('actor')}</th><th>${c('action')}</th><th>${c('object')}</th><th>${c('changes')}</th></tr></thead>
 <tbody>${page.items.map(
-      (record) => html`<tr><td><time datetime="${record.at}">${record.at.slice(0, 19).replace('T', ' ')}</time></td><td>${record.actor}</td><td>${record.action}</td>
+        (
+          record,
+        ) => html`<tr><td><time datetime="${record.at}">${record.at.slice(0, 19).replace('T', ' ')}</time></td><td>${record.actor}</td><td>${record.action}</td>
 <td>${record.object_type}${record.object_id && html` <code>${record.object_id}</code>`}</td>
 <td><details><summary>${c('changes')}</summary><pre class="text">${JSON.stringify({ before: record.before, after: record.after }, null, 2)}</pre></details></td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${older && html`<p><a href="${older}">${c('older')}</a></p>`}`;
 }
 
@@ -275,15 +405,19 @@ function administratorsBody(p: ConsolePage, administrators: Administrator[], not
   return html`<h1>${c('administratorsTitle')}</h1>
 ${message('notice', notice)}
 <ul class="plain cards">${administrators.map(
-    (a) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${c(`status_${a.status}`)}</p>
+    (
+      a,
+    ) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${c(`status_${a.status}`)}</p>
 <p class="muted">${c('createdBy')}: ${a.created_by}</p>
 <form method="post" action="/admin/view/administrators/${a.id}">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="role">
 <label for="role-${a.id}">${c('role')}</label>${roleSelect(`role-${a.id}`, a.role)} <button type="submit">${c('save')}</button></form>
 <div class="actions">
 ${a.status === 'invited' && html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="resend-setup"><button type="submit" class="secondary">${c('resendSetup')}</button></form>`}
-${a.status === 'disabled'
-  ? html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="enable"><button type="submit" class="secondary">${c('enable')}</button></form>`
-  : html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="disable"><button type="submit" class="danger">${c('disable')}</button></form>`}
+${
+  a.status === 'disabled'
+    ? html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="enable"><button type="submit" class="secondary">${c('enable')}</button></form>`
+    : html`<form method="post" action="/admin/view/administrators/${a.id}" class="inline">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="disable"><button type="submit" class="danger">${c('disable')}</button></form>`
+}
 </div></li>`,
   )}</ul>
 <section aria-labelledby="add"><h2 id="add">${c('addAdministrator')}</h2>

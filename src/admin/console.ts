@@ -49,12 +49,16 @@ export interface ConsolePage extends Page {
   c: ConsoleTranslate;
 }
 
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function setConsoleCookie(ctx: Context, services: Services, token: string, maxAgeSeconds: number): void {
   const secure = services.config.BASE_URL.startsWith('https:') ? '; Secure' : '';
-  ctx.append('Set-Cookie', `${CONSOLE_COOKIE}=${token}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`);
+  ctx.append(
+    'Set-Cookie',
+    `${CONSOLE_COOKIE}=${token}; Path=/admin; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`,
+  );
 }
 
 export function consoleToken(ctx: Context): string | undefined {
@@ -72,7 +76,11 @@ export async function consoleAdmin(ctx: Context, services: Services): Promise<Co
 
 /** The wrapper of a page before sign-in (sign-in, setup): the console's site, headers and CSP. */
 export function publicConsolePage(services: Services, handler: (p: Page & { c: ConsoleTranslate }) => Promise<void>) {
-  const wrapped = page(services, async (p) => handler({ ...p, c: consoleTranslator(p.lang) }), consoleOptions(services));
+  const wrapped = page(
+    services,
+    async (p) => handler({ ...p, c: consoleTranslator(p.lang) }),
+    consoleOptions(services),
+  );
   return async (ctx: Context) => {
     ctx.set('Content-Security-Policy', CSP);
     await wrapped(ctx);
@@ -84,11 +92,19 @@ export function publicConsolePage(services: Services, handler: (p: Page & { c: C
  * GET) by a role outside `may` (by default `admin` alone) is a 403 page, and its form's CSRF token is checked before
  * the handler runs (read the form with `consoleForm`).
  */
-export function consolePage(services: Services, handler: (p: ConsolePage) => Promise<void>, options: { may?: readonly AdminRole[] } = {}) {
+export function consolePage(
+  services: Services,
+  handler: (p: ConsolePage) => Promise<void>,
+  options: { may?: readonly AdminRole[] } = {},
+) {
   const may = options.may ?? ['admin'];
   return publicConsolePage(services, async (p) => {
     const admin = await consoleAdmin(p.ctx, services);
-    if (!admin) return redirect(p.ctx, `/admin/sign-in?next=${encodeURIComponent(p.ctx.method === 'GET' ? `${p.ctx.path}${p.ctx.search}` : '/admin')}`);
+    if (!admin)
+      return redirect(
+        p.ctx,
+        `/admin/sign-in?next=${encodeURIComponent(p.ctx.method === 'GET' ? `${p.ctx.path}${p.ctx.search}` : '/admin')}`,
+      );
     if (CHANGES.has(p.ctx.method) && !may.includes(admin.role)) throw forbiddenFor(admin.role);
     await handler({ ...p, admin });
   });
@@ -102,7 +118,11 @@ export async function consoleForm(p: ConsolePage): Promise<URLSearchParams> {
 }
 
 /** Writes a console change to the audit log as the signed-in administrator; `action` is the JSON operation's id. */
-export async function auditConsole(p: ConsolePage, services: Services, entry: Omit<AuditEntry, 'actor'>): Promise<void> {
+export async function auditConsole(
+  p: ConsolePage,
+  services: Services,
+  entry: Omit<AuditEntry, 'actor'>,
+): Promise<void> {
   await recordAudit(services.db, { ...entry, actor: p.admin.actor });
 }
 

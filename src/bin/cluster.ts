@@ -41,7 +41,9 @@ if (process.env.SVC_SUPERVISED === '1') {
 async function run(): Promise<void> {
   const parsed = Env.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, value]) => value)));
   if (!parsed.success) {
-    console.error(`Invalid configuration:\n${parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n')}`);
+    console.error(
+      `Invalid configuration:\n${parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n')}`,
+    );
     process.exit(1);
   }
   const env = parsed.data;
@@ -81,12 +83,18 @@ async function run(): Promise<void> {
   }
   const c = cluster;
   const rows: Array<[string, string]> = [
-    ['API (proxy)', `${c.baseUrl}/api  → ${c.apis.map((api) => `${api.name} (pid ${api.pid})`).join(', ')}, round robin`],
+    [
+      'API (proxy)',
+      `${c.baseUrl}/api  → ${c.apis.map((api) => `${api.name} (pid ${api.pid})`).join(', ')}, round robin`,
+    ],
     ['API docs', `${c.baseUrl}/docs`],
     ['Data API, MCP', `${c.dataUrl}/v1  ${c.dataUrl}/mcp/  (data, pid ${c.data.pid})`],
     ['Workers', c.workers.map((worker) => `${worker.name} (pid ${worker.pid})`).join(', ')],
     ['Temporal', `${c.temporalAddress} (server on PostgreSQL, namespace ${env.TEMPORAL_NAMESPACE})`],
-    ['Temporal UI', `${c.temporalUiUrl}  (UI server ${TEMPORAL_UI_SERVER_VERSION}; the console's "Open in Temporal" links lead here)`],
+    [
+      'Temporal UI',
+      `${c.temporalUiUrl}  (UI server ${TEMPORAL_UI_SERVER_VERSION}; the console's "Open in Temporal" links lead here)`,
+    ],
     ['PostgreSQL', `127.0.0.1:${env.POSTGRES_PORT} (databases svc, temporal, temporal_visibility)`],
     ['Logs', `${path.relative(process.cwd(), path.join(dataDir, 'logs'))}/<process>.log`],
   ];

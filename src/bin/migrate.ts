@@ -16,7 +16,10 @@ try {
   const config = parseConfig();
   if (!config.DATABASE_URL) throw new ConfigError('DATABASE_URL is required: the role the processes connect as.');
   if (config.DATABASE_ADMIN_URL) {
-    if (!config.DATABASE_OWNER_URL) throw new ConfigError('DATABASE_ADMIN_URL makes two roles: set DATABASE_OWNER_URL (the owner) beside DATABASE_URL.');
+    if (!config.DATABASE_OWNER_URL)
+      throw new ConfigError(
+        'DATABASE_ADMIN_URL makes two roles: set DATABASE_OWNER_URL (the owner) beside DATABASE_URL.',
+      );
     if (databaseOf(config.DATABASE_OWNER_URL) !== databaseOf(config.DATABASE_URL)) {
       throw new ConfigError('DATABASE_OWNER_URL and DATABASE_URL must name the same database.');
     }
@@ -27,7 +30,10 @@ try {
   }
   // What every process does at start, once: DATABASE_URL's role is checked (no superuser), the migrations run as the
   // owner, and the owner grants that role its privileges.
-  const facts = await prepareDatabase({ databaseUrl: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL }, logger);
+  const facts = await prepareDatabase(
+    { databaseUrl: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL },
+    logger,
+  );
   logger.info({ role: facts.role }, 'database ready');
   process.exit(0);
 } catch (error) {

@@ -12,4 +12,5 @@ const env = z
   .parse(process.env);
 const proxy = await startProxy({ host: env.HOST, port: env.PORT, upstreams: env.PROXY_UPSTREAMS });
 console.log(`proxy on ${proxy.url} → ${env.PROXY_UPSTREAMS.join(', ')}`);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void proxy.stop().then(() => process.exit(0)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void proxy.stop().then(() => process.exit(0)));

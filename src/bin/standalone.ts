@@ -19,7 +19,10 @@ export async function runStandalone(name: string, start: (services: Services) =>
   try {
     await prepareDatabase({ databaseUrl: config.DATABASE_URL, ownerUrl: config.DATABASE_OWNER_URL }, logger);
     // The owner's URL goes no further than the migrations.
-    const services = createServices({ ...config, DATABASE_OWNER_URL: undefined, DATABASE_ADMIN_URL: undefined }, logger);
+    const services = createServices(
+      { ...config, DATABASE_OWNER_URL: undefined, DATABASE_ADMIN_URL: undefined },
+      logger,
+    );
     const running = await start(services);
     const limitSeconds = config.SHUTDOWN_LIMIT_SECONDS;
     const stop = async (signal: string) => {

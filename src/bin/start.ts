@@ -57,7 +57,10 @@ async function runAll(): Promise<void> {
     console.error((error as ConfigError).message);
     process.exit(1);
   }
-  const logger = createLogger(config.LOG_LEVEL, process.stdout.isTTY ? pretty({ colorize: true, sync: true }) : undefined);
+  const logger = createLogger(
+    config.LOG_LEVEL,
+    process.stdout.isTTY ? pretty({ colorize: true, sync: true }) : undefined,
+  );
   const say = (message: string) => process.stdout.write(`${message}\n`);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   const postgresDir = path.join(config.DATA_DIR, 'postgres');
@@ -80,7 +83,9 @@ async function runAll(): Promise<void> {
     stopping = true;
     say(`\nStopping (${reason})…`);
     setTimeout(() => {
-      say(`Did not stop within ${config.SHUTDOWN_LIMIT_SECONDS} s; stopping PostgreSQL and Temporal, then exiting anyway.`);
+      say(
+        `Did not stop within ${config.SHUTDOWN_LIMIT_SECONDS} s; stopping PostgreSQL and Temporal, then exiting anyway.`,
+      );
       // Exiting alone would orphan them, holding their ports and DATA_DIR against the next start.
       void stopServersOfDataDir().finally(() => process.exit(1));
     }, config.SHUTDOWN_LIMIT_SECONDS * 1000).unref();
@@ -104,20 +109,27 @@ async function runAll(): Promise<void> {
     mkdirSync(config.DATA_DIR, { recursive: true });
     const other = owner.running();
     if (other !== undefined && other !== process.pid) {
-      throw new ConfigError(`Another npm start (pid ${other}) runs on ${config.DATA_DIR}. Stop it first, or set DATA_DIR to another folder.`);
+      throw new ConfigError(
+        `Another npm start (pid ${other}) runs on ${config.DATA_DIR}. Stop it first, or set DATA_DIR to another folder.`,
+      );
     }
     owner.write(process.pid);
     const stale = await stopServersOfDataDir();
-    if (stale.postgres) say(`  ✓ stopped the PostgreSQL a previous start left running on this DATA_DIR (pid ${stale.postgres})`);
-    if (stale.temporal) say(`  ✓ stopped the Temporal dev server a previous start left running on this DATA_DIR (pid ${stale.temporal})`);
+    if (stale.postgres)
+      say(`  ✓ stopped the PostgreSQL a previous start left running on this DATA_DIR (pid ${stale.postgres})`);
+    if (stale.temporal)
+      say(`  ✓ stopped the Temporal dev server a previous start left running on this DATA_DIR (pid ${stale.temporal})`);
     // The processes connect as the application role; the migrations run as the owner (src/db-roles.ts).
     const [database] = await Promise.all([
       config.embeddedPostgres
-        ? step(`PostgreSQL (embedded, data in ${path.relative(process.cwd(), config.DATA_DIR) || '.'}/postgres)`, async () => {
-            const postgres = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.POSTGRES_PORT });
-            stops.push({ name: 'PostgreSQL', stop: postgres.stop });
-            return { databaseUrl: postgres.url, ownerUrl: postgres.ownerUrl };
-          })
+        ? step(
+            `PostgreSQL (embedded, data in ${path.relative(process.cwd(), config.DATA_DIR) || '.'}/postgres)`,
+            async () => {
+              const postgres = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.POSTGRES_PORT });
+              stops.push({ name: 'PostgreSQL', stop: postgres.stop });
+              return { databaseUrl: postgres.url, ownerUrl: postgres.ownerUrl };
+            },
+          )
         : Promise.resolve({ databaseUrl: config.DATABASE_URL!, ownerUrl: config.DATABASE_OWNER_URL }),
       config.embeddedTemporal
         ? step('Temporal dev server', async () => {
@@ -136,7 +148,12 @@ async function runAll(): Promise<void> {
         : Promise.resolve(),
     ]);
     // The owner's URL stays here: the services get the application role's alone.
-    const runtime: Config = { ...config, DATABASE_URL: database.databaseUrl, DATABASE_OWNER_URL: undefined, DATABASE_ADMIN_URL: undefined };
+    const runtime: Config = {
+      ...config,
+      DATABASE_URL: database.databaseUrl,
+      DATABASE_OWNER_URL: undefined,
+      DATABASE_ADMIN_URL: undefined,
+    };
     await step('Database migrations', () => prepareDatabase(database, logger));
     const services = createServices(runtime, logger);
     stops.push({ name: 'connections', stop: services.close });
@@ -152,7 +169,8 @@ async function runAll(): Promise<void> {
     say(summary(runtime, demo, (Date.now() - started) / 1000));
   } catch (error) {
     say(`\n✗ ${(error as Error).message}`);
-    if (!(error instanceof ConfigError) && !(error as Error).message.includes('\n')) logger.error({ err: error }, 'start failed');
+    if (!(error instanceof ConfigError) && !(error as Error).message.includes('\n'))
+      logger.error({ err: error }, 'start failed');
     await shutdown('start failed', 1);
   }
 }

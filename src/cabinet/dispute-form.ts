@@ -16,10 +16,15 @@ export const MESSAGE_FORM_LIMIT_BYTES = 25 * 1024 * 1024 + 64 * 1024;
 const MAX_PARTS = 32;
 
 const EvidenceFile = z
-  .custom<FormFile>((value) => typeof value === 'object' && value !== null && Buffer.isBuffer((value as FormFile).bytes), {
-    message: 'must be a file (a part with a filename)',
+  .custom<FormFile>(
+    (value) => typeof value === 'object' && value !== null && Buffer.isBuffer((value as FormFile).bytes),
+    {
+      message: 'must be a file (a part with a filename)',
+    },
+  )
+  .refine((file) => file.bytes.length <= EVIDENCE_FILE_LIMIT_BYTES, {
+    message: `must be at most ${EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024} MiB`,
   })
-  .refine((file) => file.bytes.length <= EVIDENCE_FILE_LIMIT_BYTES, { message: `must be at most ${EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024} MiB` })
   .meta({ type: 'string', format: 'binary' } as never);
 
 export const DisputeMessageForm = z.object({
@@ -28,7 +33,9 @@ export const DisputeMessageForm = z.object({
     .array(EvidenceFile)
     .max(EVIDENCE_FILES_MAX)
     .default([])
-    .describe(`Evidence: up to ${EVIDENCE_FILES_MAX} files (the field repeated), each up to ${EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024} MiB`),
+    .describe(
+      `Evidence: up to ${EVIDENCE_FILES_MAX} files (the field repeated), each up to ${EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024} MiB`,
+    ),
 });
 const StrictDisputeMessageForm = strict(DisputeMessageForm);
 
@@ -40,9 +47,14 @@ export type DisputeMessageInput = { text: string; files: { name: string; content
  */
 export async function readMessageFormValues(ctx: Context): Promise<Record<string, unknown>> {
   const form = await readMultipart(ctx, { limitBytes: MESSAGE_FORM_LIMIT_BYTES, maxParts: MAX_PARTS });
-  const texts = Object.fromEntries([...form.fields].map(([name, values]) => [name, values.length === 1 ? values[0] : values]));
+  const texts = Object.fromEntries(
+    [...form.fields].map(([name, values]) => [name, values.length === 1 ? values[0] : values]),
+  );
   const fileNames = Object.fromEntries(
-    [...form.files].map(([name, files]) => [name, files.map((file) => ({ name: file.name, content_type: file.contentType }))]),
+    [...form.files].map(([name, files]) => [
+      name,
+      files.map((file) => ({ name: file.name, content_type: file.contentType })),
+    ]),
   );
   assertText({ ...texts, ...fileNames }, 'body');
   return { ...texts, ...Object.fromEntries(form.files) };

@@ -1,6 +1,13 @@
 // What each cabinet page shows, as HTML bodies. No logic beyond layout: pages.ts loads the data through the deal
 // service and decides which page and status to answer with; the actions offered are the service's (actionsFor).
-import type { ApprovalRecord, DealSnapshot, DisputeRecord, DocumentRecord, PaymentRecord, PayoutRecord } from '../deals/model.ts';
+import type {
+  ApprovalRecord,
+  DealSnapshot,
+  DisputeRecord,
+  DocumentRecord,
+  PaymentRecord,
+  PayoutRecord,
+} from '../deals/model.ts';
 import { dealStatus, isFinal } from '../deals/model.ts';
 import { payoutView } from '../deals/views.ts';
 import { dealMoneyState } from '../money/deal-money.ts';
@@ -13,10 +20,18 @@ import { accountTranslator } from '../accounts/i18n.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { View } from '../web/page.ts';
-import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords, type Lang, type Translate } from '../web/i18n.ts';
+import {
+  formatDate,
+  formatMoney,
+  formatSize,
+  kindWords,
+  paymentWords,
+  statusWords,
+  type Lang,
+  type Translate,
+} from '../web/i18n.ts';
 import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX } from './dispute-form.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
-
 
 export const COMMENT_MAX = 2000;
 /** What the shipment's carrier and tracking number may be, as the JSON route takes them. */
@@ -24,10 +39,14 @@ export const SHIP_FIELD_MAX = 100;
 export const PAYOUTS_PATH = '/cabinet/view/payouts';
 const BUTTON_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger' } as const;
 
-export function signInBody({ t, lang }: View, form: { email: string; next: string; csrf: string; error?: string; notice?: string }): SafeHtml {
+export function signInBody(
+  { t, lang }: View,
+  form: { email: string; next: string; csrf: string; error?: string; notice?: string },
+): SafeHtml {
   const a = accountTranslator(lang);
   // A new account comes back here (to an SSO sign-in, say) once its address is confirmed.
-  const signUpHref = form.next === '/cabinet' ? '/cabinet/sign-up' : `/cabinet/sign-up?next=${encodeURIComponent(form.next)}`;
+  const signUpHref =
+    form.next === '/cabinet' ? '/cabinet/sign-up' : `/cabinet/sign-up?next=${encodeURIComponent(form.next)}`;
   return html`<h1>${t('signInTitle')}</h1>
 ${message('notice', form.notice)}${message('error', form.error)}
 <form method="post" action="/cabinet/sign-in">
@@ -74,7 +93,8 @@ export function inviteInvalidBody({ t }: View): SafeHtml {
 const dealTitle = (t: Translate, snapshot: DealSnapshot) => snapshot.deal.title.trim() || t('untitled');
 const dealPath = (snapshot: DealSnapshot) => `/cabinet/view/deals/${snapshot.deal.id}`;
 /** The words for a part in a deal; an approver who is not the buyer only approves. */
-const roleWords = (t: Translate, role: DealRole) => t(role === 'seller' ? 'role_seller' : role === 'buyer' ? 'role_buyer' : 'role_approver');
+const roleWords = (t: Translate, role: DealRole) =>
+  t(role === 'seller' ? 'role_seller' : role === 'buyer' ? 'role_buyer' : 'role_approver');
 
 function fileLink(href: string, name: string): SafeHtml {
   return html`<a href="${href}" download>${name}</a>`;
@@ -83,7 +103,8 @@ function fileLink(href: string, name: string): SafeHtml {
 function documentList({ t }: View, documents: DocumentRecord[]): SafeHtml {
   if (documents.length === 0) return html`<p class="muted">${t('noDocuments')}</p>`;
   return html`<ul class="plain">${documents.map(
-    (document) => html`<li>${kindWords(t, document.kind)}: ${fileLink(`/cabinet/documents/${document.id}/content`, document.name)}</li>`,
+    (document) =>
+      html`<li>${kindWords(t, document.kind)}: ${fileLink(`/cabinet/documents/${document.id}/content`, document.name)}</li>`,
   )}</ul>`;
 }
 
@@ -93,7 +114,8 @@ function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide:
   if (approval.status === 'pending' && !mayDecide) return html`<p class="status">${t('approval_pending')}</p>`;
   if (approval.status !== 'pending') {
     return html`<p><span class="status">${t(`approval_${approval.status}`)}</span>${
-      approval.decided_at && html` <span class="muted">${t('decidedAt', { date: formatDate(lang, approval.decided_at) })}</span>`
+      approval.decided_at &&
+      html` <span class="muted">${t('decidedAt', { date: formatDate(lang, approval.decided_at) })}</span>`
     }</p>${approval.comment && html`<p>${t('comment')}: ${approval.comment}</p>`}`;
   }
   const commentId = `comment-${approval.id}`;
@@ -140,9 +162,10 @@ ${deals.length > 0 ? html`<ul class="plain">${deals}</ul>` : html`<p class="mute
 function paymentList({ t, lang }: View, payments: PaymentRecord[]): SafeHtml {
   if (payments.length === 0) return html`<p class="muted">${t('noPayments')}</p>`;
   return html`<ul class="plain">${payments.map(
-    (payment) => html`<li>${formatMoney(lang, payment.amount, payment.currency)} · <span class="status">${paymentWords(t, payment.status)}</span>${
-      payment.provider === 'sandbox' ? html` · <span class="test">${t('testPayment')}</span>` : undefined
-    } <span class="muted">${formatDate(lang, payment.updated_at)}</span></li>`,
+    (payment) =>
+      html`<li>${formatMoney(lang, payment.amount, payment.currency)} · <span class="status">${paymentWords(t, payment.status)}</span>${
+        payment.provider === 'sandbox' ? html` · <span class="test">${t('testPayment')}</span>` : undefined
+      } <span class="muted">${formatDate(lang, payment.updated_at)}</span></li>`,
   )}</ul>`;
 }
 
@@ -153,40 +176,68 @@ const ACTION_HINT = { release: 'releaseHint', refund: 'refundHint', dispute: 'di
  * when live, held at once in a sandbox, which it says), and links to the confirmation of each move the user may make
  * now (plain links, so they work without JavaScript and move nothing by themselves).
  */
-function escrow(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[], csrf: string, sandbox: boolean): SafeHtml | undefined {
+function escrow(
+  view: View,
+  snapshot: DealSnapshot,
+  role: DealRole,
+  actions: DealVerb[],
+  csrf: string,
+  sandbox: boolean,
+): SafeHtml | undefined {
   const { t, lang } = view;
   const latest = snapshot.payments.at(-1);
   const pending = latest?.status === 'pending' ? latest : undefined;
   const pay = actions.includes('pay')
-    ? html`<div class="move"><form method="post" action="${dealPath(snapshot)}/pay">${csrfField(csrf)}<button type="submit">${t('payButton', {
-        amount: formatMoney(lang, pending?.amount ?? snapshot.deal.amount, snapshot.deal.currency),
-      })}</button></form>
+    ? html`<div class="move"><form method="post" action="${dealPath(snapshot)}/pay">${csrfField(csrf)}<button type="submit">${t(
+        'payButton',
+        {
+          amount: formatMoney(lang, pending?.amount ?? snapshot.deal.amount, snapshot.deal.currency),
+        },
+      )}</button></form>
 <p class="hint">${t('payHint')}</p>${sandbox ? html`<p class="hint test">${t('paySandboxHint')}</p>` : undefined}${
         pending ? html`<p class="hint">${t('pendingPaymentNote')}</p>` : undefined
       }</div>`
     : undefined;
   if (!latest && !pay) return undefined;
   const moves = PAYMENT_ACTIONS.filter((action) => actions.includes(action)).map(
-    (action) => html`<div class="move"><a class="button ${BUTTON_CLASS[action]}" href="${dealPath(snapshot)}/escrow/${action}">${t(action)}</a>
+    (
+      action,
+    ) => html`<div class="move"><a class="button ${BUTTON_CLASS[action]}" href="${dealPath(snapshot)}/escrow/${action}">${t(action)}</a>
 <p class="hint">${t(ACTION_HINT[action])}</p></div>`,
   );
   const idle =
-    latest?.status === 'disputed' ? t('disputeNote') : role === 'seller' && latest?.status === 'hold' ? t('sellerEscrowNote') : t('noEscrowActions');
+    latest?.status === 'disputed'
+      ? t('disputeNote')
+      : role === 'seller' && latest?.status === 'hold'
+        ? t('sellerEscrowNote')
+        : t('noEscrowActions');
   return html`<section aria-labelledby="escrow"><h2 id="escrow">${t('escrowHeading')}</h2>
 ${pay || moves.length > 0 ? html`<div class="actions">${pay}${moves}</div>` : html`<p class="muted">${idle}</p>`}
 </section>`;
 }
 
 /** The dispute's reason, its thread with evidence files, the arbiter's decision, and the form to add a message. */
-function disputeSection(view: View, snapshot: DealSnapshot, dispute: DisputeRecord, role: DealRole, canMessage: boolean, csrf: string): SafeHtml {
+function disputeSection(
+  view: View,
+  snapshot: DealSnapshot,
+  dispute: DisputeRecord,
+  role: DealRole,
+  canMessage: boolean,
+  csrf: string,
+): SafeHtml {
   const { t, lang } = view;
   const messages = dispute.messages.map(
     (item) => html`<li class="card message">
 <p><strong>${t(`author_${item.author}`)}</strong>${item.author === role ? html` <span class="muted">${t('you')}</span>` : undefined} <span class="muted">${formatDate(lang, item.created_at)}</span></p>
 <p class="text">${item.text}</p>
-${item.files.length > 0 ? html`<ul class="plain files">${item.files.map(
-      (file) => html`<li>${fileLink(`/cabinet/documents/${file.id}/content`, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
-    )}</ul>` : undefined}
+${
+  item.files.length > 0
+    ? html`<ul class="plain files">${item.files.map(
+        (file) =>
+          html`<li>${fileLink(`/cabinet/documents/${file.id}/content`, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
+      )}</ul>`
+    : undefined
+}
 </li>`,
   );
   const decided = dispute.decision;
@@ -207,10 +258,13 @@ ${item.files.length > 0 ? html`<ul class="plain files">${item.files.map(
 <dt>${t('reason')}</dt><dd class="text">${dispute.reason}</dd>
 <dt>${t('disputeOpened')}</dt><dd>${formatDate(lang, dispute.opened_at)}</dd>
 </dl>
-${decided && html`<div class="card decision"><h3>${t('decisionHeading')}</h3>
+${
+  decided &&
+  html`<div class="card decision"><h3>${t('decisionHeading')}</h3>
 <p class="status">${t(`outcome_${decided.outcome}`)}</p>
 <p class="text">${t('reason')}: ${decided.reason}</p>
-<p class="muted">${t('decidedAt', { date: formatDate(lang, decided.decided_at) })}</p></div>`}
+<p class="muted">${t('decidedAt', { date: formatDate(lang, decided.decided_at) })}</p></div>`
+}
 <h3>${t('messagesHeading')}</h3>
 ${messages.length > 0 ? html`<ul class="plain">${messages}</ul>` : html`<p class="muted">${t('noMessages')}</p>`}
 ${form}
@@ -254,10 +308,11 @@ export function payoutsBody(
   const option = (type: Exclude<PayoutFormType, 'test_card'>) =>
     html`<option value="${type}"${type === liveType ? html` selected` : undefined}>${t(`payoutType_${type}`)}</option>`;
   const waiting = data.waiting.map(
-    ({ snapshot }) => html`<li><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a> · ${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${t(
-      `payout_${payoutView(snapshot).status === 'failed' ? 'failed' : 'awaiting_destination'}`,
-      { reason: failureWords(view, snapshot.payouts?.at(-1)) },
-    )}</span></li>`,
+    ({ snapshot }) =>
+      html`<li><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a> · ${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${t(
+        `payout_${payoutView(snapshot).status === 'failed' ? 'failed' : 'awaiting_destination'}`,
+        { reason: failureWords(view, snapshot.payouts?.at(-1)) },
+      )}</span></li>`,
   );
   return html`<h1>${t('payoutsTitle')}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
@@ -299,7 +354,12 @@ function failureWords({ t }: View, payout: PayoutRecord | undefined): string {
  * dispute before the money goes to the seller by itself. The seller marks the shipment here while the rules allow it
  * (a GET form: the next page asks to confirm, and only that page's form changes the deal).
  */
-function deliverySection(view: View, snapshot: DealSnapshot, role: DealRole, actions: DealVerb[]): SafeHtml | undefined {
+function deliverySection(
+  view: View,
+  snapshot: DealSnapshot,
+  role: DealRole,
+  actions: DealVerb[],
+): SafeHtml | undefined {
   const { t, lang } = view;
   const { delivery } = snapshot;
   const mayShip = actions.includes('ship');
@@ -308,18 +368,22 @@ function deliverySection(view: View, snapshot: DealSnapshot, role: DealRole, act
   const facts = delivery
     ? html`<dl>
 <dt>${t('status')}</dt><dd class="status" id="delivery-status">${t('shippedOn', { date: formatDate(lang, delivery.shipped_at) })}${
-        delivery.delivered_at ? html` · ${t('deliveredOn', { date: formatDate(lang, delivery.delivered_at) })}` : html` · ${t('notDeliveredYet')}`
+        delivery.delivered_at
+          ? html` · ${t('deliveredOn', { date: formatDate(lang, delivery.delivered_at) })}`
+          : html` · ${t('notDeliveredYet')}`
       }</dd>
 ${delivery.carrier && html`<dt>${t('carrier')}</dt><dd>${delivery.carrier}</dd>`}
 ${delivery.tracking && html`<dt>${t('tracking')}</dt><dd>${delivery.tracking}</dd>`}
 </dl>`
     : html`<p class="muted">${t('notShippedYet')}</p>`;
-  const ends = delivery?.status === 'delivered' && delivery.inspection_ends_at && held ? delivery.inspection_ends_at : undefined;
+  const ends =
+    delivery?.status === 'delivered' && delivery.inspection_ends_at && held ? delivery.inspection_ends_at : undefined;
   const inspection =
     ends && (role === 'buyer' || role === 'seller')
       ? html`<p class="consequence" id="inspection">${t(role === 'buyer' ? 'inspectionBuyer' : 'inspectionSeller', { date: formatDate(lang, ends) })}</p>`
       : undefined;
-  const buyerNote = delivery && held && role === 'buyer' && !ends ? html`<p class="hint">${t('shippedBuyerNote')}</p>` : undefined;
+  const buyerNote =
+    delivery && held && role === 'buyer' && !ends ? html`<p class="hint">${t('shippedBuyerNote')}</p>` : undefined;
   const ship = mayShip
     ? html`<form method="get" action="${dealPath(snapshot)}/shipment" id="ship-form">
 <h3>${t('shipHeading')}</h3>
@@ -347,9 +411,14 @@ function payoutSection(view: View, snapshot: DealSnapshot): SafeHtml | undefined
   const payouts = snapshot.payouts ?? [];
   const { currency } = snapshot.deal;
   const total = (status: PayoutRecord['status']) =>
-    formatMoney(lang, toNumber(sum(payouts.filter((item) => item.status === status).map((item) => toMinor(item.amount)))), currency);
+    formatMoney(
+      lang,
+      toNumber(sum(payouts.filter((item) => item.status === status).map((item) => toMinor(item.amount)))),
+      currency,
+    );
   const title = payout.destination ? destinationWords(lang, payout.destination) : '';
-  const link = (key: 'payout_addCard' | 'payout_giveAnother') => html`<p><a class="button" href="${PAYOUTS_PATH}">${t(key)}</a></p>`;
+  const link = (key: 'payout_addCard' | 'payout_giveAnother') =>
+    html`<p><a class="button" href="${PAYOUTS_PATH}">${t(key)}</a></p>`;
   const state = {
     awaiting_destination: html`<p class="status">${t('payout_awaiting_destination')}</p>${link('payout_addCard')}`,
     pending: html`<p class="status">${t('payout_pending', { amount: total('pending'), title })}</p>`,
@@ -360,9 +429,10 @@ function payoutSection(view: View, snapshot: DealSnapshot): SafeHtml | undefined
   const items =
     payouts.length > 0
       ? html`<ul class="plain">${payouts.map(
-          (item) => html`<li>${formatMoney(lang, item.amount, item.currency)} · ${item.destination.title ? destinationWords(lang, item.destination) : '—'} · <span class="status">${t(
-            `payoutItem_${item.status}`,
-          )}</span> <span class="muted">${formatDate(lang, item.updated_at)}</span></li>`,
+          (item) =>
+            html`<li>${formatMoney(lang, item.amount, item.currency)} · ${item.destination.title ? destinationWords(lang, item.destination) : '—'} · <span class="status">${t(
+              `payoutItem_${item.status}`,
+            )}</span> <span class="muted">${formatDate(lang, item.updated_at)}</span></li>`,
         )}</ul>`
       : undefined;
   return html`<section aria-labelledby="payout"><h2 id="payout">${t('payoutHeading')}</h2>
@@ -373,7 +443,15 @@ ${items}
 
 export function dealBody(
   view: View,
-  data: { snapshot: DealSnapshot; role: DealRole; actions: DealVerb[]; csrf: string; error?: string; notice?: string; sandbox?: boolean },
+  data: {
+    snapshot: DealSnapshot;
+    role: DealRole;
+    actions: DealVerb[];
+    csrf: string;
+    error?: string;
+    notice?: string;
+    sandbox?: boolean;
+  },
 ): SafeHtml {
   const { t, lang } = view;
   const { snapshot, role, actions } = data;
@@ -441,7 +519,10 @@ ${reason}
  * The confirmation of the seller's shipment: the carrier and tracking number as they will be told, and what it changes
  * (the buyer can then only dispute). The form posts them again with `confirmed=yes`.
  */
-export function shipConfirmBody(view: View, data: { snapshot: DealSnapshot; csrf: string; carrier: string; tracking: string; error?: string }): SafeHtml {
+export function shipConfirmBody(
+  view: View,
+  data: { snapshot: DealSnapshot; csrf: string; carrier: string; tracking: string; error?: string },
+): SafeHtml {
   const { t } = view;
   const { snapshot } = data;
   return html`<p><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></p>

@@ -48,9 +48,34 @@ import { paymentPageOrigins, providerFor } from '../escrow/providers.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
 import { dealOfApproval } from '../deals/store.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
-import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
-import { endPageSession, pageUser, preSessionCsrf, sameToken, startPageSession, validPreSessionCsrf } from '../web/session.ts';
-import { csrfFailed, page, problemWords, readForm, redirect, safeNext, send, signedInForm, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
+import {
+  EVIDENCE_FILE_LIMIT_BYTES,
+  EVIDENCE_FILES_MAX,
+  MESSAGE_TEXT_MAX,
+  parseMessageForm,
+  readMessageFormValues,
+} from './dispute-form.ts';
+import {
+  endPageSession,
+  pageUser,
+  preSessionCsrf,
+  sameToken,
+  startPageSession,
+  validPreSessionCsrf,
+} from '../web/session.ts';
+import {
+  csrfFailed,
+  page,
+  problemWords,
+  readForm,
+  redirect,
+  safeNext,
+  send,
+  signedInForm,
+  signedInOrRedirect,
+  type Page,
+  type SignedIn,
+} from '../web/page.ts';
 
 const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
 const DONE = {
@@ -81,7 +106,12 @@ export function cabinetPages(api: Api, services: Services): void {
       const next = safeNext(p.ctx.query.next, base());
       if (await pageUser(p.ctx, services)) return redirect(p.ctx, next);
       const signedOut = p.ctx.query.signed_out;
-      const notice = signedOut === 'everywhere' ? accountTranslator(p.lang)('signedOutEverywhere') : signedOut ? p.t('signedOut') : undefined;
+      const notice =
+        signedOut === 'everywhere'
+          ? accountTranslator(p.lang)('signedOutEverywhere')
+          : signedOut
+            ? p.t('signedOut')
+            : undefined;
       const csrf = preSessionCsrf(p.ctx, services);
       send(p, 200, p.t('signInTitle'), signInBody(p, { email: '', next, csrf, notice }));
     }),
@@ -163,7 +193,10 @@ export function cabinetPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
-      const [approvals, deals] = await Promise.all([approvalsOfUser(services, signed.user), dealsOfUser(services, signed.user)]);
+      const [approvals, deals] = await Promise.all([
+        approvalsOfUser(services, signed.user),
+        dealsOfUser(services, signed.user),
+      ]);
       // Pending first; otherwise newest first as the service returns them (sort is stable).
       approvals.sort((a, b) => Number(b.approval.status === 'pending') - Number(a.approval.status === 'pending'));
       send(p, 200, p.t('homeTitle'), homeBody(p, { approvals, deals, csrf: signed.csrf }), undefined, signed);
@@ -193,7 +226,14 @@ export function cabinetPages(api: Api, services: Services): void {
         if (comment.length > COMMENT_MAX) {
           return dealPage(p, services, signed, dealId, 400, { error: p.t('commentTooLong', { max: COMMENT_MAX }) });
         }
-        await orDealPage(p, services, signed, dealId, () => decideApproval(services, signed.user, approvalId, decision, comment), DONE[decision]);
+        await orDealPage(
+          p,
+          services,
+          signed,
+          dealId,
+          () => decideApproval(services, signed.user, approvalId, decision, comment),
+          DONE[decision],
+        );
       }),
     );
   }
@@ -224,7 +264,14 @@ export function cabinetPages(api: Api, services: Services): void {
           const error = reason === '' ? p.t('reason_required') : p.t('reasonTooLong', { max: REASON_MAX });
           return confirmPage(p, services, signed, dealId, action, 400, { reason, error });
         }
-        await orDealPage(p, services, signed, dealId, () => moveEscrow(services, person(signed), dealId, action, reason), DONE[action]);
+        await orDealPage(
+          p,
+          services,
+          signed,
+          dealId,
+          () => moveEscrow(services, person(signed), dealId, action, reason),
+          DONE[action],
+        );
       }),
     );
   }
@@ -262,7 +309,10 @@ export function cabinetPages(api: Api, services: Services): void {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
       const field = (name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim() : '');
-      await shipConfirmPage(p, services, signed, p.ctx.params.id!, { carrier: field('carrier'), tracking: field('tracking') });
+      await shipConfirmPage(p, services, signed, p.ctx.params.id!, {
+        carrier: field('carrier'),
+        tracking: field('tracking'),
+      });
     }),
   );
 
@@ -274,8 +324,16 @@ export function cabinetPages(api: Api, services: Services): void {
       if (!posted) return;
       const { form, signed } = posted;
       const fields = { carrier: (form.get('carrier') ?? '').trim(), tracking: (form.get('tracking') ?? '').trim() };
-      if (form.get('confirmed') !== 'yes' || tooLongShipment(fields)) return shipConfirmPage(p, services, signed, dealId, fields);
-      await orDealPage(p, services, signed, dealId, () => shipDeal(services, person(signed), dealId, fields), DONE.ship);
+      if (form.get('confirmed') !== 'yes' || tooLongShipment(fields))
+        return shipConfirmPage(p, services, signed, dealId, fields);
+      await orDealPage(
+        p,
+        services,
+        signed,
+        dealId,
+        () => shipDeal(services, person(signed), dealId, fields),
+        DONE.ship,
+      );
     }),
   );
 
@@ -332,12 +390,20 @@ export function cabinetPages(api: Api, services: Services): void {
       try {
         values = await readMessageFormValues(p.ctx);
       } catch (error) {
-        if (error instanceof Problem && error.status === 413) return dealPage(p, services, signed, dealId, 413, { error: p.t('payload_too_large') });
+        if (error instanceof Problem && error.status === 413)
+          return dealPage(p, services, signed, dealId, 413, { error: p.t('payload_too_large') });
         throw error;
       }
       const { _csrf: csrf, ...fields } = values;
       if (!sameToken(signed.csrf, typeof csrf === 'string' ? csrf : undefined)) throw csrfFailed();
-      await orDealPage(p, services, signed, dealId, async () => addDisputeMessage(services, person(signed), dealId, parseMessageForm(fields)), DONE.message);
+      await orDealPage(
+        p,
+        services,
+        signed,
+        dealId,
+        async () => addDisputeMessage(services, person(signed), dealId, parseMessageForm(fields)),
+        DONE.message,
+      );
     }),
   );
 }
@@ -380,7 +446,8 @@ function changeWords(p: Page, problem: Problem): string {
   const tooBig = first !== undefined && /too big/i.test(first.message);
   if (first?.path === 'text') return tooBig ? p.t('messageTooLong', { max: MESSAGE_TEXT_MAX }) : p.t('messageBlank');
   if (first?.path === 'files' && tooBig) return p.t('tooManyFiles', { count: EVIDENCE_FILES_MAX });
-  if (first?.path.startsWith('files.') && first.message.includes('MiB')) return p.t('fileTooLarge', { size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 });
+  if (first?.path.startsWith('files.') && first.message.includes('MiB'))
+    return p.t('fileTooLarge', { size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 });
   return refusalWords(p, problem);
 }
 
@@ -391,7 +458,14 @@ function refusalWords(p: Page, problem: { code: string; status: number }): strin
   return code ? p.t(code) : problemWords(p.t, problem);
 }
 
-async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: string, status: number, words: { error?: string; notice?: string }) {
+async function dealPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  dealId: string,
+  status: number,
+  words: { error?: string; notice?: string },
+) {
   const actor = person(signed);
   const { snapshot, role } = await dealFor(services, actor, dealId);
   const actions = actionsFor(snapshot, role, actor);
@@ -406,7 +480,14 @@ async function dealPage(p: Page, services: Services, signed: SignedIn, dealId: s
     sandbox = provider === 'sandbox' && pendingOrigin.length === 0;
   }
   const body = dealBody(p, { snapshot, role, actions, csrf: signed.csrf, sandbox, ...words });
-  send(p, status, snapshot.deal.title.trim() || p.t('untitled'), body, `/cabinet/view/deals/${snapshot.deal.id}`, signed);
+  send(
+    p,
+    status,
+    snapshot.deal.title.trim() || p.t('untitled'),
+    body,
+    `/cabinet/view/deals/${snapshot.deal.id}`,
+    signed,
+  );
 }
 
 /** Lets this page's forms lead to these origins too (by a 303 after the post), beside the site itself. */
@@ -439,16 +520,30 @@ async function confirmPage(
     return dealPage(p, services, signed, dealId, status, { error: refusalWords(p, { code: refused.code, status }) });
   }
   const getPath = `/cabinet/view/deals/${snapshot.deal.id}/escrow/${action}`;
-  send(p, status, p.t(`confirm_${action}_title`), confirmBody(p, { snapshot, action, csrf: signed.csrf, ...form }), getPath, signed);
+  send(
+    p,
+    status,
+    p.t(`confirm_${action}_title`),
+    confirmBody(p, { snapshot, action, csrf: signed.csrf, ...form }),
+    getPath,
+    signed,
+  );
 }
 
-const tooLongShipment = (fields: { carrier: string; tracking: string }) => fields.carrier.length > SHIP_FIELD_MAX || fields.tracking.length > SHIP_FIELD_MAX;
+const tooLongShipment = (fields: { carrier: string; tracking: string }) =>
+  fields.carrier.length > SHIP_FIELD_MAX || fields.tracking.length > SHIP_FIELD_MAX;
 
 /**
  * The confirmation of the seller's shipment. Anyone but the seller gets a 404, as in the API; a shipment the deal
  * refuses now (already marked, the money not held) is the deal page with the reason in words.
  */
-async function shipConfirmPage(p: Page, services: Services, signed: SignedIn, dealId: string, fields: { carrier: string; tracking: string }) {
+async function shipConfirmPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  dealId: string,
+  fields: { carrier: string; tracking: string },
+) {
   const { snapshot, role } = await dealFor(services, person(signed), dealId);
   if (!roleMay(role, 'ship')) throw notFound('No such deal.');
   const refused = refusal(snapshot, 'ship', role);
@@ -457,10 +552,19 @@ async function shipConfirmPage(p: Page, services: Services, signed: SignedIn, de
     return dealPage(p, services, signed, dealId, status, { error: refusalWords(p, { code: refused.code, status }) });
   }
   const tooLong = tooLongShipment(fields);
-  const shown = tooLong ? { carrier: fields.carrier.slice(0, SHIP_FIELD_MAX), tracking: fields.tracking.slice(0, SHIP_FIELD_MAX) } : fields;
+  const shown = tooLong
+    ? { carrier: fields.carrier.slice(0, SHIP_FIELD_MAX), tracking: fields.tracking.slice(0, SHIP_FIELD_MAX) }
+    : fields;
   const error = tooLong ? p.t('shipFieldTooLong', { max: SHIP_FIELD_MAX }) : undefined;
   const body = shipConfirmBody(p, { snapshot, csrf: signed.csrf, ...shown, error });
-  send(p, tooLong ? 400 : 200, p.t('confirm_ship_title'), body, `/cabinet/view/deals/${snapshot.deal.id}/shipment`, signed);
+  send(
+    p,
+    tooLong ? 400 : 200,
+    p.t('confirm_ship_title'),
+    body,
+    `/cabinet/view/deals/${snapshot.deal.id}/shipment`,
+    signed,
+  );
 }
 
 /** The Payouts page: the seller's destination, its forms, and their deals whose payout waits for a destination or failed. */
@@ -471,13 +575,33 @@ async function payoutsPage(
   status: number,
   words: { saved?: boolean; error?: string; form?: Parameters<typeof payoutsBody>[1]['form'] },
 ) {
-  const [destination, deals] = await Promise.all([sellerDestination(services.db, signed.user.id), dealsOfUser(services, signed.user)]);
-  const waiting = deals.filter(({ snapshot, role }) => role === 'seller' && ['awaiting_destination', 'failed'].includes(payoutView(snapshot).status));
-  const notice = words.saved && destination ? p.t('done_payout_saved', { title: destinationWords(p.lang, destination) }) : undefined;
-  const body = payoutsBody(p, { destination, waiting, csrf: signed.csrf, notice, error: words.error, form: words.form });
+  const [destination, deals] = await Promise.all([
+    sellerDestination(services.db, signed.user.id),
+    dealsOfUser(services, signed.user),
+  ]);
+  const waiting = deals.filter(
+    ({ snapshot, role }) =>
+      role === 'seller' && ['awaiting_destination', 'failed'].includes(payoutView(snapshot).status),
+  );
+  const notice =
+    words.saved && destination ? p.t('done_payout_saved', { title: destinationWords(p.lang, destination) }) : undefined;
+  const body = payoutsBody(p, {
+    destination,
+    waiting,
+    csrf: signed.csrf,
+    notice,
+    error: words.error,
+    form: words.form,
+  });
   send(p, status, p.t('payoutsTitle'), body, PAYOUTS_PATH, signed);
 }
 
 function invalidInvitation(p: Page): void {
-  send(p, 400, p.t('inviteInvalidTitle'), inviteInvalidBody(p), p.ctx.method === 'GET' ? undefined : '/cabinet/sign-in');
+  send(
+    p,
+    400,
+    p.t('inviteInvalidTitle'),
+    inviteInvalidBody(p),
+    p.ctx.method === 'GET' ? undefined : '/cabinet/sign-in',
+  );
 }

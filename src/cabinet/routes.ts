@@ -8,7 +8,15 @@ import type { Services } from '../services.ts';
 import { EmailSchema, type User } from '../accounts/users.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { nonBlank } from '../http/text.ts';
-import { ApprovalView, DealView, DisputeView, PaymentView, StoredDestinationView, dealView, paymentView } from '../deals/views.ts';
+import {
+  ApprovalView,
+  DealView,
+  DisputeView,
+  PaymentView,
+  StoredDestinationView,
+  dealView,
+  paymentView,
+} from '../deals/views.ts';
 import { DEAL_VERBS, type PaymentAction } from '../deals/rules.ts';
 import type { DisputeMessage } from '../deals/model.ts';
 import {
@@ -27,7 +35,13 @@ import {
 } from '../deals/service.ts';
 import { PayoutDestinationInput, sellerDestination } from '../money/destinations.ts';
 import { PasswordSchema, acceptInvitation, profile, signInLimited } from '../accounts/operations.ts';
-import { DisputeMessageForm, EVIDENCE_FILES_MAX, MESSAGE_FORM_LIMIT_BYTES, parseMessageForm, readMessageFormValues } from './dispute-form.ts';
+import {
+  DisputeMessageForm,
+  EVIDENCE_FILES_MAX,
+  MESSAGE_FORM_LIMIT_BYTES,
+  parseMessageForm,
+  readMessageFormValues,
+} from './dispute-form.ts';
 import { requireCabinetUser } from '../accounts/sessions.ts';
 import { bearerOrPageSession } from '../web/session.ts';
 
@@ -36,20 +50,29 @@ const IdParams = z.object({ id: z.string() });
 const Role = z.enum(['buyer', 'seller', 'approver']).describe("The user's part in the deal");
 const CabinetDeal = DealView.extend({ role: Role });
 const CabinetDealWithActions = CabinetDeal.extend({
-  allowed_actions: z.array(z.enum(DEAL_VERBS)).describe('What the user may do now; a seller never gets pay, release, refund, dispute or approval'),
+  allowed_actions: z
+    .array(z.enum(DEAL_VERBS))
+    .describe('What the user may do now; a seller never gets pay, release, refund, dispute or approval'),
 });
 export const PAYMENT_ACTIONS = ['release', 'refund', 'dispute'] as const satisfies readonly PaymentAction[];
 export const DISPUTE_REASON_MAX = 2000;
-const DisputeReason = nonBlank(DISPUTE_REASON_MAX).describe('Why the dispute is opened; the seller, the marketplace and the arbiter read it');
+const DisputeReason = nonBlank(DISPUTE_REASON_MAX).describe(
+  'Why the dispute is opened; the seller, the marketplace and the arbiter read it',
+);
 
 /**
  * A dispute without a reason (or with a blank one) is reason_required, as the deal service answers it, not a generic
  * validation failure: the messages recognised are the ones the schema itself gives a missing and a blank reason.
  */
-const MISSING_REASON = new Set([undefined, ' '].map((value) => DisputeReason.safeParse(value).error?.issues[0]?.message));
+const MISSING_REASON = new Set(
+  [undefined, ' '].map((value) => DisputeReason.safeParse(value).error?.issues[0]?.message),
+);
 function reasonRequired(refused: Problem): Problem {
   const errors = refused.errors ?? [];
-  const missing = refused.code === 'validation_failed' && errors.length > 0 && errors.every((e) => e.path === 'reason' && MISSING_REASON.has(e.message));
+  const missing =
+    refused.code === 'validation_failed' &&
+    errors.length > 0 &&
+    errors.every((e) => e.path === 'reason' && MISSING_REASON.has(e.message));
   return missing ? problem('reason_required', 'Say why you open the dispute: `reason` must not be empty.') : refused;
 }
 
@@ -58,14 +81,17 @@ export function messageView(message: DisputeMessage) {
   return { ...message, files: message.files.map(({ id, name, size }) => ({ id, name, size })) };
 }
 
-const person = (ctx: { state: { user?: unknown } }) => ({ kind: 'person', user: ctx.state.user as User }) satisfies DealActor;
+const person = (ctx: { state: { user?: unknown } }) =>
+  ({ kind: 'person', user: ctx.state.user as User }) satisfies DealActor;
 
 /** What the buyer's Pay answers: where to pay (live), whether it is a test, and the deal as GET /cabinet/deals/{id} gives it. */
 const PayResponse = z.object({
   payment_url: z
     .string()
     .nullable()
-    .describe("Live: the acquirer's payment page, which sends the buyer back to the deal's cabinet page. Null in sandbox: the money is already held"),
+    .describe(
+      "Live: the acquirer's payment page, which sends the buyer back to the deal's cabinet page. Null in sandbox: the money is already held",
+    ),
   test: z.boolean().describe('True for a sandbox marketplace: the money is held at once and no real money moves'),
   deal: CabinetDealWithActions,
 });
@@ -110,7 +136,12 @@ export function cabinetRoutes(api: Api, services: Services): void {
     responses: {
       200: {
         description: 'The profile',
-        schema: z.object({ svc_id: z.uuid(), email: z.string(), name: z.string(), org: z.object({ id: z.uuid(), name: z.string() }) }),
+        schema: z.object({
+          svc_id: z.uuid(),
+          email: z.string(),
+          name: z.string(),
+          org: z.object({ id: z.uuid(), name: z.string() }),
+        }),
       },
     },
     handler: async (ctx) => {
@@ -158,7 +189,9 @@ export function cabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/deals',
     operationId: 'cabinetDeals',
     summary: 'My deals, as buyer, seller or approver, newest first',
-    responses: { 200: { description: 'The deals, each with my part in it', schema: z.object({ items: z.array(CabinetDeal) }) } },
+    responses: {
+      200: { description: 'The deals, each with my part in it', schema: z.object({ items: z.array(CabinetDeal) }) },
+    },
     handler: async (ctx) => {
       const deals = await dealsOfUser(services, ctx.state.user as User);
       ctx.body = { items: deals.map(({ snapshot, role }) => ({ ...dealView(snapshot), role })) };
@@ -203,7 +236,11 @@ export function cabinetRoutes(api: Api, services: Services): void {
   });
 
   for (const action of PAYMENT_ACTIONS) {
-    const summary = { release: 'Release the held money to the seller', refund: 'Cancel and return the money', dispute: 'Open a dispute' }[action];
+    const summary = {
+      release: 'Release the held money to the seller',
+      refund: 'Cancel and return the money',
+      dispute: 'Open a dispute',
+    }[action];
     api.route({
       ...signedIn,
       method: 'post',
@@ -231,7 +268,12 @@ export function cabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/payout-destination',
     operationId: 'cabinetPayoutDestination',
     summary: 'Where my payouts as a seller go (null until I give one)',
-    responses: { 200: { description: 'The destination as pages show it', schema: z.object({ destination: StoredDestinationView.nullable() }) } },
+    responses: {
+      200: {
+        description: 'The destination as pages show it',
+        schema: z.object({ destination: StoredDestinationView.nullable() }),
+      },
+    },
     handler: async (ctx) => {
       ctx.body = { destination: (await sellerDestination(services.db, (ctx.state.user as User).id)) ?? null };
     },
@@ -262,12 +304,18 @@ export function cabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/deals/{id}/shipment',
     operationId: 'cabinetShip',
     summary: 'As the seller: mark the order shipped',
-    description: 'The seller only (404 for anyone else), while the money is held, once (400 invalid_delivery_state otherwise).',
+    description:
+      'The seller only (404 for anyone else), while the money is held, once (400 invalid_delivery_state otherwise).',
     params: IdParams,
     body: z.object({ carrier: z.string().max(100).default(''), tracking: z.string().max(100).default('') }).optional(),
     responses: { 200: { description: 'The full deal state', schema: DealView } },
     handler: async (ctx, { params, body }) => {
-      ctx.body = dealView(await shipDeal(services, person(ctx), params.id, { carrier: body?.carrier.trim() ?? '', tracking: body?.tracking.trim() ?? '' }));
+      ctx.body = dealView(
+        await shipDeal(services, person(ctx), params.id, {
+          carrier: body?.carrier.trim() ?? '',
+          tracking: body?.tracking.trim() ?? '',
+        }),
+      );
     },
   });
 
@@ -306,7 +354,11 @@ export function cabinetRoutes(api: Api, services: Services): void {
       `By the buyer or the seller; 400 no_open_dispute when the deal has none. multipart/form-data: \`text\`, and \`files\` ` +
       `repeated for up to ${EVIDENCE_FILES_MAX} files; 413 when the whole form is above ${Math.floor(MESSAGE_FORM_LIMIT_BYTES / 1024 / 1024)} MiB.`,
     params: IdParams,
-    rawBody: { contentType: 'multipart/form-data', description: 'The message and its evidence', schema: DisputeMessageForm },
+    rawBody: {
+      contentType: 'multipart/form-data',
+      description: 'The message and its evidence',
+      schema: DisputeMessageForm,
+    },
     bodyLimitBytes: MESSAGE_FORM_LIMIT_BYTES,
     responses: { 201: { description: 'The message', schema: DisputeView.shape.messages.element } },
     handler: async (ctx, { params }) => {

@@ -24,7 +24,12 @@ export function presentedKey(ctx: Context): string | undefined {
  * Resolves the key and takes `units` requests from its account's quota: 401 without a valid key, 429 when the
  * quota is spent. Sets the RateLimit headers either way and returns the usage.
  */
-export async function authenticate(ctx: Context, services: Services, units: number, resourcePath: string): Promise<Usage> {
+export async function authenticate(
+  ctx: Context,
+  services: Services,
+  units: number,
+  resourcePath: string,
+): Promise<Usage> {
   const key = presentedKey(ctx);
   const usage = key ? await checkAndCount(services.db, key, units) : undefined;
   if (!usage) {
@@ -85,6 +90,9 @@ async function refund(ctx: Context, services: Services, usage: Usage): Promise<v
   try {
     setRateLimitHeaders(ctx, await giveBack(services.db, usage));
   } catch (error) {
-    ((ctx.state.log as Logger | undefined) ?? services.logger).warn({ err: error, account_id: usage.accountId }, 'quota refund failed');
+    ((ctx.state.log as Logger | undefined) ?? services.logger).warn(
+      { err: error, account_id: usage.accountId },
+      'quota refund failed',
+    );
   }
 }

@@ -4,7 +4,8 @@ import type { Lang } from '../web/i18n.ts';
 
 const en = {
   title: 'Data API keys',
-  intro: 'A key lets a program read the tender data over the REST API ({rest}) and MCP ({mcp}): send it as Authorization: Bearer svc_mcp_…',
+  intro:
+    'A key lets a program read the tender data over the REST API ({rest}) and MCP ({mcp}): send it as Authorization: Bearer svc_mcp_…',
   usageHeading: 'Tariff and usage',
   tariff: 'Tariff',
   tariff_free: 'Free',
@@ -35,13 +36,15 @@ const en = {
   // The key, shown once
   issuedTitle: 'Your new key',
   issuedNotice: 'The key "{name}" was issued.',
-  copyNow: 'Copy the key now and keep it somewhere safe: it is shown only this once. We keep only a fingerprint of it and cannot show it again.',
+  copyNow:
+    'Copy the key now and keep it somewhere safe: it is shown only this once. We keep only a fingerprint of it and cannot show it again.',
   lostKey: 'If you lose it, issue a new key and revoke this one.',
   backToKeys: 'I have copied it: back to my keys',
   toKeys: 'Back to my keys',
   // Revoking
   revokeTitle: 'Revoke the key?',
-  revokeWhat: 'The key "{name}" ({prefix}) will stop working at once: every program that uses it will be refused from its next request. This cannot be undone.',
+  revokeWhat:
+    'The key "{name}" ({prefix}) will stop working at once: every program that uses it will be refused from its next request. This cannot be undone.',
   revokeAlready: 'This key is already revoked.',
   revokeButton: 'Yes, revoke the key',
   cancel: 'No, keep it',
@@ -50,14 +53,16 @@ const en = {
   nameBlank: 'Give the key a name, so you can tell it from your other keys.',
   nameTooLong: 'The name is too long: use at most {max} characters.',
   nameInvalid: 'The name holds characters that cannot be used (control characters). Type it again.',
-  tooManyKeys: 'You already have {max} active keys, the most an account may hold. Revoke a key you no longer use, then issue a new one.',
+  tooManyKeys:
+    'You already have {max} active keys, the most an account may hold. Revoke a key you no longer use, then issue a new one.',
 };
 
 export type DataKeysMessage = keyof typeof en;
 
 const ru: Record<DataKeysMessage, string> = {
   title: 'Ключи API данных',
-  intro: 'С ключом программа читает данные о закупках через REST API ({rest}) и MCP ({mcp}): передавайте его как Authorization: Bearer svc_mcp_…',
+  intro:
+    'С ключом программа читает данные о закупках через REST API ({rest}) и MCP ({mcp}): передавайте его как Authorization: Bearer svc_mcp_…',
   usageHeading: 'Тариф и расход',
   tariff: 'Тариф',
   tariff_free: 'Бесплатный',
@@ -87,12 +92,14 @@ const ru: Record<DataKeysMessage, string> = {
   activeCount: 'Действующих ключей: {count} из {max} возможных.',
   issuedTitle: 'Ваш новый ключ',
   issuedNotice: 'Ключ «{name}» выпущен.',
-  copyNow: 'Скопируйте ключ сейчас и сохраните в надёжном месте: он показывается только один раз. Мы храним лишь его отпечаток и показать его снова не сможем.',
+  copyNow:
+    'Скопируйте ключ сейчас и сохраните в надёжном месте: он показывается только один раз. Мы храним лишь его отпечаток и показать его снова не сможем.',
   lostKey: 'Если ключ потеряется, выпустите новый, а этот отзовите.',
   backToKeys: 'Ключ скопирован: вернуться к ключам',
   toKeys: 'Вернуться к ключам',
   revokeTitle: 'Отозвать ключ?',
-  revokeWhat: 'Ключ «{name}» ({prefix}) сразу перестанет работать: каждой программе, которая его использует, со следующего запроса будет отказано. Отменить это нельзя.',
+  revokeWhat:
+    'Ключ «{name}» ({prefix}) сразу перестанет работать: каждой программе, которая его использует, со следующего запроса будет отказано. Отменить это нельзя.',
   revokeAlready: 'Этот ключ уже отозван.',
   revokeButton: 'Да, отозвать ключ',
   cancel: 'Нет, оставить',
@@ -100,7 +107,8 @@ const ru: Record<DataKeysMessage, string> = {
   nameBlank: 'Дайте ключу название, чтобы отличать его от других ваших ключей.',
   nameTooLong: 'Название слишком длинное: не больше {max} символов.',
   nameInvalid: 'В названии есть недопустимые (управляющие) символы. Введите его заново.',
-  tooManyKeys: 'У вас уже {max} действующих ключей — больше у одного аккаунта быть не может. Отзовите ключ, который больше не нужен, и выпустите новый.',
+  tooManyKeys:
+    'У вас уже {max} действующих ключей — больше у одного аккаунта быть не может. Отзовите ключ, который больше не нужен, и выпустите новый.',
 };
 
 const MESSAGES: Record<Lang, Record<DataKeysMessage, string>> = { en, ru };
@@ -108,5 +116,6 @@ const MESSAGES: Record<Lang, Record<DataKeysMessage, string>> = { en, ru };
 export type DataKeysTranslate = (key: DataKeysMessage, values?: Record<string, string | number>) => string;
 
 export function dataKeysTranslator(lang: Lang): DataKeysTranslate {
-  return (key, values = {}) => MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
+  return (key, values = {}) =>
+    MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
 }

@@ -20,7 +20,15 @@ const keyPrefix = ({ d }: KeysView, key: DataKeyItem) => (key.prefix ? `${key.pr
 
 export function keysBody(
   view: KeysView,
-  data: { usage: AccountUsage; keys: DataKeyItem[]; csrf: string; dataUrl: string; name?: string; error?: string; notice?: string },
+  data: {
+    usage: AccountUsage;
+    keys: DataKeyItem[];
+    csrf: string;
+    dataUrl: string;
+    name?: string;
+    error?: string;
+    notice?: string;
+  },
 ): SafeHtml {
   const { d } = view;
   const active = data.keys.filter((key) => key.revoked_at === null).length;

@@ -5,7 +5,16 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { notFound, Problem } from '../http/problem.ts';
 import { sameToken } from '../web/session.ts';
-import { csrfFailed, page, readForm, redirect, send, signedInOrRedirect, type Page, type SignedIn } from '../web/page.ts';
+import {
+  csrfFailed,
+  page,
+  readForm,
+  redirect,
+  send,
+  signedInOrRedirect,
+  type Page,
+  type SignedIn,
+} from '../web/page.ts';
 import { dataKeysTranslator } from './cabinet-i18n.ts';
 import { issuedBody, keysBody, KEYS_PATH, revokeBody, revokePath, type KeysView } from './cabinet-page-views.ts';
 import { DataKeyName } from './cabinet-routes.ts';
@@ -39,7 +48,8 @@ export function dataKeyCabinetPages(api: Api, services: Services): void {
         form = await readForm(p.ctx);
       } catch (error) {
         // Text the service refuses (a control character): the page again, saying why; nothing was issued.
-        if (error instanceof Problem && error.code === 'validation_failed') return keysPage(p, services, signed, 400, { error: d('nameInvalid') });
+        if (error instanceof Problem && error.code === 'validation_failed')
+          return keysPage(p, services, signed, 400, { error: d('nameInvalid') });
         throw error;
       }
       if (!sameToken(signed.csrf, form.get('_csrf') ?? undefined)) throw csrfFailed();
@@ -88,8 +98,17 @@ export function dataKeyCabinetPages(api: Api, services: Services): void {
   );
 }
 
-async function keysPage(p: Page, services: Services, signed: SignedIn, status: number, words: { name?: string; error?: string; notice?: string }) {
-  const [usage, keys] = await Promise.all([accountUsage(services.db, signed.user.id), listDataKeys(services.db, signed.user.id)]);
+async function keysPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  status: number,
+  words: { name?: string; error?: string; notice?: string },
+) {
+  const [usage, keys] = await Promise.all([
+    accountUsage(services.db, signed.user.id),
+    listDataKeys(services.db, signed.user.id),
+  ]);
   const body = keysBody(view(p), { usage, keys, csrf: signed.csrf, dataUrl: services.config.MCP_URL, ...words });
   send(p, status, view(p).d('title'), body, KEYS_PATH, signed);
 }

@@ -7,7 +7,14 @@ import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import { requireCabinetUser } from '../accounts/sessions.ts';
 import { nonBlank } from '../http/text.ts';
-import { ACTIVE_DATA_KEYS_MAX, DATA_KEY_NAME_MAX, TARIFFS, issueOwnDataKey, listDataKeys, revokeDataKey } from './keys.ts';
+import {
+  ACTIVE_DATA_KEYS_MAX,
+  DATA_KEY_NAME_MAX,
+  TARIFFS,
+  issueOwnDataKey,
+  listDataKeys,
+  revokeDataKey,
+} from './keys.ts';
 import { accountUsage } from './quota.ts';
 
 export const DataKeyName = nonBlank(DATA_KEY_NAME_MAX).describe('What the key is for, so you can tell your keys apart');
@@ -17,7 +24,9 @@ const DataKeyItem = z.object({
   prefix: z
     .string()
     .nullable()
-    .describe('The first characters of the key (svc_mcp_ and 4 more), to recognise it; null for keys issued before prefixes were kept'),
+    .describe(
+      'The first characters of the key (svc_mcp_ and 4 more), to recognise it; null for keys issued before prefixes were kept',
+    ),
   created_at: z.iso.datetime(),
   revoked_at: z.iso.datetime().nullable(),
 });
@@ -56,7 +65,11 @@ export function dataKeyCabinetRoutes(api: Api, services: Services): void {
     responses: {
       201: {
         description: 'The key, shown only now',
-        schema: z.object({ id: z.uuid(), name: z.string(), key: z.string().describe('Copy it now: it is stored only as a hash') }),
+        schema: z.object({
+          id: z.uuid(),
+          name: z.string(),
+          key: z.string().describe('Copy it now: it is stored only as a hash'),
+        }),
       },
     },
     handler: async (ctx, { body }) => {
@@ -71,7 +84,8 @@ export function dataKeyCabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/data-keys/{id}/revoke',
     operationId: 'revokeCabinetDataKey',
     summary: 'Revoke one of my data API keys',
-    description: 'Refused by the data API and MCP from the next request on. Revoking again answers the same; another user’s key is 404.',
+    description:
+      'Refused by the data API and MCP from the next request on. Revoking again answers the same; another user’s key is 404.',
     params: z.object({ id: z.string().max(100) }),
     responses: { 200: { description: 'The revoked key', schema: DataKeyItem } },
     handler: async (ctx, { params }) => {
@@ -87,7 +101,8 @@ export function dataKeyCabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/data-usage',
     operationId: 'cabinetDataUsage',
     summary: 'My data tariff and this month’s usage',
-    description: 'Counted over all keys of the account, per calendar month (UTC). Without an account: the free tariff, nothing used.',
+    description:
+      'Counted over all keys of the account, per calendar month (UTC). Without an account: the free tariff, nothing used.',
     responses: {
       200: {
         description: 'Tariff and usage',

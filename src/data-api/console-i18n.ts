@@ -24,7 +24,8 @@ const en = {
   changeTariff: 'Change the tariff',
   quotaTitle: 'The account’s own quota',
   quotaLabel: 'Requests a month',
-  quotaHint: 'Holds from the next request: requests beyond it get 429. Leave the tariff’s quota to follow tariff changes.',
+  quotaHint:
+    'Holds from the next request: requests beyond it get 429. Leave the tariff’s quota to follow tariff changes.',
   setQuota: 'Set the quota',
   clearQuota: 'Use the tariff’s quota',
   keysTitle: 'Keys',
@@ -39,7 +40,8 @@ const en = {
   noKeys: 'No keys.',
   revokeButton: 'Revoke',
   revokeConfirmTitle: 'Revoke the key {name}?',
-  revokeConfirmText: 'From the next request on, every request with this key is refused (401), on REST and MCP and on every server. This cannot be undone.',
+  revokeConfirmText:
+    'From the next request on, every request with this key is refused (401), on REST and MCP and on every server. This cannot be undone.',
   revokeConfirmButton: 'Yes, revoke',
   issueTitle: 'Issue a key',
   issueName: 'Name (what the key is for)',
@@ -81,7 +83,8 @@ const ru: Record<DataConsoleMessage, string> = {
   changeTariff: 'Сменить тариф',
   quotaTitle: 'Собственная квота аккаунта',
   quotaLabel: 'Запросов в месяц',
-  quotaHint: 'Действует со следующего запроса: запросы сверх неё получают 429. Квота по тарифу меняется вместе с тарифом.',
+  quotaHint:
+    'Действует со следующего запроса: запросы сверх неё получают 429. Квота по тарифу меняется вместе с тарифом.',
   setQuota: 'Установить квоту',
   clearQuota: 'Вернуть квоту тарифа',
   keysTitle: 'Ключи',
@@ -96,7 +99,8 @@ const ru: Record<DataConsoleMessage, string> = {
   noKeys: 'Ключей нет.',
   revokeButton: 'Отозвать',
   revokeConfirmTitle: 'Отозвать ключ {name}?',
-  revokeConfirmText: 'Со следующего запроса все запросы с этим ключом отклоняются (401) — в REST и MCP, на всех серверах. Это нельзя отменить.',
+  revokeConfirmText:
+    'Со следующего запроса все запросы с этим ключом отклоняются (401) — в REST и MCP, на всех серверах. Это нельзя отменить.',
   revokeConfirmButton: 'Да, отозвать',
   issueTitle: 'Выпустить ключ',
   issueName: 'Название (для чего ключ)',
@@ -118,5 +122,6 @@ export type DataConsoleTranslate = (key: DataConsoleMessage, values?: Record<str
 
 export function dataConsoleTranslator(lang: Lang): DataConsoleTranslate {
   const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+  return (key, values = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
 }

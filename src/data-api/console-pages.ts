@@ -8,7 +8,15 @@ import { Problem, problem } from '../http/problem.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
-import { DATA_KEY_NAME_MAX, issueAccountKey, revokeDataKey, TARIFF_QUOTAS, TARIFFS, type DataKeyItem, type Tariff } from './keys.ts';
+import {
+  DATA_KEY_NAME_MAX,
+  issueAccountKey,
+  revokeDataKey,
+  TARIFF_QUOTAS,
+  TARIFFS,
+  type DataKeyItem,
+  type Tariff,
+} from './keys.ts';
 import { findDataAccount, listDataAccounts, updateDataAccount, type DataAccountItem } from './quota.ts';
 import { MAX_QUOTA } from './admin-routes.ts';
 import { dataConsoleTranslator, type DataConsoleTranslate } from './console-i18n.ts';
@@ -33,8 +41,12 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const q = typeof p.ctx.query.q === 'string' && p.ctx.query.q.trim() ? p.ctx.query.q.trim().slice(0, 320) : undefined;
-      const after = typeof p.ctx.query.starting_after === 'string' && UUID.test(p.ctx.query.starting_after) ? p.ctx.query.starting_after : undefined;
+      const q =
+        typeof p.ctx.query.q === 'string' && p.ctx.query.q.trim() ? p.ctx.query.q.trim().slice(0, 320) : undefined;
+      const after =
+        typeof p.ctx.query.starting_after === 'string' && UUID.test(p.ctx.query.starting_after)
+          ? p.ctx.query.starting_after
+          : undefined;
       const page = await listDataAccounts(db, { q, limit: PAGE_SIZE, starting_after: after });
       send(p, 200, p.d('title'), listBody(p, q, page), undefined, p.admin);
     }),
@@ -46,7 +58,14 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       const p = withWords(cp);
       const account = await findOr404(String(p.ctx.params.id));
       const done = DONE.find((value) => value === p.ctx.query.done);
-      send(p, 200, p.d('accountTitle', { email: account.email }), accountBody(p, account, { notice: done && p.d(`done_${done}`) }), undefined, p.admin);
+      send(
+        p,
+        200,
+        p.d('accountTitle', { email: account.email }),
+        accountBody(p, account, { notice: done && p.d(`done_${done}`) }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
@@ -58,11 +77,24 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       const account = await findOr404(String(p.ctx.params.id));
       const intent = form.get('intent');
       const refuse = (status: number, error: string) =>
-        send(p, status, p.d('accountTitle', { email: account.email }), accountBody(p, account, { error }), accountPath(account.id), p.admin);
+        send(
+          p,
+          status,
+          p.d('accountTitle', { email: account.email }),
+          accountBody(p, account, { error }),
+          accountPath(account.id),
+          p.admin,
+        );
       const change = async (changes: { tariff?: Tariff; monthly_quota?: number | null }, done: Done) => {
         const changed = await updateDataAccount(db, account.id, changes);
         if (!changed) throw notInConsole('data account');
-        await auditConsole(p, services, { action: 'updateDataAccount', object_type: 'data_account', object_id: account.id, before: changed.before, after: changed.after });
+        await auditConsole(p, services, {
+          action: 'updateDataAccount',
+          object_type: 'data_account',
+          object_id: account.id,
+          before: changed.before,
+          after: changed.after,
+        });
         redirect(p.ctx, `${accountPath(account.id)}?done=${done}`);
       };
 
@@ -73,7 +105,9 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       if (intent === 'quota') {
         const text = (form.get('monthly_quota') ?? '').trim();
         const quota = /^[0-9]{1,13}$/.test(text) ? Number(text) : NaN;
-        return Number.isInteger(quota) && quota <= MAX_QUOTA ? change({ monthly_quota: quota }, 'quota') : refuse(400, p.d('badQuota'));
+        return Number.isInteger(quota) && quota <= MAX_QUOTA
+          ? change({ monthly_quota: quota }, 'quota')
+          : refuse(400, p.d('badQuota'));
       }
       if (intent === 'clear-quota') return change({ monthly_quota: null }, 'quota_cleared');
       if (intent === 'issue-key') {
@@ -87,16 +121,42 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
           throw error;
         }
         const answer = { id: issued.id, key: issued.key };
-        await auditConsole(p, services, { action: 'issueDataAccountKey', object_type: 'data_account', object_id: account.id, after: answer });
+        await auditConsole(p, services, {
+          action: 'issueDataAccountKey',
+          object_type: 'data_account',
+          object_id: account.id,
+          after: answer,
+        });
         p.ctx.set('Cache-Control', 'no-store');
-        return send(p, 201, p.d('issuedTitle', { email: account.email }), issuedBody(p, account, issued.key), accountPath(account.id), p.admin);
+        return send(
+          p,
+          201,
+          p.d('issuedTitle', { email: account.email }),
+          issuedBody(p, account, issued.key),
+          accountPath(account.id),
+          p.admin,
+        );
       }
       if (intent === 'revoke') {
         const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
         if (!key) throw problem('not_found', 'No such data API key of this account.');
-        if (form.get('confirmed') !== 'yes') return send(p, 200, p.d('revokeConfirmTitle', { name: keyName(p, key) }), revokeConfirmBody(p, account, key), accountPath(account.id), p.admin);
+        if (form.get('confirmed') !== 'yes')
+          return send(
+            p,
+            200,
+            p.d('revokeConfirmTitle', { name: keyName(p, key) }),
+            revokeConfirmBody(p, account, key),
+            accountPath(account.id),
+            p.admin,
+          );
         const revoked = await revokeDataKey(db, account.id, key.id);
-        await auditConsole(p, services, { action: 'revokeDataKey', object_type: 'data_key', object_id: key.id, before: key, after: { ...revoked, account_id: account.id } });
+        await auditConsole(p, services, {
+          action: 'revokeDataKey',
+          object_type: 'data_key',
+          object_id: key.id,
+          before: key,
+          after: { ...revoked, account_id: account.id },
+        });
         return redirect(p.ctx, `${accountPath(account.id)}?done=revoked`);
       }
       throw problem('validation_failed', 'A tariff, a quota, a new key or a key to revoke.');
@@ -118,15 +178,23 @@ const quotaText = (p: DataPage, account: DataAccountItem) =>
 
 function listBody(p: DataPage, q: string | undefined, page: { items: DataAccountItem[]; has_more: boolean }): SafeHtml {
   const { d, c } = p;
-  const next = page.has_more ? `${LIST}?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}` : undefined;
+  const next = page.has_more
+    ? `${LIST}?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}`
+    : undefined;
   return html`<h1>${d('title')}</h1><p class="muted">${d('intro')}</p>
 <form method="get" action="${LIST}" class="filters"><div><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${q ?? ''}"></div><div><button type="submit">${d('searchButton')}</button></div></form>
-${page.items.length === 0 ? html`<p>${d('noAccounts')}</p>` : html`<div class="table"><table>
+${
+  page.items.length === 0
+    ? html`<p>${d('noAccounts')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('email')}</th><th>${d('tariff')}</th><th>${d('quota')}</th><th>${d('used')}</th><th>${d('activeKeys')}</th></tr></thead>
 <tbody>${page.items.map(
-      (account) => html`<tr><td><a href="${accountPath(account.id)}">${account.email}</a></td><td>${account.tariff}</td><td>${quotaText(p, account)}</td>
+        (
+          account,
+        ) => html`<tr><td><a href="${accountPath(account.id)}">${account.email}</a></td><td>${account.tariff}</td><td>${quotaText(p, account)}</td>
 <td>${number(p, account.used)}</td><td>${account.keys.filter((key) => key.revoked_at === null).length}</td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${next && html`<p><a href="${next}">${c('next')}</a></p>`}`;
 }
 
@@ -135,7 +203,11 @@ function accountBody(p: DataPage, account: DataAccountItem, state: { notice?: st
   const path = accountPath(account.id);
   const form = (intent: string, body: SafeHtml, extra = '') =>
     html`<form method="post" action="${path}"${extra ? html` class="${extra}"` : ''}>${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="${intent}">${body}</form>`;
-  const tariffLabel = (tariff: Tariff) => d('tariffOption', { tariff, quota: TARIFF_QUOTAS[tariff] === null ? d('unlimited') : number(p, TARIFF_QUOTAS[tariff]!) });
+  const tariffLabel = (tariff: Tariff) =>
+    d('tariffOption', {
+      tariff,
+      quota: TARIFF_QUOTAS[tariff] === null ? d('unlimited') : number(p, TARIFF_QUOTAS[tariff]!),
+    });
   return html`<p><a href="${LIST}">${d('allAccounts')}</a></p>
 <h1>${d('accountTitle', { email: account.email })}</h1>
 ${message('notice', state.notice)}${message('error', state.error)}
@@ -145,25 +217,46 @@ ${message('notice', state.notice)}${message('error', state.error)}
 <dt>${d('used')}</dt><dd id="account-used">${number(p, account.used)}</dd>
 </dl>
 <section aria-labelledby="keys"><h2 id="keys">${d('keysTitle')}</h2>
-${account.keys.length === 0 ? html`<p>${d('noKeys')}</p>` : html`<div class="table"><table>
+${
+  account.keys.length === 0
+    ? html`<p>${d('noKeys')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('keyName')}</th><th>${d('prefix')}</th><th>${d('created')}</th><th>${d('keyState')}</th><th></th></tr></thead>
 <tbody>${account.keys.map(
-      (key) => html`<tr><td>${keyName(p, key)}</td><td><code>${key.prefix ?? d('unknownPrefix')}</code></td><td>${when(key.created_at)}</td>
+        (
+          key,
+        ) => html`<tr><td>${keyName(p, key)}</td><td><code>${key.prefix ?? d('unknownPrefix')}</code></td><td>${when(key.created_at)}</td>
 <td>${key.revoked_at ? d('revokedOn', { date: key.revoked_at.slice(0, 16).replace('T', ' ') }) : d('active')}</td>
 <td>${key.revoked_at === null && canChange(p) && form('revoke', html`<input type="hidden" name="key_id" value="${key.id}"><button type="submit" class="danger">${d('revokeButton')}</button>`, 'inline')}</td></tr>`,
-    )}</tbody></table></div>`}
-${canChange(p) && html`<h3>${d('issueTitle')}</h3>${form('issue-key', html`<label for="key-name">${d('issueName')}</label><input id="key-name" name="name" maxlength="${DATA_KEY_NAME_MAX}">
-<div><button type="submit">${d('issueButton')}</button></div>`)}`}</section>
-${canChange(p)
-  ? html`<section aria-labelledby="tariff"><h2 id="tariff">${d('tariffTitle')}</h2>
-${form('tariff', html`<label for="tariff-select">${d('tariff')}</label><select id="tariff-select" name="tariff">${TARIFFS.map(
-      (tariff) => html`<option value="${tariff}"${tariff === account.tariff ? html` selected` : ''}>${tariffLabel(tariff)}</option>`,
-    )}</select> <button type="submit">${d('changeTariff')}</button>`)}</section>
+      )}</tbody></table></div>`
+}
+${
+  canChange(p) &&
+  html`<h3>${d('issueTitle')}</h3>${form(
+    'issue-key',
+    html`<label for="key-name">${d('issueName')}</label><input id="key-name" name="name" maxlength="${DATA_KEY_NAME_MAX}">
+<div><button type="submit">${d('issueButton')}</button></div>`,
+  )}`
+}</section>
+${
+  canChange(p)
+    ? html`<section aria-labelledby="tariff"><h2 id="tariff">${d('tariffTitle')}</h2>
+${form(
+  'tariff',
+  html`<label for="tariff-select">${d('tariff')}</label><select id="tariff-select" name="tariff">${TARIFFS.map(
+    (tariff) =>
+      html`<option value="${tariff}"${tariff === account.tariff ? html` selected` : ''}>${tariffLabel(tariff)}</option>`,
+  )}</select> <button type="submit">${d('changeTariff')}</button>`,
+)}</section>
 <section aria-labelledby="quota"><h2 id="quota">${d('quotaTitle')}</h2>
-${form('quota', html`<label for="monthly-quota">${d('quotaLabel')}</label><input id="monthly-quota" name="monthly_quota" type="number" min="0" max="${MAX_QUOTA}" step="1" required value="${account.custom_quota && account.monthly_quota !== null ? String(account.monthly_quota) : ''}" aria-describedby="quota-hint">
-<p class="hint" id="quota-hint">${d('quotaHint')}</p><div><button type="submit">${d('setQuota')}</button></div>`)}
+${form(
+  'quota',
+  html`<label for="monthly-quota">${d('quotaLabel')}</label><input id="monthly-quota" name="monthly_quota" type="number" min="0" max="${MAX_QUOTA}" step="1" required value="${account.custom_quota && account.monthly_quota !== null ? String(account.monthly_quota) : ''}" aria-describedby="quota-hint">
+<p class="hint" id="quota-hint">${d('quotaHint')}</p><div><button type="submit">${d('setQuota')}</button></div>`,
+)}
 ${account.custom_quota && form('clear-quota', html`<button type="submit" class="secondary">${d('clearQuota')}</button>`)}</section>`
-  : html`<p class="muted">${d('readOnly')}</p>`}`;
+    : html`<p class="muted">${d('readOnly')}</p>`
+}`;
 }
 
 function revokeConfirmBody(p: DataPage, account: DataAccountItem, key: DataKeyItem): SafeHtml {

@@ -78,9 +78,15 @@ export async function issueDataKey(
  * The signed-in user issues a named key to their own account (made on the free tariff when there is none). The
  * account row is locked while the active keys are counted, so concurrent requests cannot pass the limit together.
  */
-export async function issueOwnDataKey(db: Db, userId: string, name: string): Promise<{ id: string; name: string; key: string }> {
+export async function issueOwnDataKey(
+  db: Db,
+  userId: string,
+  name: string,
+): Promise<{ id: string; name: string; key: string }> {
   return inTransaction(db, async (client) => {
-    await client.query(`INSERT INTO data_accounts (id, tariff) VALUES ($1, 'free') ON CONFLICT (id) DO NOTHING`, [userId]);
+    await client.query(`INSERT INTO data_accounts (id, tariff) VALUES ($1, 'free') ON CONFLICT (id) DO NOTHING`, [
+      userId,
+    ]);
     await client.query('SELECT 1 FROM data_accounts WHERE id = $1 FOR UPDATE', [userId]);
     const active = await client.query<{ count: number }>(
       'SELECT count(*)::int AS count FROM data_keys WHERE account_id = $1 AND revoked_at IS NULL',
@@ -152,15 +158,25 @@ export async function listDataKeysOf(db: Db, accountIds: string[]): Promise<Map<
 }
 
 /** An administrator issues a key to an existing account, with the same limit as its owner has; 404 without one. */
-export async function issueAccountKey(db: Db, accountId: string, name: string): Promise<{ id: string; name: string; key: string }> {
+export async function issueAccountKey(
+  db: Db,
+  accountId: string,
+  name: string,
+): Promise<{ id: string; name: string; key: string }> {
   if (!(await dataAccountExists(db, accountId))) throw notFound('No such data account.');
   return issueOwnDataKey(db, accountId, name);
 }
 
 /** An administrator revokes any account's key by its id: the key before and after, and its account. */
-export async function revokeAnyDataKey(db: Db, keyId: string): Promise<{ account_id: string; before: DataKeyItem; after: DataKeyItem }> {
+export async function revokeAnyDataKey(
+  db: Db,
+  keyId: string,
+): Promise<{ account_id: string; before: DataKeyItem; after: DataKeyItem }> {
   if (!z.uuid().safeParse(keyId).success) throw notFound('No such data API key.');
-  const result = await db.query<KeyRow & { account_id: string }>(`SELECT account_id, ${KEY_COLUMNS} FROM data_keys WHERE id = $1`, [keyId]);
+  const result = await db.query<KeyRow & { account_id: string }>(
+    `SELECT account_id, ${KEY_COLUMNS} FROM data_keys WHERE id = $1`,
+    [keyId],
+  );
   const row = result.rows[0];
   if (!row) throw notFound('No such data API key.');
   return { account_id: row.account_id, before: item(row), after: await revokeDataKey(db, row.account_id, keyId) };

@@ -5,7 +5,13 @@
 // if the protocol layer accepts the call (mcp-tools.ts), and an unspent unit goes back when the request ends.
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
-import { createMcpHandler, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, type AuthInfo } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { readRawBody, SMALL_BODY_LIMIT_BYTES } from '../http/body.ts';
 import type { FieldError } from '../http/problem.ts';
@@ -38,7 +44,10 @@ export function mcpEndpoint(services: Services): Middleware {
     onerror: (error) => services.logger.warn({ err: error }, 'MCP request failed'),
   });
   const serve = toNodeHandler(
-    { fetch: async (request, options) => settled(await handler.fetch(request, options), scopeOf(options?.authInfo).unit) },
+    {
+      fetch: async (request, options) =>
+        settled(await handler.fetch(request, options), scopeOf(options?.authInfo).unit),
+    },
     { maxRequestBodySize: BODY_LIMIT_BYTES },
   );
 
@@ -62,7 +71,11 @@ export function mcpEndpoint(services: Services): Middleware {
       if (refusal) {
         await authenticate(ctx, services, 0, '/mcp'); // a wrong key is still 401; a refused request costs nothing
         ctx.status = refusal.status;
-        ctx.body = { jsonrpc: '2.0', id: refusal.id, error: { code: refusal.code, message: refusal.message, ...(refusal.data ? { data: refusal.data } : {}) } };
+        ctx.body = {
+          jsonrpc: '2.0',
+          id: refusal.id,
+          error: { code: refusal.code, message: refusal.message, ...(refusal.data ? { data: refusal.data } : {}) },
+        };
         return;
       }
     }
@@ -129,7 +142,8 @@ function refusalOf(body: unknown): Refusal | undefined {
       status: 400,
       id: null,
       code: INVALID_REQUEST,
-      message: 'Invalid Request: JSON-RPC batches are not supported (the 2025-11-25 and 2026-07-28 revisions have none); send one message per request.',
+      message:
+        'Invalid Request: JSON-RPC batches are not supported (the 2025-11-25 and 2026-07-28 revisions have none); send one message per request.',
     };
   }
   // The depth rule once more on the parsed message (never broken after jsonDepthError), in the text rule's one walk.
@@ -155,6 +169,9 @@ function idOf(message: unknown): string | number | null {
 
 /** A tools/call request: one with an id (without one it is a notification, which runs no tool). */
 function isToolCall(message: unknown): boolean {
-  const { method, id } = (typeof message === 'object' && message !== null ? message : {}) as { method?: unknown; id?: unknown };
+  const { method, id } = (typeof message === 'object' && message !== null ? message : {}) as {
+    method?: unknown;
+    id?: unknown;
+  };
   return method === 'tools/call' && id !== undefined;
 }

@@ -5,8 +5,19 @@ import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { Problem, problem } from '../http/problem.ts';
 import {
-  CorporaSchema, CountriesSchema, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, PracticeResultsSchema,
-  PracticeSearchInput, SearchTendersToolInput, SourcesSchema, tenderSearch, TenderCardSchema, TenderFacetsToolInput, TenderIdInput,
+  CorporaSchema,
+  CountriesSchema,
+  FacetsSchema,
+  KnowledgeResultsSchema,
+  KnowledgeSearchInput,
+  PracticeResultsSchema,
+  PracticeSearchInput,
+  SearchTendersToolInput,
+  SourcesSchema,
+  tenderSearch,
+  TenderCardSchema,
+  TenderFacetsToolInput,
+  TenderIdInput,
   TenderListSchema,
 } from './schemas.ts';
 import { searchTenders, tenderCard, tenderCountries, tenderFacets, type SearchBounds } from './tenders.ts';
@@ -30,7 +41,10 @@ export interface ToolCallScope {
 
 /** A result as MCP wants it: structured content plus the same JSON as text. */
 function result(data: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data as Record<string, unknown> };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(data) }],
+    structuredContent: data as Record<string, unknown>,
+  };
 }
 
 const failure = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
@@ -42,7 +56,8 @@ const failure = (text: string): CallToolResult => ({ isError: true, content: [{ 
  * to the log only. Refused by validation or failed on our side, the call costs nothing.
  */
 async function run(scope: ToolCallScope, tool: string, work: () => Promise<unknown>): Promise<CallToolResult> {
-  if (!scope.unit?.spend()) return failure('request_aborted: the request ended before the tool ran; nothing was counted.');
+  if (!scope.unit?.spend())
+    return failure('request_aborted: the request ended before the tool ran; nothing was counted.');
   try {
     return result(await work());
   } catch (error) {
@@ -84,7 +99,9 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
     );
   };
 
-  tool('search_tenders', 'Search tenders',
+  tool(
+    'search_tenders',
+    'Search tenders',
     'Tenders that match what you mean, best first with a relevance score 0..1 (0.9 and more: every part of the query in ' +
       'the title). A good query names the goods, works or services and maybe a place, in Russian or English: ' +
       '«лекарственные препараты», "road repair Leeds", diesel fuel; synonyms and translations match, so one language ' +
@@ -93,32 +110,70 @@ export function createMcpServer(db: Db, bounds: SearchBounds, scope: ToolCallSco
       '"okpd2:21.20"), buyer (name words or id), country, source, law (44-fz, 223-fz, eu-2014-24, …). sort: relevance, ' +
       'newest, deadline, value_asc, value_desc. Without query: the newest tenders the filters let through. For the next ' +
       'page pass next_cursor as cursor. Same as GET /v1/tenders.',
-    SearchTendersToolInput, TenderListSchema, ({ query, ...args }) => searchTenders(db, tenderSearch({ ...args, q: query }, 'query'), bounds));
-  tool('get_tender', 'Get a tender card',
+    SearchTendersToolInput,
+    TenderListSchema,
+    ({ query, ...args }) => searchTenders(db, tenderSearch({ ...args, q: query }, 'query'), bounds),
+  );
+  tool(
+    'get_tender',
+    'Get a tender card',
     'The full card of one tender by id (from search_tenders), with the source record. Same as GET /v1/tenders/{id}.',
-    TenderIdInput, TenderCardSchema, async ({ id }) => {
+    TenderIdInput,
+    TenderCardSchema,
+    async ({ id }) => {
       const card = await tenderCard(db, id);
       if (!card) throw problem('not_found', `No tender ${id}. Take ids from search_tenders results.`);
       return card;
-    });
-  tool('tender_facets', 'Tender facets',
+    },
+  );
+  tool(
+    'tender_facets',
+    'Tender facets',
     'Tender counts by country, source, status, law, currency and frequent classification codes (CPV, OKPD2), within ' +
       'the query and filters given (the same as search_tenders takes): what to filter by next. Same as GET /v1/tenders/facets.',
-    TenderFacetsToolInput, FacetsSchema, ({ query, ...args }) => tenderFacets(db, { ...args, q: query }));
-  tool('tender_countries', 'Countries with tenders',
+    TenderFacetsToolInput,
+    FacetsSchema,
+    ({ query, ...args }) => tenderFacets(db, { ...args, q: query }),
+  );
+  tool(
+    'tender_countries',
+    'Countries with tenders',
     'Countries that have tenders, with names in English and Russian and counts. Same as GET /v1/tenders/countries.',
-    NoInput, CountriesSchema, () => tenderCountries(db));
-  tool('list_sources', 'Tender sources',
+    NoInput,
+    CountriesSchema,
+    () => tenderCountries(db),
+  );
+  tool(
+    'list_sources',
+    'Tender sources',
     'Where tenders come from, with each source’s status (ok, degraded, failing, disabled), last sync and record count. Same as GET /v1/sources.',
-    NoInput, SourcesSchema, () => listSources(db));
-  tool('search_practice', 'Search supervisory practice',
+    NoInput,
+    SourcesSchema,
+    () => listSources(db),
+  );
+  tool(
+    'search_practice',
+    'Search supervisory practice',
     'Court and FAS decisions on public procurement matching the query, with case number, court, date and a snippet. Same as POST /v1/practice/search.',
-    PracticeSearchInput, PracticeResultsSchema, (args) => searchPractice(db, args));
-  tool('search_knowledge', 'Search knowledge corpora',
+    PracticeSearchInput,
+    PracticeResultsSchema,
+    (args) => searchPractice(db, args),
+  );
+  tool(
+    'search_knowledge',
+    'Search knowledge corpora',
     'Reference documents matching the query, optionally only in some corpora (see list_corpora). Same as POST /v1/knowledge/search.',
-    KnowledgeSearchInput, KnowledgeResultsSchema, (args) => searchKnowledge(db, args));
-  tool('list_corpora', 'Knowledge corpora',
+    KnowledgeSearchInput,
+    KnowledgeResultsSchema,
+    (args) => searchKnowledge(db, args),
+  );
+  tool(
+    'list_corpora',
+    'Knowledge corpora',
     'The knowledge corpora search_knowledge can search, with their document counts. Same as GET /v1/corpora.',
-    NoInput, CorporaSchema, () => listCorpora(db));
+    NoInput,
+    CorporaSchema,
+    () => listCorpora(db),
+  );
   return server;
 }

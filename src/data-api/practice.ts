@@ -8,9 +8,19 @@ import { RANK_CANDIDATES } from './tenders.ts';
 // Markdown bold marks the matched words: readable for people and for language models alike.
 const HEADLINE = `'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**'`;
 
-export async function searchPractice(db: Db, input: { query: string; top_k: number }): Promise<z.output<typeof PracticeResultsSchema>> {
+export async function searchPractice(
+  db: Db,
+  input: { query: string; top_k: number },
+): Promise<z.output<typeof PracticeResultsSchema>> {
   const result = await db.query<{
-    id: string; title: string; court: string; decided_at: string; case_number: string; snippet: string; score: number; url: string | null;
+    id: string;
+    title: string;
+    court: string;
+    decided_at: string;
+    case_number: string;
+    snippet: string;
+    score: number;
+    url: string | null;
   }>(
     `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q),
      candidates AS MATERIALIZED (SELECT p.id, p.search FROM practice_decisions p, query WHERE p.search @@ query.q LIMIT ${RANK_CANDIDATES}),
@@ -33,10 +43,20 @@ export async function searchKnowledge(
     const known = await db.query<{ key: string }>('SELECT key FROM knowledge_corpora WHERE key = ANY($1)', [keys]);
     const unknown = keys.filter((key) => !known.rows.some((row) => row.key === key));
     if (unknown.length > 0) {
-      throw problem('unknown_corpus', `Unknown corpus ${unknown.join(', ')}; GET /v1/corpora lists the available ones.`);
+      throw problem(
+        'unknown_corpus',
+        `Unknown corpus ${unknown.join(', ')}; GET /v1/corpora lists the available ones.`,
+      );
     }
   }
-  const result = await db.query<{ id: string; corpus_key: string; title: string; snippet: string; score: number; url: string | null }>(
+  const result = await db.query<{
+    id: string;
+    corpus_key: string;
+    title: string;
+    snippet: string;
+    score: number;
+    url: string | null;
+  }>(
     `WITH query AS (SELECT websearch_to_tsquery('russian', $1) AS q),
      candidates AS MATERIALIZED (
        SELECT d.id, d.search FROM knowledge_documents d, query
@@ -51,7 +71,13 @@ export async function searchKnowledge(
 }
 
 export async function listCorpora(db: Db): Promise<z.output<typeof CorporaSchema>> {
-  const result = await db.query<{ key: string; title: string; description: string; documents: number; sample: boolean }>(
+  const result = await db.query<{
+    key: string;
+    title: string;
+    description: string;
+    documents: number;
+    sample: boolean;
+  }>(
     `SELECT c.key, c.title, c.description, c.sample, (SELECT count(*) FROM knowledge_documents d WHERE d.corpus_key = c.key)::int AS documents
      FROM knowledge_corpora c ORDER BY c.key`,
   );

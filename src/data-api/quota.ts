@@ -47,10 +47,13 @@ const CHECK_AND_COUNT = `
 /** The account of an active key with its usage, taking `units` requests from the quota when they fit. */
 export async function checkAndCount(db: Db, key: string, units: number, now = new Date()): Promise<Usage | undefined> {
   const { month, resetsAt, monthDay } = calendarMonth(now);
-  const result = await db.query<{ id: string; tariff: Tariff; quota: number | null; counted: number | null; before: number | null }>(
-    CHECK_AND_COUNT,
-    [hashSecret(key), monthDay, units],
-  );
+  const result = await db.query<{
+    id: string;
+    tariff: Tariff;
+    quota: number | null;
+    counted: number | null;
+    before: number | null;
+  }>(CHECK_AND_COUNT, [hashSecret(key), monthDay, units]);
   const row = result.rows[0];
   if (!row) return undefined;
   const allowed = units === 0 || row.counted !== null;
@@ -203,10 +206,20 @@ const ACCOUNTS_SQL = `
     COALESCE(d.used, 0) AS used
   FROM data_accounts a JOIN users u ON u.id = a.id LEFT JOIN data_usage d ON d.account_id = a.id AND d.month = $1::date`;
 
-type AccountRow = { id: string; email: string; tariff: Tariff; quota: number | null; custom_quota: boolean; used: number };
+type AccountRow = {
+  id: string;
+  email: string;
+  tariff: Tariff;
+  quota: number | null;
+  custom_quota: boolean;
+  used: number;
+};
 
 async function withKeys(db: Db, rows: AccountRow[]): Promise<DataAccountItem[]> {
-  const keys = await listDataKeysOf(db, rows.map((row) => row.id));
+  const keys = await listDataKeysOf(
+    db,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({
     id: row.id,
     email: row.email,
@@ -235,9 +248,16 @@ export async function listDataAccounts(
   return { items: await withKeys(db, result.rows.slice(0, filter.limit)), has_more: result.rows.length > filter.limit };
 }
 
-export async function findDataAccount(db: Db, accountId: string, now = new Date()): Promise<DataAccountItem | undefined> {
+export async function findDataAccount(
+  db: Db,
+  accountId: string,
+  now = new Date(),
+): Promise<DataAccountItem | undefined> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId)) return undefined;
-  const result = await db.query<AccountRow>(`${ACCOUNTS_SQL} WHERE a.id = $2`, [calendarMonth(now).monthDay, accountId]);
+  const result = await db.query<AccountRow>(`${ACCOUNTS_SQL} WHERE a.id = $2`, [
+    calendarMonth(now).monthDay,
+    accountId,
+  ]);
   return (await withKeys(db, result.rows))[0];
 }
 

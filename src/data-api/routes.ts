@@ -7,8 +7,21 @@ import type { Services } from '../services.ts';
 import { requireDataKey } from './auth.ts';
 import type { Usage } from './quota.ts';
 import {
-  CorporaSchema, CountriesSchema, FacetsInput, FacetsSchema, KnowledgeResultsSchema, KnowledgeSearchInput, MeSchema,
-  PracticeResultsSchema, PracticeSearchInput, SourcesSchema, TenderCardSchema, TenderIdInput, TenderListSchema, TenderSearchQuery, tenderSearch,
+  CorporaSchema,
+  CountriesSchema,
+  FacetsInput,
+  FacetsSchema,
+  KnowledgeResultsSchema,
+  KnowledgeSearchInput,
+  MeSchema,
+  PracticeResultsSchema,
+  PracticeSearchInput,
+  SourcesSchema,
+  TenderCardSchema,
+  TenderIdInput,
+  TenderListSchema,
+  TenderSearchQuery,
+  tenderSearch,
 } from './schemas.ts';
 import { searchBounds, searchTenders, tenderCard, tenderCountries, tenderFacets } from './tenders.ts';
 import { listSources } from './sources.ts';
@@ -40,7 +53,10 @@ export function dataRoutes(api: Api, services: Services): void {
     query: TenderSearchQuery,
     responses: {
       200: { description: 'A page of tenders', schema: TenderListSchema },
-      503: { description: 'The search ran past its time budget (search_timeout): a quoted phrase or negation of very common words' },
+      503: {
+        description:
+          'The search ran past its time budget (search_timeout): a quoted phrase or negation of very common words',
+      },
       ...errors,
     },
     handler: async (ctx, { query }) => {
@@ -87,7 +103,11 @@ export function dataRoutes(api: Api, services: Services): void {
     description: 'The tender with its OCDS id, procurement method and the record as the source published it.',
     tags: ['Tenders'],
     params: TenderIdInput,
-    responses: { 200: { description: 'The card', schema: TenderCardSchema }, 404: { description: 'No such tender' }, ...errors },
+    responses: {
+      200: { description: 'The card', schema: TenderCardSchema },
+      404: { description: 'No such tender' },
+      ...errors,
+    },
     handler: async (ctx, { params }) => {
       const card = await tenderCard(db, params.id);
       if (!card) throw notFound(`No tender ${params.id}.`);

@@ -14,7 +14,15 @@ const countryCode = z
   .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. RU or de')
   .transform((value) => value.toUpperCase());
 
-export const TENDER_STATUSES = ['planning', 'planned', 'active', 'complete', 'cancelled', 'unsuccessful', 'withdrawn'] as const;
+export const TENDER_STATUSES = [
+  'planning',
+  'planned',
+  'active',
+  'complete',
+  'cancelled',
+  'unsuccessful',
+  'withdrawn',
+] as const;
 export const TENDER_SORTS = ['relevance', 'newest', 'deadline', 'value_asc', 'value_desc'] as const;
 export type TenderSort = (typeof TENDER_SORTS)[number];
 export const MAX_VALUE = 1e13;
@@ -33,7 +41,10 @@ const PREFIX = ' *(?:(?:[cC][pP][vV]|[oO][kK][pP][dD]2):)?[0-9][0-9.-]{0,19} *';
 const classificationList = z
   .string()
   .max(400)
-  .regex(new RegExp(`^${PREFIX}(?:,${PREFIX}){0,19}$`), 'must be 1 to 20 comma-separated code prefixes such as 33600000, cpv:336 or okpd2:21.20')
+  .regex(
+    new RegExp(`^${PREFIX}(?:,${PREFIX}){0,19}$`),
+    'must be 1 to 20 comma-separated code prefixes such as 33600000, cpv:336 or okpd2:21.20',
+  )
   .transform((value): ClassificationPrefix[] =>
     value.split(',').map((part) => {
       const match = CLASSIFICATION.exec(part.trim())!;
@@ -49,14 +60,23 @@ export interface TenderCursor {
 export function encodeCursor(cursor: TenderCursor): string {
   return Buffer.from(JSON.stringify({ s: cursor.sort, k: cursor.keys })).toString('base64url');
 }
-const cursorText = z.string().min(1).max(1000).regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor as a page gave it');
+const cursorText = z
+  .string()
+  .min(1)
+  .max(1000)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor as a page gave it');
 
 /** The cursor a page gave, or 400 invalid_cursor: its shape is documented, what it holds is ours. */
 function decodeCursor(value: string): TenderCursor {
   try {
     const { s, k } = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
     const keyCount = s === 'relevance' ? 3 : 2;
-    if (TENDER_SORTS.includes(s) && Array.isArray(k) && k.length === keyCount && k.every((key) => typeof key === 'string')) {
+    if (
+      TENDER_SORTS.includes(s) &&
+      Array.isArray(k) &&
+      k.length === keyCount &&
+      k.every((key) => typeof key === 'string')
+    ) {
       return { sort: s, keys: k };
     }
   } catch {
@@ -72,22 +92,44 @@ function decodeCursor(value: string): TenderCursor {
 function tenderFilters(number: (min: number, max: number) => z.ZodType<number>) {
   return {
     country: countryCode.optional().describe('ISO 3166-1 alpha-2 country code, any case'),
-    status: z.enum(TENDER_STATUSES).optional().describe('OCDS tender status; active is open for bids or being evaluated'),
+    status: z
+      .enum(TENDER_STATUSES)
+      .optional()
+      .describe('OCDS tender status; active is open for bids or being evaluated'),
     deadline_from: isoMoment.optional().describe('Bid deadline on or after this date or moment (ISO 8601)'),
     deadline_to: isoMoment.optional().describe('Bid deadline on or before this date (the whole day) or moment'),
     published_from: isoMoment.optional().describe('Published on or after this date or moment'),
     published_to: isoMoment.optional().describe('Published on or before this date (the whole day) or moment'),
-    value_min: number(0, MAX_VALUE).optional().describe('Estimated value at least this, in the tender’s currency (combine with currency)'),
+    value_min: number(0, MAX_VALUE)
+      .optional()
+      .describe('Estimated value at least this, in the tender’s currency (combine with currency)'),
     value_max: number(0, MAX_VALUE).optional().describe('Estimated value at most this, in the tender’s currency'),
-    currency: z.string().regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code, e.g. RUB or eur').transform((value) => value.toUpperCase())
-      .optional().describe('ISO 4217 currency of the value, any case'),
-    classification: classificationList.optional()
-      .describe('Classification code prefixes, comma-separated; cpv: or okpd2: names the scheme, none means either: 33600000, cpv:336, okpd2:21.20'),
-    buyer: nonBlank(200).optional().describe('The buyer: its id (e.g. the INN) or words of its name, all of which must occur'),
-    source: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'must be a source key (see /v1/sources)').transform((value) => value.toLowerCase())
-      .optional().describe('Key of the source (see /v1/sources)'),
-    law: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,31}$/, 'must be a law key such as 44-fz, 223-fz or eu-2014-24').transform((value) => value.toLowerCase())
-      .optional().describe('Procurement law: 44-fz, 223-fz, eu-2014-24, uk-pa-2023, … (facets list those present)'),
+    currency: z
+      .string()
+      .regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code, e.g. RUB or eur')
+      .transform((value) => value.toUpperCase())
+      .optional()
+      .describe('ISO 4217 currency of the value, any case'),
+    classification: classificationList
+      .optional()
+      .describe(
+        'Classification code prefixes, comma-separated; cpv: or okpd2: names the scheme, none means either: 33600000, cpv:336, okpd2:21.20',
+      ),
+    buyer: nonBlank(200)
+      .optional()
+      .describe('The buyer: its id (e.g. the INN) or words of its name, all of which must occur'),
+    source: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, 'must be a source key (see /v1/sources)')
+      .transform((value) => value.toLowerCase())
+      .optional()
+      .describe('Key of the source (see /v1/sources)'),
+    law: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,31}$/, 'must be a law key such as 44-fz, 223-fz or eu-2014-24')
+      .transform((value) => value.toLowerCase())
+      .optional()
+      .describe('Procurement law: 44-fz, 223-fz, eu-2014-24, uk-pa-2023, … (facets list those present)'),
   };
 }
 
@@ -96,19 +138,31 @@ const QUERY_DESCRIPTION =
   'medicines. Word forms, synonyms and translations of common goods and works match, and a one-letter typo is forgiven; ' +
   'web-search syntax: "exact phrase", -exclude, or. Leave out what filters say better (status, dates, value, codes).';
 
-function searchFields(number: (min: number, max: number) => z.ZodType<number>, int: (min: number, max: number) => z.ZodType<number>) {
+function searchFields(
+  number: (min: number, max: number) => z.ZodType<number>,
+  int: (min: number, max: number) => z.ZodType<number>,
+) {
   return {
     ...tenderFilters(number),
-    min_score: number(0, 1).optional().describe('Only results whose relevance score (0..1) is at least this; needs the text'),
-    sort: z.enum(TENDER_SORTS).optional()
-      .describe('relevance (the default with text), newest (the default without), deadline (soonest first), value_asc, value_desc'),
+    min_score: number(0, 1)
+      .optional()
+      .describe('Only results whose relevance score (0..1) is at least this; needs the text'),
+    sort: z
+      .enum(TENDER_SORTS)
+      .optional()
+      .describe(
+        'relevance (the default with text), newest (the default without), deadline (soonest first), value_asc, value_desc',
+      ),
     limit: int(1, MAX_LIMIT).default(20).describe(`Page size, 1..${MAX_LIMIT}`),
     offset: int(0, 100_000).default(0).describe('Items to skip; for deep lists pass cursor instead'),
     cursor: cursorText.optional().describe('next_cursor of the previous page: the page after it, in the same sort'),
   };
 }
 
-export const TenderSearchQuery = z.object({ q: nonBlank(MAX_QUERY_LENGTH).optional().describe(QUERY_DESCRIPTION), ...searchFields(queryNumber, queryInt) });
+export const TenderSearchQuery = z.object({
+  q: nonBlank(MAX_QUERY_LENGTH).optional().describe(QUERY_DESCRIPTION),
+  ...searchFields(queryNumber, queryInt),
+});
 /** A search as tenders.ts runs it: the cursor decoded. */
 export type TenderSearchInput = Omit<z.output<typeof TenderSearchQuery>, 'cursor'> & { cursor?: TenderCursor };
 
@@ -119,12 +173,14 @@ export type TenderSearchInput = Omit<z.output<typeof TenderSearchQuery>, 'cursor
 export function tenderSearch(input: z.output<typeof TenderSearchQuery>, text: 'q' | 'query' = 'q'): TenderSearchInput {
   const conflict = (message: string) => problem('conflicting_parameters', message);
   const hasText = input.q !== undefined;
-  if (input.sort === 'relevance' && !hasText) throw conflict(`sort=relevance needs ${text}: without text there is no relevance.`);
+  if (input.sort === 'relevance' && !hasText)
+    throw conflict(`sort=relevance needs ${text}: without text there is no relevance.`);
   if (input.value_min !== undefined && input.value_max !== undefined && input.value_min > input.value_max) {
     throw conflict('value_min must not exceed value_max.');
   }
   if (input.cursor === undefined) return { ...input, cursor: undefined };
-  if (input.offset) throw conflict('offset cannot be combined with cursor: the cursor already says where the page starts.');
+  if (input.offset)
+    throw conflict('offset cannot be combined with cursor: the cursor already says where the page starts.');
   const cursor = decodeCursor(input.cursor);
   const sort = input.sort ?? (hasText ? 'relevance' : 'newest');
   if (cursor.sort !== sort) throw conflict(`cursor was made for sort=${cursor.sort}, not ${sort}.`);
@@ -144,7 +200,9 @@ export const FacetsInput = z.object({
   ...tenderFilters(queryNumber),
 });
 export const TenderFacetsToolInput = z.object({
-  query: nonBlank(MAX_QUERY_LENGTH).optional().describe('Count only the tenders this text finds (as search_tenders does)'),
+  query: nonBlank(MAX_QUERY_LENGTH)
+    .optional()
+    .describe('Count only the tenders this text finds (as search_tenders does)'),
   ...tenderFilters(jsonNumber),
 });
 export type TenderFilters = Omit<z.output<typeof FacetsInput>, 'q'>;
@@ -163,16 +221,24 @@ export const TenderSchema = z
     title: z.string(),
     description: z.string(),
     buyer: z.object({ name: z.string(), id: z.string().nullable().describe('e.g. the INN in Russia') }),
-    value: z.object({ amount: z.number().nullable(), currency: z.string().nullable() })
+    value: z
+      .object({ amount: z.number().nullable(), currency: z.string().nullable() })
       .describe('Estimated (initial maximum) value'),
     status: z.string().describe('OCDS tender status: planning, active, complete, cancelled, unsuccessful, …'),
-    law: z.string().nullable().describe('Procurement law: 44-fz, 223-fz, eu-2014-24, …; null when the source does not say'),
+    law: z
+      .string()
+      .nullable()
+      .describe('Procurement law: 44-fz, 223-fz, eu-2014-24, …; null when the source does not say'),
     published_at: z.string().nullable(),
     deadline_at: z.string().nullable().describe('Deadline for bids'),
     url: z.string().nullable().describe('The notice at its source'),
     classification: z.array(ClassificationSchema),
-    score: z.number().optional()
-      .describe('Relevance 0..1, present with text: 0.9 × how well the query is found (title above description and buyer, a classification label that says it adds) + 0.1 × recency'),
+    score: z
+      .number()
+      .optional()
+      .describe(
+        'Relevance 0..1, present with text: 0.9 × how well the query is found (title above description and buyer, a classification label that says it adds) + 0.1 × recency',
+      ),
     sample: z.boolean().describe('True for generated sample data'),
   })
   .meta({ title: 'Tender' });
@@ -204,7 +270,8 @@ export const FacetsSchema = z.object({
   status: z.array(FacetValue),
   currency: z.array(FacetValue),
   law: z.array(FacetValue),
-  classification: z.array(FacetValue.extend({ scheme: z.string(), id: z.string() }))
+  classification: z
+    .array(FacetValue.extend({ scheme: z.string(), id: z.string() }))
     .describe('The most frequent codes, value is scheme:id'),
   total: z.number().int().describe('Tenders counted; with text or filters at most 10 000 of them'),
   total_relation: z.enum(['eq', 'gte']).describe('gte when more tenders match than were counted'),
@@ -221,7 +288,9 @@ export const SourcesSchema = z.object({
       key: z.string(),
       name: z.string(),
       country: z.string().nullable(),
-      status: z.enum(SOURCE_STATUSES).describe('From the latest sync runs: ok, degraded (partial or recovering), failing, disabled'),
+      status: z
+        .enum(SOURCE_STATUSES)
+        .describe('From the latest sync runs: ok, degraded (partial or recovering), failing, disabled'),
       last_sync_at: z.string().nullable().describe('End of the latest successful sync'),
       records: z.number().int(),
     }),
@@ -251,18 +320,36 @@ export const PracticeResultsSchema = z.object({
 export const KnowledgeSearchInput = z.object({
   query: nonBlank(MAX_QUERY_LENGTH).describe('What to look for (Russian or English)'),
   top_k: z.number().int().min(1).max(MAX_TOP_K).default(10).describe(`How many results, 1..${MAX_TOP_K}`),
-  corpus_keys: z.array(z.string().min(1).max(64)).max(20).optional()
+  corpus_keys: z
+    .array(z.string().min(1).max(64))
+    .max(20)
+    .optional()
     .describe('Search only these corpora (see /v1/corpora); all when absent'),
 });
 
 export const KnowledgeResultsSchema = z.object({
   items: z.array(
-    z.object({ id: z.string(), corpus_key: z.string(), title: z.string(), snippet: z.string(), score: z.number(), url: z.string().nullable() }),
+    z.object({
+      id: z.string(),
+      corpus_key: z.string(),
+      title: z.string(),
+      snippet: z.string(),
+      score: z.number(),
+      url: z.string().nullable(),
+    }),
   ),
 });
 
 export const CorporaSchema = z.object({
-  items: z.array(z.object({ key: z.string(), title: z.string(), description: z.string(), documents: z.number().int(), sample: z.boolean() })),
+  items: z.array(
+    z.object({
+      key: z.string(),
+      title: z.string(),
+      description: z.string(),
+      documents: z.number().int(),
+      sample: z.boolean(),
+    }),
+  ),
 });
 
 export const MeSchema = z.object({

@@ -19,8 +19,14 @@ export function sourceStatus(source: { enabled: boolean; configured: boolean }, 
 
 export async function listSources(db: Db): Promise<z.output<typeof SourcesSchema>> {
   const result = await db.query<{
-    key: string; name: string; country: string | null; enabled: boolean; configured: boolean;
-    last_sync_at: Date | null; recent: string[] | null; records: number | null;
+    key: string;
+    name: string;
+    country: string | null;
+    enabled: boolean;
+    configured: boolean;
+    last_sync_at: Date | null;
+    recent: string[] | null;
+    records: number | null;
   }>(
     `SELECT s.key, s.name, s.country, s.enabled, (s.url IS NOT NULL OR s.kind = 'sample') AS configured,
        (SELECT max(r.finished_at) FROM data_source_runs r WHERE r.source_key = s.key AND r.outcome IN ('ok', 'partial')) AS last_sync_at,

@@ -29,11 +29,32 @@ export function configuredSources(config: Config): SourceDefinition[] {
     .filter(Boolean)
     .map((pair) => {
       const [key, ...url] = pair.split('=');
-      return { key: key!, name: `OCDS feed ${key}`, kind: 'ocds' as const, country: null, url: url.join('='), intervalSeconds: interval };
+      return {
+        key: key!,
+        name: `OCDS feed ${key}`,
+        kind: 'ocds' as const,
+        country: null,
+        url: url.join('='),
+        intervalSeconds: interval,
+      };
     });
   return [
-    { key: 'eis-44fz', name: 'EIS (zakupki.gov.ru): 44-FZ notices', kind: 'eis', country: 'RU', url: config.EIS_NOTICES_URL, intervalSeconds: interval },
-    { key: 'ted', name: 'TED (Tenders Electronic Daily): EU notices', kind: 'ted', country: null, url: config.TED_SEARCH_URL, intervalSeconds: interval },
+    {
+      key: 'eis-44fz',
+      name: 'EIS (zakupki.gov.ru): 44-FZ notices',
+      kind: 'eis',
+      country: 'RU',
+      url: config.EIS_NOTICES_URL,
+      intervalSeconds: interval,
+    },
+    {
+      key: 'ted',
+      name: 'TED (Tenders Electronic Daily): EU notices',
+      kind: 'ted',
+      country: null,
+      url: config.TED_SEARCH_URL,
+      intervalSeconds: interval,
+    },
     ...ocds,
   ];
 }
@@ -43,7 +64,15 @@ export async function saveSource(db: Db, source: SourceDefinition): Promise<void
     `INSERT INTO data_sources (key, name, kind, country, url, enabled, interval_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (key) DO UPDATE SET name = excluded.name, kind = excluded.kind, country = excluded.country, url = excluded.url,
        enabled = excluded.enabled, interval_seconds = excluded.interval_seconds, updated_at = now()`,
-    [source.key, source.name, source.kind, source.country, source.url ?? null, Boolean(source.url), source.intervalSeconds],
+    [
+      source.key,
+      source.name,
+      source.kind,
+      source.country,
+      source.url ?? null,
+      Boolean(source.url),
+      source.intervalSeconds,
+    ],
   );
 }
 
@@ -59,14 +88,22 @@ export async function ensureSchedule(client: Client, source: SourceDefinition, t
       workflowId: scheduleId(source.key),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-    state: { paused: !source.url, note: source.url ? `syncs ${source.kind} source ${source.key}` : 'no endpoint configured' },
+    state: {
+      paused: !source.url,
+      note: source.url ? `syncs ${source.kind} source ${source.key}` : 'no endpoint configured',
+    },
   };
   try {
     await client.schedule.create({ scheduleId: scheduleId(source.key), ...options });
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
     const handle = client.schedule.getHandle(scheduleId(source.key));
-    await handle.update((previous) => ({ ...previous, spec: options.spec, action: options.action, policies: options.policies }));
+    await handle.update((previous) => ({
+      ...previous,
+      spec: options.spec,
+      action: options.action,
+      policies: options.policies,
+    }));
     await (source.url ? handle.unpause('source configured') : handle.pause('no endpoint configured'));
   }
 }
@@ -84,17 +121,23 @@ export async function configureDataSources(services: Services): Promise<SourceDe
 // What the sync activities do, over the database.
 
 export async function loadSource(db: Db, key: string): Promise<(SourceConfig & { enabled: boolean }) | undefined> {
-  const result = await db.query<{ key: string; kind: SourceConfig['kind'] | 'sample'; url: string | null; country: string | null; enabled: boolean }>(
-    'SELECT key, kind, url, country, enabled FROM data_sources WHERE key = $1',
-    [key],
-  );
+  const result = await db.query<{
+    key: string;
+    kind: SourceConfig['kind'] | 'sample';
+    url: string | null;
+    country: string | null;
+    enabled: boolean;
+  }>('SELECT key, kind, url, country, enabled FROM data_sources WHERE key = $1', [key]);
   const row = result.rows[0];
   if (!row || row.kind === 'sample' || !row.url) return undefined;
   return { key: row.key, kind: row.kind, url: row.url, country: row.country, enabled: row.enabled };
 }
 
 export async function beginRun(db: Db, sourceKey: string, runId: string): Promise<void> {
-  await db.query('INSERT INTO data_source_runs (run_id, source_key) VALUES ($1, $2) ON CONFLICT (run_id) DO NOTHING', [runId, sourceKey]);
+  await db.query('INSERT INTO data_source_runs (run_id, source_key) VALUES ($1, $2) ON CONFLICT (run_id) DO NOTHING', [
+    runId,
+    sourceKey,
+  ]);
 }
 
 export interface RunOutcome {

@@ -19,7 +19,8 @@ export class Params {
 }
 
 /** A filter value as the lexeme the search vector holds (tender_filter_lexeme in SQL), quoted for a tsquery. */
-const lexeme = (kind: string, value: string) => `'${(kind + value.toLowerCase()).replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+const lexeme = (kind: string, value: string) =>
+  `'${(kind + value.toLowerCase()).replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 function classificationQuery(prefixes: ClassificationPrefix[]): string {
   const terms = prefixes.flatMap(({ scheme, code }) =>
@@ -35,7 +36,12 @@ function classificationQuery(prefixes: ClassificationPrefix[]): string {
  * intersect a selective range with what the GIN index finds; as `columns`, which no index serves (a range most
  * tenders pass is tested on the candidates); or not at all (`none`). `lexemes: false` leaves the lexemes out.
  */
-export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys' | 'columns' | 'none' = 'keys', lexemes = true): { lexemes?: string; conditions: string[] } {
+export function filterSql(
+  filters: TenderFilters,
+  params: Params,
+  ranges: 'keys' | 'columns' | 'none' = 'keys',
+  lexemes = true,
+): { lexemes?: string; conditions: string[] } {
   const terms: string[] = [];
   if (filters.country) terms.push(lexeme('@', filters.country));
   if (filters.status) terms.push(lexeme('~status:', filters.status));
@@ -48,16 +54,27 @@ export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys'
 
   const conditions: string[] = [];
   if (ranges === 'none') return { lexemes: parts.length > 0 ? `(${parts.join(' && ')})` : undefined, conditions };
-  const key = (column: string, missing: string) => (ranges === 'keys' ? `coalesce(s.${column}, '${missing}')` : `s.${column}`);
+  const key = (column: string, missing: string) =>
+    ranges === 'keys' ? `coalesce(s.${column}, '${missing}')` : `s.${column}`;
   const range = (column: string, missing: string, from: string | undefined, to: string | undefined) => {
-    if (from) conditions.push(`${key(column, missing)} >= ${params.add(from)}::timestamptz AND s.${column} IS NOT NULL`);
+    if (from)
+      conditions.push(`${key(column, missing)} >= ${params.add(from)}::timestamptz AND s.${column} IS NOT NULL`);
     // A date alone as the upper bound means the whole of that day.
-    if (to) conditions.push(`${key(column, missing)} ${to.length === 10 ? `< ${params.add(to)}::date + 1` : `<= ${params.add(to)}::timestamptz`} AND s.${column} IS NOT NULL`);
+    if (to)
+      conditions.push(
+        `${key(column, missing)} ${to.length === 10 ? `< ${params.add(to)}::date + 1` : `<= ${params.add(to)}::timestamptz`} AND s.${column} IS NOT NULL`,
+      );
   };
   range('deadline_at', 'infinity', filters.deadline_from, filters.deadline_to);
   range('published_at', '-infinity', filters.published_from, filters.published_to);
-  if (filters.value_min !== undefined) conditions.push(`${key('value_amount', 'Infinity')} >= ${params.add(filters.value_min)} AND s.value_amount IS NOT NULL`);
-  if (filters.value_max !== undefined) conditions.push(`${key('value_amount', 'Infinity')} <= ${params.add(filters.value_max)} AND s.value_amount IS NOT NULL`);
+  if (filters.value_min !== undefined)
+    conditions.push(
+      `${key('value_amount', 'Infinity')} >= ${params.add(filters.value_min)} AND s.value_amount IS NOT NULL`,
+    );
+  if (filters.value_max !== undefined)
+    conditions.push(
+      `${key('value_amount', 'Infinity')} <= ${params.add(filters.value_max)} AND s.value_amount IS NOT NULL`,
+    );
   return { lexemes: parts.length > 0 ? `(${parts.join(' && ')})` : undefined, conditions };
 }
 
@@ -65,15 +82,27 @@ export function filterSql(filters: TenderFilters, params: Params, ranges: 'keys'
  * Each sort as its keys, all in one direction, so a page after a cursor is one row comparison. Missing values sort
  * last either way; the id settles ties. The expressions match the indexes of tender_search.
  */
-const SORT_KEYS: Record<TenderSort, { keys: Array<{ sql: (alias: string) => string; type: string }>; direction: 'ASC' | 'DESC' }> = {
+const SORT_KEYS: Record<
+  TenderSort,
+  { keys: Array<{ sql: (alias: string) => string; type: string }>; direction: 'ASC' | 'DESC' }
+> = {
   relevance: {
-    keys: [{ sql: (a) => `${a}.score`, type: 'float8' }, { sql: (a) => `coalesce(${a}.published_at, '-infinity')`, type: 'timestamptz' }],
+    keys: [
+      { sql: (a) => `${a}.score`, type: 'float8' },
+      { sql: (a) => `coalesce(${a}.published_at, '-infinity')`, type: 'timestamptz' },
+    ],
     direction: 'DESC',
   },
-  newest: { keys: [{ sql: (a) => `coalesce(${a}.published_at, '-infinity')`, type: 'timestamptz' }], direction: 'DESC' },
+  newest: {
+    keys: [{ sql: (a) => `coalesce(${a}.published_at, '-infinity')`, type: 'timestamptz' }],
+    direction: 'DESC',
+  },
   deadline: { keys: [{ sql: (a) => `coalesce(${a}.deadline_at, 'infinity')`, type: 'timestamptz' }], direction: 'ASC' },
   value_asc: { keys: [{ sql: (a) => `coalesce(${a}.value_amount, 'Infinity')`, type: 'numeric' }], direction: 'ASC' },
-  value_desc: { keys: [{ sql: (a) => `coalesce(${a}.value_amount, '-Infinity')`, type: 'numeric' }], direction: 'DESC' },
+  value_desc: {
+    keys: [{ sql: (a) => `coalesce(${a}.value_amount, '-Infinity')`, type: 'numeric' }],
+    direction: 'DESC',
+  },
 };
 
 /** ORDER BY, the keys of an item as text (for its cursor), and the condition for the items after a cursor. */
@@ -125,9 +154,17 @@ export function concepts(tsquery: string): Concept[] {
     }
   }
   parts.push(tsquery.slice(start));
-  const positive = (topLevelOr ? [tsquery] : parts).map((part) => part.trim()).filter((part) => part && !part.startsWith('!'));
-  const weighted = (part: string, weight: string) => part.replace(/'((?:[^']|'')*)'(:\*)?/g, (_m, word: string, prefix = '') => `'${word}'${prefix || ':'}${weight}`);
-  return positive.map((part) => ({ title: weighted(part, 'A'), body: weighted(part, 'B'), label: weighted(part, 'C'), any: part }));
+  const positive = (topLevelOr ? [tsquery] : parts)
+    .map((part) => part.trim())
+    .filter((part) => part && !part.startsWith('!'));
+  const weighted = (part: string, weight: string) =>
+    part.replace(/'((?:[^']|'')*)'(:\*)?/g, (_m, word: string, prefix = '') => `'${word}'${prefix || ':'}${weight}`);
+  return positive.map((part) => ({
+    title: weighted(part, 'A'),
+    body: weighted(part, 'B'),
+    label: weighted(part, 'C'),
+    any: part,
+  }));
 }
 
 /** A tsquery as PostgreSQL prints it, as a tree: lexemes (quoted, with their `:*` or weight suffix) and operators. */
@@ -143,12 +180,18 @@ export function parseTsquery(text: string): QueryNode | undefined {
   let at = 0;
   const or = (): QueryNode => {
     const operands = [and()];
-    while (tokens[at] === '|') { at++; operands.push(and()); }
+    while (tokens[at] === '|') {
+      at++;
+      operands.push(and());
+    }
     return operands.length === 1 ? operands[0]! : { kind: 'or', operands };
   };
   const and = (): QueryNode => {
     const operands = [phrase()];
-    while (tokens[at] === '&') { at++; operands.push(phrase()); }
+    while (tokens[at] === '&') {
+      at++;
+      operands.push(phrase());
+    }
     return operands.length === 1 ? operands[0]! : { kind: 'and', operands };
   };
   const phrase = (): QueryNode => {
@@ -177,11 +220,16 @@ export function parseTsquery(text: string): QueryNode | undefined {
 export function tsqueryText(node: QueryNode): string {
   const wrap = (child: QueryNode) => (child.kind === 'lexeme' ? child.text : `( ${tsqueryText(child)} )`);
   switch (node.kind) {
-    case 'lexeme': return node.text;
-    case 'not': return `!${wrap(node.operand)}`;
-    case 'and': return node.operands.map(wrap).join(' & ');
-    case 'or': return node.operands.map(wrap).join(' | ');
-    case 'phrase': return node.operands.map(wrap).join(` ${node.operator} `);
+    case 'lexeme':
+      return node.text;
+    case 'not':
+      return `!${wrap(node.operand)}`;
+    case 'and':
+      return node.operands.map(wrap).join(' & ');
+    case 'or':
+      return node.operands.map(wrap).join(' | ');
+    case 'phrase':
+      return node.operands.map(wrap).join(` ${node.operator} `);
   }
 }
 
@@ -213,21 +261,37 @@ type Ternary = 'yes' | 'no' | 'maybe';
  * tested until `candidates` of them match the parts left out. Negations stay out (an index cannot find what lacks a
  * word). `index` finds a superset of the matches; `exact` says it is the whole query (no test on the rows needed).
  */
-export function indexQuery(parts: QueryNode[], frequencies: Frequencies, total: number, candidates: number): { index: string; exact: boolean } | undefined {
+export function indexQuery(
+  parts: QueryNode[],
+  frequencies: Frequencies,
+  total: number,
+  candidates: number,
+): { index: string; exact: boolean } | undefined {
   const share = (node: QueryNode): number => {
     switch (node.kind) {
-      case 'lexeme': return frequencies.lexemes[node.key] ?? frequencies.default;
-      case 'not': return 1 - share(node.operand);
-      case 'or': return Math.min(1, node.operands.reduce((sum, operand) => sum + share(operand), 0));
-      default: return node.operands.reduce((product, operand) => product * share(operand), 1);
+      case 'lexeme':
+        return frequencies.lexemes[node.key] ?? frequencies.default;
+      case 'not':
+        return 1 - share(node.operand);
+      case 'or':
+        return Math.min(
+          1,
+          node.operands.reduce((sum, operand) => sum + share(operand), 0),
+        );
+      default:
+        return node.operands.reduce((product, operand) => product * share(operand), 1);
     }
   };
   const lexemes = (node: QueryNode): Array<QueryNode & { kind: 'lexeme' }> =>
     node.kind === 'lexeme' ? [node] : node.kind === 'not' ? lexemes(node.operand) : node.operands.flatMap(lexemes);
   const value = (node: QueryNode, absent: Set<string>): Ternary => {
     switch (node.kind) {
-      case 'lexeme': return absent.has(node.key) ? 'no' : 'maybe';
-      case 'not': { const v = value(node.operand, absent); return v === 'yes' ? 'no' : v === 'no' ? 'yes' : 'maybe'; }
+      case 'lexeme':
+        return absent.has(node.key) ? 'no' : 'maybe';
+      case 'not': {
+        const v = value(node.operand, absent);
+        return v === 'yes' ? 'no' : v === 'no' ? 'yes' : 'maybe';
+      }
       case 'or': {
         const values = node.operands.map((operand) => value(operand, absent));
         return values.includes('yes') ? 'yes' : values.every((v) => v === 'no') ? 'no' : 'maybe';
@@ -241,7 +305,9 @@ export function indexQuery(parts: QueryNode[], frequencies: Frequencies, total: 
   // The entries the scan walks: the rarest lexemes, until their absence alone rules a tender out.
   const walked = (chosen: QueryNode[]): number => {
     const query: QueryNode = { kind: 'and', operands: chosen };
-    const all = [...new Map(lexemes(query).map((lexeme) => [lexeme.key, share(lexeme)])).entries()].sort((a, b) => a[1] - b[1]);
+    const all = [...new Map(lexemes(query).map((lexeme) => [lexeme.key, share(lexeme)])).entries()].sort(
+      (a, b) => a[1] - b[1],
+    );
     const absent = new Set<string>();
     let entries = 0;
     for (const [key, lexemeShare] of all) {
@@ -252,7 +318,8 @@ export function indexQuery(parts: QueryNode[], frequencies: Frequencies, total: 
     return entries * (1 + ENTRY_COST * all.length);
   };
   const indexable = (node: QueryNode): boolean =>
-    node.kind === 'lexeme' || (node.kind === 'or' ? node.operands.every(indexable) : node.kind !== 'not' && node.operands.some(indexable));
+    node.kind === 'lexeme' ||
+    (node.kind === 'or' ? node.operands.every(indexable) : node.kind !== 'not' && node.operands.some(indexable));
   const ranked = parts.filter(indexable).sort((a, b) => share(a) - share(b));
   if (ranked.length === 0) return undefined;
   const wanted = candidates / Math.max(total, 1);
@@ -265,5 +332,8 @@ export function indexQuery(parts: QueryNode[], frequencies: Frequencies, total: 
   const chosen = [ranked[0]!];
   for (const part of ranked.slice(1)) if (cost([...chosen, part]) < cost(chosen)) chosen.push(part);
   const exact = chosen.length === parts.length;
-  return { index: chosen.map((node) => (node.kind === 'lexeme' ? node.text : `( ${tsqueryText(node)} )`)).join(' & '), exact };
+  return {
+    index: chosen.map((node) => (node.kind === 'lexeme' ? node.text : `( ${tsqueryText(node)} )`)).join(' & '),
+    exact,
+  };
 }

@@ -6,11 +6,26 @@ import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { problem } from '../http/problem.ts';
 import { countryNames } from './countries.ts';
 import {
-  encodeCursor, type CountriesSchema, type FacetsSchema, type TenderCardSchema, type TenderFilters, type TenderListSchema,
-  type TenderSchema, type TenderSearchInput, type TenderSort,
+  encodeCursor,
+  type CountriesSchema,
+  type FacetsSchema,
+  type TenderCardSchema,
+  type TenderFilters,
+  type TenderListSchema,
+  type TenderSchema,
+  type TenderSearchInput,
+  type TenderSort,
 } from './schemas.ts';
 import {
-  concepts, filterSql, indexQuery, Params, parseTsquery, sortSql, type Concept, type Frequencies, type QueryNode,
+  concepts,
+  filterSql,
+  indexQuery,
+  Params,
+  parseTsquery,
+  sortSql,
+  type Concept,
+  type Frequencies,
+  type QueryNode,
 } from './tender-filters.ts';
 
 export type Tender = z.output<typeof TenderSchema>;
@@ -32,7 +47,11 @@ export interface SearchBounds {
 export const RANK_CANDIDATES = 2000;
 
 /** The service's bounds, with the operator's time budget (SEARCH_TIMEOUT_MS). */
-export const searchBounds = (timeoutMs: number): SearchBounds => ({ candidates: RANK_CANDIDATES, broadShare: 0.2, timeoutMs });
+export const searchBounds = (timeoutMs: number): SearchBounds => ({
+  candidates: RANK_CANDIDATES,
+  broadShare: 0.2,
+  timeoutMs,
+});
 /** Where counting a list without a query stops. */
 export const COUNT_BOUND = 10_000;
 const FACET_TOP = 20;
@@ -111,7 +130,8 @@ function paged(input: TenderSearchInput, rows: PagedRow[], sort: TenderSort) {
   };
 }
 
-const effectiveSort = (input: { q?: string; sort?: TenderSort }): TenderSort => input.sort ?? (input.q ? 'relevance' : 'newest');
+const effectiveSort = (input: { q?: string; sort?: TenderSort }): TenderSort =>
+  input.sort ?? (input.q ? 'relevance' : 'newest');
 
 /** Lists without text: filtered, in the chosen order (newest by default), counted up to COUNT_BOUND. */
 async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderList> {
@@ -128,7 +148,8 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
   const probe = new Params();
   const lexemes = filterSql(input, probe, 'none').lexemes;
   const rare = lexemes
-    ? (await db.query<{ share: number }>(`SELECT tender_search_share(${lexemes}) AS share`, probe.values)).rows[0]!.share < RARE_FILTER
+    ? (await db.query<{ share: number }>(`SELECT tender_search_share(${lexemes}) AS share`, probe.values)).rows[0]!
+        .share < RARE_FILTER
     : false;
   const matching = `SELECT * FROM tender_search s ${pageWhere.length > 0 ? `WHERE ${pageWhere.join(' AND ')}` : ''}`;
   const [page, count] = await Promise.all([
@@ -182,9 +203,11 @@ async function fullTextSearch(db: Db, input: TenderSearchInput, q: string, bound
     });
   } catch (error) {
     if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
-    throw problem('search_timeout',
+    throw problem(
+      'search_timeout',
       `The search did not finish within ${bounds.timeoutMs / 1000} s: it has to read most tenders (a quoted phrase or a ` +
-        'negation of very common words does). Remove the quotes, add a rarer word or a country, and try again.');
+        'negation of very common words does). Remove the quotes, add a rarer word or a country, and try again.',
+    );
   }
 }
 
@@ -201,21 +224,42 @@ const QUERY_CANCELED = '57014';
  * once per statement, not per candidate.
  */
 const score = (concepts: Concept[]) => `round((
-    0.9 * ${concepts.length === 0 ? '1' : `(${concepts.map((x) => `
+    0.9 * ${
+      concepts.length === 0
+        ? '1'
+        : `(${concepts
+            .map(
+              (x) => `
       CASE WHEN c.search @@ ${x.title} THEN CASE WHEN c.search @@ ${x.label} THEN 1.00 ELSE 0.85 END
         WHEN c.search @@ ${x.body} THEN CASE WHEN c.search @@ ${x.label} THEN 0.70 ELSE 0.55 END
-        WHEN c.search @@ ${x.label} THEN 0.50 WHEN c.search @@ ${x.any} THEN 0.4 ELSE 0 END`).join(' +')}) / ${concepts.length}`}
+        WHEN c.search @@ ${x.label} THEN 0.50 WHEN c.search @@ ${x.any} THEN 0.4 ELSE 0 END`,
+            )
+            .join(' +')}) / ${concepts.length}`
+    }
     + 0.1 * CASE WHEN c.published_at IS NULL THEN 0
       ELSE exp(-greatest(0, date_part('epoch', (SELECT date_trunc('day', now())) - c.published_at)) / 31557600) END)::numeric, 4)::float8`;
 
-async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, bounds: SearchBounds): Promise<TenderList> {
+async function boundedSearch(
+  db: DbClient,
+  input: TenderSearchInput,
+  q: string,
+  bounds: SearchBounds,
+): Promise<TenderList> {
   const sort = effectiveSort(input);
   const probe = new Params();
   const text = probe.add(q);
   // One statement reads the query (tender_query) and its filter lexemes, the planner's estimate of how common they are
   // together and the share of each of their lexemes; ranges only narrow the candidates later.
   const probeFilters = filterSql(input, probe, 'none');
-  const estimate = await db.query<{ words: string; nodes: number; filters: string | null; share: number; walked: number; frequencies: Frequencies; total: number }>(
+  const estimate = await db.query<{
+    words: string;
+    nodes: number;
+    filters: string | null;
+    share: number;
+    walked: number;
+    frequencies: Frequencies;
+    total: number;
+  }>(
     `SELECT w::text AS words, numnode(w) AS nodes, f::text AS filters,
        tender_search_share(coalesce(w && f, w)) AS share,
        ${input.country ? `tender_search_share(('''@' || lower(${probe.add(input.country)}) || '''')::tsquery)` : '1'}::float8 AS walked,
@@ -225,16 +269,26 @@ async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, 
     probe.values,
   );
   const { words, nodes, filters: filterWords, share, walked, frequencies, total } = estimate.rows[0]!;
-  if (nodes === 0) return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset, next_cursor: null };
+  if (nodes === 0)
+    return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset, next_cursor: null };
 
   // A range few tenders pass (deadlines from today) is written on its sort index's key, so the planner may intersect
   // that index with what the GIN index finds; a wide one (most values below a bound) on the column, tested on the
   // candidates, since reading half of a B-tree costs more than the rows it spares. The planner's estimate decides.
   const rangeProbe = new Params();
   const probeRanges = filterSql(input, rangeProbe, 'keys', false).conditions;
-  const rangeForm = probeRanges.length === 0 ? 'columns' : (await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
-    `EXPLAIN (FORMAT JSON) SELECT 1 FROM tender_search s WHERE ${probeRanges.join(' AND ')}`, rangeProbe.values,
-  )).rows[0]!['QUERY PLAN'][0]!.Plan['Plan Rows'] < SELECTIVE_RANGE * Math.max(total, 1) ? 'keys' : 'columns';
+  const rangeForm =
+    probeRanges.length === 0
+      ? 'columns'
+      : (
+            await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+              `EXPLAIN (FORMAT JSON) SELECT 1 FROM tender_search s WHERE ${probeRanges.join(' AND ')}`,
+              rangeProbe.values,
+            )
+          ).rows[0]!['QUERY PLAN'][0]!.Plan['Plan Rows'] <
+          SELECTIVE_RANGE * Math.max(total, 1)
+        ? 'keys'
+        : 'columns';
 
   const params = new Params();
   const match = `${params.add(filterWords ? `( ${words} ) & ( ${filterWords} )` : words)}::tsquery`;
@@ -244,8 +298,10 @@ async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, 
     sort,
     // Each concept's four forms as parameters, written into the score expression: no subquery per candidate.
     concepts: parts.map((c) => ({
-      title: `${params.add(c.title)}::tsquery`, body: `${params.add(c.body)}::tsquery`,
-      label: `${params.add(c.label)}::tsquery`, any: `${params.add(c.any)}::tsquery`,
+      title: `${params.add(c.title)}::tsquery`,
+      body: `${params.add(c.body)}::tsquery`,
+      label: `${params.add(c.label)}::tsquery`,
+      any: `${params.add(c.any)}::tsquery`,
     })),
     minScore: params.add(input.min_score ?? 0),
   };
@@ -254,26 +310,41 @@ async function boundedSearch(db: DbClient, input: TenderSearchInput, q: string, 
   if (share / Math.max(walked, 1e-9) >= bounds.broadShare) {
     const walk = params.copy();
     const country = input.country ? `WHERE s.country = ${walk.add(input.country)}::char(2)` : '';
-    const newest = await rankCandidates(db, input, walk, ranking, `SELECT s.* FROM (
+    const newest = await rankCandidates(
+      db,
+      input,
+      walk,
+      ranking,
+      `SELECT s.* FROM (
         SELECT * FROM tender_search s ${country}
         ORDER BY coalesce(s.published_at, '-infinity') DESC, s.id DESC LIMIT ${Math.ceil(bounds.candidates / bounds.broadShare)}) AS s
-      WHERE ${[`s.search @@ ${match}`, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`);
+      WHERE ${[`s.search @@ ${match}`, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`,
+    );
     if (newest.matched >= bounds.candidates) return toList(input, newest, bounds, sort);
   }
   // The GIN index finds the part of the query worth its posting lists (indexQuery); the rest is tested on the rows it
   // finds (ts_match_vq is @@ in a form the planner does not take to the index).
   const top = (node: QueryNode | undefined) => (node ? (node.kind === 'and' ? node.operands : [node]) : []);
-  const indexed = indexQuery([...top(parseTsquery(words)), ...top(filterWords ? parseTsquery(filterWords) : undefined)], frequencies,
-    total, bounds.candidates);
-  const where = indexed && !indexed.exact
-    ? [`s.search @@ ${params.add(indexed.index)}::tsquery`, `ts_match_vq(s.search, ${match})`]
-    : [`s.search @@ ${match}`];
+  const indexed = indexQuery(
+    [...top(parseTsquery(words)), ...top(filterWords ? parseTsquery(filterWords) : undefined)],
+    frequencies,
+    total,
+    bounds.candidates,
+  );
+  const where =
+    indexed && !indexed.exact
+      ? [`s.search @@ ${params.add(indexed.index)}::tsquery`, `ts_match_vq(s.search, ${match})`]
+      : [`s.search @@ ${match}`];
   // The shards in turn, each from its own GIN index, until `candidates` matches are found (see SEARCH_SHARDS); but a
   // range intersected from its B-tree (keys) is read once, with the whole index, not once a shard.
-  const fromIndex = rangeForm === 'keys'
-    ? `SELECT s.* FROM tender_search s WHERE ${[...where, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`
-    : `SELECT s.* FROM (${Array.from({ length: SEARCH_SHARDS }, (_, shard) =>
-      `(SELECT * FROM tender_search s WHERE ${[`${SHARD_KEY} = ${shard}`, ...where, ...ranges].join(' AND ')})`).join(' UNION ALL ')}) AS s
+  const fromIndex =
+    rangeForm === 'keys'
+      ? `SELECT s.* FROM tender_search s WHERE ${[...where, ...ranges].join(' AND ')} LIMIT ${bounds.candidates}`
+      : `SELECT s.* FROM (${Array.from(
+          { length: SEARCH_SHARDS },
+          (_, shard) =>
+            `(SELECT * FROM tender_search s WHERE ${[`${SHARD_KEY} = ${shard}`, ...where, ...ranges].join(' AND ')})`,
+        ).join(' UNION ALL ')}) AS s
       LIMIT ${bounds.candidates}`;
   return toList(input, await rankCandidates(db, input, params, ranking, fromIndex), bounds, sort);
 }
@@ -292,7 +363,13 @@ interface Ranked {
 }
 
 /** One page of the scored candidates, with how many there were and how many pass min_score, in one statement. */
-async function rankCandidates(db: DbClient, input: TenderSearchInput, base: Params, ranking: Ranking, candidates: string): Promise<Ranked> {
+async function rankCandidates(
+  db: DbClient,
+  input: TenderSearchInput,
+  base: Params,
+  ranking: Ranking,
+  candidates: string,
+): Promise<Ranked> {
   const params = base.copy();
   const order = sortSql(ranking.sort, 'p', params, input.cursor);
   // Each candidate is scored as it is found: the candidates kept are their keys and scores, not their search vectors.
@@ -327,10 +404,9 @@ function toList(input: TenderSearchInput, ranked: Ranked, bounds: SearchBounds, 
 }
 
 export async function tenderCard(db: Db, id: string): Promise<TenderCard | undefined> {
-  const result = await db.query<TenderRow & { ocid: string | null; procurement_method: string | null; updated_at: Date; raw: unknown }>(
-    `SELECT ${COLUMNS}, t.ocid, t.procurement_method, t.updated_at, t.raw FROM tenders t WHERE t.id = $1`,
-    [id],
-  );
+  const result = await db.query<
+    TenderRow & { ocid: string | null; procurement_method: string | null; updated_at: Date; raw: unknown }
+  >(`SELECT ${COLUMNS}, t.ocid, t.procurement_method, t.updated_at, t.raw FROM tenders t WHERE t.id = $1`, [id]);
   const row = result.rows[0];
   if (!row) return undefined;
   return {
@@ -347,12 +423,22 @@ export async function tenderCard(db: Db, id: string): Promise<TenderCard | undef
  * they are counted over the matching tenders, at most COUNT_BOUND of them (total_relation says so), from the filter
  * lexemes of their search vectors.
  */
-export async function tenderFacets(db: Db, input: TenderFilters & { q?: string }): Promise<z.output<typeof FacetsSchema>> {
+export async function tenderFacets(
+  db: Db,
+  input: TenderFilters & { q?: string },
+): Promise<z.output<typeof FacetsSchema>> {
   const { country, ...rest } = input;
   const narrowed = Object.values(rest).some((value) => value !== undefined);
   const rows = narrowed ? await countMatching(db, input) : await countAll(db, country);
   const facets: z.output<typeof FacetsSchema> = {
-    country: [], source: [], status: [], law: [], currency: [], classification: [], total: rows.total, total_relation: rows.relation,
+    country: [],
+    source: [],
+    status: [],
+    law: [],
+    currency: [],
+    classification: [],
+    total: rows.total,
+    total_relation: rows.relation,
   };
   for (const row of rows.counts) {
     if (row.facet === 'classification') {

@@ -57,9 +57,17 @@ export const AdminDealQuery = z.object({
 });
 
 export const DisputeQuery = z.object({
-  status: z.enum(['open', 'decided']).default('open').describe('open: the queue, oldest first; decided: newest decision first'),
+  status: z
+    .enum(['open', 'decided'])
+    .default('open')
+    .describe('open: the queue, oldest first; decided: newest decision first'),
   limit: queryInt(1, 100).default(20),
-  starting_after: z.string().min(1).max(64).optional().describe('A deal id of the previous page: the page starts after it'),
+  starting_after: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('A deal id of the previous page: the page starts after it'),
 });
 
 /** What the audit log keeps of the deal before a change: its status and its latest payment. */
@@ -88,7 +96,12 @@ export function adminDealRoutes(api: Api, services: Services): void {
     operationId: 'adminListDeals',
     summary: "Every marketplace's deals, newest first, searched by marketplace, status, external id, buyer and dates",
     query: AdminDealQuery,
-    responses: { 200: { description: '`{items, has_more}`', schema: z.object({ items: z.array(AdminDealListItem), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: '`{items, has_more}`',
+        schema: z.object({ items: z.array(AdminDealListItem), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { query }) => {
       const page = await administratorDeals(services, dealFilter(query));
       ctx.body = { items: page.snapshots.map(adminDealListItem), has_more: page.hasMore };
@@ -122,9 +135,18 @@ export function adminDealRoutes(api: Api, services: Services): void {
     operationId: 'adminListDisputes',
     summary: 'Disputes: the open ones oldest first (the queue), or the decided ones',
     query: DisputeQuery,
-    responses: { 200: { description: '`{items, has_more}`', schema: z.object({ items: z.array(DisputeQueueItem), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: '`{items, has_more}`',
+        schema: z.object({ items: z.array(DisputeQueueItem), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { query }) => {
-      const page = await disputeQueue(services, { status: query.status, limit: query.limit, startingAfter: query.starting_after });
+      const page = await disputeQueue(services, {
+        status: query.status,
+        limit: query.limit,
+        startingAfter: query.starting_after,
+      });
       ctx.body = { items: page.items.map(disputeQueueItem), has_more: page.hasMore };
     },
   });

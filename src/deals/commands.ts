@@ -1,7 +1,11 @@
 // The API's side of "one writer per deal": every change after creation is a Temporal Update on the deal's workflow.
 // Update-with-start (conflict policy USE_EXISTING) means a workflow whose start was lost, or that has finished, is
 // started again from the records in PostgreSQL, so a change never depends on an earlier request having worked.
-import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, type WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowIdConflictPolicy,
+  type WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { Services } from '../services.ts';
 import { Problem, problem } from '../http/problem.ts';
@@ -40,7 +44,12 @@ export async function startDealWorkflow(services: Services, snapshot: DealSnapsh
 }
 
 /** Signals the deal's workflow, starting it from the records when it has finished (late acquirer news). */
-export async function signalDeal<Arg>(services: Services, snapshot: DealSnapshot, signal: SignalDefinition<[Arg]>, arg: Arg): Promise<void> {
+export async function signalDeal<Arg>(
+  services: Services,
+  snapshot: DealSnapshot,
+  signal: SignalDefinition<[Arg]>,
+  arg: Arg,
+): Promise<void> {
   const { workflowIdConflictPolicy: _policy, ...options } = startOptions(services, snapshot);
   await services.temporal.workflow.signalWithStart(WORKFLOW_TYPE, { ...options, signal, signalArgs: [arg] });
 }
@@ -92,7 +101,11 @@ const MAX_UPDATE_ATTEMPTS = 20;
  * The outcome of an update an earlier attempt sent, in the workflow's latest run: its value, or its failure when it
  * failed for a moment (to be made again); a refusal is thrown. Undefined when there is no such update.
  */
-async function earlierOutcome<Ret>(services: Services, workflowId: string, updateId: string): Promise<{ value: Ret } | { failure: unknown } | undefined> {
+async function earlierOutcome<Ret>(
+  services: Services,
+  workflowId: string,
+  updateId: string,
+): Promise<{ value: Ret } | { failure: unknown } | undefined> {
   try {
     return { value: await services.temporal.workflow.getHandle(workflowId).getUpdateHandle<Ret>(updateId).result() };
   } catch (error) {
@@ -125,7 +138,11 @@ function toProblem(error: unknown): unknown {
     // FAILED_PRECONDITION (9) "Workflow Task in failed state": the deal's workflow task timed out on a starved worker
     // and is being retried; the update may be sent again.
     const taskFailed = code === 9 && /workflow task in failed state/i.test((error as Error).message ?? '');
-    if (TRANSIENT_ERRORS.has((error as Error).name) || (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) || taskFailed) {
+    if (
+      TRANSIENT_ERRORS.has((error as Error).name) ||
+      (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) ||
+      taskFailed
+    ) {
       return problem('deal_engine_unavailable', 'The deal could not be processed right now; retry in a few seconds.', {
         headers: { 'Retry-After': '5' },
       });
@@ -133,7 +150,11 @@ function toProblem(error: unknown): unknown {
     return error;
   }
   let activityFailed = false;
-  for (let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined; cause; cause = (cause as { cause?: Error }).cause) {
+  for (
+    let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined;
+    cause;
+    cause = (cause as { cause?: Error }).cause
+  ) {
     const type = (cause as { type?: string }).type;
     // A refusal of the workflow or of an activity (src/temporal/refusal.ts): its type is the code to answer with.
     if (type && isProblemCode(type)) return problem(type, cause.message);

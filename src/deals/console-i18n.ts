@@ -40,7 +40,8 @@ const en = {
   noMoves: 'No money move is possible now.',
   readOnlyMoney: 'Your role reads deals; money moves are for the admin and arbiter roles.',
   resendInvitation: "Mail the buyer's invitation again",
-  invitationHint: 'A fresh invitation when the buyer has not set a password yet, otherwise a link to the deal; at most 3 an hour per deal.',
+  invitationHint:
+    'A fresh invitation when the buyer has not set a password yet, otherwise a link to the deal; at most 3 an hour per deal.',
   documentsHeading: 'Documents',
   noDocuments: 'No documents.',
   approvalsHeading: 'Approvals',
@@ -114,9 +115,12 @@ const en = {
   done_dispute: 'Done: a dispute is open. The money stays held until it is decided.',
   done_cancel: 'Done: the deal is cancelled.',
   done_invitation: 'Done: the invitation is on its way to the buyer.',
-  done_decided_release: 'Decided: the money goes to the seller. Both sides and the marketplace were told, with your reason.',
-  done_decided_refund: 'Decided: the money goes back to the buyer. Both sides and the marketplace were told, with your reason.',
-  done_decided_split: 'Decided: the money is split between the seller and the buyer. Both sides and the marketplace were told, with your reason.',
+  done_decided_release:
+    'Decided: the money goes to the seller. Both sides and the marketplace were told, with your reason.',
+  done_decided_refund:
+    'Decided: the money goes back to the buyer. Both sides and the marketplace were told, with your reason.',
+  done_decided_split:
+    'Decided: the money is split between the seller and the buyer. Both sides and the marketplace were told, with your reason.',
   done_message: 'Done: your message is in the dispute; both sides can read it.',
   failed_too_many_invitations: 'Not sent: this invitation was already sent 3 times within the hour. Try again later.',
   // Confirmations
@@ -126,9 +130,12 @@ const en = {
   confirm_cancel: 'Cancel the deal?',
   consequence_release: '{amount} goes to the seller now and the deal ends paid. This cannot be undone.',
   consequence_refund: '{amount} goes back to the buyer and the deal ends refunded. This cannot be undone.',
-  consequence_dispute: 'The money stays held until an arbiter decides. The buyer, the seller and the marketplace are told.',
-  consequence_cancel: 'The deal ends cancelled before any money is held; a payment still pending is cancelled at the acquirer. This cannot be undone.',
-  decidesDispute: 'The deal is disputed: this decides the dispute as the arbiter. Both sides and the marketplace read your reason.',
+  consequence_dispute:
+    'The money stays held until an arbiter decides. The buyer, the seller and the marketplace are told.',
+  consequence_cancel:
+    'The deal ends cancelled before any money is held; a payment still pending is cancelled at the acquirer. This cannot be undone.',
+  decidesDispute:
+    'The deal is disputed: this decides the dispute as the arbiter. Both sides and the marketplace read your reason.',
   reasonRequired: 'Reason (required; both sides and the marketplace read it)',
   reasonOptional: 'Reason (optional; the buyer and the marketplace read it)',
   confirmButton_release: 'Yes, release the money',
@@ -144,7 +151,8 @@ const en = {
   why_deal_not_cancellable: 'the money is already held or moving; refund it instead.',
   why_no_open_dispute: 'the deal has no open dispute.',
   why_dispute_open: 'a dispute is open: only the arbiter’s decision moves the money now, in the disputes queue.',
-  why_invalid_refund_amount: 'the two parts must add up to the money held, each more than 0, and the seller’s part must cover the marketplace fee.',
+  why_invalid_refund_amount:
+    'the two parts must add up to the money held, each more than 0, and the seller’s part must cover the marketplace fee.',
   why_split_amounts: 'write both parts of the split as amounts, such as 600 or 600.50.',
   why_other: 'the deal did not accept the change. Its current state is shown on the deal page.',
   // Disputes
@@ -173,7 +181,8 @@ const en = {
   confirmDecide_release: 'Decide for the seller: release {amount}?',
   confirmDecide_refund: 'Decide for the buyer: refund {amount}?',
   confirmDecide_split: 'Split: {release} to the seller and {refund} back to the buyer?',
-  consequence_split: '{release} goes to the seller (the marketplace fee comes out of it) and {refund} goes back to the buyer; the deal ends paid. This cannot be undone.',
+  consequence_split:
+    '{release} goes to the seller (the marketplace fee comes out of it) and {refund} goes back to the buyer; the deal ends paid. This cannot be undone.',
   yourReason: 'Your reason, as both sides will read it:',
   confirmDecideButton: 'Yes, decide',
   backToQueue: 'No, back to the disputes',
@@ -218,7 +227,8 @@ const ru: Record<DealConsoleMessage, string> = {
   noMoves: 'Сейчас деньги никуда перевести нельзя.',
   readOnlyMoney: 'Ваша роль только читает сделки; переводы денег — для ролей admin и arbiter.',
   resendInvitation: 'Отправить покупателю приглашение ещё раз',
-  invitationHint: 'Новое приглашение, если покупатель ещё не задал пароль, иначе ссылка на сделку; не больше 3 в час на сделку.',
+  invitationHint:
+    'Новое приглашение, если покупатель ещё не задал пароль, иначе ссылка на сделку; не больше 3 в час на сделку.',
   documentsHeading: 'Документы',
   noDocuments: 'Документов нет.',
   approvalsHeading: 'Согласования',
@@ -291,9 +301,12 @@ const ru: Record<DealConsoleMessage, string> = {
   done_dispute: 'Готово: спор открыт. Деньги удерживаются, пока его не решат.',
   done_cancel: 'Готово: сделка отменена.',
   done_invitation: 'Готово: приглашение отправлено покупателю.',
-  done_decided_release: 'Решено: деньги переводятся продавцу. Обе стороны и маркетплейс получили решение с вашей причиной.',
-  done_decided_refund: 'Решено: деньги возвращаются покупателю. Обе стороны и маркетплейс получили решение с вашей причиной.',
-  done_decided_split: 'Решено: деньги разделены между продавцом и покупателем. Обе стороны и маркетплейс получили решение с вашей причиной.',
+  done_decided_release:
+    'Решено: деньги переводятся продавцу. Обе стороны и маркетплейс получили решение с вашей причиной.',
+  done_decided_refund:
+    'Решено: деньги возвращаются покупателю. Обе стороны и маркетплейс получили решение с вашей причиной.',
+  done_decided_split:
+    'Решено: деньги разделены между продавцом и покупателем. Обе стороны и маркетплейс получили решение с вашей причиной.',
   done_message: 'Готово: ваше сообщение в споре; его видят обе стороны.',
   failed_too_many_invitations: 'Не отправлено: приглашение уже отправляли 3 раза за час. Попробуйте позже.',
   confirm_release: 'Перевести деньги продавцу?',
@@ -302,9 +315,12 @@ const ru: Record<DealConsoleMessage, string> = {
   confirm_cancel: 'Отменить сделку?',
   consequence_release: '{amount} сейчас уйдут продавцу, сделка завершится оплатой. Отменить это нельзя.',
   consequence_refund: '{amount} вернутся покупателю, сделка завершится возвратом. Отменить это нельзя.',
-  consequence_dispute: 'Деньги удерживаются, пока арбитр не примет решение. Покупатель, продавец и маркетплейс получат уведомление.',
-  consequence_cancel: 'Сделка будет отменена до удержания денег; ожидающий оплаты платёж отменяется у эквайера. Отменить это нельзя.',
-  decidesDispute: 'По сделке открыт спор: это решение арбитра по нему. Обе стороны и маркетплейс прочитают вашу причину.',
+  consequence_dispute:
+    'Деньги удерживаются, пока арбитр не примет решение. Покупатель, продавец и маркетплейс получат уведомление.',
+  consequence_cancel:
+    'Сделка будет отменена до удержания денег; ожидающий оплаты платёж отменяется у эквайера. Отменить это нельзя.',
+  decidesDispute:
+    'По сделке открыт спор: это решение арбитра по нему. Обе стороны и маркетплейс прочитают вашу причину.',
   reasonRequired: 'Причина (обязательно; её прочитают обе стороны и маркетплейс)',
   reasonOptional: 'Причина (необязательно; её прочитают покупатель и маркетплейс)',
   confirmButton_release: 'Да, перевести деньги',
@@ -320,7 +336,8 @@ const ru: Record<DealConsoleMessage, string> = {
   why_deal_not_cancellable: 'деньги уже удерживаются или переводятся; сделайте возврат.',
   why_no_open_dispute: 'по сделке нет открытого спора.',
   why_dispute_open: 'по сделке открыт спор: деньги теперь переводит только решение арбитра — в очереди споров.',
-  why_invalid_refund_amount: 'две части в сумме должны давать удерживаемые деньги, каждая больше 0, а часть продавца должна покрывать комиссию маркетплейса.',
+  why_invalid_refund_amount:
+    'две части в сумме должны давать удерживаемые деньги, каждая больше 0, а часть продавца должна покрывать комиссию маркетплейса.',
   why_split_amounts: 'напишите обе части раздела суммами, например 600 или 600,50.',
   why_other: 'сделка не приняла изменение. Её текущее состояние — на странице сделки.',
   disputesTitle: 'Споры',
@@ -348,7 +365,8 @@ const ru: Record<DealConsoleMessage, string> = {
   confirmDecide_release: 'Решить в пользу продавца: перевести {amount}?',
   confirmDecide_refund: 'Решить в пользу покупателя: вернуть {amount}?',
   confirmDecide_split: 'Разделить: {release} продавцу и {refund} покупателю?',
-  consequence_split: '{release} уйдут продавцу (из них удерживается комиссия маркетплейса), {refund} вернутся покупателю; сделка завершится оплатой. Отменить это нельзя.',
+  consequence_split:
+    '{release} уйдут продавцу (из них удерживается комиссия маркетплейса), {refund} вернутся покупателю; сделка завершится оплатой. Отменить это нельзя.',
   yourReason: 'Ваша причина — так её прочитают обе стороны:',
   confirmDecideButton: 'Да, решить',
   backToQueue: 'Нет, вернуться к спорам',

@@ -27,7 +27,14 @@ import {
 import { marketplaceNames } from './store.ts';
 import { Money, paymentView, dealView } from './views.ts';
 import { dealPostingsSection } from '../money/console-pages.ts';
-import { AdminDealQuery, DEAL_MOVERS, DisputeQuery, INVITATION_SENDERS, auditedDeal, dealFilter } from './admin-routes.ts';
+import {
+  AdminDealQuery,
+  DEAL_MOVERS,
+  DisputeQuery,
+  INVITATION_SENDERS,
+  auditedDeal,
+  dealFilter,
+} from './admin-routes.ts';
 import { dealConsoleTranslator, type DealConsoleMessage } from './console-i18n.ts';
 import {
   MESSAGE_MAX,
@@ -50,7 +57,17 @@ import {
 const ADMINISTRATOR: DealActor = { kind: 'administrator' };
 const LIST_PAGE = 25;
 const FILTER_FIELDS = ['marketplace_id', 'status', 'external_id', 'buyer_email', 'created_from', 'created_to'] as const;
-const DONE = ['release', 'refund', 'dispute', 'cancel', 'invitation', 'decided_release', 'decided_refund', 'decided_split', 'message'] as const;
+const DONE = [
+  'release',
+  'refund',
+  'dispute',
+  'cancel',
+  'invitation',
+  'decided_release',
+  'decided_refund',
+  'decided_split',
+  'message',
+] as const;
 /** The JSON operation each console change is audited as. */
 const MOVE_ACTION: Record<MoneyMove, string> = {
   release: 'adminEscrowRelease',
@@ -59,7 +76,15 @@ const MOVE_ACTION: Record<MoneyMove, string> = {
   cancel: 'adminCancelDeal',
 };
 /** Refusals a page explains in its own words; any other is told in general. */
-const EXPLAINED = ['reason_required', 'deal_closed', 'invalid_payment_state', 'deal_not_cancellable', 'no_open_dispute', 'dispute_open', 'invalid_refund_amount'] as const;
+const EXPLAINED = [
+  'reason_required',
+  'deal_closed',
+  'invalid_payment_state',
+  'deal_not_cancellable',
+  'no_open_dispute',
+  'dispute_open',
+  'invalid_refund_amount',
+] as const;
 
 const mayMove = (role: AdminRole) => (DEAL_MOVERS as readonly AdminRole[]).includes(role);
 const isMove = (value: unknown): value is MoneyMove => MONEY_MOVES.includes(value as MoneyMove);
@@ -83,7 +108,8 @@ function splitOf(form: URLSearchParams): SplitAmounts | undefined {
   return release === undefined || refund === undefined ? undefined : { release_amount: release, refund_amount: refund };
 }
 const withWords = (p: ConsolePage): DealConsolePage => ({ ...p, d: dealConsoleTranslator(p.lang) });
-const queryText = (p: ConsolePage, name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, 320) : '');
+const queryText = (p: ConsolePage, name: string) =>
+  typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, 320) : '';
 /** `?done=` names one of a fixed set of outcomes; anything else says nothing. */
 const doneNotice = (p: DealConsolePage) => {
   const done = queryText(p, 'done');
@@ -105,7 +131,9 @@ export function dealConsolePages(api: Api, services: Services): void {
   router.get(
     '/admin/view/deals',
     page(async (p) => {
-      const form = Object.fromEntries(FILTER_FIELDS.map((name) => [name, queryText(p, name)])) as unknown as DealFilterForm;
+      const form = Object.fromEntries(
+        FILTER_FIELDS.map((name) => [name, queryText(p, name)]),
+      ) as unknown as DealFilterForm;
       const query = Object.fromEntries(
         Object.entries({
           marketplace_id: form.marketplace_id,
@@ -122,31 +150,84 @@ export function dealConsolePages(api: Api, services: Services): void {
       const marketplaces = await marketplaceNames(services.db);
       const parsed = AdminDealQuery.safeParse(query);
       if (!parsed.success) {
-        const labels = { marketplace_id: 'marketplace', status: 'status', external_id: 'externalId', buyer_email: 'buyerEmail', created_gte: 'createdFrom', created_lte: 'createdTo', starting_after: 'nextPage', limit: 'nextPage' } as const;
-        const fields = [...new Set(parsed.error.issues.map((issue) => p.d(labels[issue.path[0] as keyof typeof labels] ?? 'search')))];
-        return send(p, 400, p.d('dealsTitle'), dealListBody(p, { form, marketplaces, snapshots: [], error: p.d('badFilters', { fields: fields.join(', ') }) }), undefined, p.admin);
+        const labels = {
+          marketplace_id: 'marketplace',
+          status: 'status',
+          external_id: 'externalId',
+          buyer_email: 'buyerEmail',
+          created_gte: 'createdFrom',
+          created_lte: 'createdTo',
+          starting_after: 'nextPage',
+          limit: 'nextPage',
+        } as const;
+        const fields = [
+          ...new Set(parsed.error.issues.map((issue) => p.d(labels[issue.path[0] as keyof typeof labels] ?? 'search'))),
+        ];
+        return send(
+          p,
+          400,
+          p.d('dealsTitle'),
+          dealListBody(p, {
+            form,
+            marketplaces,
+            snapshots: [],
+            error: p.d('badFilters', { fields: fields.join(', ') }),
+          }),
+          undefined,
+          p.admin,
+        );
       }
       const result = await administratorDeals(services, dealFilter(parsed.data)).catch((error: unknown) => {
         if (error instanceof Problem && error.code === 'invalid_cursor') return undefined;
         throw error;
       });
-      if (!result) return send(p, 400, p.d('dealsTitle'), dealListBody(p, { form, marketplaces, snapshots: [], error: p.d('badFilters', { fields: p.d('nextPage') }) }), undefined, p.admin);
+      if (!result)
+        return send(
+          p,
+          400,
+          p.d('dealsTitle'),
+          dealListBody(p, { form, marketplaces, snapshots: [], error: p.d('badFilters', { fields: p.d('nextPage') }) }),
+          undefined,
+          p.admin,
+        );
       const filters = Object.fromEntries(FILTER_FIELDS.filter((name) => form[name]).map((name) => [name, form[name]]));
-      const next = result.hasMore ? `/admin/view/deals?${new URLSearchParams({ ...filters, starting_after: result.snapshots.at(-1)!.deal.id })}` : undefined;
+      const next = result.hasMore
+        ? `/admin/view/deals?${new URLSearchParams({ ...filters, starting_after: result.snapshots.at(-1)!.deal.id })}`
+        : undefined;
       // Marketplaces beyond the filter's first 500 are still named in the rows.
       const missing = result.snapshots.map((s) => s.deal.marketplace_id).filter((id) => !marketplaces.has(id));
-      const names = missing.length > 0 ? new Map([...marketplaces, ...(await marketplaceNames(services.db, missing))]) : marketplaces;
-      send(p, 200, p.d('dealsTitle'), dealListBody(p, { form, marketplaces: names, snapshots: result.snapshots, next }), undefined, p.admin);
+      const names =
+        missing.length > 0
+          ? new Map([...marketplaces, ...(await marketplaceNames(services.db, missing))])
+          : marketplaces;
+      send(
+        p,
+        200,
+        p.d('dealsTitle'),
+        dealListBody(p, { form, marketplaces: names, snapshots: result.snapshots, next }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
   /** The deal page, with a notice or an error and the status to answer with. */
   const showDeal = async (p: DealConsolePage, id: string, status = 200, error?: string) => {
     const found = await administratorDeal(services, id);
-    const [names, postings] = await Promise.all([marketplaceNames(services.db, [found.snapshot.deal.marketplace_id]), dealPostingsSection(services, found.snapshot.deal.id, p.lang)]);
+    const [names, postings] = await Promise.all([
+      marketplaceNames(services.db, [found.snapshot.deal.marketplace_id]),
+      dealPostingsSection(services, found.snapshot.deal.id, p.lang),
+    ]);
     const marketplace = names.get(found.snapshot.deal.marketplace_id) ?? '';
     const failed = queryText(p, 'failed') === 'too_many_invitations' ? p.d('failed_too_many_invitations') : undefined;
-    const body = dealBody(p, { ...found, marketplace, postings, mayMove: mayMove(p.admin.role), notice: doneNotice(p), error: error ?? failed });
+    const body = dealBody(p, {
+      ...found,
+      marketplace,
+      postings,
+      mayMove: mayMove(p.admin.role),
+      notice: doneNotice(p),
+      error: error ?? failed,
+    });
     send(p, status, p.d('dealTitle', { external_id: found.snapshot.deal.external_id }), body, dealPath(id), p.admin);
   };
 
@@ -163,8 +244,19 @@ export function dealConsolePages(api: Api, services: Services): void {
       if (!mayMove(p.admin.role)) throw forbiddenFor(p.admin.role);
       const { snapshot, role } = await dealFor(services, ADMINISTRATOR, String(p.ctx.params.id));
       const refused = refusal(snapshot, move, role);
-      const why = refused && p.d(`why_${(EXPLAINED as readonly string[]).includes(refused.code) ? refused.code : 'other'}` as DealConsoleMessage);
-      send(p, refused ? problemStatus(refused.code) : 200, p.d(`confirm_${move}`), moveConfirmBody(p, { snapshot, move, refusal: why }), undefined, p.admin);
+      const why =
+        refused &&
+        p.d(
+          `why_${(EXPLAINED as readonly string[]).includes(refused.code) ? refused.code : 'other'}` as DealConsoleMessage,
+        );
+      send(
+        p,
+        refused ? problemStatus(refused.code) : 200,
+        p.d(`confirm_${move}`),
+        moveConfirmBody(p, { snapshot, move, refusal: why }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
@@ -182,7 +274,13 @@ export function dealConsolePages(api: Api, services: Services): void {
           move === 'cancel'
             ? dealView(await cancelDeal(services, ADMINISTRATOR, id, reason.trim()))
             : paymentView(await moveEscrow(services, ADMINISTRATOR, id, move, reason));
-        await auditConsole(p, services, { action: MOVE_ACTION[move], object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after });
+        await auditConsole(p, services, {
+          action: MOVE_ACTION[move],
+          object_type: 'deal',
+          object_id: id,
+          before: auditedDeal(snapshot),
+          after,
+        });
         redirect(p.ctx, `${dealPath(id)}?done=${move}`);
       } catch (error) {
         const why = refusalWords(p, error);
@@ -204,10 +302,16 @@ export function dealConsolePages(api: Api, services: Services): void {
       try {
         await administratorResendInvitation(services, id);
       } catch (error) {
-        if (error instanceof Problem && error.code === 'too_many_invitations') return redirect(p.ctx, `${dealPath(id)}?failed=too_many_invitations`);
+        if (error instanceof Problem && error.code === 'too_many_invitations')
+          return redirect(p.ctx, `${dealPath(id)}?failed=too_many_invitations`);
         throw error;
       }
-      await auditConsole(p, services, { action: 'adminResendInvitation', object_type: 'deal', object_id: id, after: { ok: true } });
+      await auditConsole(p, services, {
+        action: 'adminResendInvitation',
+        object_type: 'deal',
+        object_id: id,
+        after: { ok: true },
+      });
       redirect(p.ctx, `${dealPath(id)}?done=invitation`);
     }, INVITATION_SENDERS),
   );
@@ -220,13 +324,28 @@ export function dealConsolePages(api: Api, services: Services): void {
         starting_after: queryText(p, 'starting_after') || undefined,
         limit: String(LIST_PAGE),
       });
-      const query = parsed.success ? parsed.data : { status: 'open' as const, limit: LIST_PAGE, starting_after: undefined };
-      const result = await disputeQueue(services, { status: query.status, limit: query.limit, startingAfter: query.starting_after }).catch((error: unknown) => {
-        if (error instanceof Problem && error.code === 'invalid_cursor') return disputeQueue(services, { status: query.status, limit: query.limit });
+      const query = parsed.success
+        ? parsed.data
+        : { status: 'open' as const, limit: LIST_PAGE, starting_after: undefined };
+      const result = await disputeQueue(services, {
+        status: query.status,
+        limit: query.limit,
+        startingAfter: query.starting_after,
+      }).catch((error: unknown) => {
+        if (error instanceof Problem && error.code === 'invalid_cursor')
+          return disputeQueue(services, { status: query.status, limit: query.limit });
         throw error;
       });
-      const next = result.hasMore ? `/admin/view/disputes?${new URLSearchParams({ status: query.status, starting_after: result.items.at(-1)!.deal_id })}` : undefined;
-      const body = disputesBody(p, { status: query.status, items: result.items, next, mayDecide: mayMove(p.admin.role), notice: doneNotice(p) });
+      const next = result.hasMore
+        ? `/admin/view/disputes?${new URLSearchParams({ status: query.status, starting_after: result.items.at(-1)!.deal_id })}`
+        : undefined;
+      const body = disputesBody(p, {
+        status: query.status,
+        items: result.items,
+        next,
+        mayDecide: mayMove(p.admin.role),
+        notice: doneNotice(p),
+      });
       send(p, 200, p.d('disputesTitle'), body, `/admin/view/disputes?status=${query.status}`, p.admin);
     }),
   );
@@ -237,9 +356,15 @@ export function dealConsolePages(api: Api, services: Services): void {
       const form = await consoleForm(p);
       const id = String(p.ctx.params.id);
       const text = (form.get('text') ?? '').trim();
-      if (!text || text.length > MESSAGE_MAX) throw problem('validation_failed', 'Write the message (at most 5000 characters).');
+      if (!text || text.length > MESSAGE_MAX)
+        throw problem('validation_failed', 'Write the message (at most 5000 characters).');
       const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });
-      await auditConsole(p, services, { action: 'adminDisputeMessage', object_type: 'deal', object_id: id, after: { ...message, files: [] } });
+      await auditConsole(p, services, {
+        action: 'adminDisputeMessage',
+        object_type: 'deal',
+        object_id: id,
+        after: { ...message, files: [] },
+      });
       redirect(p.ctx, `/admin/view/disputes?done=message#dispute-${id}`);
     }, DEAL_MOVERS),
   );
@@ -259,7 +384,9 @@ export function dealConsolePages(api: Api, services: Services): void {
         const title =
           outcome === 'split'
             ? p.d('decide_split')
-            : p.d(`confirmDecide_${outcome}`, { amount: formatMoney(p.lang, current.deal.amount, current.deal.currency) });
+            : p.d(`confirmDecide_${outcome}`, {
+                amount: formatMoney(p.lang, current.deal.amount, current.deal.currency),
+              });
         send(p, status, title, body, '/admin/view/disputes', p.admin);
       };
       if (!reason.trim()) return confirm(400, p.d('notDone', { why: p.d('why_reason_required') }));
@@ -268,10 +395,20 @@ export function dealConsolePages(api: Api, services: Services): void {
       if (form.get('confirmed') !== 'yes') return confirm(200);
       try {
         const payment = await resolveDispute(services, id, outcome, reason.trim(), split);
-        await auditConsole(p, services, { action: 'adminResolveDispute', object_type: 'deal', object_id: id, before: auditedDeal(snapshot), after: paymentView(payment) });
+        await auditConsole(p, services, {
+          action: 'adminResolveDispute',
+          object_type: 'deal',
+          object_id: id,
+          before: auditedDeal(snapshot),
+          after: paymentView(payment),
+        });
         redirect(p.ctx, `${dealPath(id)}?done=decided_${outcome}`);
       } catch (error) {
-        confirm(400, p.d('notDone', { why: refusalWords(p, error) }), (await dealFor(services, ADMINISTRATOR, id)).snapshot);
+        confirm(
+          400,
+          p.d('notDone', { why: refusalWords(p, error) }),
+          (await dealFor(services, ADMINISTRATOR, id)).snapshot,
+        );
       }
     }, DEAL_MOVERS),
   );

@@ -27,7 +27,8 @@ const MOVE_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger',
 export const dealPath = (id: string) => `/admin/view/deals/${id}`;
 const fileHref = (id: string) => `/admin/documents/${id}/content`;
 const when = (p: DealConsolePage, iso: string) => html`<time datetime="${iso}">${formatDate(p.lang, iso)}</time>`;
-const amountOf = (p: DealConsolePage, snapshot: DealSnapshot) => formatMoney(p.lang, snapshot.deal.amount, snapshot.deal.currency);
+const amountOf = (p: DealConsolePage, snapshot: DealSnapshot) =>
+  formatMoney(p.lang, snapshot.deal.amount, snapshot.deal.currency);
 const fileLink = (id: string, name: string) => html`<a href="${fileHref(id)}" download>${name}</a>`;
 
 export interface DealFilterForm {
@@ -41,13 +42,20 @@ export interface DealFilterForm {
 
 export function dealListBody(
   p: DealConsolePage,
-  data: { form: DealFilterForm; marketplaces: Map<string, string>; snapshots: DealSnapshot[]; next?: string; error?: string },
+  data: {
+    form: DealFilterForm;
+    marketplaces: Map<string, string>;
+    snapshots: DealSnapshot[];
+    next?: string;
+    error?: string;
+  },
 ): SafeHtml {
   const { d, t } = p;
   const { form } = data;
   const text = (name: keyof DealFilterForm, label: string, type = 'text') =>
     html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" value="${form[name]}" maxlength="254"></div>`;
-  const option = (value: string, label: string, current: string) => html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
+  const option = (value: string, label: string, current: string) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
   const rows = data.snapshots.map(
     (snapshot) => html`<tr><td><a href="${dealPath(snapshot.deal.id)}">${snapshot.deal.external_id}</a></td>
 <td>${data.marketplaces.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id}</td><td>${snapshot.deal.buyer_email}</td>
@@ -59,15 +67,19 @@ ${message('error', data.error)}
 <div><label for="marketplace_id">${d('marketplace')}</label><select id="marketplace_id" name="marketplace_id">${option('', d('anyMarketplace'), form.marketplace_id)}${[
     ...data.marketplaces,
   ].map(([id, name]) => option(id, name, form.marketplace_id))}</select></div>
-<div><label for="status">${d('status')}</label><select id="status" name="status">${option('', d('anyStatus'), form.status)}${DEAL_STATUSES.map((status) =>
-    option(status, statusWords(t, status), form.status),
+<div><label for="status">${d('status')}</label><select id="status" name="status">${option('', d('anyStatus'), form.status)}${DEAL_STATUSES.map(
+    (status) => option(status, statusWords(t, status), form.status),
   )}</select></div>
 ${text('external_id', d('externalId'))}${text('buyer_email', d('buyerEmail'), 'email')}${text('created_from', d('createdFrom'), 'date')}${text('created_to', d('createdTo'), 'date')}
 <div><button type="submit">${d('search')}</button> <a href="/admin/view/deals">${d('clearFilters')}</a></div>
 </form>
-${rows.length === 0 ? html`<p>${d('noDeals')}</p>` : html`<div class="table"><table>
+${
+  rows.length === 0
+    ? html`<p>${d('noDeals')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('externalId')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`}
+<tbody>${rows}</tbody></table></div>`
+}
 ${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
 }
 
@@ -109,42 +121,76 @@ ${message('notice', data.notice)}${message('error', data.error)}
 <p><a href="${data.temporalUrl}" rel="noopener">${d('openInTemporal')}</a></p><p class="hint">${d('temporalHint')}</p>
 ${actionsSection(p, data)}
 <section aria-labelledby="documents"><h2 id="documents">${d('documentsHeading')}</h2>
-${snapshot.documents.length === 0 ? html`<p class="muted">${d('noDocuments')}</p>` : html`<ul class="plain">${snapshot.documents.map(
-    (document) => html`<li>${kindWords(t, document.kind)}: ${fileLink(document.id, document.name)} <span class="muted">${formatSize(lang, document.size)} · ${formatDate(lang, document.created_at)}</span></li>`,
-  )}</ul>`}</section>
+${
+  snapshot.documents.length === 0
+    ? html`<p class="muted">${d('noDocuments')}</p>`
+    : html`<ul class="plain">${snapshot.documents.map(
+        (document) =>
+          html`<li>${kindWords(t, document.kind)}: ${fileLink(document.id, document.name)} <span class="muted">${formatSize(lang, document.size)} · ${formatDate(lang, document.created_at)}</span></li>`,
+      )}</ul>`
+}</section>
 <section aria-labelledby="approvals"><h2 id="approvals">${d('approvalsHeading')}</h2>
-${snapshot.approvals.length === 0 ? html`<p class="muted">${d('noApprovals')}</p>` : html`<ul class="plain">${snapshot.approvals.map(
-    (approval) => html`<li>${approval.approver} · <span class="status">${t(`approval_${approval.status}`)}</span> <span class="muted">${formatDate(lang, approval.decided_at ?? approval.created_at)}</span>${
-      approval.comment && html`<br><span class="text">${approval.comment}</span>`
-    }</li>`,
-  )}</ul>`}</section>
+${
+  snapshot.approvals.length === 0
+    ? html`<p class="muted">${d('noApprovals')}</p>`
+    : html`<ul class="plain">${snapshot.approvals.map(
+        (approval) =>
+          html`<li>${approval.approver} · <span class="status">${t(`approval_${approval.status}`)}</span> <span class="muted">${formatDate(lang, approval.decided_at ?? approval.created_at)}</span>${
+            approval.comment && html`<br><span class="text">${approval.comment}</span>`
+          }</li>`,
+      )}</ul>`
+}</section>
 <section aria-labelledby="payments"><h2 id="payments">${d('paymentsHeading')}</h2>
-${snapshot.payments.length === 0 ? html`<p class="muted">${d('noPayments')}</p>` : html`<ul class="plain">${snapshot.payments.map(
-    (payment) => html`<li>${formatMoney(lang, payment.amount, payment.currency)} · ${payment.provider} · <span class="status">${paymentWords(t, payment.status)}</span> <span class="muted">${formatDate(lang, payment.updated_at)}${
-      payment.hold_expires_at && payment.status === 'hold' ? html` · ${d('holdUntil', { date: formatDate(lang, payment.hold_expires_at) })}` : ''
-    }</span></li>`,
-  )}</ul>`}</section>
+${
+  snapshot.payments.length === 0
+    ? html`<p class="muted">${d('noPayments')}</p>`
+    : html`<ul class="plain">${snapshot.payments.map(
+        (payment) =>
+          html`<li>${formatMoney(lang, payment.amount, payment.currency)} · ${payment.provider} · <span class="status">${paymentWords(t, payment.status)}</span> <span class="muted">${formatDate(lang, payment.updated_at)}${
+            payment.hold_expires_at && payment.status === 'hold'
+              ? html` · ${d('holdUntil', { date: formatDate(lang, payment.hold_expires_at) })}`
+              : ''
+          }</span></li>`,
+      )}</ul>`
+}</section>
 ${deliverySection(p, snapshot)}
 ${payoutSection(p, snapshot)}
 ${data.postings}
-${snapshot.dispute && html`<section aria-labelledby="dispute"><h2 id="dispute">${d('disputeHeading')}</h2>${disputeDetails(p, snapshot.dispute)}
-${snapshot.dispute.status === 'open' && html`<p><a href="/admin/view/disputes#dispute-${deal.id}">${d('goToQueue')}</a></p>`}</section>`}
-${snapshot.cancellation && html`<section aria-labelledby="cancellation"><h2 id="cancellation">${d('cancellationHeading')}</h2>
+${
+  snapshot.dispute &&
+  html`<section aria-labelledby="dispute"><h2 id="dispute">${d('disputeHeading')}</h2>${disputeDetails(p, snapshot.dispute)}
+${snapshot.dispute.status === 'open' && html`<p><a href="/admin/view/disputes#dispute-${deal.id}">${d('goToQueue')}</a></p>`}</section>`
+}
+${
+  snapshot.cancellation &&
+  html`<section aria-labelledby="cancellation"><h2 id="cancellation">${d('cancellationHeading')}</h2>
 <p>${d('cancelledBy', { actor: d(`actor_${snapshot.cancellation.actor}`), date: formatDate(lang, snapshot.cancellation.cancelled_at) })}</p>
-${snapshot.cancellation.reason && html`<p class="text">${d('reason')}: ${snapshot.cancellation.reason}</p>`}</section>`}
+${snapshot.cancellation.reason && html`<p class="text">${d('reason')}: ${snapshot.cancellation.reason}</p>`}</section>`
+}
 <section aria-labelledby="timeline"><h2 id="timeline">${d('timelineHeading')}</h2>
-${data.events.length === 0 ? html`<p class="muted">${d('noEvents')}</p>` : html`<div class="table"><table>
+${
+  data.events.length === 0
+    ? html`<p class="muted">${d('noEvents')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('who')}</th><th>${d('reason')}</th></tr></thead>
 <tbody>${data.events.map(
-    (event) => html`<tr><td>${when(p, event.created_at)}</td><td><code>${event.type}</code></td><td>${event.actor ? d(`actor_${event.actor}`) : d('actor_unknown')}</td><td class="text">${event.reason ?? ''}</td></tr>`,
-  )}</tbody></table></div>`}</section>
+        (event) =>
+          html`<tr><td>${when(p, event.created_at)}</td><td><code>${event.type}</code></td><td>${event.actor ? d(`actor_${event.actor}`) : d('actor_unknown')}</td><td class="text">${event.reason ?? ''}</td></tr>`,
+      )}</tbody></table></div>`
+}</section>
 <section aria-labelledby="deliveries"><h2 id="deliveries">${d('deliveriesHeading')}</h2>
-${data.deliveries.length === 0 ? html`<p class="muted">${d('noDeliveries')}</p>` : html`<div class="table"><table>
+${
+  data.deliveries.length === 0
+    ? html`<p class="muted">${d('noDeliveries')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('attempt')}</th><th>${d('status')}</th><th>${d('httpStatus')}</th><th>${d('error')}</th></tr></thead>
 <tbody>${data.deliveries.map(
-    (row) => html`<tr><td>${when(p, row.at)}</td><td><code>${row.event}</code></td><td>${row.attempt === 0 ? d('notAttempted') : String(row.attempt)}</td>
+        (
+          row,
+        ) => html`<tr><td>${when(p, row.at)}</td><td><code>${row.event}</code></td><td>${row.attempt === 0 ? d('notAttempted') : String(row.attempt)}</td>
 <td>${d(`delivery_${row.status}`)}</td><td>${row.http_status === null ? '' : String(row.http_status)}</td><td class="text">${row.error ?? ''}</td></tr>`,
-  )}</tbody></table></div>`}</section>`;
+      )}</tbody></table></div>`
+}</section>`;
 }
 
 /** Shipment and delivery as marked, and the buyer's inspection window (its end, or none: released at delivery). */
@@ -173,13 +219,18 @@ function payoutSection(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
   return html`<section aria-labelledby="payout"><h2 id="payout">${d('payoutHeading')}</h2>
 <dl><dt>${d('payoutStatus')}</dt><dd class="status" id="payout-status">${d(`payout_${payout.status}`)} <code>${payout.status}</code></dd>
 ${payout.destination && html`<dt>${d('payoutDestination')}</dt><dd>${destinationWords(lang, payout.destination)}</dd>`}</dl>
-${payouts.length === 0 ? html`<p class="muted">${d('noPayouts')}</p>` : html`<div class="table"><table>
+${
+  payouts.length === 0
+    ? html`<p class="muted">${d('noPayouts')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${d('when')}</th><th>${d('amount')}</th><th>${d('payoutTo')}</th><th>${d('status')}</th><th>${d('failureReason')}</th></tr></thead>
 <tbody>${payouts.map(
-      (item) => html`<tr><td>${when(p, item.created_at)}</td><td>${formatMoney(lang, item.amount, item.currency)}</td><td>${
-        item.destination.title ? destinationWords(lang, item.destination) : d('none')
-      }</td><td>${d(`payoutItem_${item.status}`)}</td><td>${item.failure_reason ? html`<code>${item.failure_reason}</code>` : ''}</td></tr>`,
-    )}</tbody></table></div>`}
+        (item) =>
+          html`<tr><td>${when(p, item.created_at)}</td><td>${formatMoney(lang, item.amount, item.currency)}</td><td>${
+            item.destination.title ? destinationWords(lang, item.destination) : d('none')
+          }</td><td>${d(`payoutItem_${item.status}`)}</td><td>${item.failure_reason ? html`<code>${item.failure_reason}</code>` : ''}</td></tr>`,
+      )}</tbody></table></div>`
+}
 </section>`;
 }
 
@@ -202,14 +253,18 @@ function actionsSection(p: DealConsolePage, data: DealPageData): SafeHtml {
  * The confirmation of a money move: what it does, and the reason when one is needed. A disputed payment has no move
  * here (the rules refuse it: dispute_open); the arbiter decides it from the disputes queue (decideConfirmBody).
  */
-export function moveConfirmBody(p: DealConsolePage, data: { snapshot: DealSnapshot; move: MoneyMove; refusal?: string; error?: string; reason?: string }): SafeHtml {
+export function moveConfirmBody(
+  p: DealConsolePage,
+  data: { snapshot: DealSnapshot; move: MoneyMove; refusal?: string; error?: string; reason?: string },
+): SafeHtml {
   const { d } = p;
   const { snapshot, move } = data;
   const reasonNeeded = move === 'dispute';
   const back = html`<a class="button secondary" href="${dealPath(snapshot.deal.id)}">${d('backToDeal')}</a>`;
   const head = html`<h1>${d(`confirm_${move}`)}</h1>
 <p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')} · ${amountOf(p, snapshot)}</p>`;
-  if (data.refusal) return html`${head}${message('error', d('notNow', { why: data.refusal }))}<div class="actions">${back}</div>`;
+  if (data.refusal)
+    return html`${head}${message('error', d('notNow', { why: data.refusal }))}<div class="actions">${back}</div>`;
   return html`${head}${message('error', data.error)}
 <p class="consequence">${d(`consequence_${move}`, { amount: amountOf(p, snapshot) })}</p>
 <form method="post" action="${dealPath(snapshot.deal.id)}/confirm/${move}">${csrfField(p.admin.csrf)}
@@ -224,24 +279,45 @@ function disputeDetails(p: DealConsolePage, dispute: DisputeRecord): SafeHtml {
   const { d, t, lang } = p;
   return html`<dl><dt>${d('status')}</dt><dd class="status">${t(`dispute_${dispute.status}`)}</dd>
 <dt>${d('reason')}</dt><dd class="text">${dispute.reason}</dd><dt>${d('openedAt')}</dt><dd>${when(p, dispute.opened_at)}</dd></dl>
-${dispute.decision && html`<div class="card decision"><h3>${d('decisionHeading')}</h3><p class="status">${t(`outcome_${dispute.decision.outcome}`)}</p>
-<p class="text">${d('reason')}: ${dispute.decision.reason}</p><p class="muted">${d('decidedAt', { date: formatDate(lang, dispute.decision.decided_at) })}</p></div>`}
+${
+  dispute.decision &&
+  html`<div class="card decision"><h3>${d('decisionHeading')}</h3><p class="status">${t(`outcome_${dispute.decision.outcome}`)}</p>
+<p class="text">${d('reason')}: ${dispute.decision.reason}</p><p class="muted">${d('decidedAt', { date: formatDate(lang, dispute.decision.decided_at) })}</p></div>`
+}
 <h3>${d('messagesHeading')}</h3>
-${dispute.messages.length === 0 ? html`<p class="muted">${d('noMessages')}</p>` : html`<ul class="plain">${dispute.messages.map(
-    (item) => html`<li class="card message"><p><strong>${t(`author_${item.author}`)}</strong> <span class="muted">${formatDate(lang, item.created_at)}</span></p>
-<p class="text">${item.text}</p>${item.files.length > 0 && html`<ul class="plain files">${item.files.map(
-      (file) => html`<li>${fileLink(file.id, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
-    )}</ul>`}</li>`,
-  )}</ul>`}`;
+${
+  dispute.messages.length === 0
+    ? html`<p class="muted">${d('noMessages')}</p>`
+    : html`<ul class="plain">${dispute.messages.map(
+        (
+          item,
+        ) => html`<li class="card message"><p><strong>${t(`author_${item.author}`)}</strong> <span class="muted">${formatDate(lang, item.created_at)}</span></p>
+<p class="text">${item.text}</p>${
+          item.files.length > 0 &&
+          html`<ul class="plain files">${item.files.map(
+            (file) =>
+              html`<li>${fileLink(file.id, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
+          )}</ul>`
+        }</li>`,
+      )}</ul>`
+}`;
 }
 
 export function disputesBody(
   p: DealConsolePage,
-  data: { status: 'open' | 'decided'; items: (DisputeQueueRow & { snapshot: DealSnapshot })[]; next?: string; mayDecide: boolean; notice?: string },
+  data: {
+    status: 'open' | 'decided';
+    items: (DisputeQueueRow & { snapshot: DealSnapshot })[];
+    next?: string;
+    mayDecide: boolean;
+    notice?: string;
+  },
 ): SafeHtml {
   const { d } = p;
   const tab = (status: 'open' | 'decided', label: string) =>
-    status === data.status ? html`<strong>${label}</strong>` : html`<a href="/admin/view/disputes?status=${status}">${label}</a>`;
+    status === data.status
+      ? html`<strong>${label}</strong>`
+      : html`<a href="/admin/view/disputes?status=${status}">${label}</a>`;
   const cards = data.items.map(({ snapshot, messages_count }) => {
     const id = snapshot.deal.id;
     return html`<article class="card" id="dispute-${id}" aria-labelledby="dispute-title-${id}">
@@ -286,7 +362,9 @@ function decideForms(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
 function heldAmount(p: DealConsolePage, snapshot: DealSnapshot): string {
   const payment = snapshot.payments.at(-1);
   if (!payment) return amountOf(p, snapshot);
-  const refunded = (snapshot.refunds ?? []).filter((refund) => refund.payment_id === payment.id).map((refund) => toMinor(refund.amount));
+  const refunded = (snapshot.refunds ?? [])
+    .filter((refund) => refund.payment_id === payment.id)
+    .map((refund) => toMinor(refund.amount));
   return formatMoney(p.lang, toNumber(toMinor(payment.amount) - sum(refunded)), payment.currency);
 }
 
@@ -306,7 +384,10 @@ export function decideConfirmBody(
     release: data.split ? money(data.split.release_amount) : '',
     refund: data.split ? money(data.split.refund_amount) : '',
   };
-  const consequence = outcome === 'split' && !data.split ? undefined : html`<p class="consequence">${d(`consequence_${outcome}`, amounts)}</p>`;
+  const consequence =
+    outcome === 'split' && !data.split
+      ? undefined
+      : html`<p class="consequence">${d(`consequence_${outcome}`, amounts)}</p>`;
   return html`<h1>${outcome === 'split' && !data.split ? d('decide_split') : d(`confirmDecide_${outcome}`, amounts)}</h1>
 <p>${d('dealTitle', { external_id: snapshot.deal.external_id })} · ${snapshot.deal.title.trim() || d('untitled')}</p>
 ${message('error', data.error)}
@@ -314,9 +395,12 @@ ${consequence}
 <p>${d('decidesDispute')}</p>
 <form method="post" action="/admin/view/disputes/${snapshot.deal.id}/decide">${csrfField(p.admin.csrf)}
 <input type="hidden" name="outcome" value="${outcome}"><input type="hidden" name="confirmed" value="yes">
-${outcome === 'split' && html`<div class="filters"><div><label for="release_amount">${d('splitRelease')}</label><input id="release_amount" name="release_amount" type="text" inputmode="decimal" maxlength="20" size="12" required value="${data.split ? String(data.split.release_amount) : ''}"></div>
+${
+  outcome === 'split' &&
+  html`<div class="filters"><div><label for="release_amount">${d('splitRelease')}</label><input id="release_amount" name="release_amount" type="text" inputmode="decimal" maxlength="20" size="12" required value="${data.split ? String(data.split.release_amount) : ''}"></div>
 <div><label for="refund_amount">${d('splitRefund')}</label><input id="refund_amount" name="refund_amount" type="text" inputmode="decimal" maxlength="20" size="12" required value="${data.split ? String(data.split.refund_amount) : ''}"></div></div>
-<p class="hint">${d('splitHint', { amount: amounts.amount })}</p>`}
+<p class="hint">${d('splitHint', { amount: amounts.amount })}</p>`
+}
 <label for="reason">${d('yourReason')}</label>
 <textarea id="reason" name="reason" required maxlength="${REASON_MAX}">${data.reason}</textarea>
 <div class="actions"><button type="submit" class="danger">${d('confirmDecideButton')}</button> <a class="button secondary" href="/admin/view/disputes#dispute-${snapshot.deal.id}">${d('backToQueue')}</a></div>

@@ -189,12 +189,19 @@ export interface DealSnapshot {
 }
 
 /** CONTRACT's order, first match wins. */
-export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals' | 'payments' | 'cancellation'>): DealStatus {
+export function dealStatus(
+  records: Pick<DealSnapshot, 'documents' | 'approvals' | 'payments' | 'cancellation'>,
+): DealStatus {
   const { documents, approvals, payments } = records;
   // Only a deal without money held can be cancelled; its pending payment (cancelled at the acquirer) shows as refunded.
   if (records.cancellation) return 'cancelled';
   // A release that pays out is paid once its payout succeeded; until then the money is still the service's to hold.
-  if (payments.some((payment) => payment.status === 'released' && (!payment.payout_status || payment.payout_status === 'succeeded'))) return 'paid';
+  if (
+    payments.some(
+      (payment) => payment.status === 'released' && (!payment.payout_status || payment.payout_status === 'succeeded'),
+    )
+  )
+    return 'paid';
   if (payments.some((payment) => payment.status === 'released')) return 'escrow_hold';
   const latestPayment = payments.at(-1);
   if (latestPayment?.status === 'refunded') return 'refunded';
@@ -209,16 +216,32 @@ export function dealStatus(records: Pick<DealSnapshot, 'documents' | 'approvals'
 }
 
 /** Events of money and delivery that are not a change of status. */
-export const MONEY_EVENTS = ['deal.shipped', 'deal.delivered', 'deal.payout_sent', 'deal.payout_failed', 'deal.partially_refunded'] as const;
+export const MONEY_EVENTS = [
+  'deal.shipped',
+  'deal.delivered',
+  'deal.payout_sent',
+  'deal.payout_failed',
+  'deal.partially_refunded',
+] as const;
 export type MoneyEvent = (typeof MONEY_EVENTS)[number];
 
 /** The webhook event of entering a status (`deal.<status>`), or one of money and delivery. */
 export type DealEvent = `deal.${DealStatus}` | MoneyEvent;
-export const DEAL_EVENTS: DealEvent[] = [...DEAL_STATUSES.map((status) => `deal.${status}` as DealEvent), ...MONEY_EVENTS];
+export const DEAL_EVENTS: DealEvent[] = [
+  ...DEAL_STATUSES.map((status) => `deal.${status}` as DealEvent),
+  ...MONEY_EVENTS,
+];
 export const statusEvent = (status: DealStatus): DealEvent => `deal.${status}` as DealEvent;
 
 /** Statuses that sent a webhook before every status did (workflows without the 'all-status-events' patch). */
-export const FIRST_STATUS_EVENTS: readonly DealStatus[] = ['approved', 'rejected', 'escrow_hold', 'paid', 'refunded', 'disputed'];
+export const FIRST_STATUS_EVENTS: readonly DealStatus[] = [
+  'approved',
+  'rejected',
+  'escrow_hold',
+  'paid',
+  'refunded',
+  'disputed',
+];
 
 /** Payment moves CONTRACT allows; anything else is 400 invalid_payment_state. */
 export const PAYMENT_MOVES: Record<PaymentStatus, readonly PaymentStatus[]> = {

@@ -33,7 +33,9 @@ export interface NoticeDrainer {
   stop(): Promise<void>;
 }
 
-export function startNoticeDrainer(services: Pick<Services, 'db' | 'logger' | 'config' | 'mailer'> & Services): NoticeDrainer {
+export function startNoticeDrainer(
+  services: Pick<Services, 'db' | 'logger' | 'config' | 'mailer'> & Services,
+): NoticeDrainer {
   const { db, logger } = services;
   const { notifyDealChange } = createDealNotifier(services);
   let stopped = false;
@@ -58,7 +60,10 @@ export function startNoticeDrainer(services: Pick<Services, 'db' | 'logger' | 'c
           sent++;
         } catch (error) {
           const dropped = attempts >= MAX_ATTEMPTS;
-          logger.error({ err: error, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped }, 'a deal notice could not be mailed');
+          logger.error(
+            { err: error, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped },
+            'a deal notice could not be mailed',
+          );
           if (dropped) await db.query('DELETE FROM deal_notices WHERE id = $1', [id]);
         }
       }

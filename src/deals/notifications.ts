@@ -59,7 +59,12 @@ export function createDealNotifier(services: Services) {
         const recipient = await findMailRecipient(services.db, email);
         if (onlyWithPassword && !recipient?.has_password) continue;
         const anonymousKind = notice.status === 'created' || notice.status === 'approval' ? notice.status : undefined;
-        if (anonymousKind && !notice.disputeMessage && !(await widgetMailAllowed(services.db, deal, anonymousKind, email))) continue;
+        if (
+          anonymousKind &&
+          !notice.disputeMessage &&
+          !(await widgetMailAllowed(services.db, deal, anonymousKind, email))
+        )
+          continue;
         const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');
         const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail);
         await services.mailer.send({ key: `deal-event/${notice.eventId}/${role}`, to: email, subject, text });
@@ -78,7 +83,9 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
     parties.push({ role: 'seller', email: deal.seller_email });
   }
   const to = (roles: readonly Party[], mail: (role: Party) => DealNoticeMail, onlyWithPassword = false): Planned[] =>
-    parties.filter(({ role }) => roles.includes(role)).map(({ role, email }) => ({ role, email, mail: mail(role), onlyWithPassword }));
+    parties
+      .filter(({ role }) => roles.includes(role))
+      .map(({ role, email }) => ({ role, email, mail: mail(role), onlyWithPassword }));
   const both = ['buyer', 'seller'] as const;
   const { actor, reason } = notice;
 
@@ -86,7 +93,10 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
   if (notice.disputeMessage) {
     const { author, text } = notice.disputeMessage;
     // The author knows what they wrote; a message of the marketplace or the arbiter goes to both sides.
-    return to(both.filter((role) => role !== author), () => ({ kind: 'dispute_message', author, text }));
+    return to(
+      both.filter((role) => role !== author),
+      () => ({ kind: 'dispute_message', author, text }),
+    );
   }
   switch (notice.status) {
     case 'created':
@@ -109,11 +119,15 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
       return to(both, (role) => ({ kind: 'money_held', role }));
     case 'paid':
       return to(both, (role) =>
-        actor === 'arbiter' ? { kind: 'dispute_decided', role, outcome: 'release', reason } : { kind: 'released', role, actor },
+        actor === 'arbiter'
+          ? { kind: 'dispute_decided', role, outcome: 'release', reason }
+          : { kind: 'released', role, actor },
       );
     case 'refunded':
       return to(both, (role) =>
-        actor === 'arbiter' ? { kind: 'dispute_decided', role, outcome: 'refund', reason } : { kind: 'refunded', role, actor, reason },
+        actor === 'arbiter'
+          ? { kind: 'dispute_decided', role, outcome: 'refund', reason }
+          : { kind: 'refunded', role, actor, reason },
       );
     case 'disputed':
       return to(both, () => ({ kind: 'dispute_opened', actor, reason }));
@@ -136,13 +150,30 @@ function moneyPlan(event: string, data: Record<string, unknown>, to: To, reason:
     case 'inspection_reminder':
       return to(['buyer'], () => ({ kind: 'inspection_reminder', inspection_ends_at: text('inspection_ends_at') }));
     case 'deal.payout_sent':
-      return to(['seller'], () => ({ kind: 'payout_sent', amount, currency: text('currency'), destination: text('destination') }));
+      return to(['seller'], () => ({
+        kind: 'payout_sent',
+        amount,
+        currency: text('currency'),
+        destination: text('destination'),
+      }));
     case 'deal.payout_failed':
-      return to(['seller'], () => ({ kind: 'payout_failed', amount, currency: text('currency'), destination: text('destination'), failure: text('failure_reason') }));
+      return to(['seller'], () => ({
+        kind: 'payout_failed',
+        amount,
+        currency: text('currency'),
+        destination: text('destination'),
+        failure: text('failure_reason'),
+      }));
     case 'payout_destination_needed':
       return to(['seller'], () => ({ kind: 'payout_destination_needed' }));
     case 'deal.partially_refunded':
-      return to(['buyer', 'seller'], (role) => ({ kind: 'partially_refunded', role, amount, currency: text('currency'), reason }));
+      return to(['buyer', 'seller'], (role) => ({
+        kind: 'partially_refunded',
+        role,
+        amount,
+        currency: text('currency'),
+        reason,
+      }));
     default:
       return [];
   }

@@ -51,7 +51,10 @@ const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
 const DealList = z.object({ items: z.array(DealView), has_more: z.boolean() });
 
 /** The marketplace as an actor: its key authenticated it (requireSecretKey). */
-const asMarketplace = (ctx: Context): DealActor & { marketplace: Marketplace } => ({ kind: 'marketplace', marketplace: ctx.state.marketplace as Marketplace });
+const asMarketplace = (ctx: Context): DealActor & { marketplace: Marketplace } => ({
+  kind: 'marketplace',
+  marketplace: ctx.state.marketplace as Marketplace,
+});
 
 export function dealRoutes(api: Api, services: Services): void {
   const auth = requireSecretKey(services.db);
@@ -69,7 +72,10 @@ export function dealRoutes(api: Api, services: Services): void {
     body: MarketplaceDealFields,
     responses: {
       201: { description: 'A new deal', schema: DealCreated },
-      200: { description: 'The deal this external_id already names, unchanged: the request gave no field another value', schema: DealCreated },
+      200: {
+        description: 'The deal this external_id already names, unchanged: the request gave no field another value',
+        schema: DealCreated,
+      },
       409: {
         description: 'deal_conflict: this external_id names a deal with other values of the fields in `fields`',
         contentType: 'application/problem+json',
@@ -93,7 +99,12 @@ export function dealRoutes(api: Api, services: Services): void {
       'With `external_id`: that deal (404 when none has it), and no other parameter. Without: a page of deals, ' +
       'newest first; pass the last item’s id as `starting_after` for the next page while `has_more` is true.',
     query: z.object({
-      external_id: z.string().min(1).max(128).optional().describe('The deal with this external_id, as the full deal state'),
+      external_id: z
+        .string()
+        .min(1)
+        .max(128)
+        .optional()
+        .describe('The deal with this external_id, as the full deal state'),
       limit: queryInt(1, 100).default(20).describe('Deals per page'),
       starting_after: z.string().min(1).max(64).optional().describe('A deal id: the page starts after it'),
       status: z.enum(DEAL_STATUSES).optional(),
@@ -149,7 +160,10 @@ export function dealRoutes(api: Api, services: Services): void {
       kind: z.enum(DOCUMENT_KINDS),
       name: z.string().trim().min(1).max(255).optional().describe('Defaults to the kind'),
     }),
-    rawBody: { contentType: '*/*', description: `The file, up to ${DOCUMENT_LIMIT_BYTES / 1024 / 1024} MiB; its type from Content-Type` },
+    rawBody: {
+      contentType: '*/*',
+      description: `The file, up to ${DOCUMENT_LIMIT_BYTES / 1024 / 1024} MiB; its type from Content-Type`,
+    },
     bodyLimitBytes: DOCUMENT_LIMIT_BYTES,
     responses: { 201: { description: 'The document', schema: DocumentView } },
     handler: async (ctx, { params, query }) => {
@@ -176,7 +190,10 @@ export function dealRoutes(api: Api, services: Services): void {
     summary: "Start the buyer's approval",
     params: DealParams,
     body: z.object({
-      approver_email: z.union([EmailSchema, z.literal('')]).default('').describe('Defaults to the buyer'),
+      approver_email: z
+        .union([EmailSchema, z.literal('')])
+        .default('')
+        .describe('Defaults to the buyer'),
       comment: z.string().max(2000).default(''),
     }),
     responses: {
@@ -206,7 +223,10 @@ export function dealRoutes(api: Api, services: Services): void {
       description: z.string().max(128).default(''),
     }),
     responses: {
-      201: { description: 'A new payment: held at once (sandbox) or pending with payment_url (live)', schema: EscrowResponse },
+      201: {
+        description: 'A new payment: held at once (sandbox) or pending with payment_url (live)',
+        schema: EscrowResponse,
+      },
       200: { description: 'The live payment still pending', schema: EscrowResponse },
     },
     handler: async (ctx, { params, body }) => {
@@ -226,7 +246,11 @@ export function dealRoutes(api: Api, services: Services): void {
       'A live payment still pending is cancelled at the acquirer. Once money is held or paid: 400 deal_not_cancellable; ' +
       'while a dispute is open: 400 dispute_open (only the arbiter moves disputed money).',
     params: DealParams,
-    body: z.object({ reason: z.string().max(2000).default('').describe('Told to the buyer and in the deal.cancelled webhook') }).optional(),
+    body: z
+      .object({
+        reason: z.string().max(2000).default('').describe('Told to the buyer and in the deal.cancelled webhook'),
+      })
+      .optional(),
     responses: { 200: { description: 'The full deal state, status cancelled', schema: DealView } },
     handler: async (ctx, { params, body }) => {
       ctx.body = dealView(await cancelDeal(services, asMarketplace(ctx), params.deal_id, body?.reason.trim() ?? ''));
@@ -262,7 +286,10 @@ export function dealRoutes(api: Api, services: Services): void {
     body: z.object({ text: nonBlank(5000) }),
     responses: { 201: { description: 'The message', schema: DisputeView.shape.messages.element } },
     handler: async (ctx, { params, body }) => {
-      const message = await addDisputeMessage(services, asMarketplace(ctx), params.deal_id, { text: body.text, files: [] });
+      const message = await addDisputeMessage(services, asMarketplace(ctx), params.deal_id, {
+        text: body.text,
+        files: [],
+      });
       ctx.status = 201;
       ctx.body = { ...message, files: [] };
     },
@@ -278,12 +305,15 @@ export function dealRoutes(api: Api, services: Services): void {
       'While the money is held, once (400 invalid_delivery_state otherwise). From now on the buyer can no longer refund alone: ' +
       'only a dispute stops the release. Sends deal.shipped and mails the buyer.',
     params: DealParams,
-    body: z
-      .object({ carrier: z.string().max(100).default(''), tracking: z.string().max(100).default('') })
-      .optional(),
+    body: z.object({ carrier: z.string().max(100).default(''), tracking: z.string().max(100).default('') }).optional(),
     responses: { 200: { description: 'The full deal state', schema: DealView } },
     handler: async (ctx, { params, body }) => {
-      ctx.body = dealView(await shipDeal(services, asMarketplace(ctx), params.deal_id, { carrier: body?.carrier.trim() ?? '', tracking: body?.tracking.trim() ?? '' }));
+      ctx.body = dealView(
+        await shipDeal(services, asMarketplace(ctx), params.deal_id, {
+          carrier: body?.carrier.trim() ?? '',
+          tracking: body?.tracking.trim() ?? '',
+        }),
+      );
     },
   });
 
@@ -316,10 +346,18 @@ export function dealRoutes(api: Api, services: Services): void {
       'the held money less the fee (400 invalid_refund_amount otherwise). A two-stage YooKassa payment refunds whole only. ' +
       'Sends deal.partially_refunded.',
     params: DealParams,
-    body: z.object({ amount: Money.describe('The part to return, two decimals'), reason: z.string().max(2000).default('') }),
+    body: z.object({
+      amount: Money.describe('The part to return, two decimals'),
+      reason: z.string().max(2000).default(''),
+    }),
     responses: { 200: { description: 'The full deal state', schema: DealView } },
     handler: async (ctx, { params, body }) => {
-      ctx.body = dealView(await partialRefund(services, asMarketplace(ctx), params.deal_id, { amount: body.amount, reason: body.reason.trim() }));
+      ctx.body = dealView(
+        await partialRefund(services, asMarketplace(ctx), params.deal_id, {
+          amount: body.amount,
+          reason: body.reason.trim(),
+        }),
+      );
     },
   });
 

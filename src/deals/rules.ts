@@ -2,7 +2,14 @@
 // applies them to the deal as it is at the moment of each change (in the update's validator, and again in its handler
 // under the deal's lock), the pages offer only what they allow, and the API's allowed_actions list them, so the three
 // can never disagree. What a caller read before never decides a change: the workflow checks again when it applies it.
-import { dealStatus, isFinal, PAYMENT_MOVES, type DealSnapshot, type PaymentRecord, type PaymentStatus } from './model.ts';
+import {
+  dealStatus,
+  isFinal,
+  PAYMENT_MOVES,
+  type DealSnapshot,
+  type PaymentRecord,
+  type PaymentStatus,
+} from './model.ts';
 
 /**
  * A party's place in a deal. An administrator deciding a dispute (POST /admin/deals/{id}/escrow/resolve) acts as the
@@ -34,7 +41,17 @@ export type DealVerb = (typeof DEAL_VERBS)[number];
 const ROLE_VERBS: Record<DealRole, readonly DealVerb[]> = {
   // The marketplace acts for the seller: it marks shipment and delivery, agrees a partial refund, and may say where to
   // pay the seller for one deal.
-  marketplace: ['add_document', 'start_approval', 'start_escrow', 'message', 'cancel', 'ship', 'deliver', 'partial_refund', 'payout_destination'],
+  marketplace: [
+    'add_document',
+    'start_approval',
+    'start_escrow',
+    'message',
+    'cancel',
+    'ship',
+    'deliver',
+    'partial_refund',
+    'payout_destination',
+  ],
   widget: ['add_document', 'start_approval', 'start_escrow'],
   // The buyer's `pay` is escrow for the full amount from the cabinet: start_escrow as the marketplace's API does it.
   buyer: ['decide_approval', 'pay', 'release', 'refund', 'dispute', 'message'],
@@ -65,24 +82,39 @@ export interface Refusal {
 }
 
 export type PaymentAction = 'release' | 'refund' | 'dispute';
-export const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = { release: 'released', refund: 'refunded', dispute: 'disputed' };
+export const ACTION_TARGET: Record<PaymentAction, PaymentStatus> = {
+  release: 'released',
+  refund: 'refunded',
+  dispute: 'disputed',
+};
 
-const pendingApproval = (snapshot: DealSnapshot) => snapshot.approvals.find((approval) => approval.status === 'pending');
+const pendingApproval = (snapshot: DealSnapshot) =>
+  snapshot.approvals.find((approval) => approval.status === 'pending');
 
 const DISPUTE_OPEN: Refusal = {
   code: 'dispute_open',
-  message: 'The payment is disputed: only the arbiter moves it now, by deciding the dispute with a reason (POST /admin/deals/{id}/escrow/resolve).',
+  message:
+    'The payment is disputed: only the arbiter moves it now, by deciding the dispute with a reason (POST /admin/deals/{id}/escrow/resolve).',
 };
 
 /** Why the latest payment cannot make this move for this role, or undefined when it can. */
-export function paymentMoveRefusal(payment: PaymentRecord | undefined, action: PaymentAction, role: DealRole): Refusal | undefined {
+export function paymentMoveRefusal(
+  payment: PaymentRecord | undefined,
+  action: PaymentAction,
+  role: DealRole,
+): Refusal | undefined {
   if (!payment) return { code: 'invalid_payment_state', message: 'The deal has no payment.' };
   const target = ACTION_TARGET[action];
   // A disputed payment is the arbiter's to release or refund; every other move of it, by anyone, waits for that.
   if (payment.status === 'disputed') return role === 'arbiter' && action !== 'dispute' ? undefined : DISPUTE_OPEN;
-  if (role === 'arbiter') return { code: 'invalid_payment_state', message: `Only a disputed payment is decided by the arbiter; this one is ${payment.status}.` };
+  if (role === 'arbiter')
+    return {
+      code: 'invalid_payment_state',
+      message: `Only a disputed payment is decided by the arbiter; this one is ${payment.status}.`,
+    };
   // A pending payment is only cancelled (refunded), never released.
-  const allowed = PAYMENT_MOVES[payment.status].includes(target) && !(action === 'release' && payment.status === 'pending');
+  const allowed =
+    PAYMENT_MOVES[payment.status].includes(target) && !(action === 'release' && payment.status === 'pending');
   if (allowed) return undefined;
   return { code: 'invalid_payment_state', message: `A ${payment.status} payment cannot be moved to ${target}.` };
 }
@@ -105,7 +137,10 @@ export function moveRefusal(snapshot: DealSnapshot, { action, role, reason }: Pa
   if ((action === 'dispute' || role === 'arbiter') && !reason?.trim()) {
     return {
       code: 'reason_required',
-      message: action === 'dispute' ? 'Say why you open the dispute.' : 'Write the reason for the decision; both sides will read it.',
+      message:
+        action === 'dispute'
+          ? 'Say why you open the dispute.'
+          : 'Write the reason for the decision; both sides will read it.',
     };
   }
   return undefined;
@@ -118,19 +153,28 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
   switch (verb) {
     case 'add_document':
       if (pendingApproval(snapshot)) {
-        return { code: 'approval_pending', message: 'An approval is pending: the documents cannot change until the buyer decides.' };
+        return {
+          code: 'approval_pending',
+          message: 'An approval is pending: the documents cannot change until the buyer decides.',
+        };
       }
       return undefined;
     case 'start_approval':
       if (pendingApproval(snapshot)) return undefined; // answered with the pending one
-      if (snapshot.documents.length === 0) return { code: 'no_documents', message: 'Attach at least one document before starting the approval.' };
-      if (!['docs', 'rejected'].includes(status)) return { code: 'approval_not_allowed', message: `An approval cannot start while the deal is ${status}.` };
+      if (snapshot.documents.length === 0)
+        return { code: 'no_documents', message: 'Attach at least one document before starting the approval.' };
+      if (!['docs', 'rejected'].includes(status))
+        return { code: 'approval_not_allowed', message: `An approval cannot start while the deal is ${status}.` };
       return undefined;
     case 'decide_approval':
-      return pendingApproval(snapshot) ? undefined : { code: 'approval_not_pending', message: 'No approval is pending.' };
+      return pendingApproval(snapshot)
+        ? undefined
+        : { code: 'approval_not_pending', message: 'No approval is pending.' };
     case 'start_escrow':
       if (snapshot.payments.some((payment) => payment.status === 'pending')) return undefined; // answered with the pending one
-      return status === 'approved' ? undefined : { code: 'deal_not_approved', message: `Escrow starts only for an approved deal; this one is ${status}.` };
+      return status === 'approved'
+        ? undefined
+        : { code: 'deal_not_approved', message: `Escrow starts only for an approved deal; this one is ${status}.` };
     case 'pay':
       // A live payment still pending is answered again (its payment page), never made twice.
       if (snapshot.payments.some((payment) => payment.status === 'pending')) return undefined;
@@ -138,7 +182,10 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
       if (status === 'escrow_hold' || status === 'disputed') {
         return { code: 'invalid_payment_state', message: 'The money is already held: there is nothing to pay.' };
       }
-      return { code: 'deal_not_approved', message: `The buyer pays once the terms are approved; this deal is ${status}.` };
+      return {
+        code: 'deal_not_approved',
+        message: `The buyer pays once the terms are approved; this deal is ${status}.`,
+      };
     case 'release':
     case 'refund':
     case 'dispute': {
@@ -146,7 +193,11 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
       if (refused) return refused;
       // Once the goods are on their way the buyer cannot take the money back alone: a dispute stops the release.
       if (verb === 'refund' && role === 'buyer' && snapshot.delivery) {
-        return { code: 'shipped_dispute_instead', message: 'The order is shipped: the buyer can no longer refund alone. Open a dispute instead, and the arbiter decides.' };
+        return {
+          code: 'shipped_dispute_instead',
+          message:
+            'The order is shipped: the buyer can no longer refund alone. Open a dispute instead, and the arbiter decides.',
+        };
       }
       return undefined;
     }
@@ -156,16 +207,22 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
       if (payment?.status !== 'hold' && payment?.status !== 'disputed') {
         return { code: 'invalid_delivery_state', message: 'Shipment and delivery are marked while the money is held.' };
       }
-      if (verb === 'ship' && snapshot.delivery) return { code: 'invalid_delivery_state', message: `The order is already ${snapshot.delivery.status}.` };
-      if (verb === 'deliver' && snapshot.delivery?.status === 'delivered') return { code: 'invalid_delivery_state', message: 'The order is already delivered.' };
+      if (verb === 'ship' && snapshot.delivery)
+        return { code: 'invalid_delivery_state', message: `The order is already ${snapshot.delivery.status}.` };
+      if (verb === 'deliver' && snapshot.delivery?.status === 'delivered')
+        return { code: 'invalid_delivery_state', message: 'The order is already delivered.' };
       return undefined;
     }
     case 'partial_refund': {
       const payment = snapshot.payments.at(-1);
       if (payment?.status === 'disputed') return DISPUTE_OPEN;
-      if (payment?.status !== 'hold') return { code: 'invalid_payment_state', message: 'Part of the money is refunded while it is held.' };
+      if (payment?.status !== 'hold')
+        return { code: 'invalid_payment_state', message: 'Part of the money is refunded while it is held.' };
       if (payment.provider === 'yookassa') {
-        return { code: 'invalid_payment_state', message: 'A two-stage payment is refunded whole or not at all; deals on YooKassa Safe Deal refund in parts.' };
+        return {
+          code: 'invalid_payment_state',
+          message: 'A two-stage payment is refunded whole or not at all; deals on YooKassa Safe Deal refund in parts.',
+        };
       }
       return undefined;
     }
@@ -176,12 +233,17 @@ export function refusal(snapshot: DealSnapshot, verb: DealVerb, role: DealRole):
         ? undefined
         : { code: 'invalid_payment_state', message: 'Only a disputed payment can be resolved.' };
     case 'message':
-      return snapshot.dispute?.status === 'open' ? undefined : { code: 'no_open_dispute', message: 'The deal has no open dispute.' };
+      return snapshot.dispute?.status === 'open'
+        ? undefined
+        : { code: 'no_open_dispute', message: 'The deal has no open dispute.' };
     case 'cancel':
       // Cancelling would return the disputed money without the arbiter.
       if (snapshot.payments.at(-1)?.status === 'disputed') return DISPUTE_OPEN;
       return snapshot.payments.some((payment) => payment.status !== 'pending' && payment.status !== 'refunded')
-        ? { code: 'deal_not_cancellable', message: `The money is ${status === 'escrow_hold' ? 'held' : 'moving'}; a deal is cancelled only before that. Refund it instead.` }
+        ? {
+            code: 'deal_not_cancellable',
+            message: `The money is ${status === 'escrow_hold' ? 'held' : 'moving'}; a deal is cancelled only before that. Refund it instead.`,
+          }
         : undefined;
   }
 }

@@ -29,7 +29,16 @@ import {
   startEscrowUpdate,
   type MovePaymentInput,
 } from '../../workflows/deals/deal-messages.ts';
-import { dealStatus, dealWorkflowId, isFinal, type DealRecord, type DealSnapshot, type DisputeAuthor, type DisputeFile, type DocumentKind } from './model.ts';
+import {
+  dealStatus,
+  dealWorkflowId,
+  isFinal,
+  type DealRecord,
+  type DealSnapshot,
+  type DisputeAuthor,
+  type DisputeFile,
+  type DocumentKind,
+} from './model.ts';
 import { allowedActions, roleMay, type DealRole, type DealVerb, type PaymentAction } from './rules.ts';
 import {
   approvalsOfPerson,
@@ -50,7 +59,12 @@ import {
 } from './store.ts';
 import { signalDeal, startDealWorkflow, updateDeal } from './commands.ts';
 import { idempotentUuid } from '../http/idempotency.ts';
-import { destinationRefusal, setDealDestination, setSellerDestination, type PayoutDestinationInput } from '../money/destinations.ts';
+import {
+  destinationRefusal,
+  setDealDestination,
+  setSellerDestination,
+  type PayoutDestinationInput,
+} from '../money/destinations.ts';
 import { formatMinor, toMinor } from '../money/amount.ts';
 import { feeRefusal, scheduledFee } from '../money/fee.ts';
 import { DEAL_DEFAULTS, dealConflicts, withDealDefaults, type DealInput } from './views.ts';
@@ -103,12 +117,19 @@ export async function dealFor(services: Services, actor: DealActor, dealId: stri
 export function actionsFor(snapshot: DealSnapshot, role: DealRole, actor: DealActor): DealVerb[] {
   const pending = snapshot.approvals.find((approval) => approval.status === 'pending');
   return allowedActions(snapshot, role).filter(
-    (verb) => verb !== 'decide_approval' || (actor.kind === 'person' && pending !== undefined && same(pending.approver, actor.user.email)),
+    (verb) =>
+      verb !== 'decide_approval' ||
+      (actor.kind === 'person' && pending !== undefined && same(pending.approver, actor.user.email)),
   );
 }
 
 /** Loads the deal for the verb: 404 when the actor's role has no such verb. */
-async function dealForVerb(services: Services, actor: DealActor, dealId: string, verb: DealVerb): Promise<DealInContext> {
+async function dealForVerb(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  verb: DealVerb,
+): Promise<DealInContext> {
   const found = await dealFor(services, actor, dealId);
   if (!roleMay(found.role, verb)) throw notFound('No such deal.');
   return found;
@@ -124,13 +145,27 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
   const fields = withDealDefaults(input);
   const fee = dealFee(marketplace, fields.amount, input.fee);
   // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
-  const { deal, created } = await insertDeal(services.db, { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment }, (deal) => {
-    const told = { eventId: randomUUID(), deliveryId: randomUUID(), event: 'deal.created', occurredAt: deal.created_at, status: 'created', actor: 'marketplace' as const, deal };
-    return { ...told, body: webhookBody(told) };
-  });
+  const { deal, created } = await insertDeal(
+    services.db,
+    { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment },
+    (deal) => {
+      const told = {
+        eventId: randomUUID(),
+        deliveryId: randomUUID(),
+        event: 'deal.created',
+        occurredAt: deal.created_at,
+        status: 'created',
+        actor: 'marketplace' as const,
+        deal,
+      };
+      return { ...told, body: webhookBody(told) };
+    },
+  );
   if (!created) refuseConflicts(deal, input);
   // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
-  const snapshot = created ? { deal, version: 0, documents: [], approvals: [], payments: [], dispute: null, cancellation: null } : (await loadSnapshot(services.db, deal.id))!;
+  const snapshot = created
+    ? { deal, version: 0, documents: [], approvals: [], payments: [], dispute: null, cancellation: null }
+    : (await loadSnapshot(services.db, deal.id))!;
   // A repeat also (re)starts the workflow: it is a no-op when it runs, and recovers a start that was lost.
   if (created || !isFinal(dealStatus(snapshot))) await startDealWorkflow(services, snapshot);
   return { snapshot, created };
@@ -145,7 +180,10 @@ function dealFee(marketplace: Marketplace, amount: number, given: number | undef
   const minor = toMinor(amount);
   if (given === undefined) return formatMinor(scheduledFee(minor, marketplace.fee_schedule));
   const refused = feeRefusal(minor, toMinor(given));
-  if (refused) throw problem('validation_failed', `The request body is invalid: fee: ${refused}`, { errors: [{ path: 'fee', message: refused }] });
+  if (refused)
+    throw problem('validation_failed', `The request body is invalid: fee: ${refused}`, {
+      errors: [{ path: 'fee', message: refused }],
+    });
   return formatMinor(toMinor(given));
 }
 
@@ -157,7 +195,9 @@ function refuseCurrency(marketplace: Marketplace, currency: string): void {
   const takes = PROVIDER_CURRENCIES[providerFor(marketplace)];
   if (takes.includes(currency)) return;
   const message = `must be one of ${takes.join(', ')}: a ${marketplace.mode} marketplace's deals are paid through ${providerFor(marketplace)}, which takes no ${currency}`;
-  throw problem('validation_failed', `The request body is invalid: currency: ${message}`, { errors: [{ path: 'currency', message }] });
+  throw problem('validation_failed', `The request body is invalid: currency: ${message}`, {
+    errors: [{ path: 'currency', message }],
+  });
 }
 
 /** 409 deal_conflict naming the fields the input gives with other values than the stored deal has, if any. */
@@ -173,9 +213,19 @@ export function refuseConflicts(deal: DealRecord, input: DealInput): void {
 }
 
 /** A page of the marketplace's deals; a cursor naming a deal that is not its own is 400. */
-export async function marketplaceDeals(services: Services, marketplace: Marketplace, filter: Omit<DealListFilter, 'marketplaceId'>) {
-  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await marketplaceHasDeal(services.db, marketplace.id, filter.startingAfter)))) {
-    throw problem('invalid_cursor', 'starting_after must be the id of one of your deals, as a previous page listed it.');
+export async function marketplaceDeals(
+  services: Services,
+  marketplace: Marketplace,
+  filter: Omit<DealListFilter, 'marketplaceId'>,
+) {
+  if (
+    filter.startingAfter &&
+    !(isUuid(filter.startingAfter) && (await marketplaceHasDeal(services.db, marketplace.id, filter.startingAfter)))
+  ) {
+    throw problem(
+      'invalid_cursor',
+      'starting_after must be the id of one of your deals, as a previous page listed it.',
+    );
   }
   return listDeals(services.db, { ...filter, marketplaceId: marketplace.id });
 }
@@ -194,7 +244,12 @@ export async function addDocument(
   const { user } = await ensureUser(services.db, { email: snapshot.deal.buyer_email, name: snapshot.deal.buyer_name });
   const organization = (await personalOrganization(services.db, user.id))!;
   const documentId = randomUUID();
-  const stored = await services.documents.put({ organizationId: organization.id, documentId, bytes: input.bytes, contentType: input.contentType });
+  const stored = await services.documents.put({
+    organizationId: organization.id,
+    documentId,
+    bytes: input.bytes,
+    contentType: input.contentType,
+  });
   return withFileRemovedOnRefusal(services, [stored.key], () =>
     updateDeal(services, snapshot, addDocumentUpdate, {
       id: documentId,
@@ -227,13 +282,26 @@ async function withFileRemovedOnRefusal<T>(services: Services, keys: string[], c
   }
 }
 
-export async function startApproval(services: Services, actor: DealActor, dealId: string, input: { approver: string; comment: string }) {
+export async function startApproval(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  input: { approver: string; comment: string },
+) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'start_approval');
-  return updateDeal(services, snapshot, startApprovalUpdate, { approver: input.approver || snapshot.deal.buyer_email, comment: input.comment });
+  return updateDeal(services, snapshot, startApprovalUpdate, {
+    approver: input.approver || snapshot.deal.buyer_email,
+    comment: input.comment,
+  });
 }
 
 /** Starts escrow through the marketplace's acquirer; `created` false for the live payment still pending. */
-export async function startEscrow(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: { amount: number; description: string }) {
+export async function startEscrow(
+  services: Services,
+  actor: DealActor & { marketplace: Marketplace },
+  dealId: string,
+  input: { amount: number; description: string },
+) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'start_escrow');
   return holdInEscrow(services, snapshot, actor.marketplace, input);
 }
@@ -248,7 +316,11 @@ export async function payDeal(services: Services, actor: DealActor & { kind: 'pe
   const { snapshot, role } = await dealForVerb(services, actor, dealId, 'pay');
   const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
   if (!marketplace) throw notFound('No such deal.');
-  const { payment, created } = await holdInEscrow(services, snapshot, marketplace, { amount: 0, description: '', payer: 'buyer' });
+  const { payment, created } = await holdInEscrow(services, snapshot, marketplace, {
+    amount: 0,
+    description: '',
+    payer: 'buyer',
+  });
   const after = (await loadSnapshot(services.db, dealId))!;
   return { payment, created, snapshot: after, role, actions: actionsFor(after, role, actor) };
 }
@@ -290,19 +362,35 @@ async function holdInEscrow(
 }
 
 /** The widget's Continue: a contract when the deal has none, then the buyer's approval. */
-export async function continueDeal(services: Services, actor: DealActor & { kind: 'widget' }, dealId: string, locale: 'ru' | 'en') {
+export async function continueDeal(
+  services: Services,
+  actor: DealActor & { kind: 'widget' },
+  dealId: string,
+  locale: 'ru' | 'en',
+) {
   const { snapshot } = await dealFor(services, actor, dealId);
   await updateDeal(services, snapshot, continueUpdate, { marketplace_name: actor.marketplace.name, locale });
   return (await loadSnapshot(services.db, dealId))!;
 }
 
 /** The approver's decision; anyone else's approval does not exist for them (404). */
-export async function decideApproval(services: Services, user: User, approvalId: string, decision: 'approve' | 'reject', comment: string) {
+export async function decideApproval(
+  services: Services,
+  user: User,
+  approvalId: string,
+  decision: 'approve' | 'reject',
+  comment: string,
+) {
   const dealId = isUuid(approvalId) ? await dealOfApproval(services.db, approvalId) : undefined;
   const found = dealId ? await dealFor(services, { kind: 'person', user }, dealId).catch(() => undefined) : undefined;
   const approval = found?.snapshot.approvals.find((candidate) => candidate.id === approvalId);
   if (!found || !approval || !same(approval.approver, user.email)) throw notFound('No such approval.');
-  return updateDeal(services, found.snapshot, decideUpdate, { approval_id: approvalId, decision, comment, actor: user.email });
+  return updateDeal(services, found.snapshot, decideUpdate, {
+    approval_id: approvalId,
+    decision,
+    comment,
+    actor: user.email,
+  });
 }
 
 /**
@@ -310,11 +398,21 @@ export async function decideApproval(services: Services, user: User, approvalId:
  * move here is never the arbiter's decision, whatever the payment was when the request read it: the workflow refuses
  * any move of a disputed payment but the arbiter's (400 dispute_open), at the moment it would apply it.
  */
-export async function moveEscrow(services: Services, actor: DealActor, dealId: string, action: PaymentAction, reason = '') {
+export async function moveEscrow(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  action: PaymentAction,
+  reason = '',
+) {
   const { snapshot, role } = await dealForVerb(services, actor, dealId, action);
   if (action === 'dispute' && !reason.trim()) throw problem('reason_required', 'Say why you open the dispute.');
   const mover: MovePaymentInput['actor'] = role === 'buyer' ? 'buyer' : 'administrator';
-  return updateDeal(services, snapshot, movePaymentUpdate, { action, actor: mover, reason: reason.trim() || undefined });
+  return updateDeal(services, snapshot, movePaymentUpdate, {
+    action,
+    actor: mover,
+    reason: reason.trim() || undefined,
+  });
 }
 
 /**
@@ -333,13 +431,27 @@ export async function resolveDispute(
   if (outcome === 'split') {
     if (!split) throw problem('invalid_refund_amount', 'A split names release_amount and refund_amount.');
     const refund_id = idempotentUuid('split-refund');
-    return updateDeal(services, snapshot, movePaymentUpdate, { action: 'release', actor: 'arbiter', reason: reason.trim(), split: { ...split, refund_id } });
+    return updateDeal(services, snapshot, movePaymentUpdate, {
+      action: 'release',
+      actor: 'arbiter',
+      reason: reason.trim(),
+      split: { ...split, refund_id },
+    });
   }
-  return updateDeal(services, snapshot, movePaymentUpdate, { action: outcome, actor: 'arbiter', reason: reason.trim() });
+  return updateDeal(services, snapshot, movePaymentUpdate, {
+    action: outcome,
+    actor: 'arbiter',
+    reason: reason.trim(),
+  });
 }
 
 /** The order is shipped (the marketplace, or the seller in the cabinet): from now on only a dispute stops the release. */
-export async function shipDeal(services: Services, actor: DealActor, dealId: string, input: { carrier: string; tracking: string }) {
+export async function shipDeal(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  input: { carrier: string; tracking: string },
+) {
   const { snapshot, role } = await dealForVerb(services, actor, dealId, 'ship');
   await updateDeal(services, snapshot, shipUpdate, { actor: role === 'seller' ? 'seller' : 'marketplace', ...input });
   return (await loadSnapshot(services.db, dealId))!;
@@ -348,12 +460,20 @@ export async function shipDeal(services: Services, actor: DealActor, dealId: str
 /** The order is delivered: the buyer's inspection window (the marketplace's inspection_days) starts. */
 export async function deliverDeal(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'deliver');
-  await updateDeal(services, snapshot, deliverUpdate, { actor: 'marketplace', inspection_days: actor.marketplace.inspection_days });
+  await updateDeal(services, snapshot, deliverUpdate, {
+    actor: 'marketplace',
+    inspection_days: actor.marketplace.inspection_days,
+  });
   return (await loadSnapshot(services.db, dealId))!;
 }
 
 /** Part of the held money back to the buyer, agreed by both sides (the marketplace acts for the seller). */
-export async function partialRefund(services: Services, actor: DealActor, dealId: string, input: { amount: number; reason: string }) {
+export async function partialRefund(
+  services: Services,
+  actor: DealActor,
+  dealId: string,
+  input: { amount: number; reason: string },
+) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'partial_refund');
   await updateDeal(services, snapshot, partialRefundUpdate, { ...input, refund_id: idempotentUuid('partial-refund') });
   return (await loadSnapshot(services.db, dealId))!;
@@ -366,7 +486,12 @@ function refuseDestination(mode: 'sandbox' | 'live', input: PayoutDestinationInp
 }
 
 /** The marketplace's payout destination for one deal (before the seller's own); a payout waiting for one is made. */
-export async function setDealPayoutDestination(services: Services, actor: DealActor & { marketplace: Marketplace }, dealId: string, input: PayoutDestinationInput) {
+export async function setDealPayoutDestination(
+  services: Services,
+  actor: DealActor & { marketplace: Marketplace },
+  dealId: string,
+  input: PayoutDestinationInput,
+) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'payout_destination');
   const payment = snapshot.payments.at(-1);
   refuseDestination(payment ? (payment.provider === 'sandbox' ? 'sandbox' : 'live') : actor.marketplace.mode, input);
@@ -397,7 +522,10 @@ export async function setSellerPayoutDestination(services: Services, user: User,
 /** Cancels a deal before money is held: the marketplace, or an administrator. */
 export async function cancelDeal(services: Services, actor: DealActor, dealId: string, reason: string) {
   const { snapshot } = await dealForVerb(services, actor, dealId, 'cancel');
-  await updateDeal(services, snapshot, cancelUpdate, { actor: actor.kind === 'administrator' ? 'administrator' : 'marketplace', reason });
+  await updateDeal(services, snapshot, cancelUpdate, {
+    actor: actor.kind === 'administrator' ? 'administrator' : 'marketplace',
+    reason,
+  });
   return (await loadSnapshot(services.db, dealId))!;
 }
 
@@ -422,7 +550,12 @@ export async function addDisputeMessage(
   const files: DisputeFile[] = [];
   for (const file of input.files) {
     const id = randomUUID();
-    const stored = await services.documents.put({ organizationId: organization.id, documentId: id, bytes: file.bytes, contentType: file.contentType });
+    const stored = await services.documents.put({
+      organizationId: organization.id,
+      documentId: id,
+      bytes: file.bytes,
+      contentType: file.contentType,
+    });
     files.push({ id, name: file.name, size: stored.size, content_type: file.contentType, storage_key: stored.key });
   }
   const message = { id: randomUUID(), author, text: input.text, files, created_at: new Date().toISOString() };
@@ -441,9 +574,13 @@ export async function resendInvitation(services: Services, marketplace: Marketpl
   const { snapshot } = await dealFor(services, { kind: 'marketplace', marketplace }, dealId);
   const { hits, retry_after } = await countInvitationResend(services.db, dealId, INVITATION_WINDOW_SECONDS);
   if (hits > INVITATIONS_PER_WINDOW) {
-    throw problem('too_many_invitations', `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`, {
-      headers: { 'Retry-After': String(Math.max(retry_after, 1)) },
-    });
+    throw problem(
+      'too_many_invitations',
+      `This deal's invitation was sent ${INVITATIONS_PER_WINDOW} times within the hour; try again later.`,
+      {
+        headers: { 'Retry-After': String(Math.max(retry_after, 1)) },
+      },
+    );
   }
   const { deal } = snapshot;
   const { user } = await ensureUser(services.db, { email: deal.buyer_email, name: deal.buyer_name });
@@ -462,7 +599,18 @@ export async function resendInvitation(services: Services, marketplace: Marketpl
         dealUrl,
       })
     : // The account has a password: the deal's link, which asks them to sign in.
-      dealMail(locale, user.name, { marketplaceName: marketplace.name, title: deal.title, amount: deal.amount, currency: deal.currency, url: dealUrl }, { kind: 'new_deal', role: 'buyer' });
+      dealMail(
+        locale,
+        user.name,
+        {
+          marketplaceName: marketplace.name,
+          title: deal.title,
+          amount: deal.amount,
+          currency: deal.currency,
+          url: dealUrl,
+        },
+        { kind: 'new_deal', role: 'buyer' },
+      );
   await services.mailer.send({ key: `invitation-again/${deal.id}/${randomUUID()}`, to: user.email, ...mail });
 }
 
@@ -489,7 +637,8 @@ export async function approvalsOfUser(services: Services, user: User) {
 /** A document or an evidence file of a deal the actor may see, with its bytes; 404 otherwise. */
 export async function fileFor(services: Services, actor: DealActor, fileId: string) {
   const file = isUuid(fileId) ? await dealFile(services.db, fileId) : undefined;
-  if (!file || !(await dealFor(services, actor, file.deal_id).catch(() => undefined))) throw notFound('No such document.');
+  if (!file || !(await dealFor(services, actor, file.deal_id).catch(() => undefined)))
+    throw notFound('No such document.');
   return { name: file.name, content_type: file.content_type, body: await services.documents.get(file.storage_key) };
 }
 
@@ -499,7 +648,10 @@ const ADMINISTRATOR: DealActor = { kind: 'administrator' };
 
 /** A page of every marketplace's deals; a cursor that names no deal is 400. */
 export async function administratorDeals(services: Services, filter: DealListFilter) {
-  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await findDeal(services.db, { id: filter.startingAfter })))) {
+  if (
+    filter.startingAfter &&
+    !(isUuid(filter.startingAfter) && (await findDeal(services.db, { id: filter.startingAfter })))
+  ) {
     throw problem('invalid_cursor', 'starting_after must be the id of a deal, as a previous page listed it.');
   }
   return listDeals(services.db, filter);
@@ -508,8 +660,17 @@ export async function administratorDeals(services: Services, filter: DealListFil
 /** The deal with its webhook events, its deliveries, and where its workflow is in the Temporal Web UI. */
 export async function administratorDeal(services: Services, dealId: string) {
   const { snapshot, role } = await dealFor(services, ADMINISTRATOR, dealId);
-  const [events, deliveries] = await Promise.all([dealEvents(services.db, dealId), dealDeliveries(services.db, dealId)]);
-  return { snapshot, actions: actionsFor(snapshot, role, ADMINISTRATOR), events, deliveries, temporalUrl: temporalUrl(services, snapshot.deal) };
+  const [events, deliveries] = await Promise.all([
+    dealEvents(services.db, dealId),
+    dealDeliveries(services.db, dealId),
+  ]);
+  return {
+    snapshot,
+    actions: actionsFor(snapshot, role, ADMINISTRATOR),
+    events,
+    deliveries,
+    temporalUrl: temporalUrl(services, snapshot.deal),
+  };
 }
 
 /** The deal's workflow in the Temporal Web UI (its id is fixed by the marketplace and the external id). */
@@ -520,9 +681,18 @@ export function temporalUrl(services: Services, deal: DealRecord): string {
 }
 
 /** A page of disputes with their deals: open ones oldest first; a cursor that names no dispute of that status is 400. */
-export async function disputeQueue(services: Services, filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string }) {
-  if (filter.startingAfter && !(isUuid(filter.startingAfter) && (await hasDispute(services.db, filter.startingAfter, filter.status)))) {
-    throw problem('invalid_cursor', `starting_after must be the deal id of a ${filter.status} dispute, as a previous page listed it.`);
+export async function disputeQueue(
+  services: Services,
+  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string },
+) {
+  if (
+    filter.startingAfter &&
+    !(isUuid(filter.startingAfter) && (await hasDispute(services.db, filter.startingAfter, filter.status)))
+  ) {
+    throw problem(
+      'invalid_cursor',
+      `starting_after must be the deal id of a ${filter.status} dispute, as a previous page listed it.`,
+    );
   }
   const { rows, hasMore } = await listDisputes(services.db, filter);
   const snapshots = await Promise.all(rows.map((row) => loadSnapshot(services.db, row.deal_id)));

@@ -28,7 +28,13 @@ export const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email
 const DEAL_COLUMN_NAMES = DEAL_COLUMNS.split(',').map((name) => name.trim());
 
 export function toDeal(row: Record<string, any>): DealRecord {
-  return { ...row, amount: Number(row.amount), fee: Number(row.fee), created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)! } as DealRecord;
+  return {
+    ...row,
+    amount: Number(row.amount),
+    fee: Number(row.fee),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+  } as DealRecord;
 }
 
 /**
@@ -129,7 +135,9 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
   return {
     deal,
     version: Number(version),
-    documents: (documents as any[]).map((row) => ({ ...row, size: Number(row.size), created_at: iso(row.created_at)! }) as DocumentRecord),
+    documents: (documents as any[]).map(
+      (row) => ({ ...row, size: Number(row.size), created_at: iso(row.created_at)! }) as DocumentRecord,
+    ),
     approvals: (approvals as any[]).map(
       (row) => ({ ...row, created_at: iso(row.created_at)!, decided_at: iso(row.decided_at) }) as ApprovalRecord,
     ),
@@ -145,7 +153,13 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
         }) as PaymentRecord,
     ),
     refunds: (refunds as any[]).map(
-      (row) => ({ ...row, amount: Number(row.amount), currency: row.currency.trim(), created_at: iso(row.created_at)! }) as RefundRecord,
+      (row) =>
+        ({
+          ...row,
+          amount: Number(row.amount),
+          currency: row.currency.trim(),
+          created_at: iso(row.created_at)!,
+        }) as RefundRecord,
     ),
     payouts: (payouts as any[]).map(
       ({ destination_type, destination_title, ...row }) =>
@@ -170,7 +184,11 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
         } as DeliveryRecord)
       : null,
     cancellation: cancelled
-      ? ({ actor: cancelled.cancel_actor, reason: cancelled.cancel_reason, cancelled_at: iso(cancelled.cancelled_at)! } as CancellationRecord)
+      ? ({
+          actor: cancelled.cancel_actor,
+          reason: cancelled.cancel_reason,
+          cancelled_at: iso(cancelled.cancelled_at)!,
+        } as CancellationRecord)
       : null,
     dispute: disputed
       ? ({
@@ -180,7 +198,11 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           opened_at: iso(disputed.opened_at)!,
           messages: (messages as any[]).map((row) => ({ ...row, created_at: iso(row.created_at)! }) as DisputeMessage),
           decision: disputed.decision_outcome
-            ? { outcome: disputed.decision_outcome, reason: disputed.decision_reason ?? '', decided_at: iso(disputed.decided_at)! }
+            ? {
+                outcome: disputed.decision_outcome,
+                reason: disputed.decision_reason ?? '',
+                decided_at: iso(disputed.decided_at)!,
+              }
             : null,
         } as DisputeRecord)
       : null,
@@ -202,7 +224,10 @@ export interface DealListFilter {
 }
 
 /** A page of deals (one marketplace's, or all for administrators), newest first; `has_more` when another page follows. */
-export async function listDeals(db: DbClient, filter: DealListFilter): Promise<{ snapshots: DealSnapshot[]; hasMore: boolean }> {
+export async function listDeals(
+  db: DbClient,
+  filter: DealListFilter,
+): Promise<{ snapshots: DealSnapshot[]; hasMore: boolean }> {
   const result = await db.query<{ id: string }>(
     `SELECT id FROM deals d
       WHERE ($1::uuid IS NULL OR marketplace_id = $1)
@@ -231,11 +256,17 @@ export async function listDeals(db: DbClient, filter: DealListFilter): Promise<{
 
 /** Whether the marketplace has a deal of this id (a cursor must name one of its own). */
 export async function marketplaceHasDeal(db: DbClient, marketplaceId: string, dealId: string): Promise<boolean> {
-  return (await db.query('SELECT 1 FROM deals WHERE id = $1 AND marketplace_id = $2', [dealId, marketplaceId])).rowCount === 1;
+  return (
+    (await db.query('SELECT 1 FROM deals WHERE id = $1 AND marketplace_id = $2', [dealId, marketplaceId])).rowCount ===
+    1
+  );
 }
 
 /** The deals a person takes part in, newest first, with their part: buyer, seller or approver of one of its approvals. */
-export async function dealsOfPerson(db: DbClient, email: string): Promise<{ id: string; role: 'buyer' | 'seller' | 'approver' }[]> {
+export async function dealsOfPerson(
+  db: DbClient,
+  email: string,
+): Promise<{ id: string; role: 'buyer' | 'seller' | 'approver' }[]> {
   const result = await db.query<{ id: string; role: 'buyer' | 'seller' | 'approver' }>(
     `SELECT DISTINCT ON (d.created_at, d.id) d.id,
             CASE WHEN lower(d.buyer_email) = lower($1) THEN 'buyer'
@@ -260,7 +291,8 @@ export async function approvalsOfPerson(db: DbClient, email: string): Promise<{ 
 
 /** The deal an approval belongs to. */
 export async function dealOfApproval(db: DbClient, approvalId: string): Promise<string | undefined> {
-  return (await db.query<{ deal_id: string }>('SELECT deal_id FROM deal_approvals WHERE id = $1', [approvalId])).rows[0]?.deal_id;
+  return (await db.query<{ deal_id: string }>('SELECT deal_id FROM deal_approvals WHERE id = $1', [approvalId])).rows[0]
+    ?.deal_id;
 }
 
 /** A stored file of a deal (a document, or a dispute's evidence) with where its bytes are. */
@@ -268,7 +300,9 @@ export async function dealFile(
   db: DbClient,
   fileId: string,
 ): Promise<{ deal_id: string; name: string; content_type: string; storage_key: string } | undefined> {
-  const document = await db.query('SELECT deal_id, name, content_type, storage_key FROM deal_documents WHERE id = $1', [fileId]);
+  const document = await db.query('SELECT deal_id, name, content_type, storage_key FROM deal_documents WHERE id = $1', [
+    fileId,
+  ]);
   if (document.rows[0]) return document.rows[0];
   const evidence = await db.query(
     `SELECT m.deal_id, f.name, f.content_type, f.storage_key
@@ -283,7 +317,11 @@ export async function dealFile(
  * Counts one more resend of the deal's invitation in its fixed window (in PostgreSQL, so every server instance counts
  * against the same limit); answers the count and the seconds until the window ends.
  */
-export async function countInvitationResend(db: DbClient, dealId: string, windowSeconds: number): Promise<{ hits: number; retry_after: number }> {
+export async function countInvitationResend(
+  db: DbClient,
+  dealId: string,
+  windowSeconds: number,
+): Promise<{ hits: number; retry_after: number }> {
   const result = await db.query<{ hits: number; retry_after: number }>(
     `INSERT INTO deal_invitation_windows AS w (deal_id, hits, window_started_at) VALUES ($1, 1, now())
      ON CONFLICT (deal_id) DO UPDATE SET
@@ -302,7 +340,13 @@ export async function dealEvents(db: DbClient, dealId: string): Promise<DealEven
        FROM webhook_events WHERE deal_id = $1 ORDER BY occurred_at, seq`,
     [dealId],
   );
-  return result.rows.map((row) => ({ id: row.id, type: row.event, created_at: iso(row.occurred_at)!, actor: row.actor, reason: row.reason }));
+  return result.rows.map((row) => ({
+    id: row.id,
+    type: row.event,
+    created_at: iso(row.occurred_at)!,
+    actor: row.actor,
+    reason: row.reason,
+  }));
 }
 
 export interface DealEventRecord {
@@ -378,13 +422,17 @@ export async function listDisputes(
 
 /** Whether a dispute of this status belongs to the deal (a cursor of the disputes list must name one). */
 export async function hasDispute(db: DbClient, dealId: string, status: 'open' | 'decided'): Promise<boolean> {
-  return (await db.query('SELECT 1 FROM deal_disputes WHERE deal_id = $1 AND status = $2', [dealId, status])).rowCount === 1;
+  return (
+    (await db.query('SELECT 1 FROM deal_disputes WHERE deal_id = $1 AND status = $2', [dealId, status])).rowCount === 1
+  );
 }
 
 /** Marketplaces by name, for the console's filter and for naming a deal's marketplace. */
 export async function marketplaceNames(db: DbClient, ids?: string[]): Promise<Map<string, string>> {
   const result = await db.query<{ id: string; name: string }>(
-    ids ? 'SELECT id, name FROM marketplaces WHERE id = ANY($1::uuid[]) ORDER BY name' : 'SELECT id, name FROM marketplaces ORDER BY name, id LIMIT 500',
+    ids
+      ? 'SELECT id, name FROM marketplaces WHERE id = ANY($1::uuid[]) ORDER BY name'
+      : 'SELECT id, name FROM marketplaces ORDER BY name, id LIMIT 500',
     ids ? [ids] : [],
   );
   return new Map(result.rows.map((row) => [row.id, row.name]));

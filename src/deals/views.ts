@@ -37,7 +37,14 @@ export const Money = z
   .meta({ multipleOf: 0.01 });
 
 /** What a new deal takes for a field its request leaves out. */
-export const DEAL_DEFAULTS = { title: '', buyer_name: '', seller_email: '', amount: 0, currency: 'RUB', description: '' } as const;
+export const DEAL_DEFAULTS = {
+  title: '',
+  buyer_name: '',
+  seller_email: '',
+  amount: 0,
+  currency: 'RUB',
+  description: '',
+} as const;
 
 /**
  * The deal request fields of SPEC. A field left out stays undefined here, so that a repeat of a creation is compared
@@ -49,7 +56,10 @@ export const DealFields = z.object({
   title: z.string().max(500).meta({ default: DEAL_DEFAULTS.title }).optional(),
   buyer_email: EmailSchema.describe("Drives the automatic creation of the buyer's account"),
   buyer_name: z.string().max(200).meta({ default: DEAL_DEFAULTS.buyer_name }).optional(),
-  seller_email: z.union([EmailSchema, z.literal('')]).meta({ default: DEAL_DEFAULTS.seller_email }).optional(),
+  seller_email: z
+    .union([EmailSchema, z.literal('')])
+    .meta({ default: DEAL_DEFAULTS.seller_email })
+    .optional(),
   amount: Money.meta({ default: DEAL_DEFAULTS.amount }).optional(),
   currency: currencyCode({ default: DEAL_DEFAULTS.currency }).optional(),
   description: z.string().max(5000).meta({ default: DEAL_DEFAULTS.description }).optional(),
@@ -143,12 +153,19 @@ export const DeliveryView = z
     tracking: z.string(),
     shipped_at: z.iso.datetime().nullable(),
     delivered_at: z.iso.datetime().nullable(),
-    inspection_ends_at: z.iso.datetime().nullable().describe('Until then the buyer may open a dispute; then the money is released automatically'),
+    inspection_ends_at: z.iso
+      .datetime()
+      .nullable()
+      .describe('Until then the buyer may open a dispute; then the money is released automatically'),
   })
   .describe('Shipment, delivery and the buyer’s inspection window');
 
 export const StoredDestinationView = z
-  .object({ type: z.string(), title: z.string().describe('Its kind and last four characters'), updated_at: z.iso.datetime() })
+  .object({
+    type: z.string(),
+    title: z.string().describe('Its kind and last four characters'),
+    updated_at: z.iso.datetime(),
+  })
   .describe('A payout destination as pages show it: the token is never shown');
 
 export const PayoutItemView = z.object({
@@ -161,7 +178,9 @@ export const PayoutItemView = z.object({
 
 export const PayoutView = z
   .object({
-    status: z.enum(['none', ...PAYOUT_STATUSES]).describe('none until the money is released; the deal is paid once it succeeded'),
+    status: z
+      .enum(['none', ...PAYOUT_STATUSES])
+      .describe('none until the money is released; the deal is paid once it succeeded'),
     destination: z.object({ type: z.string(), title: z.string() }).nullable().describe('Where the latest payout went'),
     items: z.array(PayoutItemView),
   })
@@ -181,7 +200,9 @@ export const DisputeView = z
         created_at: z.iso.datetime(),
       }),
     ),
-    decision: z.object({ outcome: z.enum(['release', 'refund']), reason: z.string(), decided_at: z.iso.datetime() }).nullable(),
+    decision: z
+      .object({ outcome: z.enum(['release', 'refund']), reason: z.string(), decided_at: z.iso.datetime() })
+      .nullable(),
   })
   .describe('The dispute, once opened: its reason, both sides’ messages with evidence, and the arbiter’s decision');
 
@@ -205,7 +226,9 @@ export const DealView = z.object({
   documents: z.array(DocumentView),
   approvals: z.array(ApprovalView),
   payments: z.array(PaymentView),
-  released_amount: z.number().describe("Released to the seller: the seller's part of a released payment (two decimals)"),
+  released_amount: z
+    .number()
+    .describe("Released to the seller: the seller's part of a released payment (two decimals)"),
   refunded_amount: z.number().describe('Given back to the buyer, in parts or whole (two decimals)'),
   delivery: DeliveryView,
   payout: PayoutView,
@@ -261,27 +284,57 @@ export function dealMoney(deal: Pick<DealRecord, 'amount' | 'fee'>): { fee: numb
 /** The dispute as the parties see it: where evidence files are stored stays inside. */
 export function disputeView(dispute: DisputeRecord): z.infer<typeof DisputeView> {
   const { opened_by: _opener, ...view } = dispute;
-  return { ...view, messages: dispute.messages.map((message) => ({ ...message, files: message.files.map(({ id, name, size }) => ({ id, name, size })) })) };
+  return {
+    ...view,
+    messages: dispute.messages.map((message) => ({
+      ...message,
+      files: message.files.map(({ id, name, size }) => ({ id, name, size })),
+    })),
+  };
 }
 
 export function paymentView(payment: PaymentRecord): z.infer<typeof PaymentView> {
-  const { provider_payment_id: _internal, provider_deal_id: _deal, payout_status: _payout, released_by: _by, release_reason: _why, ...view } = payment;
+  const {
+    provider_payment_id: _internal,
+    provider_deal_id: _deal,
+    payout_status: _payout,
+    released_by: _by,
+    release_reason: _why,
+    ...view
+  } = payment;
   return view;
 }
 
 export function deliveryView({ delivery }: Pick<DealSnapshot, 'delivery'>): z.infer<typeof DeliveryView> {
-  if (!delivery) return { status: 'none', carrier: '', tracking: '', shipped_at: null, delivered_at: null, inspection_ends_at: null };
+  if (!delivery)
+    return {
+      status: 'none',
+      carrier: '',
+      tracking: '',
+      shipped_at: null,
+      delivered_at: null,
+      inspection_ends_at: null,
+    };
   const { reminded_at: _reminded, ...view } = delivery;
   return view;
 }
 
-export function payoutView({ payments, payouts = [] }: Pick<DealSnapshot, 'payments' | 'payouts'>): z.infer<typeof PayoutView> {
+export function payoutView({
+  payments,
+  payouts = [],
+}: Pick<DealSnapshot, 'payments' | 'payouts'>): z.infer<typeof PayoutView> {
   const released = payments.find((payment) => payment.status === 'released' && payment.payout_status);
   const latest = payouts.at(-1);
   return {
     status: released?.payout_status ?? 'none',
     destination: latest && latest.destination.title ? latest.destination : null,
-    items: payouts.map(({ id, amount, status, failure_reason, created_at }) => ({ id, amount, status, failure_reason, created_at })),
+    items: payouts.map(({ id, amount, status, failure_reason, created_at }) => ({
+      id,
+      amount,
+      status,
+      failure_reason,
+      created_at,
+    })),
   };
 }
 

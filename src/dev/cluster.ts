@@ -12,8 +12,21 @@ import { prepareDatabase } from '../migrate.ts';
 import { withDatabase } from '../db-roles.ts';
 import { createLogger } from '../log.ts';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.ts';
-import { resolveTemporalServer, setUpTemporalSchemas, startTemporalServer, TEMPORAL_SERVER_VERSION, type RunningTemporalServer, type TemporalDatabase } from './temporal-server.ts';
-import { resolveTemporalUiServer, startTemporalUiServer, TEMPORAL_UI_SERVER_VERSION, UI_CONFIG_DIR, type RunningTemporalUiServer } from './temporal-ui-server.ts';
+import {
+  resolveTemporalServer,
+  setUpTemporalSchemas,
+  startTemporalServer,
+  TEMPORAL_SERVER_VERSION,
+  type RunningTemporalServer,
+  type TemporalDatabase,
+} from './temporal-server.ts';
+import {
+  resolveTemporalUiServer,
+  startTemporalUiServer,
+  TEMPORAL_UI_SERVER_VERSION,
+  UI_CONFIG_DIR,
+  type RunningTemporalUiServer,
+} from './temporal-ui-server.ts';
 import { ensureDemoCredentials, type DemoCredentials } from './demo.ts';
 import { startProxy, type RunningProxy } from './proxy.ts';
 import { PidFile, stopPostmaster } from './processes.ts';
@@ -100,7 +113,10 @@ export class ServiceProcess {
         resolve();
       }),
     );
-    const outcome = await Promise.race([readyNow.then(() => 'ready' as const), this.exited.then(() => 'exited' as const)]);
+    const outcome = await Promise.race([
+      readyNow.then(() => 'ready' as const),
+      this.exited.then(() => 'exited' as const),
+    ]);
     if (outcome === 'exited') throw new Error(`${this.name} exited at start. Its last output:\n${tail.trim()}`);
   }
 
@@ -146,7 +162,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(logDir, { recursive: true });
   const postgresDir = path.join(dataDir, 'postgres');
   const temporalPid = new PidFile(path.join(dataDir, 'temporal-server.pid'), '--env temporal-cluster');
-  const temporalUiPid = new PidFile(path.join(dataDir, 'temporal-ui-server.pid'), `--root ${dataDir} --config ${UI_CONFIG_DIR}`);
+  const temporalUiPid = new PidFile(
+    path.join(dataDir, 'temporal-ui-server.pid'),
+    `--root ${dataDir} --config ${UI_CONFIG_DIR}`,
+  );
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((error: Error) => say(`  ${error.message}`));
@@ -164,7 +183,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const build = await step('Temporal server build', () => resolveTemporalServer({ say }));
     // Built before anything starts, so a machine without Go fails here rather than with half a cluster up.
     const uiPort = options.temporalUiPort;
-    const uiBinary = uiPort === undefined ? undefined : await step('Temporal UI server build', () => resolveTemporalUiServer({ say }));
+    const uiBinary =
+      uiPort === undefined ? undefined : await step('Temporal UI server build', () => resolveTemporalUiServer({ say }));
 
     // A previous cluster on this DATA_DIR that was killed may have left its servers running.
     const stale = [
@@ -182,13 +202,21 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       await postgres?.stop();
       postgres = undefined;
     };
-    await step(`PostgreSQL (embedded binaries, data in ${path.relative(process.cwd(), postgresDir)}, port ${options.postgresPort})`, startPostgres);
+    await step(
+      `PostgreSQL (embedded binaries, data in ${path.relative(process.cwd(), postgresDir)}, port ${options.postgresPort})`,
+      startPostgres,
+    );
     stops.push(stopPostgres);
     // Our processes connect as the application role, the migrations run as the owner (src/db-roles.ts); the Temporal
     // server, which makes its own databases, as the superuser.
     const { url: databaseUrl, ownerUrl, superuserUrl } = postgres!;
     const parsed = new URL(superuserUrl);
-    const db: TemporalDatabase = { host: parsed.hostname, port: Number(parsed.port), user: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) };
+    const db: TemporalDatabase = {
+      host: parsed.hostname,
+      port: Number(parsed.port),
+      user: decodeURIComponent(parsed.username),
+      password: decodeURIComponent(parsed.password),
+    };
 
     await step('Temporal schemas (temporal, temporal_visibility)', async () => {
       const admin = createDb(withDatabase(superuserUrl, 'postgres'), 1);
@@ -217,7 +245,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       await temporal?.stop();
       temporal = undefined;
     };
-    await step(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL (port ${options.temporalPort})`, startTemporal);
+    await step(
+      `Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL (port ${options.temporalPort})`,
+      startTemporal,
+    );
     stops.push(stopTemporal);
     const temporalAddress = `127.0.0.1:${options.temporalPort}`;
 
@@ -264,13 +295,30 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ...options.env,
       ...extra,
     });
-    for (const port of [options.port, options.dataPort, ...apiPorts]) await assertPortFree(options.host, port, 'PORT, DATA_PORT and the ports after PORT');
+    for (const port of [options.port, options.dataPort, ...apiPorts])
+      await assertPortFree(options.host, port, 'PORT, DATA_PORT and the ports after PORT');
     const apis = apiPorts.map(
       // The proxy is the one hop in front of them: per-address limits see the client's address it forwards.
-      (port, i) => new ServiceProcess(`api-${i + 1}`, 'api', env({ PORT: String(port), TRUST_PROXY: '1' }), logDir, 'main server listening'),
+      (port, i) =>
+        new ServiceProcess(
+          `api-${i + 1}`,
+          'api',
+          env({ PORT: String(port), TRUST_PROXY: '1' }),
+          logDir,
+          'main server listening',
+        ),
     );
-    const workers = Array.from({ length: options.workers }, (_, i) => new ServiceProcess(`worker-${i + 1}`, 'worker', env({}), logDir, 'worker polling'));
-    const data = new ServiceProcess('data', 'data', env({ DATA_PORT: String(options.dataPort) }), logDir, 'data server listening');
+    const workers = Array.from(
+      { length: options.workers },
+      (_, i) => new ServiceProcess(`worker-${i + 1}`, 'worker', env({}), logDir, 'worker polling'),
+    );
+    const data = new ServiceProcess(
+      'data',
+      'data',
+      env({ DATA_PORT: String(options.dataPort) }),
+      logDir,
+      'data server listening',
+    );
     const ours = [...workers, ...apis, data];
     for (const service of ours) {
       const pid = await service.stopStale();
@@ -280,10 +328,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     stops.push(() => Promise.all([...apis, data].map((server) => server.stop())).then(() => {}));
     // The workers first, one at a time: each bundles the workflows, which takes both cores for a while.
     for (const worker of workers) await step(`${worker.name} (npm run start:worker)`, () => worker.start());
-    await step(`${apis.map((api) => api.name).join(', ')} (npm run start:api, ports ${apiPorts.join(', ')}) and data (npm run start:data, port ${options.dataPort})`, () =>
-      Promise.all([...apis, data].map((server) => server.start())).then(() => {}),
+    await step(
+      `${apis.map((api) => api.name).join(', ')} (npm run start:api, ports ${apiPorts.join(', ')}) and data (npm run start:data, port ${options.dataPort})`,
+      () => Promise.all([...apis, data].map((server) => server.start())).then(() => {}),
     );
-    const proxy: RunningProxy = await startProxy({ host: options.host, port: options.port, upstreams: apiPorts.map((port) => `http://127.0.0.1:${port}`) });
+    const proxy: RunningProxy = await startProxy({
+      host: options.host,
+      port: options.port,
+      upstreams: apiPorts.map((port) => `http://127.0.0.1:${port}`),
+    });
     stops.push(proxy.stop);
 
     return {

@@ -17,7 +17,11 @@ for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 const DATABASE = 'svc';
 const USER = 'postgres';
-const PASSWORD_FILES = { superuser: 'postgres.password', owner: 'postgres-owner.password', app: 'postgres-app.password' };
+const PASSWORD_FILES = {
+  superuser: 'postgres.password',
+  owner: 'postgres-owner.password',
+  app: 'postgres-app.password',
+};
 
 export interface EmbeddedUrls {
   /** The application role `svc_app`: what the service's processes connect with (DATABASE_URL). */
@@ -64,11 +68,21 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     // shared_buffers: PostgreSQL's default of 128 MB cannot keep the search index and the newest tenders in memory once
     // a source brings a million; the memory is only taken as it is used.
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', 'fsync=on', '-c', 'synchronous_commit=on', '-c', 'full_page_writes=on',
-      '-c', 'shared_buffers=512MB',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=on',
+      '-c',
+      'synchronous_commit=on',
+      '-c',
+      'full_page_writes=on',
+      '-c',
+      'shared_buffers=512MB',
       // What each statement costs, for operators and for bench/deals's statements per lifecycle (a few per cent).
-      '-c', 'shared_preload_libraries=pg_stat_statements',
+      '-c',
+      'shared_preload_libraries=pg_stat_statements',
     ],
     onLog: (message) => {
       logs.push(String(message));
@@ -93,7 +107,12 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     // The owner, the application role and the database; a DATA_DIR from before the two roles is handed over to them.
     const owner = { name: OWNER_ROLE, password: persistentPassword(path.join(options.dataDir, PASSWORD_FILES.owner)) };
     const app = { name: APP_ROLE, password: persistentPassword(path.join(options.dataDir, PASSWORD_FILES.app)) };
-    await ensureRoles(`postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`, DATABASE, owner, app);
+    await ensureRoles(
+      `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${options.port}/postgres`,
+      DATABASE,
+      owner,
+      app,
+    );
   } catch (error) {
     await server.stop().catch(() => {});
     throw error;

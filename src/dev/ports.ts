@@ -3,7 +3,9 @@ import net from 'node:net';
 
 export async function assertPortFree(host: string, port: number, variable: string): Promise<void> {
   if (!(await isPortFree(host, port))) {
-    throw new Error(`Port ${port} on ${host} is already in use. Stop whatever listens there or set ${variable} to a free port.`);
+    throw new Error(
+      `Port ${port} on ${host} is already in use. Stop whatever listens there or set ${variable} to a free port.`,
+    );
   }
 }
 

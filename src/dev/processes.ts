@@ -46,10 +46,13 @@ export function runningPostmaster(databaseDir: string): number | undefined {
   // postmaster.pid: the pid on the first line, the data directory on the second.
   const [pidLine = '', dirLine = ''] = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(pidLine.trim());
-  if (!Number.isInteger(pid) || pid <= 0 || path.resolve(dirLine.trim()) !== path.resolve(databaseDir)) return undefined;
+  if (!Number.isInteger(pid) || pid <= 0 || path.resolve(dirLine.trim()) !== path.resolve(databaseDir))
+    return undefined;
   const command = commandLine(pid);
   // A pid reused by something else after a reboot is not ours to stop; PostgreSQL itself then ignores the stale file.
-  return command && /(^|\/)postgres(\s|$)/.test(command.split(' -D ')[0]!) && command.includes(databaseDir) ? pid : undefined;
+  return command && /(^|\/)postgres(\s|$)/.test(command.split(' -D ')[0]!) && command.includes(databaseDir)
+    ? pid
+    : undefined;
 }
 
 /**

@@ -32,7 +32,11 @@ export async function runWithProgress(options: {
   const started = Date.now();
   let done = 0;
   let lastLines: string[] = [];
-  const child = spawn(options.command, options.args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const onOutput = (chunk: Buffer) => {
     const lines = chunk.toString().split('\n').filter(Boolean);
     done += lines.filter(options.counts).length;
@@ -42,7 +46,9 @@ export async function runWithProgress(options: {
   child.stderr.on('data', onOutput);
   const ticker = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
-    options.say(`  still ${options.doing}: ${done} ${options.unit}, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`);
+    options.say(
+      `  still ${options.doing}: ${done} ${options.unit}, ${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`,
+    );
   }, 15_000);
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);

@@ -14,16 +14,31 @@ export async function startProxy(options: { host: string; port: number; upstream
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const forward = (request: http.IncomingMessage, response: http.ServerResponse, body: Buffer, tries: number) => {
     const upstream = new URL(options.upstreams[next++ % options.upstreams.length]!);
-    const headers = { ...request.headers, 'x-forwarded-for': [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter(Boolean).join(', ') };
-    const outgoing = http.request({ host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers, agent }, (answer) => {
-      response.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(response);
-    });
+    const headers = {
+      ...request.headers,
+      'x-forwarded-for': [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter(Boolean).join(', '),
+    };
+    const outgoing = http.request(
+      { host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers, agent },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(response);
+      },
+    );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED' && tries < options.upstreams.length) return forward(request, response, body, tries + 1);
+      if (error.code === 'ECONNREFUSED' && tries < options.upstreams.length)
+        return forward(request, response, body, tries + 1);
       if (!response.headersSent) {
         response.writeHead(502, { 'Content-Type': 'application/problem+json' });
-        response.end(JSON.stringify({ type: 'about:blank', title: 'Bad Gateway', status: 502, detail: 'The main server went away; retry.', code: 'bad_gateway' }));
+        response.end(
+          JSON.stringify({
+            type: 'about:blank',
+            title: 'Bad Gateway',
+            status: 502,
+            detail: 'The main server went away; retry.',
+            code: 'bad_gateway',
+          }),
+        );
       } else {
         response.destroy();
       }

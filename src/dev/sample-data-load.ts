@@ -47,11 +47,17 @@ export async function recordGeneratedRun(db: Db, source: string, fetched: number
 }
 
 /** Loads the sample data unless it is there; true when it loaded now. Safe to call from several processes. */
-export async function ensureSampleData(db: Db, say: (line: string) => void = () => {}, count = SAMPLE_TENDER_COUNT): Promise<boolean> {
+export async function ensureSampleData(
+  db: Db,
+  say: (line: string) => void = () => {},
+  count = SAMPLE_TENDER_COUNT,
+): Promise<boolean> {
   const lock = await db.connect();
   try {
     await lock.query(`SELECT pg_advisory_lock(hashtext('svc sample data'))`);
-    const loaded = await db.query(`SELECT 1 FROM data_source_runs WHERE source_key = $1 AND outcome = 'ok' LIMIT 1`, [SAMPLE_SOURCE]);
+    const loaded = await db.query(`SELECT 1 FROM data_source_runs WHERE source_key = $1 AND outcome = 'ok' LIMIT 1`, [
+      SAMPLE_SOURCE,
+    ]);
     if (loaded.rowCount) return false;
     await ensureGeneratedSource(db, SAMPLE_SOURCE, 'Sample data (generated, not real tenders)');
     const began = Date.now();
@@ -67,7 +73,9 @@ export async function ensureSampleData(db: Db, say: (line: string) => void = () 
     await loadCorpora(db);
     await refreshTenderFacets(db);
     await recordGeneratedRun(db, SAMPLE_SOURCE, count);
-    say(`  ✓ Sample data: ${count} tenders, practice decisions, knowledge corpora (${((Date.now() - began) / 1000).toFixed(1)} s)`);
+    say(
+      `  ✓ Sample data: ${count} tenders, practice decisions, knowledge corpora (${((Date.now() - began) / 1000).toFixed(1)} s)`,
+    );
     return true;
   } finally {
     await lock.query(`SELECT pg_advisory_unlock(hashtext('svc sample data'))`).catch(() => {});

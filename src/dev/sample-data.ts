@@ -6,7 +6,15 @@
 // lie in the 700 days before the reference day (the day the loader runs), never after it; open tenders have deadlines
 // ahead. Everything it makes is marked as sample data, and its raw record says what it was made from.
 import type { TenderRecord } from '../data-api/ingest.ts';
-import { BUYS, COUNTRIES, PRODUCTS, type BuyerKind, type Country, type Kind, type ProductKey } from './sample-data-catalog.ts';
+import {
+  BUYS,
+  COUNTRIES,
+  PRODUCTS,
+  type BuyerKind,
+  type Country,
+  type Kind,
+  type ProductKey,
+} from './sample-data-catalog.ts';
 
 export const SAMPLE_SEED = 44;
 const DAY = 86_400_000;
@@ -29,7 +37,11 @@ function random(seed: number): () => number {
 }
 
 const TOTAL_WEIGHT = COUNTRIES.reduce((sum, c) => sum + c.weight, 0);
-const RU_VERB: Record<Kind, string> = { goods: 'Поставка', services: 'Оказание услуг по', works: 'Выполнение работ по' };
+const RU_VERB: Record<Kind, string> = {
+  goods: 'Поставка',
+  services: 'Оказание услуг по',
+  works: 'Выполнение работ по',
+};
 const EN_VERB: Record<Kind, string> = { goods: 'Supply of', services: 'Provision of', works: '' };
 const METHODS = ['open', 'open', 'open', 'selective', 'limited'];
 
@@ -88,7 +100,9 @@ export function sampleTender(index: number, reference: number, seed = SAMPLE_SEE
   const months = 1 + Math.floor(rand() * 12);
   const sourceId = `${country.code}-${String(index).padStart(7, '0')}`;
   const object = pick(rand, ru ? product.ru : product.en);
-  const title = ru ? `${RU_VERB[product.kind]} ${object}` : `${EN_VERB[product.kind]} ${object}`.trim().replace(/^./, (c) => c.toUpperCase());
+  const title = ru
+    ? `${RU_VERB[product.kind]} ${object}`
+    : `${EN_VERB[product.kind]} ${object}`.trim().replace(/^./, (c) => c.toUpperCase());
   const code = ru ? product.okpd2 : product.cpv;
   const description = ru
     ? `Объект закупки: ${title.replace(/^./, (c) => c.toLowerCase())} в соответствии с описанием объекта закупки. ` +
@@ -107,7 +121,11 @@ export function sampleTender(index: number, reference: number, seed = SAMPLE_SEE
     title,
     description,
     buyerName,
-    buyerId: ru ? (country.code === 'RU' ? inn(rand) : String(100_000_000_000 + Math.floor(rand() * 899_999_999_999))) : `${country.code}-ORG-${number}${Math.floor(rand() * 1000)}`,
+    buyerId: ru
+      ? country.code === 'RU'
+        ? inn(rand)
+        : String(100_000_000_000 + Math.floor(rand() * 899_999_999_999))
+      : `${country.code}-ORG-${number}${Math.floor(rand() * 1000)}`,
     valueAmount: amount,
     valueCurrency: country.currency,
     status,
@@ -117,7 +135,14 @@ export function sampleTender(index: number, reference: number, seed = SAMPLE_SEE
     deadlineAt: new Date(deadline).toISOString(),
     url: `https://sample.invalid/tenders/${sourceId}`,
     classification: [{ scheme: ru ? 'OKPD2' : 'CPV', id: code[0], description: code[1] }],
-    raw: { sample: true, generator: 'svc sample data v3', seed, index, reference_day: new Date(reference).toISOString().slice(0, 10), ...truth },
+    raw: {
+      sample: true,
+      generator: 'svc sample data v3',
+      seed,
+      index,
+      reference_day: new Date(reference).toISOString().slice(0, 10),
+      ...truth,
+    },
     sample: true,
   };
 }

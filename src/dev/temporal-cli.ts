@@ -15,13 +15,17 @@ export function temporalCliCacheDir(env: NodeJS.ProcessEnv = process.env): strin
   return path.join(cacheRoot, 'svc', `temporal-cli-${TEMPORAL_CLI_VERSION.slice(1)}`);
 }
 
-export async function resolveTemporalCli(
-  options: { explicit?: string; say: (message: string) => void; env?: NodeJS.ProcessEnv },
-): Promise<string> {
+export async function resolveTemporalCli(options: {
+  explicit?: string;
+  say: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<string> {
   const env = options.env ?? process.env;
   if (options.explicit) {
     if (!isExecutable(options.explicit)) {
-      throw new Error(`TEMPORAL_CLI=${options.explicit} is not an executable file. Point it at the temporal binary or unset it.`);
+      throw new Error(
+        `TEMPORAL_CLI=${options.explicit} is not an executable file. Point it at the temporal binary or unset it.`,
+      );
     }
     return options.explicit;
   }
@@ -42,7 +46,15 @@ export async function resolveTemporalCli(
       ].join('\n'),
     );
   }
-  await buildWithGo({ go, modules: [MODULE], cacheDir: temporalCliCacheDir(env), what: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`, hint: 'or install the CLI yourself and set TEMPORAL_CLI', say: options.say, env });
+  await buildWithGo({
+    go,
+    modules: [MODULE],
+    cacheDir: temporalCliCacheDir(env),
+    what: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+    hint: 'or install the CLI yourself and set TEMPORAL_CLI',
+    say: options.say,
+    env,
+  });
   return cached;
 }
 

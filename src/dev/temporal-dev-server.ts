@@ -53,7 +53,10 @@ export async function startTemporalDevServer(options: {
     '--log-level',
     'error',
     ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
-    ...Object.entries(DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
+    ...Object.entries(DYNAMIC_CONFIG).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${JSON.stringify(value)}`,
+    ]),
   ];
   const child = spawn(options.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const { exited, output } = watchChild(child, { pidFile: options.pidFile });
@@ -63,7 +66,9 @@ export async function startTemporalDevServer(options: {
     await waitUntilServing(address, options.namespace, exited, options.startTimeoutMs ?? 60_000);
   } catch (error) {
     await stopChild(child, exited);
-    throw new Error(`The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`);
+    throw new Error(
+      `The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`,
+    );
   }
   return {
     address,
@@ -73,7 +78,9 @@ export async function startTemporalDevServer(options: {
 }
 
 async function waitUntilServing(address: string, namespace: string, exited: Promise<number | null>, timeoutMs: number) {
-  await untilTemporalAnswers(address, exited, timeoutMs, (connection) => connection.workflowService.describeNamespace({ namespace }));
+  await untilTemporalAnswers(address, exited, timeoutMs, (connection) =>
+    connection.workflowService.describeNamespace({ namespace }),
+  );
 }
 
 /**

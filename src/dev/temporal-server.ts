@@ -14,7 +14,10 @@ import { stopChild, untilTemporalAnswers, watchChild } from './temporal-dev-serv
 import type { PidFile } from './processes.ts';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
-const MODULES = [`go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`, `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`];
+const MODULES = [
+  `go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`,
+  `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`,
+];
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface TemporalServerBuild {
@@ -29,18 +32,38 @@ export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): st
 }
 
 /** The cached build, or builds it (about two minutes on two cores, progress printed). */
-export async function resolveTemporalServer(options: { say: (message: string) => void; env?: NodeJS.ProcessEnv }): Promise<TemporalServerBuild> {
+export async function resolveTemporalServer(options: {
+  say: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<TemporalServerBuild> {
   const env = options.env ?? process.env;
   const dir = temporalServerCacheDir(env);
-  const build = { server: path.join(dir, 'server'), sqlTool: path.join(dir, 'sql'), schemaDir: path.join(dir, 'schema', 'postgresql', 'v12') };
+  const build = {
+    server: path.join(dir, 'server'),
+    sqlTool: path.join(dir, 'sql'),
+    schemaDir: path.join(dir, 'schema', 'postgresql', 'v12'),
+  };
   if (isExecutable(build.server) && isExecutable(build.sqlTool) && existsSync(build.schemaDir)) return build;
   const go = findOnPath('go', env);
-  if (!go) throw new Error(`Go is needed once to build the Temporal server ${TEMPORAL_SERVER_VERSION} (https://go.dev/dl/).`);
-  await buildWithGo({ go, modules: MODULES, cacheDir: dir, what: `the Temporal server ${TEMPORAL_SERVER_VERSION}`, hint: 'then run it again', say: options.say, env });
+  if (!go)
+    throw new Error(`Go is needed once to build the Temporal server ${TEMPORAL_SERVER_VERSION} (https://go.dev/dl/).`);
+  await buildWithGo({
+    go,
+    modules: MODULES,
+    cacheDir: dir,
+    what: `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
+    hint: 'then run it again',
+    say: options.say,
+    env,
+  });
   // The schema files ship in the module's source, which `go install` has just fetched into the module cache; kept
   // beside the binaries, the build does not depend on that cache staying.
   const moduleCache = execFileSync(go, ['env', 'GOMODCACHE'], { env, encoding: 'utf8' }).trim();
-  cpSync(path.join(moduleCache, `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12'), build.schemaDir, { recursive: true });
+  cpSync(
+    path.join(moduleCache, `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12'),
+    build.schemaDir,
+    { recursive: true },
+  );
   return build;
 }
 
@@ -52,11 +75,22 @@ export interface TemporalDatabase {
 }
 
 /** Creates the `temporal` and `temporal_visibility` databases when missing and brings their schemas up to this version. */
-export async function setUpTemporalSchemas(build: TemporalServerBuild, db: TemporalDatabase, existing: Set<string>): Promise<void> {
+export async function setUpTemporalSchemas(
+  build: TemporalServerBuild,
+  db: TemporalDatabase,
+  existing: Set<string>,
+): Promise<void> {
   const env = { ...process.env, SQL_PASSWORD: db.password };
   const tool = (database: string, ...args: string[]) =>
-    run(build.sqlTool, ['--plugin', 'postgres12', '--ep', db.host, '-p', String(db.port), '-u', db.user, '--db', database, ...args], env);
-  for (const [database, folder] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
+    run(
+      build.sqlTool,
+      ['--plugin', 'postgres12', '--ep', db.host, '-p', String(db.port), '-u', db.user, '--db', database, ...args],
+      env,
+    );
+  for (const [database, folder] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
     if (!existing.has(database)) {
       await tool(database, 'create-database');
       await tool(database, 'setup-schema', '-v', '0.0');
@@ -96,8 +130,12 @@ export async function startTemporalServer(options: {
   const ports = temporalServerPorts(options.port);
   // Temporal records its services' membership ports in a smallint column: above 32767 the server dies at start with
   // "value … is out of range for type smallint".
-  if (options.port + 8 > 32_767) throw new Error(`TEMPORAL_PORT must be at most 32759 (it and the 8 ports after it are kept in a smallint by Temporal); got ${options.port}`);
-  for (const port of [ports.frontend, ...ports.others]) await assertPortFree('127.0.0.1', port, 'TEMPORAL_PORT (it and the 8 ports after it)');
+  if (options.port + 8 > 32_767)
+    throw new Error(
+      `TEMPORAL_PORT must be at most 32759 (it and the 8 ports after it are kept in a smallint by Temporal); got ${options.port}`,
+    );
+  for (const port of [ports.frontend, ...ports.others])
+    await assertPortFree('127.0.0.1', port, 'TEMPORAL_PORT (it and the 8 ports after it)');
   const [http, history, matching, worker, ...membership] = ports.others;
   const env = {
     ...process.env,
@@ -117,10 +155,14 @@ export async function startTemporalServer(options: {
     TEMPORAL_DYNAMIC_CONFIG: options.dynamicConfig,
   };
   // --root and --env name deploy/temporal-cluster.yaml; no authorizer, as on a developer's machine.
-  const child = spawn(options.build.server, ['--root', ROOT, '--config', 'deploy', '--env', 'temporal-cluster', '--allow-no-auth', 'start'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    options.build.server,
+    ['--root', ROOT, '--config', 'deploy', '--env', 'temporal-cluster', '--allow-no-auth', 'start'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const { exited, output } = watchChild(child, { pidFile: options.pidFile, onLine: options.log });
   const address = `127.0.0.1:${ports.frontend}`;
   try {
@@ -136,7 +178,10 @@ export async function startTemporalServer(options: {
 async function waitForNamespace(address: string, namespace: string, exited: Promise<number | null>, timeoutMs: number) {
   await untilTemporalAnswers(address, exited, timeoutMs, async (connection) => {
     await connection.workflowService
-      .registerNamespace({ namespace, workflowExecutionRetentionPeriod: proto.google.protobuf.Duration.fromObject({ seconds: 3 * 24 * 3600 }) })
+      .registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: proto.google.protobuf.Duration.fromObject({ seconds: 3 * 24 * 3600 }),
+      })
       .catch((error) => {
         // 6 = ALREADY_EXISTS: a later start of the same cluster.
         if ((error as { code?: number }).code !== 6) throw error;
@@ -153,7 +198,13 @@ function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${path.basename(file)} ${args.filter((arg) => !arg.startsWith('--pw')).join(' ')} exited with ${code}:\n${output.trim()}`)),
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `${path.basename(file)} ${args.filter((arg) => !arg.startsWith('--pw')).join(' ')} exited with ${code}:\n${output.trim()}`,
+            ),
+          ),
     );
   });
 }

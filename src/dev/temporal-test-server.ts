@@ -32,13 +32,17 @@ export function temporalTestServerCacheDir(env: NodeJS.ProcessEnv = process.env)
  * 'existing-path', path } } })`: TEMPORAL_TEST_SERVER when set, else the cached wrapper, built once with Maven
  * (about half a minute; the wrapper is written last, so a build that stopped half way is done again).
  */
-export async function resolveTemporalTestServer(
-  options: { explicit?: string; say: (message: string) => void; env?: NodeJS.ProcessEnv },
-): Promise<string> {
+export async function resolveTemporalTestServer(options: {
+  explicit?: string;
+  say: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<string> {
   const env = options.env ?? process.env;
   if (options.explicit) {
     if (!isExecutable(options.explicit)) {
-      throw new Error(`TEMPORAL_TEST_SERVER=${options.explicit} is not an executable file. Point it at a test server executable or unset it.`);
+      throw new Error(
+        `TEMPORAL_TEST_SERVER=${options.explicit} is not an executable file. Point it at a test server executable or unset it.`,
+      );
     }
     return options.explicit;
   }
@@ -99,10 +103,23 @@ ${dependency('org.slf4j', 'slf4j-nop', SLF4J_VERSION)}
 `;
 }
 
-async function runMaven(mvn: string, dir: string, lib: string, say: (message: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
+async function runMaven(
+  mvn: string,
+  dir: string,
+  lib: string,
+  say: (message: string) => void,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const { code, lastLines } = await runWithProgress({
     command: mvn,
-    args: ['-B', '-f', path.join(dir, 'pom.xml'), `${DEPENDENCY_PLUGIN}:copy-dependencies`, '-DincludeScope=runtime', `-DoutputDirectory=${lib}`],
+    args: [
+      '-B',
+      '-f',
+      path.join(dir, 'pom.xml'),
+      `${DEPENDENCY_PLUGIN}:copy-dependencies`,
+      '-DincludeScope=runtime',
+      `-DoutputDirectory=${lib}`,
+    ],
     cwd: dir,
     env,
     unit: 'files downloaded',
@@ -123,13 +140,22 @@ async function runMaven(mvn: string, dir: string, lib: string, say: (message: st
  * Starts the server once with -XX:ArchiveClassesAtExit and stops it when it listens: the JVM writes the classes it
  * loaded into an archive that later starts map at once. Only a speed-up: a JVM that cannot use it starts without it.
  */
-async function recordClassArchive(java: string, classpath: string, archive: string, env: NodeJS.ProcessEnv): Promise<void> {
+async function recordClassArchive(
+  java: string,
+  classpath: string,
+  archive: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   rmSync(archive, { force: true });
   const port = await freePort();
-  const child = spawn(java, [...JVM_FLAGS, `-XX:ArchiveClassesAtExit=${archive}`, '-cp', classpath, MAIN_CLASS, String(port)], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    java,
+    [...JVM_FLAGS, `-XX:ArchiveClassesAtExit=${archive}`, '-cp', classpath, MAIN_CLASS, String(port)],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-4000)));
   const exited = new Promise<number | null>((resolve, reject) => {
@@ -176,7 +202,10 @@ exec '${java}' "$@"
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  resolveTemporalTestServer({ explicit: process.env.TEMPORAL_TEST_SERVER || undefined, say: (message) => console.error(message) })
+  resolveTemporalTestServer({
+    explicit: process.env.TEMPORAL_TEST_SERVER || undefined,
+    say: (message) => console.error(message),
+  })
     .then((wrapper) => console.log(wrapper))
     .catch((error: Error) => {
       console.error(error.message);

@@ -22,15 +22,29 @@ export function temporalUiServerCacheDir(env: NodeJS.ProcessEnv = process.env): 
 }
 
 /** The cached binary, or builds it (progress printed). */
-export async function resolveTemporalUiServer(options: { say: (message: string) => void; env?: NodeJS.ProcessEnv }): Promise<string> {
+export async function resolveTemporalUiServer(options: {
+  say: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<string> {
   const env = options.env ?? process.env;
   const dir = temporalUiServerCacheDir(env);
   // `go install …/cmd/server` names the binary after its package's folder.
   const binary = path.join(dir, 'server');
   if (isExecutable(binary)) return binary;
   const go = findOnPath('go', env);
-  if (!go) throw new Error(`Go is needed once to build the Temporal UI server ${TEMPORAL_UI_SERVER_VERSION} (https://go.dev/dl/).`);
-  await buildWithGo({ go, modules: [MODULE], cacheDir: dir, what: `the Temporal UI server ${TEMPORAL_UI_SERVER_VERSION}`, hint: 'then run it again', say: options.say, env });
+  if (!go)
+    throw new Error(
+      `Go is needed once to build the Temporal UI server ${TEMPORAL_UI_SERVER_VERSION} (https://go.dev/dl/).`,
+    );
+  await buildWithGo({
+    go,
+    modules: [MODULE],
+    cacheDir: dir,
+    what: `the Temporal UI server ${TEMPORAL_UI_SERVER_VERSION}`,
+    hint: 'then run it again',
+    say: options.say,
+    env,
+  });
   return binary;
 }
 
@@ -73,7 +87,11 @@ export async function startTemporalUiServer(options: {
     '',
   ].join('\n');
   writeFileSync(path.join(configDir, `${UI_ENV}.yaml`), yaml);
-  const child = spawn(options.binary, ['--root', options.dataDir, '--config', UI_CONFIG_DIR, '--env', UI_ENV, 'start'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    options.binary,
+    ['--root', options.dataDir, '--config', UI_CONFIG_DIR, '--env', UI_ENV, 'start'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const { exited, output } = watchChild(child, { pidFile: options.pidFile, onLine: options.log });
   const linkHost = options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
   const url = `http://${linkHost}:${options.port}`;
@@ -81,7 +99,9 @@ export async function startTemporalUiServer(options: {
     await untilUiAnswers(url, exited, 30_000);
   } catch (error) {
     await stopChild(child, exited);
-    throw new Error(`The Temporal UI server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`);
+    throw new Error(
+      `The Temporal UI server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`,
+    );
   }
   return { url, pid: child.pid!, stop: () => stopChild(child, exited) };
 }

@@ -10,7 +10,12 @@ import { DocumentNotFoundError, documentKey, parseDocumentKey } from './keys.ts'
 export class FilesystemDocumentStore implements DocumentStore {
   constructor(readonly root: string) {}
 
-  async put(input: { organizationId: string; documentId: string; bytes: Buffer; contentType: string }): Promise<StoredObject> {
+  async put(input: {
+    organizationId: string;
+    documentId: string;
+    bytes: Buffer;
+    contentType: string;
+  }): Promise<StoredObject> {
     const key = documentKey(input.organizationId, input.documentId);
     const target = path.join(this.root, key);
     const directory = path.dirname(target);

@@ -11,8 +11,10 @@ export { S3DocumentStore, type S3StoreOptions } from './s3.ts';
 export { DocumentNotFoundError, InvalidDocumentKeyError, documentKey, parseDocumentKey } from './keys.ts';
 
 export function createDocumentStore(config: Config): DocumentStore {
-  if (config.DOCUMENT_STORE === 'filesystem') return new FilesystemDocumentStore(path.join(config.DATA_DIR, 'documents'));
-  if (!config.S3_BUCKET) throw new Error('DOCUMENT_STORE=s3 needs S3_BUCKET: set it to the bucket that keeps documents.');
+  if (config.DOCUMENT_STORE === 'filesystem')
+    return new FilesystemDocumentStore(path.join(config.DATA_DIR, 'documents'));
+  if (!config.S3_BUCKET)
+    throw new Error('DOCUMENT_STORE=s3 needs S3_BUCKET: set it to the bucket that keeps documents.');
   const { S3_ACCESS_KEY_ID: accessKeyId, S3_SECRET_ACCESS_KEY: secretAccessKey } = config;
   // Half a key pair would silently fall back to the SDK's default chain; say which half is missing instead.
   if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {

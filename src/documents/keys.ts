@@ -2,7 +2,8 @@
 // name a path outside the store (no `..`, no slashes) and every document has exactly one key.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KEY = /^org\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+const KEY =
+  /^org\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /** A key or id that is not of our scheme: a caller's bug or an attack, never worth a retry. */
 export class InvalidDocumentKeyError extends Error {
@@ -19,7 +20,10 @@ export class DocumentNotFoundError extends Error {
 
 /** The key of a document; ids are lowercased so that one document has one key. */
 export function documentKey(organizationId: string, documentId: string): string {
-  for (const [name, id] of [['organizationId', organizationId], ['documentId', documentId]] as const) {
+  for (const [name, id] of [
+    ['organizationId', organizationId],
+    ['documentId', documentId],
+  ] as const) {
     if (!UUID.test(id)) throw new InvalidDocumentKeyError(`${name} must be a UUID, got ${JSON.stringify(id)}`);
   }
   return `org/${organizationId.toLowerCase()}/${documentId.toLowerCase()}`;

@@ -29,7 +29,12 @@ export class S3DocumentStore implements DocumentStore {
     });
   }
 
-  async put(input: { organizationId: string; documentId: string; bytes: Buffer; contentType: string }): Promise<StoredObject> {
+  async put(input: {
+    organizationId: string;
+    documentId: string;
+    bytes: Buffer;
+    contentType: string;
+  }): Promise<StoredObject> {
     const key = documentKey(input.organizationId, input.documentId);
     const digest = createHash('sha256').update(input.bytes).digest();
     // A PUT replaces the object whole, so storing the same document again is harmless.

@@ -53,15 +53,26 @@ export function escrowNotificationRoutes(api: Api, services: Services): void {
     tags: ['Escrow'],
     body: Notification,
     responses: {
-      200: { description: 'Received (also for payments and payouts this service does not know)', schema: z.object({ ok: z.literal(true) }) },
+      200: {
+        description: 'Received (also for payments and payouts this service does not know)',
+        schema: z.object({ ok: z.literal(true) }),
+      },
       503: { description: 'YooKassa or the workflow engine is unreachable right now; YooKassa will resend' },
     },
     handler: async (ctx, { body }) => {
       const log: Logger = (ctx.state.log as Logger | undefined) ?? services.logger;
       if (body.event.startsWith('payout.')) {
-        await receivePayout(services, log.child({ provider_payout_id: body.object.id, event: body.event }), body.object.id);
+        await receivePayout(
+          services,
+          log.child({ provider_payout_id: body.object.id, event: body.event }),
+          body.object.id,
+        );
       } else {
-        await receivePayment(services, log.child({ provider_payment_id: body.object.id, event: body.event }), body.object.id);
+        await receivePayment(
+          services,
+          log.child({ provider_payment_id: body.object.id, event: body.event }),
+          body.object.id,
+        );
       }
       ctx.body = { ok: true };
     },
@@ -88,7 +99,10 @@ async function receivePayment(services: Services, log: Logger, providerPaymentId
     current = await escrowProvider(payment.provider, services.config).getPayment(providerPaymentId);
   } catch (error) {
     // A refusal for our own payment, or no configuration, means our side is wrong: loud, and let YooKassa resend.
-    log[isRefusal(error) || error instanceof EscrowConfigError ? 'error' : 'warn']({ err: error }, 'could not re-read the payment from YooKassa');
+    log[isRefusal(error) || error instanceof EscrowConfigError ? 'error' : 'warn'](
+      { err: error },
+      'could not re-read the payment from YooKassa',
+    );
     throw unavailable('Could not re-read the payment from YooKassa.');
   }
   if (current.status !== 'hold' && current.status !== 'refunded') {
@@ -134,7 +148,10 @@ async function receivePayout(services: Services, log: Logger, providerPayoutId: 
     current = await escrowProvider('yookassa_safe_deal', services.config).getPayout(providerPayoutId);
   } catch (error) {
     // As for payments: a refusal for our own payout, or no configuration, is our side's fault, so it is loud.
-    log[isRefusal(error) || error instanceof EscrowConfigError ? 'error' : 'warn']({ err: error }, 'could not re-read the payout from YooKassa');
+    log[isRefusal(error) || error instanceof EscrowConfigError ? 'error' : 'warn'](
+      { err: error },
+      'could not re-read the payout from YooKassa',
+    );
     throw unavailable('Could not re-read the payout from YooKassa.');
   }
   if (current.status === 'pending') {
@@ -146,7 +163,11 @@ async function receivePayout(services: Services, log: Logger, providerPayoutId: 
   try {
     // With start, as for payments: the news must reach the deal also when its workflow is not running.
     const snapshot = (await loadSnapshot(services.db, payout.deal_id))!;
-    await signalDeal(services, snapshot, payoutNewsSignal, { payoutId: payout.id, status: current.status, failureReason: current.failureReason });
+    await signalDeal(services, snapshot, payoutNewsSignal, {
+      payoutId: payout.id,
+      status: current.status,
+      failureReason: current.failureReason,
+    });
     log.info({ workflow_id: workflowId, status: current.status }, 'deal told of the payout');
   } catch (error) {
     log.warn({ err: error, workflow_id: workflowId }, 'could not signal the deal workflow');

@@ -25,7 +25,11 @@ export function escrowProvider(name: EscrowProviderName, config: Config): Escrow
       `Live escrow goes through YooKassa, which is not configured: set ${missing.join(' and ')} (and YOOKASSA_API_URL for a non-default endpoint).`,
     );
   }
-  const options = { apiUrl: config.YOOKASSA_API_URL, shopId: config.YOOKASSA_SHOP_ID!, secretKey: config.YOOKASSA_SECRET_KEY! };
+  const options = {
+    apiUrl: config.YOOKASSA_API_URL,
+    shopId: config.YOOKASSA_SHOP_ID!,
+    secretKey: config.YOOKASSA_SECRET_KEY!,
+  };
   return name === 'yookassa_safe_deal' ? new YooKassaSafeDealProvider(options) : new YooKassaProvider(options);
 }
 

@@ -4,7 +4,15 @@
 // (src/money/destinations.ts). It keeps no state: a payout's outcome is written into its id, so getPayout can answer;
 // a payment it cannot re-read, and its deals have no balance to reconcile (the deal's own records are the truth).
 import { ApplicationFailure } from '@temporalio/common';
-import type { CreatePaymentInput, CreatedPayment, CreatePayoutInput, EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from './provider.ts';
+import type {
+  CreatePaymentInput,
+  CreatedPayment,
+  CreatePayoutInput,
+  EscrowProvider,
+  ProviderDeal,
+  ProviderPayment,
+  ProviderPayout,
+} from './provider.ts';
 import { refuse } from '../temporal/refusal.ts';
 // The sandbox pretends YooKassa's limits, so integrators see live-like deadlines and split payouts.
 import { HOLD_LIMIT_SECONDS, PAYOUT_LIMIT_MINOR } from './yookassa.ts';
@@ -24,7 +32,12 @@ export class SandboxProvider implements EscrowProvider {
   readonly payoutLimitMinor = PAYOUT_LIMIT_MINOR;
 
   async createPayment(input: CreatePaymentInput): Promise<CreatedPayment> {
-    return { status: 'hold', providerPaymentId: `${PREFIX}${input.paymentId}`, providerDealId: `${PREFIX}deal_${input.paymentId}`, paymentUrl: null };
+    return {
+      status: 'hold',
+      providerPaymentId: `${PREFIX}${input.paymentId}`,
+      providerDealId: `${PREFIX}deal_${input.paymentId}`,
+      paymentUrl: null,
+    };
   }
 
   async capture(providerPaymentId: string): Promise<void> {
@@ -42,7 +55,10 @@ export class SandboxProvider implements EscrowProvider {
   async createPayout(input: CreatePayoutInput): Promise<ProviderPayout> {
     const outcome = SANDBOX_TEST_CARDS[input.destination.token as keyof typeof SANDBOX_TEST_CARDS];
     if (input.destination.type !== 'test_card' || !outcome) {
-      throw refuse('acquirer_refused', 'The sandbox pays out only to its test cards (4111111111111111 succeeds, 4000000000000002 is declined).');
+      throw refuse(
+        'acquirer_refused',
+        'The sandbox pays out only to its test cards (4111111111111111 succeeds, 4000000000000002 is declined).',
+      );
     }
     return this.getPayout(`${PREFIX}payout_${outcome === 'succeeds' ? 'ok' : 'declined'}_${input.payoutId}`);
   }
@@ -50,7 +66,11 @@ export class SandboxProvider implements EscrowProvider {
   async getPayout(providerPayoutId: string): Promise<ProviderPayout> {
     assertOurs(providerPayoutId);
     const declined = providerPayoutId.startsWith(`${PREFIX}payout_declined_`);
-    return { providerPayoutId, status: declined ? 'failed' : 'succeeded', failureReason: declined ? 'card_declined' : null };
+    return {
+      providerPayoutId,
+      status: declined ? 'failed' : 'succeeded',
+      failureReason: declined ? 'card_declined' : null,
+    };
   }
 
   async getPayment(providerPaymentId: string): Promise<ProviderPayment> {
@@ -66,7 +86,10 @@ export class SandboxProvider implements EscrowProvider {
 }
 
 function notSupported(what: string) {
-  return ApplicationFailure.nonRetryable(`The sandbox acquirer keeps no state and sends no notifications, so it cannot ${what}.`, 'not_supported');
+  return ApplicationFailure.nonRetryable(
+    `The sandbox acquirer keeps no state and sends no notifications, so it cannot ${what}.`,
+    'not_supported',
+  );
 }
 
 /** A live id handed to the sandbox means the provider was mixed up: fail loudly, never "succeed". */

@@ -33,11 +33,21 @@ export class YooKassaHttp {
   }
 
   /** One call; `action` says in words what it does, for the errors ("create the payment"). */
-  async request<T>(action: string, method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, idempotenceKey?: string, body?: object): Promise<T> {
+  async request<T>(
+    action: string,
+    method: 'GET' | 'POST',
+    path: string,
+    schema: z.ZodType<T>,
+    idempotenceKey?: string,
+    body?: object,
+  ): Promise<T> {
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
     if (method === 'POST') {
       if (!idempotenceKey || idempotenceKey.length > IDEMPOTENCE_KEY_MAX) {
-        throw refuse('acquirer_refused', `An Idempotence-Key of 1 to ${IDEMPOTENCE_KEY_MAX} characters is required to ${action}.`);
+        throw refuse(
+          'acquirer_refused',
+          `An Idempotence-Key of 1 to ${IDEMPOTENCE_KEY_MAX} characters is required to ${action}.`,
+        );
       }
       headers['Idempotence-Key'] = idempotenceKey;
       headers['Content-Type'] = 'application/json';
@@ -68,7 +78,9 @@ export class YooKassaHttp {
     if (status === 429 || status >= 500 || status < 400) {
       throw new Error(`YooKassa could not ${action} for now: ${what}. Retrying with the same Idempotence-Key is safe.`);
     }
-    throw refuse('acquirer_refused', `YooKassa refused to ${action}: ${what}.`, { details: [{ httpStatus: status, code, parameter }] });
+    throw refuse('acquirer_refused', `YooKassa refused to ${action}: ${what}.`, {
+      details: [{ httpStatus: status, code, parameter }],
+    });
   }
 }
 

@@ -106,20 +106,29 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     const fee = input.fee === undefined ? 0n : minor(input.fee, 'the fee');
     const sellerPart = amount - fee;
     if (fee < 0n || sellerPart <= 0n) {
-      throw refused(`A safe deal pays the seller the amount less the fee: ${formatMinor(amount)} less ${formatMinor(fee)} leaves nothing to pay out.`);
+      throw refused(
+        `A safe deal pays the seller the amount less the fee: ${formatMinor(amount)} less ${formatMinor(fee)} leaves nothing to pay out.`,
+      );
     }
     const currency = input.currency.toUpperCase();
     const description = cut(input.description);
     const metadata = { deal_id: input.dealId, payment_id: input.paymentId };
     // The deal first, under a key of its own: a retry after a lost answer gets the same deal back, and so the payment's
     // body (which names the deal) is the same on every attempt, as its key requires.
-    const deal = await this.http.request('open the safe deal', 'POST', '/deals', DealSchema, `${input.paymentId}/deal`, {
-      type: 'safe_deal',
-      // Without a moment the fee moves at the release, the service's default (src/money/fee.ts DEFAULT_FEE_MOMENT).
-      fee_moment: input.feeMoment === 'payment' ? 'payment_succeeded' : 'deal_closed',
-      ...(description ? { description } : {}),
-      metadata,
-    });
+    const deal = await this.http.request(
+      'open the safe deal',
+      'POST',
+      '/deals',
+      DealSchema,
+      `${input.paymentId}/deal`,
+      {
+        type: 'safe_deal',
+        // Without a moment the fee moves at the release, the service's default (src/money/fee.ts DEFAULT_FEE_MOMENT).
+        fee_moment: input.feeMoment === 'payment' ? 'payment_succeeded' : 'deal_closed',
+        ...(description ? { description } : {}),
+        metadata,
+      },
+    );
     const payment = await this.http.request('create the payment', 'POST', '/payments', PaymentSchema, input.paymentId, {
       amount: { value: formatMinor(amount), currency },
       // Captured at once: the money goes into the deal's balance, where it is held until a payout or a refund.
@@ -138,11 +147,15 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     if (payment.status === 'succeeded' || payment.status === 'waiting_for_capture') {
       return { status: 'hold', providerPaymentId: payment.id, providerDealId: deal.id, paymentUrl: url };
     }
-    throw refused(`YooKassa answered the new payment ${payment.id} with status ${payment.status}${reason(payment.cancellation_details)}.`);
+    throw refused(
+      `YooKassa answered the new payment ${payment.id} with status ${payment.status}${reason(payment.cancellation_details)}.`,
+    );
   }
 
   async capture(providerPaymentId: string): Promise<void> {
-    throw refused(`A safe deal has no capture: payment ${providerPaymentId} is released by paying the seller out of its deal (createPayout).`);
+    throw refused(
+      `A safe deal has no capture: payment ${providerPaymentId} is released by paying the seller out of its deal (createPayout).`,
+    );
   }
 
   async cancel(providerPaymentId: string, idempotenceKey: string): Promise<void> {
@@ -152,11 +165,20 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     if (payment.status === 'pending' || payment.status === 'canceled') return;
     if (payment.status === 'waiting_for_capture') {
       // Not made by this provider (it captures at once), but a two-stage payment inside a deal is cancelled, not refunded.
-      const cancelled = await this.http.request('cancel the payment', 'POST', `/payments/${encodeURIComponent(providerPaymentId)}/cancel`, PaymentSchema, idempotenceKey, {});
-      if (cancelled.status !== 'canceled') throw new Error(`YooKassa has not cancelled ${providerPaymentId} yet (it is ${cancelled.status}); retrying.`);
+      const cancelled = await this.http.request(
+        'cancel the payment',
+        'POST',
+        `/payments/${encodeURIComponent(providerPaymentId)}/cancel`,
+        PaymentSchema,
+        idempotenceKey,
+        {},
+      );
+      if (cancelled.status !== 'canceled')
+        throw new Error(`YooKassa has not cancelled ${providerPaymentId} yet (it is ${cancelled.status}); retrying.`);
       return;
     }
-    const rest = minor(payment.amount.value, 'the payment') - minor(payment.refunded_amount?.value ?? '0', 'the refunded amount');
+    const rest =
+      minor(payment.amount.value, 'the payment') - minor(payment.refunded_amount?.value ?? '0', 'the refunded amount');
     // Refunded in full already: by an earlier attempt of this cancel, or by refunds that left nothing.
     if (rest <= 0n) return;
     await this.refund({
@@ -188,15 +210,22 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     if (earlier) return settledRefund(earlier);
 
     const payment = await this.fetchPayment(input.providerPaymentId);
-    if (!payment.deal) throw refused(`YooKassa payment ${payment.id} is not in a safe deal; it cannot be refunded as one.`);
+    if (!payment.deal)
+      throw refused(`YooKassa payment ${payment.id} is not in a safe deal; it cannot be refunded as one.`);
     if (input.providerDealId && input.providerDealId !== payment.deal.id) {
       throw refused(`YooKassa payment ${payment.id} is in deal ${payment.deal.id}, not ${input.providerDealId}.`);
     }
     if (payment.status !== 'succeeded') {
-      throw refused(`YooKassa payment ${payment.id} is ${payment.status}: only money paid into the deal can be refunded.`);
+      throw refused(
+        `YooKassa payment ${payment.id} is ${payment.status}: only money paid into the deal can be refunded.`,
+      );
     }
-    const rest = minor(payment.amount.value, 'the payment') - minor(payment.refunded_amount?.value ?? '0', 'the refunded amount');
-    if (amount > rest) throw refused(`Cannot refund ${formatMinor(amount)} of YooKassa payment ${payment.id}: ${formatMinor(rest)} of it is left.`);
+    const rest =
+      minor(payment.amount.value, 'the payment') - minor(payment.refunded_amount?.value ?? '0', 'the refunded amount');
+    if (amount > rest)
+      throw refused(
+        `Cannot refund ${formatMinor(amount)} of YooKassa payment ${payment.id}: ${formatMinor(rest)} of it is left.`,
+      );
     const deal = await this.fetchDeal(payment.deal.id);
     // The seller's part comes back first and in full; the rest of a refund is the marketplace's fee, which stays in the
     // deal until it closes (fee_moment deal_closed). With fee_moment payment_succeeded the fee left the deal when the
@@ -204,7 +233,9 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     const payoutBalance = minor(deal.payout_balance.value, 'the payout balance');
     const fromSeller = minOf(amount, payoutBalance);
     if (fromSeller <= 0n) {
-      throw refused(`YooKassa deal ${deal.id} has nothing left for the seller; a refund in it returns the seller's part, and none is left.`);
+      throw refused(
+        `YooKassa deal ${deal.id} has nothing left for the seller; a refund in it returns the seller's part, and none is left.`,
+      );
     }
     if (fromSeller < amount && deal.fee_moment === 'payment_succeeded') {
       throw refused(
@@ -229,10 +260,14 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     // The workflow splits a release into payouts YooKassa takes; a part outside its limits is a bug there, stopped here
     // rather than sent to end as a cancelled payout.
     if (amount > this.payoutLimitMinor) {
-      throw refused(`YooKassa pays out at most ${formatMinor(this.payoutLimitMinor)} at once; ${formatMinor(amount)} must be split into payouts.`);
+      throw refused(
+        `YooKassa pays out at most ${formatMinor(this.payoutLimitMinor)} at once; ${formatMinor(amount)} must be split into payouts.`,
+      );
     }
     if (amount < PAYOUT_MINIMUM_MINOR) {
-      throw refused(`YooKassa pays out at least ${formatMinor(PAYOUT_MINIMUM_MINOR)}; ${formatMinor(amount)} is too little for one payout.`);
+      throw refused(
+        `YooKassa pays out at least ${formatMinor(PAYOUT_MINIMUM_MINOR)}; ${formatMinor(amount)} is too little for one payout.`,
+      );
     }
     const description = cut(input.description);
     const payout = await this.http.request('pay the seller out', 'POST', '/payouts', PayoutSchema, input.payoutId, {
@@ -246,7 +281,14 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
   }
 
   async getPayout(providerPayoutId: string): Promise<ProviderPayout> {
-    return providerPayout(await this.http.request('read the payout', 'GET', `/payouts/${encodeURIComponent(providerPayoutId)}`, PayoutSchema));
+    return providerPayout(
+      await this.http.request(
+        'read the payout',
+        'GET',
+        `/payouts/${encodeURIComponent(providerPayoutId)}`,
+        PayoutSchema,
+      ),
+    );
   }
 
   async getDeal(providerDealId: string): Promise<ProviderDeal> {
@@ -260,7 +302,12 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
   }
 
   private fetchPayment(providerPaymentId: string): Promise<YooKassaPayment> {
-    return this.http.request('read the payment', 'GET', `/payments/${encodeURIComponent(providerPaymentId)}`, PaymentSchema);
+    return this.http.request(
+      'read the payment',
+      'GET',
+      `/payments/${encodeURIComponent(providerPaymentId)}`,
+      PaymentSchema,
+    );
   }
 
   private fetchDeal(providerDealId: string): Promise<YooKassaDeal> {
@@ -279,7 +326,6 @@ export class YooKassaSafeDealProvider implements EscrowProvider {
     } while (cursor);
     return undefined;
   }
-
 }
 
 /**
@@ -306,7 +352,11 @@ function paymentStatus(payment: YooKassaPayment): ProviderPayment['status'] {
 function providerPayout(payout: YooKassaPayout): ProviderPayout {
   if (payout.status === 'canceled') {
     // The reason is YooKassa's code (rejected_by_payee, periodic_limit_exceeded, …), which pages can translate.
-    return { providerPayoutId: payout.id, status: 'failed', failureReason: payout.cancellation_details?.reason ?? 'canceled' };
+    return {
+      providerPayoutId: payout.id,
+      status: 'failed',
+      failureReason: payout.cancellation_details?.reason ?? 'canceled',
+    };
   }
   return { providerPayoutId: payout.id, status: payout.status, failureReason: null };
 }
@@ -314,7 +364,9 @@ function providerPayout(payout: YooKassaPayout): ProviderPayout {
 /** A refund in the deal is done once YooKassa has it: succeeded, or pending on its way back to the buyer. */
 function settledRefund(refund: YooKassaRefund): void {
   if (refund.status === 'canceled') {
-    throw refused(`YooKassa cancelled refund ${refund.id} of payment ${refund.payment_id}${reason(refund.cancellation_details)}.`);
+    throw refused(
+      `YooKassa cancelled refund ${refund.id} of payment ${refund.payment_id}${reason(refund.cancellation_details)}.`,
+    );
   }
 }
 
@@ -327,7 +379,9 @@ function payoutDestination(input: CreatePayoutInput): Record<string, unknown> {
     case 'yoo_money':
       return { payout_destination_data: { type: 'yoo_money', account_number: token } };
     case 'test_card':
-      throw refused(`Payout ${input.payoutId} goes to a sandbox test card; a YooKassa safe deal pays out only to a card or a YooMoney wallet.`);
+      throw refused(
+        `Payout ${input.payoutId} goes to a sandbox test card; a YooKassa safe deal pays out only to a card or a YooMoney wallet.`,
+      );
   }
 }
 
@@ -351,4 +405,3 @@ const refused = (message: string) => refuse('acquirer_refused', message);
 function reason(details: { party: string; reason: string } | undefined): string {
   return details ? ` (${details.party}: ${details.reason})` : '';
 }
-

@@ -5,7 +5,14 @@
 // network failures are plain Errors, retried with the same key, as YooKassa asks ("result unknown, repeat").
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { CreatePaymentInput, CreatedPayment, EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from './provider.ts';
+import type {
+  CreatePaymentInput,
+  CreatedPayment,
+  EscrowProvider,
+  ProviderDeal,
+  ProviderPayment,
+  ProviderPayout,
+} from './provider.ts';
 import { refuse } from '../temporal/refusal.ts';
 import { YooKassaHttp, type YooKassaOptions } from './yookassa-http.ts';
 
@@ -71,7 +78,11 @@ export class YooKassaProvider implements EscrowProvider {
       return { status: 'pending', providerPaymentId: payment.id, paymentUrl: url };
     }
     if (payment.status === 'waiting_for_capture') {
-      return { status: 'hold', providerPaymentId: payment.id, paymentUrl: payment.confirmation?.confirmation_url ?? null };
+      return {
+        status: 'hold',
+        providerPaymentId: payment.id,
+        paymentUrl: payment.confirmation?.confirmation_url ?? null,
+      };
     }
     throw refused(`YooKassa answered the new payment ${payment.id} with status ${payment.status}${reason(payment)}.`);
   }
@@ -122,7 +133,13 @@ export class YooKassaProvider implements EscrowProvider {
   }
 
   /** A call whose answer is a payment. */
-  private request(action: string, method: 'GET' | 'POST', path: string, idempotenceKey?: string, body?: object): Promise<YooKassaPayment> {
+  private request(
+    action: string,
+    method: 'GET' | 'POST',
+    path: string,
+    idempotenceKey?: string,
+    body?: object,
+  ): Promise<YooKassaPayment> {
     return this.http.request(action, method, path, PaymentSchema, idempotenceKey, body);
   }
 
@@ -172,10 +189,11 @@ export function isRefusal(error: unknown): boolean {
 
 const refused = (message: string) => refuse('acquirer_refused', message);
 const twoStageOnly = (what: string) =>
-  refused(`A two-stage YooKassa payment cannot ${what}: it is captured into the shop or cancelled whole. Switch the marketplace to yookassa_safe_deal for new deals.`);
+  refused(
+    `A two-stage YooKassa payment cannot ${what}: it is captured into the shop or cancelled whole. Switch the marketplace to yookassa_safe_deal for new deals.`,
+  );
 
 function reason(payment: YooKassaPayment): string {
   const details = payment.cancellation_details;
   return details ? ` (${details.party}: ${details.reason})` : '';
 }
-

@@ -73,7 +73,10 @@ export const ProblemSchema = z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
       .describe('Each invalid field, on validation_failed'),
-    fields: z.array(z.string()).optional().describe('The fields that differ from the stored resource, on deal_conflict'),
+    fields: z
+      .array(z.string())
+      .optional()
+      .describe('The fields that differ from the stored resource, on deal_conflict'),
   })
   .meta({ title: 'Problem', description: 'RFC 9457 problem details' });
 
@@ -108,7 +111,12 @@ export function strict<T extends z.ZodType>(schema: T): T {
   };
   switch (def.type) {
     case 'object': {
-      const shape = Object.fromEntries(Object.entries((schema as unknown as z.ZodObject).shape).map(([key, field]) => [key, strict(field as z.ZodType)]));
+      const shape = Object.fromEntries(
+        Object.entries((schema as unknown as z.ZodObject).shape).map(([key, field]) => [
+          key,
+          strict(field as z.ZodType),
+        ]),
+      );
       return again({ shape, ...(def.catchall ? {} : { catchall: z.never() }) });
     }
     case 'optional':
@@ -150,7 +158,9 @@ export class Api {
     const validate = async (ctx: Context) => {
       const params = parse(definition.params, ctx.params, 'path');
       const query = parse(definition.query, ctx.query, 'query');
-      const body = definition.body ? parse(definition.body, await readJsonBody(ctx, bodyLimitBytes), 'body') : undefined;
+      const body = definition.body
+        ? parse(definition.body, await readJsonBody(ctx, bodyLimitBytes), 'body')
+        : undefined;
       return { body, query, params };
     };
     const validateAndHandle: Middleware = async (ctx) => {
@@ -160,7 +170,8 @@ export class Api {
             throw error instanceof Problem ? mapProblem(error) : error;
           })
         : await validate(ctx);
-      if (definition.idempotent) await definition.idempotent.run(ctx, input.body, () => definition.handler(ctx, input as never));
+      if (definition.idempotent)
+        await definition.idempotent.run(ctx, input.body, () => definition.handler(ctx, input as never));
       else await definition.handler(ctx, input as never);
     };
     this.router.register(koaPath, [definition.method.toUpperCase()], [...(definition.use ?? []), validateAndHandle], {
@@ -208,8 +219,15 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
       ...(spec.schema || spec.contentType
         ? {
             content: {
-              [spec.contentType ?? 'application/json']: spec.schema ? { schema: jsonSchema(spec.schema, 'output') } : {},
-              ...Object.fromEntries(Object.entries(spec.also ?? {}).map(([type, schema]) => [type, schema ? { schema: jsonSchema(schema, 'output') } : {}])),
+              [spec.contentType ?? 'application/json']: spec.schema
+                ? { schema: jsonSchema(spec.schema, 'output') }
+                : {},
+              ...Object.fromEntries(
+                Object.entries(spec.also ?? {}).map(([type, schema]) => [
+                  type,
+                  schema ? { schema: jsonSchema(schema, 'output') } : {},
+                ]),
+              ),
             },
           }
         : {}),
@@ -241,10 +259,15 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     const limit = route.bodyLimitBytes;
     requestBody = {
       required: true,
-      description: limit === undefined ? route.rawBody.description : `${route.rawBody.description}; at most ${sizeWords(limit)} (413 \`payload_too_large\` beyond).`,
+      description:
+        limit === undefined
+          ? route.rawBody.description
+          : `${route.rawBody.description}; at most ${sizeWords(limit)} (413 \`payload_too_large\` beyond).`,
       content: {
         [route.rawBody.contentType]: {
-          schema: route.rawBody.schema ? jsonSchema(strict(route.rawBody.schema), 'input') : { type: 'string', format: 'binary' },
+          schema: route.rawBody.schema
+            ? jsonSchema(strict(route.rawBody.schema), 'input')
+            : { type: 'string', format: 'binary' },
         },
       },
       ...(limit === undefined ? {} : { 'x-body-limit-bytes': limit }),
@@ -258,7 +281,11 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     tags: route.tags,
     // 'anonymous' marks a credential as optional (OpenAPI's empty security requirement).
     ...(route.security ? { security: route.security.map((name) => (name === 'anonymous' ? {} : { [name]: [] })) } : {}),
-    parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
+    parameters: [
+      ...parameters(route.params, 'path'),
+      ...parameters(route.query, 'query'),
+      ...(route.idempotent ? [IDEMPOTENCY_PARAMETER] : []),
+    ],
     ...(requestBody ? { requestBody } : {}),
     responses,
   };
@@ -311,7 +338,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 /** Free text as JSON Schema says it: no C0 control but tab, line feed and carriage return (the rule of text.ts). */
 const TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$';
 /** The same, with at least one character that is not white space: what `.trim().min(1)` fields accept. */
-const NON_BLANK_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$';
+const NON_BLANK_PATTERN =
+  '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*[^\\s\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F][^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F]*$';
 
 /** Any JSON value whose text (strings and field names, at any depth) follows the rule: what a loose object takes. */
 const JSON_VALUE = {
@@ -320,7 +348,11 @@ const JSON_VALUE = {
     { type: 'string', pattern: TEXT_PATTERN },
     { type: ['number', 'boolean', 'null'] },
     { type: 'array', items: { $ref: '#/components/schemas/Json' } },
-    { type: 'object', propertyNames: { pattern: TEXT_PATTERN }, additionalProperties: { $ref: '#/components/schemas/Json' } },
+    {
+      type: 'object',
+      propertyNames: { pattern: TEXT_PATTERN },
+      additionalProperties: { $ref: '#/components/schemas/Json' },
+    },
   ],
 };
 
@@ -343,7 +375,11 @@ function documentTextRule(node: unknown): void {
   if (isObject && schema.additionalProperties !== false && schema.propertyNames === undefined) {
     schema.propertyNames = { pattern: TEXT_PATTERN };
     const extra = schema.additionalProperties;
-    if (extra === undefined || extra === true || (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0)) {
+    if (
+      extra === undefined ||
+      extra === true ||
+      (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0)
+    ) {
       schema.additionalProperties = { $ref: '#/components/schemas/Json' };
     }
   }

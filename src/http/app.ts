@@ -123,7 +123,8 @@ function problems(baseUrl: string, logger: Logger): Middleware {
       answer = toProblem(error);
       const log = (ctx.state.log as Logger | undefined) ?? logger;
       // A dependency that is away (503) is an outage to see in the log, not a defect of ours: no stack, no alarm word.
-      if (answer.status === 503 && !(error instanceof Problem)) log.warn({ code: answer.code, reason: (error as Error).message }, 'dependency unavailable');
+      if (answer.status === 503 && !(error instanceof Problem))
+        log.warn({ code: answer.code, reason: (error as Error).message }, 'dependency unavailable');
       else if (answer.status >= 500 && !(error instanceof Problem)) log.error({ err: error }, 'unhandled error');
     }
     if (!answer) return;
@@ -143,12 +144,19 @@ function toProblem(error: unknown): Problem {
     return problem('bad_request', (error as Error).message);
   }
   if (temporalUnavailable(error)) {
-    return problem('temporal_unavailable', 'The workflow engine does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+    return problem('temporal_unavailable', 'The workflow engine does not answer right now; retry in a few seconds.', {
+      headers: { 'Retry-After': '5' },
+    });
   }
   if (databaseUnavailable(error)) {
-    return problem('database_unavailable', 'The database does not answer right now; retry in a few seconds.', { headers: { 'Retry-After': '5' } });
+    return problem('database_unavailable', 'The database does not answer right now; retry in a few seconds.', {
+      headers: { 'Retry-After': '5' },
+    });
   }
-  return problem('internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.');
+  return problem(
+    'internal_error',
+    'Something went wrong on our side. Retry later; if it persists, contact support with the X-Request-Id.',
+  );
 }
 
 /**
@@ -157,9 +165,14 @@ function toProblem(error: unknown): Problem {
  * it always is while the server cannot read its own database. The client wraps the gRPC error as the cause of its own.
  */
 function temporalUnavailable(error: unknown): boolean {
-  for (let cause = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 4; cause = cause.cause as typeof cause, depth++) {
+  for (
+    let cause = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    cause && depth < 4;
+    cause = cause.cause as typeof cause, depth++
+  ) {
     if (cause.code === 14 || cause.code === 4 || cause.name === 'NamespaceNotFoundError') return true;
-    if (cause.code === 5 && typeof cause.message === 'string' && /Namespace .+ is not found/.test(cause.message)) return true;
+    if (cause.code === 5 && typeof cause.message === 'string' && /Namespace .+ is not found/.test(cause.message))
+      return true;
   }
   return false;
 }
@@ -174,7 +187,12 @@ function databaseUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300')) return true;
   if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') return true;
   // pg's own words when a connection drops mid-query or none can be had in time.
-  return typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(message);
+  return (
+    typeof message === 'string' &&
+    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
+      message,
+    )
+  );
 }
 
 async function failingChecks(checks: HealthCheck[]): Promise<string[]> {

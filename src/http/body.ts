@@ -75,7 +75,8 @@ export function parseJsonText(text: string): unknown {
 export async function readUrlencodedForm(ctx: Context, limitBytes = FORM_LIMIT_BYTES): Promise<URLSearchParams> {
   const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
   if (!hasBody) return new URLSearchParams();
-  if (!ctx.is('application/x-www-form-urlencoded')) throw problem('unsupported_media_type', 'Send the form urlencoded.');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw problem('unsupported_media_type', 'Send the form urlencoded.');
   const form = new URLSearchParams((await readRawBody(ctx, limitBytes)).toString('utf8'));
   const values = new Map<string, string[]>();
   for (const [key, value] of form) {

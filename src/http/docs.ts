@@ -49,4 +49,3 @@ export function docsRouter(openapiPath: string, title: string): Router {
   });
   return router;
 }
-

@@ -104,9 +104,11 @@ export function createIdempotency(db: Db, options: { baseUrl: () => string; logg
   const clean = () => {
     if (Date.now() - lastCleaning < 10 * 60_000) return;
     lastCleaning = Date.now();
-    db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION}'`).catch((error: unknown) => {
-      options.logger.warn({ err: error }, 'could not clean old idempotency keys');
-    });
+    db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION}'`).catch(
+      (error: unknown) => {
+        options.logger.warn({ err: error }, 'could not clean old idempotency keys');
+      },
+    );
   };
 
   const columns = `method, path, body_sha256, created_at, locked_until > now() AS locked, status, content_type, location, body`;
@@ -124,9 +126,17 @@ export function createIdempotency(db: Db, options: { baseUrl: () => string; logg
       [scope, key, method, path, bodySha, LOCK_SECONDS],
     );
     if (inserted.rows[0]) return { row: inserted.rows[0], mine: true, retry: false };
-    const existing = (await db.query<KeyRow>(`SELECT ${columns} FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key])).rows[0];
+    const existing = (
+      await db.query<KeyRow>(`SELECT ${columns} FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key])
+    ).rows[0];
     if (!existing) return take(scope, key, method, path, bodySha);
-    if (existing.method !== method || existing.path !== path || existing.body_sha256 !== bodySha || existing.status !== null || existing.locked) {
+    if (
+      existing.method !== method ||
+      existing.path !== path ||
+      existing.body_sha256 !== bodySha ||
+      existing.status !== null ||
+      existing.locked
+    ) {
       return { row: existing, mine: false, retry: false };
     }
     // The earlier attempt ended without an answer to keep (5xx, a timeout, a process that died): run it again.
@@ -135,7 +145,9 @@ export function createIdempotency(db: Db, options: { baseUrl: () => string; logg
        WHERE scope = $1 AND key = $2 AND status IS NULL AND locked_until <= now() RETURNING ${columns}`,
       [scope, key, LOCK_SECONDS],
     );
-    return taken.rows[0] ? { row: taken.rows[0], mine: true, retry: true } : { row: existing, mine: false, retry: false };
+    return taken.rows[0]
+      ? { row: taken.rows[0], mine: true, retry: true }
+      : { row: existing, mine: false, retry: false };
   }
 
   return {
@@ -156,9 +168,13 @@ export function createIdempotency(db: Db, options: { baseUrl: () => string; logg
           );
         }
         if (row.status === null) {
-          throw problem('idempotency_key_in_use', `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry in a second.`, {
-            headers: { 'Retry-After': '1' },
-          });
+          throw problem(
+            'idempotency_key_in_use',
+            `A request with this ${IDEMPOTENCY_HEADER} is still being processed; retry in a second.`,
+            {
+              headers: { 'Retry-After': '1' },
+            },
+          );
         }
         ctx.status = row.status;
         if (row.location) ctx.set('Location', row.location);
@@ -188,7 +204,9 @@ export function createIdempotency(db: Db, options: { baseUrl: () => string; logg
           }
         } else {
           // Nothing final: a retry runs it again, under the same update id, once this attempt has let go.
-          await db.query('UPDATE idempotency_keys SET locked_until = now() WHERE scope = $1 AND key = $2', [scope, key]).catch(() => {});
+          await db
+            .query('UPDATE idempotency_keys SET locked_until = now() WHERE scope = $1 AND key = $2', [scope, key])
+            .catch(() => {});
         }
         throw error;
       }

@@ -22,7 +22,10 @@ const CRLF = Buffer.from('\r\n');
 const HEADERS_END = Buffer.from('\r\n\r\n');
 
 /** Reads the body as multipart/form-data: 415 for another type, 413 above `limitBytes`, 400 bad_request when malformed. */
-export async function readMultipart(ctx: Context, limits: { limitBytes: number; maxParts: number }): Promise<MultipartForm> {
+export async function readMultipart(
+  ctx: Context,
+  limits: { limitBytes: number; maxParts: number },
+): Promise<MultipartForm> {
   if (!ctx.is('multipart/form-data')) throw problem('unsupported_media_type', 'Send the form as multipart/form-data.');
   const boundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(ctx.get('Content-Type'));
   if (!boundary) throw malformed('its Content-Type names no boundary');

@@ -27,7 +27,8 @@ const CATALOG = {
       'A field of the body, the query or the path is missing or has a wrong value, or the body nests arrays and objects ' +
       'deeper than 32 levels. The `errors` member lists each invalid field as {path, message}: the first 20 of them, ' +
       'and for nesting the path to the first array or object too deep.',
-    action: 'Correct the fields named in `errors` (the OpenAPI document at /docs shows every schema) and send it again.',
+    action:
+      'Correct the fields named in `errors` (the OpenAPI document at /docs shows every schema) and send it again.',
   },
   invalid_json: {
     title: 'The body is not valid JSON',
@@ -55,7 +56,8 @@ const CATALOG = {
     meaning:
       'The credential is valid but may not act on this resource, for example a widget token used on another deal, or ' +
       'an administrator whose role (arbiter, support) does not cover this change.',
-    action: 'Use a credential issued for this resource (a widget token comes with each widget deal creation), or ask an administrator with the admin role.',
+    action:
+      'Use a credential issued for this resource (a widget token comes with each widget deal creation), or ask an administrator with the admin role.',
   },
   idempotency_key_in_use: {
     title: 'The same request is still running',
@@ -83,7 +85,8 @@ const CATALOG = {
   webhook_not_registered: {
     title: 'No webhook yet',
     statuses: [409],
-    meaning: 'The marketplace has not registered a webhook, so there is no secret to rotate and nowhere to send a test event.',
+    meaning:
+      'The marketplace has not registered a webhook, so there is no secret to rotate and nowhere to send a test event.',
     action: 'The marketplace registers one with POST /api/mkt/webhook {url} (its secret key); then try again.',
   },
   last_admin: {
@@ -129,7 +132,8 @@ const CATALOG = {
   database_unavailable: {
     title: 'The database is unavailable',
     statuses: [503],
-    meaning: 'PostgreSQL does not answer right now (it is restarting, or out of connections); nothing was changed that the answer would confirm.',
+    meaning:
+      'PostgreSQL does not answer right now (it is restarting, or out of connections); nothing was changed that the answer would confirm.',
     action: RETRY_LATER,
   },
   not_ready: {
@@ -155,7 +159,8 @@ const CATALOG = {
   approval_not_allowed: {
     title: 'An approval cannot start now',
     statuses: [400],
-    meaning: 'An approval starts only while the deal has documents and is not yet approved (or was rejected); later it cannot.',
+    meaning:
+      'An approval starts only while the deal has documents and is not yet approved (or was rejected); later it cannot.',
     action: 'Read the deal (GET /api/mkt/deals?external_id=…) and act on its current status.',
   },
   approval_not_pending: {
@@ -194,7 +199,8 @@ const CATALOG = {
     title: 'An approval is pending',
     statuses: [400],
     meaning: 'The buyer is deciding on the documents as they are: they cannot change until the approval is decided.',
-    action: 'Wait for the decision (deal.approved or deal.rejected); after a rejection, add documents and start a new approval.',
+    action:
+      'Wait for the decision (deal.approved or deal.rejected); after a rejection, add documents and start a new approval.',
   },
   deal_not_cancellable: {
     title: 'The deal can no longer be cancelled',
@@ -214,18 +220,21 @@ const CATALOG = {
     meaning:
       'The deal’s currency is not one the marketplace’s acquirer takes: a live marketplace pays through YooKassa, in ' +
       'roubles (RUB). It happens to a deal made while the marketplace was in sandbox mode, which takes any ISO 4217 code.',
-    action: 'Make a new deal in RUB for the live marketplace (a live marketplace refuses other currencies at creation).',
+    action:
+      'Make a new deal in RUB for the live marketplace (a live marketplace refuses other currencies at creation).',
   },
   invalid_delivery_state: {
     title: 'Shipment or delivery cannot be marked now',
     statuses: [400],
-    meaning: 'Shipment and delivery are marked while the money is held, once each: the order is already shipped (or delivered), or no money is held.',
+    meaning:
+      'Shipment and delivery are marked while the money is held, once each: the order is already shipped (or delivered), or no money is held.',
     action: 'Read the deal (its `delivery` and `payments`) and mark the next step only.',
   },
   shipped_dispute_instead: {
     title: 'Shipped: dispute instead of refunding',
     statuses: [400],
-    meaning: 'The order is shipped, so the buyer can no longer take the money back alone; only a dispute stops the release.',
+    meaning:
+      'The order is shipped, so the buyer can no longer take the money back alone; only a dispute stops the release.',
     action: 'Open a dispute (POST /cabinet/deals/{id}/escrow/dispute with a reason); the arbiter decides.',
   },
   invalid_refund_amount: {
@@ -239,8 +248,10 @@ const CATALOG = {
   payout_destination_invalid: {
     title: 'The payout destination is not accepted',
     statuses: [400],
-    meaning: 'The destination cannot receive payouts of this service: a sandbox pays out only to its test cards, a live one to a card synonym from YooKassa’s payout widget or a YooMoney wallet.',
-    action: 'In sandbox mode use 4111111111111111 (succeeds) or 4000000000000002 (declined); live, the token of the payout widget.',
+    meaning:
+      'The destination cannot receive payouts of this service: a sandbox pays out only to its test cards, a live one to a card synonym from YooKassa’s payout widget or a YooMoney wallet.',
+    action:
+      'In sandbox mode use 4111111111111111 (succeeds) or 4000000000000002 (declined); live, the token of the payout widget.',
   },
   dispute_open: {
     title: 'The payment is disputed',
@@ -279,13 +290,15 @@ const CATALOG = {
     meaning:
       'A deal creation (marketplace API or widget) repeated an external_id whose deal has other values of some of the ' +
       'fields the request gave; the `fields` member names them. Fields a repeat leaves out are not compared.',
-    action: 'Repeat the creation with the stored values (GET /api/mkt/deals?external_id=…), or use a new external_id for a new deal.',
+    action:
+      'Repeat the creation with the stored values (GET /api/mkt/deals?external_id=…), or use a new external_id for a new deal.',
   },
   acquirer_refused: {
     title: 'The payment provider refused',
     statuses: [502],
     meaning: 'The acquirer answered the payment operation with a refusal; `detail` gives its reason.',
-    action: 'Fix what the reason names (amount, account settings) before repeating; the same request will be refused again.',
+    action:
+      'Fix what the reason names (amount, account settings) before repeating; the same request will be refused again.',
   },
   acquirer_unavailable: {
     title: 'The payment provider did not answer',
@@ -308,7 +321,8 @@ const CATALOG = {
   temporarily_unavailable: {
     title: 'Temporarily unavailable',
     statuses: [503],
-    meaning: 'An acquirer notification could not be processed now (the payment could not be re-read or the deal reached).',
+    meaning:
+      'An acquirer notification could not be processed now (the payment could not be re-read or the deal reached).',
     action: 'The acquirer resends its notification; nothing else is needed. Senders of your own: retry later.',
   },
 
@@ -336,7 +350,8 @@ const CATALOG = {
   temporal_unavailable: {
     title: 'The workflow engine is unavailable',
     statuses: [503],
-    meaning: 'Temporal could not be reached (it is restarting, say): a deal could not be created or changed, or an administrator’s webhook replay could not be handed to it. Repeating the request is safe: a repeated creation finishes what this one began.',
+    meaning:
+      'Temporal could not be reached (it is restarting, say): a deal could not be created or changed, or an administrator’s webhook replay could not be handed to it. Repeating the request is safe: a repeated creation finishes what this one began.',
     action: RETRY_LATER,
   },
 
@@ -409,7 +424,8 @@ const CATALOG = {
   redirect_uri_not_allowed: {
     title: 'The redirect_uri is not registered',
     statuses: [400],
-    meaning: 'The authorize request’s redirect_uri is missing, repeated, or not one the client registered. The service never redirects to it.',
+    meaning:
+      'The authorize request’s redirect_uri is missing, repeated, or not one the client registered. The service never redirects to it.',
     action: 'Send one of the client’s registered redirect URIs exactly (wildcards match subdomains only).',
   },
   state_required: {
@@ -427,8 +443,10 @@ const CATALOG = {
   sso_client_of_marketplace: {
     title: 'The marketplace owns this SSO client',
     statuses: [409],
-    meaning: 'The SSO client was made with a marketplace (its sso_redirect_uri); its name and redirect URI follow the marketplace, and it cannot be deleted on its own.',
-    action: 'Change sso_redirect_uri with PATCH /admin/marketplaces/{id}, or deactivate the marketplace; to stop the client alone, PATCH it with {"disabled": true}.',
+    meaning:
+      'The SSO client was made with a marketplace (its sso_redirect_uri); its name and redirect URI follow the marketplace, and it cannot be deleted on its own.',
+    action:
+      'Change sso_redirect_uri with PATCH /admin/marketplaces/{id}, or deactivate the marketplace; to stop the client alone, PATCH it with {"disabled": true}.',
   },
   invalid_client: {
     title: 'Wrong client credentials',
@@ -445,7 +463,8 @@ const CATALOG = {
   code_already_used: {
     title: 'The authorization code is already used',
     statuses: [400],
-    meaning: 'A code is single-use. A second use also revokes the tokens the first exchange issued (OAuth error invalid_grant).',
+    meaning:
+      'A code is single-use. A second use also revokes the tokens the first exchange issued (OAuth error invalid_grant).',
     action: 'Exchange each code once; start a new sign-in to get a new one.',
   },
   code_expired: {
@@ -457,7 +476,8 @@ const CATALOG = {
   redirect_uri_mismatch: {
     title: 'The redirect_uri differs',
     statuses: [400],
-    meaning: 'The token exchange’s redirect_uri is not the one given at the authorize step (OAuth error invalid_grant).',
+    meaning:
+      'The token exchange’s redirect_uri is not the one given at the authorize step (OAuth error invalid_grant).',
     action: 'Send exactly the redirect_uri of the authorize request.',
   },
   invalid_code_verifier: {
@@ -501,14 +521,17 @@ const CATALOG = {
   quota_exceeded: {
     title: 'The monthly quota is used up',
     statuses: [429],
-    meaning: 'The data API key’s account has spent its requests for this calendar month (UTC). RateLimit headers show the usage.',
+    meaning:
+      'The data API key’s account has spent its requests for this calendar month (UTC). RateLimit headers show the usage.',
     action: 'Wait until the quota renews (Retry-After, and resets_at in GET /v1/me), or move to a higher tariff.',
   },
   too_many_data_keys: {
     title: 'Too many active data API keys',
     statuses: [409],
-    meaning: 'An account holds at most 20 active data API keys at a time; this one has that many already. Nothing was issued.',
-    action: 'Revoke a key you no longer use (POST /cabinet/data-keys/{id}/revoke, or the cabinet’s data keys page), then issue the new one.',
+    meaning:
+      'An account holds at most 20 active data API keys at a time; this one has that many already. Nothing was issued.',
+    action:
+      'Revoke a key you no longer use (POST /cabinet/data-keys/{id}/revoke, or the cabinet’s data keys page), then issue the new one.',
   },
 } as const satisfies Record<string, ProblemType>;
 

@@ -61,4 +61,3 @@ whose <code>code</code> member is <code>${escapeHtml(code)}</code>; its <code>de
 function prose(text: string): string {
   return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
-

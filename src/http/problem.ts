@@ -10,7 +10,9 @@ export interface FieldError {
 }
 
 /** RFC 9457 §3.2 extension members of one problem type (deal_conflict's `fields`); never a standard member's name. */
-export type ProblemExtensions = Record<string, unknown> & { [K in 'type' | 'title' | 'status' | 'detail' | 'code' | 'errors']?: never };
+export type ProblemExtensions = Record<string, unknown> & {
+  [K in 'type' | 'title' | 'status' | 'detail' | 'code' | 'errors']?: never;
+};
 
 export interface ProblemOptions<C extends ProblemCode = ProblemCode> {
   /** Another status the catalog lists for this code (a code answers with its first one otherwise). */
@@ -61,7 +63,11 @@ export interface ProblemBody {
 }
 
 /** The problem of this code, with the status the catalog gives it (or another the catalog lists, as `status`). */
-export function problem<C extends ProblemCode>(code: C, detail: string, options?: ProblemOptions<NoInfer<C>>): Problem<C> {
+export function problem<C extends ProblemCode>(
+  code: C,
+  detail: string,
+  options?: ProblemOptions<NoInfer<C>>,
+): Problem<C> {
   return new Problem(code, detail, options);
 }
 
@@ -76,12 +82,20 @@ export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'p
     const at = (path: PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : where);
     // One entry per unknown field, named by its own path, so a client can find the misspelling.
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.slice(0, MAX_FIELD_ERRORS).map((key) => ({ path: at([...issue.path, key]), message: `is not a field of this ${where}; remove it or check its spelling` }));
+      return issue.keys
+        .slice(0, MAX_FIELD_ERRORS)
+        .map((key) => ({
+          path: at([...issue.path, key]),
+          message: `is not a field of this ${where}; remove it or check its spelling`,
+        }));
     }
     return [{ path: at(issue.path), message: issue.message }];
   });
   // The first MAX_FIELD_ERRORS only: a body of thousands of unknown fields gets an answer of a few lines, not megabytes.
-  const total = error.issues.reduce((sum, issue) => sum + (issue.code === 'unrecognized_keys' ? issue.keys.length : 1), 0);
+  const total = error.issues.reduce(
+    (sum, issue) => sum + (issue.code === 'unrecognized_keys' ? issue.keys.length : 1),
+    0,
+  );
   const named = errors.slice(0, MAX_FIELD_ERRORS);
   const summary = named.map((e) => `${e.path}: ${e.message}`).join('; ');
   const more = total > named.length ? ` (and ${total - named.length} more)` : '';

@@ -5,7 +5,8 @@ import { z } from 'zod';
 const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
-const decimal = (pattern: RegExp) => (value: unknown) => (typeof value === 'string' && pattern.test(value) ? Number(value) : value);
+const decimal = (pattern: RegExp) => (value: unknown) =>
+  typeof value === 'string' && pattern.test(value) ? Number(value) : value;
 
 export function queryInt(min: number, max: number) {
   return z.preprocess(decimal(INTEGER), z.number().int().min(min).max(max));
@@ -25,7 +26,10 @@ const NOT_YEAR_ZERO = /^(?!0000)/;
 export const QueryTimestamp = z.iso
   .datetime({ offset: true })
   .regex(NOT_YEAR_ZERO, 'must have a year from 0001')
-  .regex(/(?:Z|[+-](?:0\d|1[0-3]):[0-5]\d|[+-]14:00)$/, 'must end in Z or a time-zone offset between -14:00 and +14:00');
+  .regex(
+    /(?:Z|[+-](?:0\d|1[0-3]):[0-5]\d|[+-]14:00)$/,
+    'must end in Z or a time-zone offset between -14:00 and +14:00',
+  );
 
 /** An ISO 8601 date, year 0001 or later. */
 export const QueryDate = z.iso.date().regex(NOT_YEAR_ZERO, 'must have a year from 0001');

@@ -11,7 +11,8 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { Problem, problem, type FieldError } from './problem.ts';
 
-const FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const FORBIDDEN =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why the string may not enter, or undefined when it may. */
 export function badTextReason(value: string): string | undefined {
@@ -37,7 +38,8 @@ function pathKey(key: string): string {
   return named.length > PATH_KEY_CHARS ? `${named.slice(0, PATH_KEY_CHARS)}…` : named;
 }
 
-const tooDeepMessage = (max: number) => `nests arrays and objects deeper than ${max} levels; at most ${max} are allowed`;
+const tooDeepMessage = (max: number) =>
+  `nests arrays and objects deeper than ${max} levels; at most ${max} are allowed`;
 
 /** An open array or object of the walk: where it sits in its parent, and which of its items comes next. */
 interface Frame {
@@ -113,7 +115,8 @@ function walk(value: unknown, maxDepth: number, maxErrors: number): { deep?: Fie
       errors.push({ path: pathAt(stack, named), message: reason });
       if (errors.length >= maxErrors) break;
     } else if (item !== null && typeof item === 'object') {
-      if (stack.length >= maxDepth) return { deep: { path: pathAt(stack, named), message: tooDeepMessage(maxDepth) }, errors };
+      if (stack.length >= maxDepth)
+        return { deep: { path: pathAt(stack, named), message: tooDeepMessage(maxDepth) }, errors };
       stack.push(frameOf(item, named));
     }
   }
@@ -182,7 +185,9 @@ export function jsonDepthError(text: string, max = MAX_DEPTH): FieldError | unde
       if (depth === max) {
         const keys: string[] = [];
         for (let level = 0; level < depth; level++) {
-          keys.push(kinds[level] ? pathKey(jsonKey(text.slice(keyStarts[level], keyEnds[level]))) : String(indexes[level]));
+          keys.push(
+            kinds[level] ? pathKey(jsonKey(text.slice(keyStarts[level], keyEnds[level]))) : String(indexes[level]),
+          );
         }
         return { path: keys.join('.'), message: tooDeepMessage(max) };
       }
@@ -215,7 +220,9 @@ function jsonKey(raw: string): string {
 /** The 400 validation_failed for a value nested too deep. */
 export function tooDeepProblem(error: FieldError, where: Where): Problem {
   const named = { ...error, path: error.path || where };
-  return problem('validation_failed', `The request ${where} is invalid: ${named.path} ${named.message}.`, { errors: [named] });
+  return problem('validation_failed', `The request ${where} is invalid: ${named.path} ${named.message}.`, {
+    errors: [named],
+  });
 }
 
 /** Where a request's text came from, as a refusal names it. */
@@ -248,7 +255,9 @@ export function requestText(): Middleware {
     });
     const pathErrors = badTextFields(segments).map(({ message }) => ({ path: 'path', message }));
     if (pathErrors.length > 0) {
-      throw problem('validation_failed', `The request path is invalid: it ${pathErrors[0]!.message}.`, { errors: pathErrors });
+      throw problem('validation_failed', `The request path is invalid: it ${pathErrors[0]!.message}.`, {
+        errors: pathErrors,
+      });
     }
     assertText(ctx.query, 'query');
     // Node's parser refuses NUL, CR and LF in headers already; the other controls it lets through.
@@ -269,5 +278,10 @@ export function requestText(): Middleware {
  */
 export function nonBlank(max: number) {
   // The length is checked before trimming, as JSON Schema's maxLength counts: padded text too long is refused by both.
-  return z.string().max(max, { abort: true }).trim().min(1, { message: 'must not be blank', abort: true }).regex(/\S/, 'must not be blank');
+  return z
+    .string()
+    .max(max, { abort: true })
+    .trim()
+    .min(1, { message: 'must not be blank', abort: true })
+    .regex(/\S/, 'must not be blank');
 }

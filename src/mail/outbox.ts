@@ -51,8 +51,9 @@ export class Mailer {
        ON CONFLICT (idempotency_key) DO NOTHING`,
       [mail.key, mail.to, mail.subject, mail.text, initialStatus],
     );
-    const record = (await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key]))
-      .rows[0]!;
+    const record = (
+      await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key])
+    ).rows[0]!;
     if (!this.transport || record.status === 'sent' || record.status === 'outbox') return record;
     try {
       await this.transport.sendMail({

@@ -69,7 +69,10 @@ interface Quoted {
   amount: string;
 }
 
-type Notice<K extends DealNoticeKind> = (deal: Quoted, notice: Extract<DealNoticeMail, { kind: K }>) => { subject: string; body: string[] };
+type Notice<K extends DealNoticeKind> = (
+  deal: Quoted,
+  notice: Extract<DealNoticeMail, { kind: K }>,
+) => { subject: string; body: string[] };
 
 interface Words {
   greeting(name: string): string;
@@ -106,7 +109,12 @@ const en: Words = {
       system: 'the service, automatically',
     })[actor],
   author: (author, marketplace) =>
-    ({ buyer: 'The buyer', seller: 'The seller', marketplace: `The marketplace ${marketplace}`, arbiter: 'The arbiter' })[author],
+    ({
+      buyer: 'The buyer',
+      seller: 'The seller',
+      marketplace: `The marketplace ${marketplace}`,
+      arbiter: 'The arbiter',
+    })[author],
   by: { refunded: 'Refunded by', released: 'Released by', dispute_opened: 'Opened by', cancelled: 'Cancelled by' },
   reason: 'Reason',
   arbiterReason: "The arbiter's reason",
@@ -117,7 +125,8 @@ const en: Words = {
     opening: {
       buyer: (marketplace, title) => `The marketplace ${marketplace} has opened a safe deal for you${colon(title)}`,
       seller: (marketplace, title) => `A buyer on ${marketplace} has opened a safe deal with you${colon(title)}`,
-      approver: (marketplace, title) => `You are asked to approve the terms of a safe deal on ${marketplace}${colon(title)}`,
+      approver: (marketplace, title) =>
+        `You are asked to approve the terms of a safe deal on ${marketplace}${colon(title)}`,
     },
     account: (svcId) => `Your account (svc ID ${svcId}) is ready. Set a password to open your cabinet:`,
   },
@@ -139,7 +148,9 @@ const en: Words = {
     }),
     approved: (d) => ({
       subject: `the buyer approved the deal${d.title}`,
-      body: [`The buyer approved the terms of the deal${d.title}. Next the buyer pays ${d.amount}, held in escrow until the deal is done.`],
+      body: [
+        `The buyer approved the terms of the deal${d.title}. Next the buyer pays ${d.amount}, held in escrow until the deal is done.`,
+      ],
     }),
     rejected: (d, n) => ({
       subject: `the buyer rejected the deal${d.title}`,
@@ -184,8 +195,14 @@ const en: Words = {
       body: [
         `The arbiter has decided the dispute on the deal${d.title}: ` +
           {
-            release: { buyer: `the money, ${d.amount}, goes to the seller.`, seller: `the money, ${d.amount}, is released to you.` },
-            refund: { buyer: `the money, ${d.amount}, is returned to you.`, seller: `the money, ${d.amount}, is returned to the buyer.` },
+            release: {
+              buyer: `the money, ${d.amount}, goes to the seller.`,
+              seller: `the money, ${d.amount}, is released to you.`,
+            },
+            refund: {
+              buyer: `the money, ${d.amount}, is returned to you.`,
+              seller: `the money, ${d.amount}, is returned to the buyer.`,
+            },
           }[n.outcome][n.role],
       ],
     }),
@@ -231,7 +248,9 @@ const en: Words = {
     }),
     payout_destination_needed: (d) => ({
       subject: `where should we pay you for the deal${d.title}?`,
-      body: [`The money for the deal${d.title} is released to you. Add a card for payouts in your cabinet (Payouts), and it is paid out at once.`],
+      body: [
+        `The money for the deal${d.title} is released to you. Add a card for payouts in your cabinet (Payouts), and it is paid out at once.`,
+      ],
     }),
     partially_refunded: (d, n) => ({
       subject: `part of the money returned for the deal${d.title}`,
@@ -291,7 +310,9 @@ const ru: Words = {
     }),
     approved: (d) => ({
       subject: `покупатель согласовал сделку${d.title}`,
-      body: [`Покупатель согласовал условия сделки${d.title}. Дальше он оплачивает ${d.amount}; деньги будут зарезервированы до завершения сделки.`],
+      body: [
+        `Покупатель согласовал условия сделки${d.title}. Дальше он оплачивает ${d.amount}; деньги будут зарезервированы до завершения сделки.`,
+      ],
     }),
     rejected: (d, n) => ({
       subject: `покупатель отклонил сделку${d.title}`,
@@ -336,8 +357,14 @@ const ru: Words = {
       body: [
         `Арбитр решил спор по сделке${d.title}: ` +
           {
-            release: { buyer: `деньги, ${d.amount}, переводятся продавцу.`, seller: `деньги, ${d.amount}, переводятся вам.` },
-            refund: { buyer: `деньги, ${d.amount}, возвращаются вам.`, seller: `деньги, ${d.amount}, возвращаются покупателю.` },
+            release: {
+              buyer: `деньги, ${d.amount}, переводятся продавцу.`,
+              seller: `деньги, ${d.amount}, переводятся вам.`,
+            },
+            refund: {
+              buyer: `деньги, ${d.amount}, возвращаются вам.`,
+              seller: `деньги, ${d.amount}, возвращаются покупателю.`,
+            },
           }[n.outcome][n.role],
       ],
     }),
@@ -383,7 +410,9 @@ const ru: Words = {
     }),
     payout_destination_needed: (d) => ({
       subject: `куда перевести деньги по сделке${d.title}?`,
-      body: [`Деньги по сделке${d.title} переведены вам. Добавьте карту для выплат в личном кабинете (раздел «Выплаты»), и выплата придёт сразу.`],
+      body: [
+        `Деньги по сделке${d.title} переведены вам. Добавьте карту для выплат в личном кабинете (раздел «Выплаты»), и выплата придёт сразу.`,
+      ],
     }),
     partially_refunded: (d, n) => ({
       subject: `часть денег по сделке${d.title} возвращена`,
@@ -400,7 +429,11 @@ const WORDS: Record<Lang, Words> = { en, ru };
 
 /** A moment in a mail: the date and time in Moscow, where the service's people mostly are, named as such. */
 function when(locale: Lang, iso: string): string {
-  const text = new Intl.DateTimeFormat(locale === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'Europe/Moscow' }).format(new Date(iso));
+  const text = new Intl.DateTimeFormat(locale === 'ru' ? 'ru-RU' : 'en-GB', {
+    dateStyle: 'long',
+    timeStyle: 'short',
+    timeZone: 'Europe/Moscow',
+  }).format(new Date(iso));
   return `${text} (${locale === 'ru' ? 'мск' : 'Moscow time'})`;
 }
 
@@ -418,7 +451,14 @@ function quoteLines(text: string): string {
 
 /** Greeting, paragraphs, the link, and the marketplace's name last, where every mail has it. */
 function frame(words: Words, name: string, marketplace: string, paragraphs: string[], url: string): string {
-  return [words.greeting(name.trim()), ...paragraphs, `${words.openDeal}: ${url}`, `${words.marketplace}: ${marketplace}`].join('\n\n') + '\n';
+  return (
+    [
+      words.greeting(name.trim()),
+      ...paragraphs,
+      `${words.openDeal}: ${url}`,
+      `${words.marketplace}: ${marketplace}`,
+    ].join('\n\n') + '\n'
+  );
 }
 
 export function invitationMail(input: InvitationInput): Mail {
@@ -429,7 +469,10 @@ export function invitationMail(input: InvitationInput): Mail {
       words,
       input.name,
       input.marketplaceName,
-      [`${words.invitation.opening[input.role](input.marketplaceName, words.quote(input.dealTitle.trim()))}.`, `${words.invitation.account(input.svcId)}\n\n${input.link}`],
+      [
+        `${words.invitation.opening[input.role](input.marketplaceName, words.quote(input.dealTitle.trim()))}.`,
+        `${words.invitation.account(input.svcId)}\n\n${input.link}`,
+      ],
       input.dealUrl,
     ),
   };
@@ -448,14 +491,21 @@ export function dealMail(locale: Lang, recipientName: string, deal: DealFacts, n
   const { subject, body } = render(quoted, notice as never);
   return {
     subject: `${deal.marketplaceName}: ${subject}`,
-    text: frame(words, recipientName, deal.marketplaceName, [...body, ...details(words, deal.marketplaceName, notice)], deal.url),
+    text: frame(
+      words,
+      recipientName,
+      deal.marketplaceName,
+      [...body, ...details(words, deal.marketplaceName, notice)],
+      deal.url,
+    ),
   };
 }
 
 /** Who made the move and why, for the steps where that matters; blank reasons are left out. */
 function details(words: Words, marketplace: string, notice: DealNoticeMail): string[] {
   const lines: string[] = [];
-  if ('actor' in notice && notice.actor) lines.push(`${words.by[notice.kind]}: ${words.actor(notice.actor, marketplace)}`);
+  if ('actor' in notice && notice.actor)
+    lines.push(`${words.by[notice.kind]}: ${words.actor(notice.actor, marketplace)}`);
   const reason = 'reason' in notice ? notice.reason?.trim() : undefined;
   if (reason) lines.push(`${notice.kind === 'dispute_decided' ? words.arbiterReason : words.reason}: ${reason}`);
   return lines.length ? [lines.join('\n')] : [];
@@ -508,7 +558,8 @@ const accountRu: AccountWords = {
   signup: {
     subject: 'svc ID: подтвердите адрес электронной почты',
     body: 'Кто-то (надеемся, вы) попросил создать учётную запись svc ID с этим адресом. Откройте ссылку в течение 24 часов, чтобы подтвердить адрес и завершить регистрацию:',
-    ignore: 'Если это были не вы, просто не обращайте внимания на письмо: без перехода по ссылке учётная запись не создаётся.',
+    ignore:
+      'Если это были не вы, просто не обращайте внимания на письмо: без перехода по ссылке учётная запись не создаётся.',
   },
   exists: {
     subject: 'svc ID: у вас уже есть учётная запись',
@@ -545,7 +596,10 @@ export interface AccountLinks {
 
 export function signupConfirmationMail(locale: Lang, name: string, link: string): Mail {
   const words = ACCOUNT_WORDS[locale];
-  return { subject: words.signup.subject, text: [words.greeting(name.trim()), `${words.signup.body}\n\n${link}`, words.signup.ignore].join('\n\n') + '\n' };
+  return {
+    subject: words.signup.subject,
+    text: [words.greeting(name.trim()), `${words.signup.body}\n\n${link}`, words.signup.ignore].join('\n\n') + '\n',
+  };
 }
 
 export function accountExistsMail(locale: Lang, name: string, links: AccountLinks): Mail {
@@ -564,7 +618,10 @@ export function accountExistsMail(locale: Lang, name: string, links: AccountLink
 
 export function passwordResetMail(locale: Lang, name: string, link: string): Mail {
   const words = ACCOUNT_WORDS[locale];
-  return { subject: words.reset.subject, text: [words.greeting(name.trim()), `${words.reset.body}\n\n${link}`, words.reset.ignore].join('\n\n') + '\n' };
+  return {
+    subject: words.reset.subject,
+    text: [words.greeting(name.trim()), `${words.reset.body}\n\n${link}`, words.reset.ignore].join('\n\n') + '\n',
+  };
 }
 
 /** The answer to a reset asked for an address that has no account: said to the address's owner, never to the asker. */
@@ -572,7 +629,13 @@ export function noAccountMail(locale: Lang, signUpLink: string): Mail {
   const words = ACCOUNT_WORDS[locale];
   return {
     subject: words.noAccount.subject,
-    text: [words.greeting(''), words.noAccount.body, `${words.noAccount.signUp}: ${signUpLink}`, words.noAccount.ignore].join('\n\n') + '\n',
+    text:
+      [
+        words.greeting(''),
+        words.noAccount.body,
+        `${words.noAccount.signUp}: ${signUpLink}`,
+        words.noAccount.ignore,
+      ].join('\n\n') + '\n',
   };
 }
 
@@ -580,7 +643,10 @@ export function passwordChangedMail(locale: Lang, name: string, links: AccountLi
   const words = ACCOUNT_WORDS[locale];
   return {
     subject: words.changed.subject,
-    text: [words.greeting(name.trim()), words.changed.body, `${words.changed.notYou}: ${links.forgotPassword}`].join('\n\n') + '\n',
+    text:
+      [words.greeting(name.trim()), words.changed.body, `${words.changed.notYou}: ${links.forgotPassword}`].join(
+        '\n\n',
+      ) + '\n',
   };
 }
 
@@ -588,17 +654,26 @@ export function passwordChangedMail(locale: Lang, name: string, links: AccountLi
 const ADMIN_SETUP_WORDS: Record<Lang, { subject: string; body: (role: string) => string; expires: string }> = {
   en: {
     subject: 'svc console: you are an administrator now',
-    body: (role) => `You were made an administrator of the svc console (role: ${role}). Open this link to set your password and the one-time codes of your authenticator app:`,
-    expires: 'The link works once, within 3 days. If you did not expect this mail, tell the person who runs the service.',
+    body: (role) =>
+      `You were made an administrator of the svc console (role: ${role}). Open this link to set your password and the one-time codes of your authenticator app:`,
+    expires:
+      'The link works once, within 3 days. If you did not expect this mail, tell the person who runs the service.',
   },
   ru: {
     subject: 'Консоль svc: вы администратор',
-    body: (role) => `Вас назначили администратором консоли svc (роль: ${role}). Откройте ссылку, чтобы задать пароль и одноразовые коды приложения-аутентификатора:`,
-    expires: 'Ссылка работает один раз, в течение 3 дней. Если вы не ждали этого письма, сообщите тому, кто управляет сервисом.',
+    body: (role) =>
+      `Вас назначили администратором консоли svc (роль: ${role}). Откройте ссылку, чтобы задать пароль и одноразовые коды приложения-аутентификатора:`,
+    expires:
+      'Ссылка работает один раз, в течение 3 дней. Если вы не ждали этого письма, сообщите тому, кто управляет сервисом.',
   },
 };
 
 export function adminSetupMail(locale: Lang, name: string, role: string, link: string): Mail {
   const words = ADMIN_SETUP_WORDS[locale];
-  return { subject: words.subject, text: [ACCOUNT_WORDS[locale].greeting(name.trim()), `${words.body(role)}\n\n${link}`, words.expires].join('\n\n') + '\n' };
+  return {
+    subject: words.subject,
+    text:
+      [ACCOUNT_WORDS[locale].greeting(name.trim()), `${words.body(role)}\n\n${link}`, words.expires].join('\n\n') +
+      '\n',
+  };
 }

@@ -40,8 +40,13 @@ export const MarketplaceItem = z.object({
 
 const KeyInfo = z.object({
   kind: z.enum(['secret', 'public']).describe('`secret` is mk_, `public` is pk_'),
-  prefix: z.string().nullable().describe('The first characters of the key, to tell keys apart; null for keys made before prefixes were kept'),
-  status: z.enum(['active', 'expiring', 'expired', 'revoked']).describe('`expiring`: replaced by a rotation, working until expires_at'),
+  prefix: z
+    .string()
+    .nullable()
+    .describe('The first characters of the key, to tell keys apart; null for keys made before prefixes were kept'),
+  status: z
+    .enum(['active', 'expiring', 'expired', 'revoked'])
+    .describe('`expiring`: replaced by a rotation, working until expires_at'),
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime().nullable(),
   revoked_at: z.iso.datetime().nullable(),
@@ -63,7 +68,9 @@ const FEE_RULE =
 
 export const FeeScheduleBody = z
   .object({
-    percent: Percent.nullable().optional().describe('Per cent of the deal amount, 0–100 with at most two decimals (2.5 is 2.5 %)'),
+    percent: Percent.nullable()
+      .optional()
+      .describe('Per cent of the deal amount, 0–100 with at most two decimals (2.5 is 2.5 %)'),
     fixed: Money.nullable().optional().describe('A fixed part added to every deal'),
     min: Money.nullable().optional().describe('The least fee of a deal'),
     max: Money.nullable().optional().describe('The most fee of a deal'),
@@ -71,12 +78,19 @@ export const FeeScheduleBody = z
   .describe(`Replaces the whole schedule (a part left out is null). ${FEE_RULE}`);
 
 const FeeScheduleView = z
-  .object({ percent: z.number().nullable(), fixed: z.number().nullable(), min: z.number().nullable(), max: z.number().nullable() })
+  .object({
+    percent: z.number().nullable(),
+    fixed: z.number().nullable(),
+    min: z.number().nullable(),
+    max: z.number().nullable(),
+  })
   .describe(FEE_RULE);
 
 const FeeMomentSchema = z
   .enum(FEE_MOMENTS)
-  .describe("When a deal's fee moves to the marketplace in the ledger: `payment` when the buyer's money is held, `close` when the deal is released (a refund takes none)");
+  .describe(
+    "When a deal's fee moves to the marketplace in the ledger: `payment` when the buyer's money is held, `close` when the deal is released (a refund takes none)",
+  );
 
 const ProviderSchema = z
   .enum(LIVE_PROVIDERS)
@@ -94,14 +108,19 @@ const InspectionDays = z
   .int()
   .min(0)
   .max(INSPECTION_DAYS_MAX)
-  .describe('Days the buyer has after delivery to open a dispute before the money is released to the seller: 0 (at delivery) to 60');
+  .describe(
+    'Days the buyer has after delivery to open a dispute before the money is released to the seller: 0 (at delivery) to 60',
+  );
 
 export const MarketplaceCardSchema = MarketplaceItem.extend({
   fee_schedule: FeeScheduleView,
   fee_moment: FeeMomentSchema,
   provider: ProviderSchema,
   inspection_days: InspectionDays,
-  sso_client_id: z.string().nullable().describe('The SSO client made for sso_redirect_uri (its client_id is the marketplace id), or null'),
+  sso_client_id: z
+    .string()
+    .nullable()
+    .describe('The SSO client made for sso_redirect_uri (its client_id is the marketplace id), or null'),
   keys: z.array(KeyInfo).describe('Every key it had, newest first; never the keys themselves'),
   updated_at: z.iso.datetime(),
 });
@@ -109,8 +128,14 @@ export const MarketplaceCardSchema = MarketplaceItem.extend({
 export const MarketplaceChangesBody = z.object({
   name: nonBlank(200).optional(),
   mode: Mode.optional().describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
-  allowed_origins: z.array(OriginSchema).max(50).optional().describe('Replaces the whole list (storefronts allowed to call the widget API)'),
-  sso_redirect_uri: ExactRedirectUri.optional().describe('The redirect URI of its SSO client (made now if it has none)'),
+  allowed_origins: z
+    .array(OriginSchema)
+    .max(50)
+    .optional()
+    .describe('Replaces the whole list (storefronts allowed to call the widget API)'),
+  sso_redirect_uri: ExactRedirectUri.optional().describe(
+    'The redirect URI of its SSO client (made now if it has none)',
+  ),
   fee_schedule: FeeScheduleBody.optional(),
   fee_moment: FeeMomentSchema.optional(),
   provider: ProviderSchema.optional(),
@@ -140,7 +165,12 @@ export const marketplaceItem = (m: Marketplace) => ({
 /** The stored schedule as the API's numbers: money exactly (src/money/amount.ts), the percentage as written. */
 export const feeScheduleJson = (schedule: StoredFeeSchedule) => {
   const money = (value: string | null) => (value === null ? null : toNumber(toMinor(value)));
-  return { percent: schedule.percent === null ? null : Number(schedule.percent), fixed: money(schedule.fixed), min: money(schedule.min), max: money(schedule.max) };
+  return {
+    percent: schedule.percent === null ? null : Number(schedule.percent),
+    fixed: money(schedule.fixed),
+    min: money(schedule.min),
+    max: money(schedule.max),
+  };
 };
 
 export const cardJson = (card: MarketplaceCard) => ({
@@ -150,7 +180,12 @@ export const cardJson = (card: MarketplaceCard) => ({
   provider: card.provider,
   inspection_days: card.inspection_days,
   sso_client_id: card.sso_client_id,
-  keys: card.keys.map((key) => ({ ...key, created_at: key.created_at.toISOString(), expires_at: iso(key.expires_at), revoked_at: iso(key.revoked_at) })),
+  keys: card.keys.map((key) => ({
+    ...key,
+    created_at: key.created_at.toISOString(),
+    expires_at: iso(key.expires_at),
+    revoked_at: iso(key.revoked_at),
+  })),
   updated_at: card.updated_at.toISOString(),
 });
 
@@ -158,7 +193,11 @@ const NO_SUCH = 'No such marketplace.';
 
 export function adminMarketplaceRoutes(api: Api, services: Services): void {
   const { db } = services;
-  const admin = { tags: ['Administration'], security: ['adminToken'], use: [requireAdmin(db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)] };
+  const admin = {
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [requireAdmin(db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)],
+  };
   const params = z.object({ id: z.string() });
   const card = { 200: { description: 'The marketplace card', schema: MarketplaceCardSchema } };
 
@@ -168,13 +207,19 @@ export function adminMarketplaceRoutes(api: Api, services: Services): void {
     path: '/admin/marketplaces',
     operationId: 'listMarketplaces',
     summary: 'Marketplaces, newest first, with search',
-    description: '`q` matches a part of the name or the start of the id. Pass the last item’s id as `starting_after` for the next page. No keys.',
+    description:
+      '`q` matches a part of the name or the start of the id. Pass the last item’s id as `starting_after` for the next page. No keys.',
     query: z.object({
       q: z.string().min(1).max(200).optional().describe('A part of the name, or the start of the id'),
       limit: queryInt(1, 100).default(50),
       starting_after: z.uuid().optional().describe('A marketplace id: the page continues after it'),
     }),
-    responses: { 200: { description: 'A page of marketplaces', schema: z.object({ items: z.array(MarketplaceItem), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: 'A page of marketplaces',
+        schema: z.object({ items: z.array(MarketplaceItem), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { query }) => {
       const page = await listMarketplaces(db, { q: query.q, limit: query.limit, startingAfter: query.starting_after });
       if (!page) throw notFound('starting_after is not a marketplace.');
@@ -234,7 +279,10 @@ export function adminMarketplaceRoutes(api: Api, services: Services): void {
         description: 'The new key',
         schema: z.object({
           secret_key: z.string().describe('The new mk_ key; shown once'),
-          previous_expires_at: z.iso.datetime().nullable().describe('Until when the replaced key works; null when there was none'),
+          previous_expires_at: z.iso
+            .datetime()
+            .nullable()
+            .describe('Until when the replaced key works; null when there was none'),
         }),
       },
     },
@@ -254,7 +302,9 @@ export function adminMarketplaceRoutes(api: Api, services: Services): void {
     operationId: 'rotateMarketplacePublicKey',
     summary: 'Issue a new public pk_ key; the old one stops at once',
     params,
-    responses: { 200: { description: 'The new key', schema: z.object({ public_key: z.string().describe('The new pk_ key') }) } },
+    responses: {
+      200: { description: 'The new key', schema: z.object({ public_key: z.string().describe('The new pk_ key') }) },
+    },
     handler: async (ctx, { params }) => {
       const rotated = await rotatePublicKey(db, params.id);
       if (!rotated) throw notFound(NO_SUCH);

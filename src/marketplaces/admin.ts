@@ -69,7 +69,11 @@ export async function listMarketplaces(
   filter: { q?: string; limit: number; startingAfter?: string },
 ): Promise<{ items: Marketplace[]; has_more: boolean } | undefined> {
   const cursor = filter.startingAfter ?? null;
-  if (cursor !== null && !(isUuid(cursor) && (await db.query('SELECT 1 FROM marketplaces WHERE id = $1', [cursor])).rowCount)) return undefined;
+  if (
+    cursor !== null &&
+    !(isUuid(cursor) && (await db.query('SELECT 1 FROM marketplaces WHERE id = $1', [cursor])).rowCount)
+  )
+    return undefined;
   const pattern = filter.q ? `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const idStart = filter.q ? `${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const result = await db.query<Marketplace>(
@@ -161,13 +165,15 @@ export async function updateMarketplace(
     );
     const marketplace = updated.rows[0]!;
     if (marketplace.sso_redirect_uri) {
-      const followed = await client.query('UPDATE sso_clients SET name = $2, redirect_uris = ARRAY[$3] WHERE marketplace_id = $1', [
-        id,
-        marketplace.name,
-        marketplace.sso_redirect_uri,
-      ]);
+      const followed = await client.query(
+        'UPDATE sso_clients SET name = $2, redirect_uris = ARRAY[$3] WHERE marketplace_id = $1',
+        [id, marketplace.name, marketplace.sso_redirect_uri],
+      );
       if (followed.rowCount === 0) {
-        await createMarketplaceClient(client, services.masterKey, { ...marketplace, sso_redirect_uri: marketplace.sso_redirect_uri });
+        await createMarketplaceClient(client, services.masterKey, {
+          ...marketplace,
+          sso_redirect_uri: marketplace.sso_redirect_uri,
+        });
       }
     }
     return { before, after: (await marketplaceCard(client, id))! };
@@ -183,7 +189,9 @@ export async function rotateSecretKey(
   db: Db,
   id: string,
   overlapSeconds: number,
-): Promise<{ secretKey: string; previousExpiresAt: Date | null; before: MarketplaceCard; after: MarketplaceCard } | undefined> {
+): Promise<
+  { secretKey: string; previousExpiresAt: Date | null; before: MarketplaceCard; after: MarketplaceCard } | undefined
+> {
   if (!isUuid(id)) return undefined;
   return inTransaction(db, async (client) => {
     const before = await lockedCard(client, id);
@@ -201,7 +209,12 @@ export async function rotateSecretKey(
     );
     const secretKey = newKey('secret');
     await insertKey(client, id, 'secret', secretKey);
-    return { secretKey, previousExpiresAt: replaced.rows[0]?.expires_at ?? null, before, after: (await marketplaceCard(client, id))! };
+    return {
+      secretKey,
+      previousExpiresAt: replaced.rows[0]?.expires_at ?? null,
+      before,
+      after: (await marketplaceCard(client, id))!,
+    };
   });
 }
 
@@ -214,7 +227,10 @@ export async function rotatePublicKey(
   return inTransaction(db, async (client) => {
     const before = await lockedCard(client, id);
     if (!before) return undefined;
-    await client.query(`UPDATE marketplace_keys SET revoked_at = now() WHERE marketplace_id = $1 AND kind = 'public' AND revoked_at IS NULL`, [id]);
+    await client.query(
+      `UPDATE marketplace_keys SET revoked_at = now() WHERE marketplace_id = $1 AND kind = 'public' AND revoked_at IS NULL`,
+      [id],
+    );
     const publicKey = newKey('public');
     await insertKey(client, id, 'public', publicKey);
     return { publicKey, before, after: (await marketplaceCard(client, id))! };

@@ -20,7 +20,8 @@ const en = {
   origins: 'Allowed origins',
   originsHint: 'Storefronts allowed to call the widget API, one origin a line (https://shop.example).',
   ssoRedirectUri: 'SSO redirect URI',
-  ssoRedirectHint: 'Where svc ID sends its users back; the marketplace gets an SSO client for it. Leave empty for none.',
+  ssoRedirectHint:
+    'Where svc ID sends its users back; the marketplace gets an SSO client for it. Leave empty for none.',
   ssoClient: 'SSO client',
   none: 'none',
   feeSchedule: 'Fee',
@@ -46,7 +47,8 @@ const en = {
   activateTitle: 'Activate a marketplace',
   activateButton: 'Activate and issue the keys',
   activatedTitle: 'Marketplace {name} is active',
-  keysOnce: 'Copy the keys now: they are shown only this once and cannot be seen again. Lost keys can only be replaced by a rotation.',
+  keysOnce:
+    'Copy the keys now: they are shown only this once and cannot be seen again. Lost keys can only be replaced by a rotation.',
   secretKey: 'Secret key (mk_, for the marketplace’s server)',
   publicKey: 'Public key (pk_, for the widget on the storefront)',
   ssoSecret: 'SSO client secret',
@@ -78,9 +80,11 @@ const en = {
   rotateSecretKey: 'Rotate the secret key',
   rotatePublicKey: 'Rotate the public key',
   rotateSecretConfirmTitle: 'Rotate the secret key of {name}?',
-  rotateSecretConfirmText: 'A new mk_ key is issued and shown once. The current key keeps working for {overlap}, then every request with it is refused (401).',
+  rotateSecretConfirmText:
+    'A new mk_ key is issued and shown once. The current key keeps working for {overlap}, then every request with it is refused (401).',
   rotatePublicConfirmTitle: 'Rotate the public key of {name}?',
-  rotatePublicConfirmText: 'A new pk_ key is issued. The current one is refused at once: the storefront’s widget stops working until it uses the new key.',
+  rotatePublicConfirmText:
+    'A new pk_ key is issued. The current one is refused at once: the storefront’s widget stops working until it uses the new key.',
   rotatedSecretTitle: 'New secret key of {name}',
   rotatedSecretText: 'The previous key works until {until}.',
   rotatedSecretNow: 'The previous key no longer works.',
@@ -89,9 +93,11 @@ const en = {
   deactivate: 'Deactivate the marketplace',
   reactivate: 'Activate the marketplace again',
   deactivateConfirmTitle: 'Deactivate {name}?',
-  deactivateConfirmText: 'Its mk_ and pk_ keys, widget tokens and SSO client are refused at once on every server. Its deals stay readable by administrators. You can activate it again later.',
+  deactivateConfirmText:
+    'Its mk_ and pk_ keys, widget tokens and SSO client are refused at once on every server. Its deals stay readable by administrators. You can activate it again later.',
   reactivateConfirmTitle: 'Activate {name} again?',
-  reactivateConfirmText: 'Its keys (those not revoked or expired meanwhile), widget tokens and SSO client work again at once.',
+  reactivateConfirmText:
+    'Its keys (those not revoked or expired meanwhile), widget tokens and SSO client work again at once.',
   deactivated: 'The marketplace is deactivated: its keys are refused.',
   reactivated: 'The marketplace is active again.',
   inactiveNote: 'This marketplace is deactivated: its keys, widget tokens and SSO client are refused.',
@@ -107,7 +113,8 @@ const en = {
   revealedNote: 'The secret is shown because you asked; the audit log records that you saw it.',
   rotateWebhookSecret: 'Rotate the signing secret',
   rotateWebhookConfirmTitle: 'Rotate the webhook signing secret of {name}?',
-  rotateWebhookConfirmText: 'A new secret is made and shown once. The current one keeps signing beside it for {overlap}.',
+  rotateWebhookConfirmText:
+    'A new secret is made and shown once. The current one keeps signing beside it for {overlap}.',
   rotatedWebhookTitle: 'New webhook signing secret of {name}',
   sendTest: 'Send a test event',
   testSent: 'A webhook.test event is on its way; its attempts appear in the webhook log below.',
@@ -166,7 +173,8 @@ const ru: Record<MarketplaceMessage, string> = {
   origins: 'Разрешённые источники',
   originsHint: 'Витрины, которым можно вызывать API виджета, по одному источнику в строке (https://shop.example).',
   ssoRedirectUri: 'Адрес возврата SSO',
-  ssoRedirectHint: 'Куда svc ID возвращает пользователей; для него у маркетплейса будет клиент SSO. Оставьте пустым, если не нужен.',
+  ssoRedirectHint:
+    'Куда svc ID возвращает пользователей; для него у маркетплейса будет клиент SSO. Оставьте пустым, если не нужен.',
   ssoClient: 'Клиент SSO',
   none: 'нет',
   feeSchedule: 'Комиссия',
@@ -191,7 +199,8 @@ const ru: Record<MarketplaceMessage, string> = {
   activateTitle: 'Подключить маркетплейс',
   activateButton: 'Подключить и выпустить ключи',
   activatedTitle: 'Маркетплейс {name} подключён',
-  keysOnce: 'Скопируйте ключи сейчас: они показываются только один раз и больше не будут видны. Потерянный ключ можно только заменить новым.',
+  keysOnce:
+    'Скопируйте ключи сейчас: они показываются только один раз и больше не будут видны. Потерянный ключ можно только заменить новым.',
   secretKey: 'Секретный ключ (mk_, для сервера маркетплейса)',
   publicKey: 'Публичный ключ (pk_, для виджета на витрине)',
   ssoSecret: 'Секрет клиента SSO',
@@ -222,9 +231,11 @@ const ru: Record<MarketplaceMessage, string> = {
   rotateSecretKey: 'Заменить секретный ключ',
   rotatePublicKey: 'Заменить публичный ключ',
   rotateSecretConfirmTitle: 'Заменить секретный ключ маркетплейса {name}?',
-  rotateSecretConfirmText: 'Будет выпущен новый ключ mk_, он будет показан один раз. Текущий ключ проработает ещё {overlap}, затем все запросы с ним будут отклоняться (401).',
+  rotateSecretConfirmText:
+    'Будет выпущен новый ключ mk_, он будет показан один раз. Текущий ключ проработает ещё {overlap}, затем все запросы с ним будут отклоняться (401).',
   rotatePublicConfirmTitle: 'Заменить публичный ключ маркетплейса {name}?',
-  rotatePublicConfirmText: 'Будет выпущен новый ключ pk_. Текущий перестанет работать сразу: виджет на витрине не будет работать, пока не получит новый ключ.',
+  rotatePublicConfirmText:
+    'Будет выпущен новый ключ pk_. Текущий перестанет работать сразу: виджет на витрине не будет работать, пока не получит новый ключ.',
   rotatedSecretTitle: 'Новый секретный ключ маркетплейса {name}',
   rotatedSecretText: 'Предыдущий ключ работает до {until}.',
   rotatedSecretNow: 'Предыдущий ключ больше не работает.',
@@ -233,9 +244,11 @@ const ru: Record<MarketplaceMessage, string> = {
   deactivate: 'Отключить маркетплейс',
   reactivate: 'Снова подключить маркетплейс',
   deactivateConfirmTitle: 'Отключить {name}?',
-  deactivateConfirmText: 'Его ключи mk_ и pk_, токены виджета и клиент SSO сразу перестанут приниматься на всех серверах. Его сделки останутся доступны администраторам. Позже его можно подключить снова.',
+  deactivateConfirmText:
+    'Его ключи mk_ и pk_, токены виджета и клиент SSO сразу перестанут приниматься на всех серверах. Его сделки останутся доступны администраторам. Позже его можно подключить снова.',
   reactivateConfirmTitle: 'Снова подключить {name}?',
-  reactivateConfirmText: 'Его ключи (кроме отозванных и истёкших за это время), токены виджета и клиент SSO сразу снова заработают.',
+  reactivateConfirmText:
+    'Его ключи (кроме отозванных и истёкших за это время), токены виджета и клиент SSO сразу снова заработают.',
   deactivated: 'Маркетплейс отключён: его ключи отклоняются.',
   reactivated: 'Маркетплейс снова подключён.',
   inactiveNote: 'Этот маркетплейс отключён: его ключи, токены виджета и клиент SSO отклоняются.',
@@ -250,7 +263,8 @@ const ru: Record<MarketplaceMessage, string> = {
   revealedNote: 'Секрет показан по вашему запросу; в журнале аудита записано, что вы его видели.',
   rotateWebhookSecret: 'Заменить секрет подписи',
   rotateWebhookConfirmTitle: 'Заменить секрет подписи вебхука маркетплейса {name}?',
-  rotateWebhookConfirmText: 'Будет создан новый секрет, он будет показан один раз. Текущий продолжит подписывать рядом с ним ещё {overlap}.',
+  rotateWebhookConfirmText:
+    'Будет создан новый секрет, он будет показан один раз. Текущий продолжит подписывать рядом с ним ещё {overlap}.',
   rotatedWebhookTitle: 'Новый секрет подписи вебхука маркетплейса {name}',
   sendTest: 'Отправить тестовое событие',
   testSent: 'Событие webhook.test отправляется; его попытки появятся в журнале вебхуков ниже.',
@@ -282,7 +296,8 @@ const ru: Record<MarketplaceMessage, string> = {
   replaySinceHint: 'Дата и время в UTC. События, доставленные с тех пор или ещё доставляемые, не трогаются.',
   replaySinceButton: 'Отправить неудавшиеся снова',
   replaySinceConfirmTitle: 'Отправить снова неудавшиеся доставки маркетплейса {name}?',
-  replaySinceConfirmText: 'Событий, доставка которых не удалась начиная с {since} (UTC), будет отправлено снова: {count}.',
+  replaySinceConfirmText:
+    'Событий, доставка которых не удалась начиная с {since} (UTC), будет отправлено снова: {count}.',
   replaySinceNothing: 'С {since} (UTC) ни одна доставка не завершилась неудачей: отправлять нечего.',
   replayedSince: 'Событий отправляется снова: {count}.',
   back: 'Вернуться к карточке',
@@ -292,5 +307,6 @@ export type MarketplaceTranslate = (key: MarketplaceMessage, values?: Record<str
 
 export function marketplaceTranslator(lang: Lang): MarketplaceTranslate {
   const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+  return (key, values = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
 }

@@ -10,7 +10,15 @@ import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage 
 import { redirect, send } from '../web/page.ts';
 import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
-import { TEST_EVENT, eventOfDeliveryOrAttempt, failedEventsSince, listAttempts, replayFailedSince, sendTestEvent, startDelivery } from '../webhooks/deliveries.ts';
+import {
+  TEST_EVENT,
+  eventOfDeliveryOrAttempt,
+  failedEventsSince,
+  listAttempts,
+  replayFailedSince,
+  sendTestEvent,
+  startDelivery,
+} from '../webhooks/deliveries.ts';
 import { noWebhookYet, revealWebhookSecret } from '../webhooks/routes.ts';
 import { CreateMarketplaceBody } from './routes.ts';
 import { MarketplaceChangesBody, cardJson } from './admin-routes.ts';
@@ -46,7 +54,13 @@ const LOGGED_EVENTS = [...WEBHOOK_EVENTS, TEST_EVENT] as const;
 const ATTEMPT_STATUSES = ['delivered', 'retrying', 'failed'] as const;
 
 /** `?done=` keys and their words: nothing from the query is shown but these. */
-const DONE = { saved: 'saved', deactivated: 'deactivated', reactivated: 'reactivated', test_sent: 'testSent', replayed: 'replayed' } as const;
+const DONE = {
+  saved: 'saved',
+  deactivated: 'deactivated',
+  reactivated: 'reactivated',
+  test_sent: 'testSent',
+  replayed: 'replayed',
+} as const;
 
 const view = (p: ConsolePage): MarketplaceView => ({ ...p, m: marketplaceTranslator(p.lang) });
 const text = (value: unknown, max: number) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
@@ -89,7 +103,12 @@ function feeNumber(value: string): number | null {
 function asChanges(values: CardFields) {
   return {
     ...asBody(values),
-    fee_schedule: { percent: feeNumber(values.fee_percent), fixed: feeNumber(values.fee_fixed), min: feeNumber(values.fee_min), max: feeNumber(values.fee_max) },
+    fee_schedule: {
+      percent: feeNumber(values.fee_percent),
+      fixed: feeNumber(values.fee_fixed),
+      min: feeNumber(values.fee_min),
+      max: feeNumber(values.fee_max),
+    },
     fee_moment: values.fee_moment,
     provider: values.provider,
     inspection_days: dayCount(values.inspection_days),
@@ -107,7 +126,9 @@ function asBody(values: MarketplaceFields) {
 }
 
 const invalidWords = (p: MarketplaceView, error: z.ZodError) =>
-  p.m('invalidForm', { fields: [...new Set(error.issues.map((issue) => labelOf(p, String(issue.path[0] ?? ''))))].join(', ') });
+  p.m('invalidForm', {
+    fields: [...new Set(error.issues.map((issue) => labelOf(p, String(issue.path[0] ?? ''))))].join(', '),
+  });
 
 function labelOf(p: MarketplaceView, field: string): string {
   const labels: Record<string, Parameters<MarketplaceView['m']>[0]> = {
@@ -138,7 +159,11 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       const p = view(cp);
       const q = text(p.ctx.query.q, 200);
       const after = text(p.ctx.query.starting_after, 36);
-      const page = await listMarketplaces(db, { q: q || undefined, limit: LIST_PAGE, startingAfter: isUuid(after) ? after : undefined });
+      const page = await listMarketplaces(db, {
+        q: q || undefined,
+        limit: LIST_PAGE,
+        startingAfter: isUuid(after) ? after : undefined,
+      });
       send(p, 200, p.m('listTitle'), listBody(p, q, page ?? { items: [], has_more: false }), undefined, p.admin);
     }),
   );
@@ -147,7 +172,14 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     '/admin/view/marketplaces/new',
     consolePage(services, async (cp) => {
       const p = view(cp);
-      send(p, 200, p.m('activateTitle'), activateBody(p, { name: '', mode: 'sandbox', allowed_origins: '', sso_redirect_uri: '' }), undefined, p.admin);
+      send(
+        p,
+        200,
+        p.m('activateTitle'),
+        activateBody(p, { name: '', mode: 'sandbox', allowed_origins: '', sso_redirect_uri: '' }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
@@ -158,22 +190,51 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       const values = formFields(await consoleForm(p));
       const parsed = CreateMarketplaceBody.safeParse(asBody(values));
       if (!parsed.success) {
-        return send(p, 400, p.m('activateTitle'), activateBody(p, values, invalidWords(p, parsed.error)), '/admin/view/marketplaces/new', p.admin);
+        return send(
+          p,
+          400,
+          p.m('activateTitle'),
+          activateBody(p, values, invalidWords(p, parsed.error)),
+          '/admin/view/marketplaces/new',
+          p.admin,
+        );
       }
       const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, parsed.data);
-      const answer = { ...marketplace, created_at: marketplace.created_at.toISOString(), secret_key: secretKey, public_key: publicKey, sso_client: ssoClient };
-      await auditConsole(p, services, { action: 'createMarketplace', object_type: 'marketplace', object_id: marketplace.id, after: answer });
+      const answer = {
+        ...marketplace,
+        created_at: marketplace.created_at.toISOString(),
+        secret_key: secretKey,
+        public_key: publicKey,
+        sso_client: ssoClient,
+      };
+      await auditConsole(p, services, {
+        action: 'createMarketplace',
+        object_type: 'marketplace',
+        object_id: marketplace.id,
+        after: answer,
+      });
       const keys: [string, string, string][] = [
         [p.m('secretKey'), 'secret-key', secretKey],
         [p.m('publicKey'), 'public-key', publicKey],
         ...(ssoClient ? [[p.m('ssoSecret'), 'sso-secret', ssoClient.client_secret] as [string, string, string]] : []),
       ];
-      send(p, 200, p.m('activatedTitle', { name: marketplace.name }), shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, '', marketplace.id), '/admin/view/marketplaces', p.admin);
+      send(
+        p,
+        200,
+        p.m('activatedTitle', { name: marketplace.name }),
+        shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, '', marketplace.id),
+        '/admin/view/marketplaces',
+        p.admin,
+      );
     }),
   );
 
   /** The card page's parts that do not depend on the action: the endpoint and a page of the webhook log. */
-  async function cardState(p: MarketplaceView, card: MarketplaceCard, extra: Partial<CardState> = {}): Promise<CardState> {
+  async function cardState(
+    p: MarketplaceView,
+    card: MarketplaceCard,
+    extra: Partial<CardState> = {},
+  ): Promise<CardState> {
     const query = p.ctx.method === 'GET' ? p.ctx.query : {};
     const filter = {
       status: ATTEMPT_STATUSES.find((status) => status === query.status),
@@ -182,11 +243,24 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     };
     const after = text(query.starting_after, 36);
     // A cursor that is not an attempt of this marketplace shows nothing rather than an error page.
-    const log = (await listAttempts(db, card.id, { limit: LOG_PAGE, startingAfter: isUuid(after) ? after : undefined, status: filter.status, event: filter.event, dealId: filter.deal_id })) ?? {
+    const log = (await listAttempts(db, card.id, {
+      limit: LOG_PAGE,
+      startingAfter: isUuid(after) ? after : undefined,
+      status: filter.status,
+      event: filter.event,
+      dealId: filter.deal_id,
+    })) ?? {
       items: [],
       has_more: false,
     };
-    return { card, endpoint: await findWebhookEndpoint(db, masterKey, card.id), log, filter, events: LOGGED_EVENTS, ...extra };
+    return {
+      card,
+      endpoint: await findWebhookEndpoint(db, masterKey, card.id),
+      log,
+      filter,
+      events: LOGGED_EVENTS,
+      ...extra,
+    };
   }
 
   const cardPath = (id: string) => `/admin/view/marketplaces/${id}`;
@@ -201,7 +275,10 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       if (!card) throw notInConsole('marketplace');
       const done = DONE[p.ctx.query.done as keyof typeof DONE];
       const count = text(p.ctx.query.n, 6);
-      const notice = p.ctx.query.done === 'replayed_since' && /^[0-9]{1,6}$/.test(count) ? p.m('replayedSince', { count }) : done && p.m(done);
+      const notice =
+        p.ctx.query.done === 'replayed_since' && /^[0-9]{1,6}$/.test(count)
+          ? p.m('replayedSince', { count })
+          : done && p.m(done);
       await showCard(p, card, 200, { notice });
     }),
   );
@@ -215,7 +292,8 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       if (!card) throw notInConsole('marketplace');
       const id = card.id;
       const confirmed = form.get('confirmed') === 'yes';
-      const audit = (action: string, before: unknown, after: unknown) => auditConsole(p, services, { action, object_type: 'marketplace', object_id: id, before, after });
+      const audit = (action: string, before: unknown, after: unknown) =>
+        auditConsole(p, services, { action, object_type: 'marketplace', object_id: id, before, after });
       const overlapWords = (seconds: Overlap) => p.m(`overlap_${seconds}`);
 
       switch (form.get('intent')) {
@@ -230,25 +308,65 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         case 'rotate-secret-key': {
           const overlap = overlapOf(form);
           if (!confirmed) {
-            const words = { title: p.m('rotateSecretConfirmTitle', { name: card.name }), text: p.m('rotateSecretConfirmText', { overlap: overlapWords(overlap) }) };
-            return send(p, 200, words.title, confirmBody(p, card, words, { intent: 'rotate-secret-key', overlap: String(overlap) }), cardPath(id), p.admin);
+            const words = {
+              title: p.m('rotateSecretConfirmTitle', { name: card.name }),
+              text: p.m('rotateSecretConfirmText', { overlap: overlapWords(overlap) }),
+            };
+            return send(
+              p,
+              200,
+              words.title,
+              confirmBody(p, card, words, { intent: 'rotate-secret-key', overlap: String(overlap) }),
+              cardPath(id),
+              p.admin,
+            );
           }
           const rotated = (await rotateSecretKey(db, id, overlap))!;
           const previous = rotated.previousExpiresAt?.toISOString() ?? null;
-          await audit('rotateMarketplaceSecretKey', cardJson(rotated.before), { secret_key: rotated.secretKey, previous_expires_at: previous });
+          await audit('rotateMarketplaceSecretKey', cardJson(rotated.before), {
+            secret_key: rotated.secretKey,
+            previous_expires_at: previous,
+          });
           const title = p.m('rotatedSecretTitle', { name: card.name });
-          const note = overlap > 0 && previous ? p.m('rotatedSecretText', { until: `${previous.slice(0, 19).replace('T', ' ')} UTC` }) : p.m('rotatedSecretNow');
-          return send(p, 200, title, shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], html`<p>${note}</p>`, id), cardPath(id), p.admin);
+          const note =
+            overlap > 0 && previous
+              ? p.m('rotatedSecretText', { until: `${previous.slice(0, 19).replace('T', ' ')} UTC` })
+              : p.m('rotatedSecretNow');
+          return send(
+            p,
+            200,
+            title,
+            shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], html`<p>${note}</p>`, id),
+            cardPath(id),
+            p.admin,
+          );
         }
         case 'rotate-public-key': {
           if (!confirmed) {
-            const words = { title: p.m('rotatePublicConfirmTitle', { name: card.name }), text: p.m('rotatePublicConfirmText') };
-            return send(p, 200, words.title, confirmBody(p, card, words, { intent: 'rotate-public-key' }), cardPath(id), p.admin);
+            const words = {
+              title: p.m('rotatePublicConfirmTitle', { name: card.name }),
+              text: p.m('rotatePublicConfirmText'),
+            };
+            return send(
+              p,
+              200,
+              words.title,
+              confirmBody(p, card, words, { intent: 'rotate-public-key' }),
+              cardPath(id),
+              p.admin,
+            );
           }
           const rotated = (await rotatePublicKey(db, id))!;
           await audit('rotateMarketplacePublicKey', cardJson(rotated.before), { public_key: rotated.publicKey });
           const title = p.m('rotatedPublicTitle', { name: card.name });
-          return send(p, 200, title, shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], '', id), cardPath(id), p.admin);
+          return send(
+            p,
+            200,
+            title,
+            shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], '', id),
+            cardPath(id),
+            p.admin,
+          );
         }
         case 'deactivate':
         case 'activate': {
@@ -257,10 +375,21 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
             const words = active
               ? { title: p.m('reactivateConfirmTitle', { name: card.name }), text: p.m('reactivateConfirmText') }
               : { title: p.m('deactivateConfirmTitle', { name: card.name }), text: p.m('deactivateConfirmText') };
-            return send(p, 200, words.title, confirmBody(p, card, words, { intent: active ? 'activate' : 'deactivate' }), cardPath(id), p.admin);
+            return send(
+              p,
+              200,
+              words.title,
+              confirmBody(p, card, words, { intent: active ? 'activate' : 'deactivate' }),
+              cardPath(id),
+              p.admin,
+            );
           }
           const changed = (await setMarketplaceActive(db, id, active))!;
-          await audit(active ? 'reactivateMarketplace' : 'deactivateMarketplace', cardJson(changed.before), cardJson(changed.after));
+          await audit(
+            active ? 'reactivateMarketplace' : 'deactivateMarketplace',
+            cardJson(changed.before),
+            cardJson(changed.after),
+          );
           return redirect(p.ctx, `${cardPath(id)}?done=${active ? 'reactivated' : 'deactivated'}`);
         }
         case 'reveal-webhook-secret': {
@@ -274,14 +403,35 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           const before = await findWebhookEndpoint(db, masterKey, id);
           if (!before) throw noWebhookYet();
           if (!confirmed) {
-            const words = { title: p.m('rotateWebhookConfirmTitle', { name: card.name }), text: p.m('rotateWebhookConfirmText', { overlap: overlapWords(overlap) }) };
-            return send(p, 200, words.title, confirmBody(p, card, words, { intent: 'rotate-webhook-secret', overlap: String(overlap) }), cardPath(id), p.admin);
+            const words = {
+              title: p.m('rotateWebhookConfirmTitle', { name: card.name }),
+              text: p.m('rotateWebhookConfirmText', { overlap: overlapWords(overlap) }),
+            };
+            return send(
+              p,
+              200,
+              words.title,
+              confirmBody(p, card, words, { intent: 'rotate-webhook-secret', overlap: String(overlap) }),
+              cardPath(id),
+              p.admin,
+            );
           }
           const endpoint = (await rotateWebhookSecret(db, masterKey, id, overlap))!;
           const previous = endpoint.previous_expires_at?.toISOString() ?? null;
-          await audit('rotateMarketplaceWebhookSecret', { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null }, { secret: endpoint.secret, previous_expires_at: previous });
+          await audit(
+            'rotateMarketplaceWebhookSecret',
+            { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null },
+            { secret: endpoint.secret, previous_expires_at: previous },
+          );
           const title = p.m('rotatedWebhookTitle', { name: card.name });
-          return send(p, 200, title, shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], '', id), cardPath(id), p.admin);
+          return send(
+            p,
+            200,
+            title,
+            shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], '', id),
+            cardPath(id),
+            p.admin,
+          );
         }
         case 'test-webhook': {
           if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();
@@ -294,19 +444,35 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
           if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
           const started = await startDelivery(services, found.event_id);
-          await auditConsole(p, services, { action: 'replayWebhook', object_type: 'webhook_delivery', object_id: attemptId, after: started });
+          await auditConsole(p, services, {
+            action: 'replayWebhook',
+            object_type: 'webhook_delivery',
+            object_id: attemptId,
+            after: started,
+          });
           return redirect(p.ctx, `${cardPath(id)}?done=replayed#log`);
         }
         case 'replay-since': {
           const raw = text(form.get('since'), 40);
           const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : undefined;
-          if (!since || Number.isNaN(since.getTime())) throw problem('validation_failed', 'A date and time to replay from.');
+          if (!since || Number.isNaN(since.getTime()))
+            throw problem('validation_failed', 'A date and time to replay from.');
           const shown = since.toISOString().slice(0, 19).replace('T', ' ');
           if (!confirmed) {
             const count = (await failedEventsSince(db, id, since)).length;
             if (count === 0) return showCard(p, card, 200, { notice: p.m('replaySinceNothing', { since: shown }) });
-            const words = { title: p.m('replaySinceConfirmTitle', { name: card.name }), text: p.m('replaySinceConfirmText', { count, since: shown }) };
-            return send(p, 200, words.title, confirmBody(p, card, words, { intent: 'replay-since', since: raw }), cardPath(id), p.admin);
+            const words = {
+              title: p.m('replaySinceConfirmTitle', { name: card.name }),
+              text: p.m('replaySinceConfirmText', { count, since: shown }),
+            };
+            return send(
+              p,
+              200,
+              words.title,
+              confirmBody(p, card, words, { intent: 'replay-since', since: raw }),
+              cardPath(id),
+              p.admin,
+            );
           }
           const replayed = await replayFailedSince(services, id, since);
           await audit('replayFailedWebhooks', null, { since: since.toISOString(), status: 'failed', replayed });

@@ -30,16 +30,24 @@ const hidden = (name: string, value: string) => html`<input type="hidden" name="
 
 export function listBody(p: MarketplaceView, q: string, page: { items: Marketplace[]; has_more: boolean }): SafeHtml {
   const { m } = p;
-  const next = page.has_more ? `/admin/view/marketplaces?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}` : undefined;
+  const next = page.has_more
+    ? `/admin/view/marketplaces?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}`
+    : undefined;
   return html`<h1>${m('listTitle')}</h1>
 <p><a class="button" href="/admin/view/marketplaces/new">${m('activateLink')}</a></p>
 <form method="get" action="/admin/view/marketplaces" class="filters"><div><label for="q">${m('search')}</label><input id="q" name="q" value="${q}" maxlength="200"></div><div><button type="submit">${m('searchButton')}</button></div></form>
-${page.items.length === 0 ? html`<p>${m('noMarketplaces')}</p>` : html`<div class="table"><table>
+${
+  page.items.length === 0
+    ? html`<p>${m('noMarketplaces')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${m('name')}</th><th>${m('mode')}</th><th>${m('state')}</th><th>${m('created')}</th><th>${m('id')}</th></tr></thead>
 <tbody>${page.items.map(
-      (item) => html`<tr><td><a href="/admin/view/marketplaces/${item.id}">${item.name}</a></td><td>${m(`mode_${item.mode}`)}</td>
+        (
+          item,
+        ) => html`<tr><td><a href="/admin/view/marketplaces/${item.id}">${item.name}</a></td><td>${m(`mode_${item.mode}`)}</td>
 <td>${item.active ? m('active') : m('inactive')}</td><td>${when(item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}`;
 }
 
@@ -83,7 +91,8 @@ function escrowFields(p: MarketplaceView, values: EscrowFields): SafeHtml {
   const { m } = p;
   return html`<h3 id="escrow">${m('escrow')}</h3>
 <label for="provider">${m('provider')}</label><select id="provider" name="provider" aria-describedby="provider-hint">${LIVE_PROVIDERS.map(
-    (provider) => html`<option value="${provider}"${values.provider === provider ? html` selected` : ''}>${m(`provider_${provider}`)}</option>`,
+    (provider) =>
+      html`<option value="${provider}"${values.provider === provider ? html` selected` : ''}>${m(`provider_${provider}`)}</option>`,
   )}</select>
 <p class="hint" id="provider-hint">${m('providerHint')}</p>
 <label for="inspection_days">${m('inspectionDays')}</label><input id="inspection_days" name="inspection_days" type="number" inputmode="numeric" min="0" max="${String(INSPECTION_DAYS_MAX)}" step="1" required value="${values.inspection_days}" aria-describedby="inspection-hint">
@@ -97,8 +106,11 @@ function feeFields(p: MarketplaceView, values: FeeFields): SafeHtml {
   return html`<h3 id="fee">${m('feeSchedule')}</h3>
 ${amount('fee_percent', m('feePercent'))}${amount('fee_fixed', m('feeFixed'))}${amount('fee_min', m('feeMin'))}${amount('fee_max', m('feeMax'))}
 <p class="hint" id="fee-hint">${m('feeHint')}</p>
-<label for="fee_moment">${m('feeMoment')}</label><select id="fee_moment" name="fee_moment">${(['close', 'payment'] as const).map(
-    (moment) => html`<option value="${moment}"${values.fee_moment === moment ? html` selected` : ''}>${m(`feeMoment_${moment}`)}</option>`,
+<label for="fee_moment">${m('feeMoment')}</label><select id="fee_moment" name="fee_moment">${(
+    ['close', 'payment'] as const
+  ).map(
+    (moment) =>
+      html`<option value="${moment}"${values.fee_moment === moment ? html` selected` : ''}>${m(`feeMoment_${moment}`)}</option>`,
   )}</select>`;
 }
 
@@ -109,7 +121,13 @@ export function activateBody(p: MarketplaceView, values: MarketplaceFields, erro
 }
 
 /** The one time a key or secret is shown: with the warning to copy it now. */
-export function shownOnce(p: MarketplaceView, title: string, items: [label: string, id: string, value: string][], extra: SafeHtml | string, cardId: string): SafeHtml {
+export function shownOnce(
+  p: MarketplaceView,
+  title: string,
+  items: [label: string, id: string, value: string][],
+  extra: SafeHtml | string,
+  cardId: string,
+): SafeHtml {
   return html`<h1>${title}</h1>
 <p class="error" role="alert">${p.m('keysOnce')}</p>
 <dl>${items.map(([label, id, value]) => html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd>`)}</dl>
@@ -175,7 +193,9 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <h2 id="keys">${m('keys')}</h2>
 <div class="table"><table><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
 <tbody>${card.keys.map(
-    (key) => html`<tr><td>${m(`kind_${key.kind}`)}</td><td>${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
+    (
+      key,
+    ) => html`<tr><td>${m(`kind_${key.kind}`)}</td><td>${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
 <td>${m(`status_${key.status}`)}</td><td>${when(key.created_at)}</td><td>${key.expires_at ? when(key.expires_at) : '—'}</td><td>${key.revoked_at ? when(key.revoked_at) : '—'}</td></tr>`,
   )}</tbody></table></div>
 <div class="actions">
@@ -198,7 +218,8 @@ ${logBlock(p, card.id, s)}`;
 
 export function overlapSelect(p: MarketplaceView, id: string, chosen: Overlap = 86_400): SafeHtml {
   return html`<select id="${id}" name="overlap">${OVERLAPS.map(
-    (seconds) => html`<option value="${String(seconds)}"${seconds === chosen ? html` selected` : ''}>${p.m(`overlap_${seconds}`)}</option>`,
+    (seconds) =>
+      html`<option value="${String(seconds)}"${seconds === chosen ? html` selected` : ''}>${p.m(`overlap_${seconds}`)}</option>`,
   )}</select>`;
 }
 
@@ -224,24 +245,33 @@ function logBlock(p: MarketplaceView, id: string, s: CardState): SafeHtml {
   const { m } = p;
   const action = `/admin/view/marketplaces/${id}`;
   const filled = Object.fromEntries(Object.entries(s.filter).filter((entry): entry is [string, string] => !!entry[1]));
-  const next = s.log.has_more ? `${action}?${new URLSearchParams({ ...filled, starting_after: s.log.items.at(-1)!.id })}#log` : undefined;
-  const option = (value: string, label: string, current?: string) => html`<option value="${value}"${current === value ? html` selected` : ''}>${label}</option>`;
+  const next = s.log.has_more
+    ? `${action}?${new URLSearchParams({ ...filled, starting_after: s.log.items.at(-1)!.id })}#log`
+    : undefined;
+  const option = (value: string, label: string, current?: string) =>
+    html`<option value="${value}"${current === value ? html` selected` : ''}>${label}</option>`;
   return html`<p class="muted">${m('logIntro')}</p>
 <form method="get" action="${action}" class="filters" id="log-filters">
 <div><label for="f-status">${m('status')}</label><select id="f-status" name="status">${option('', m('any'), s.filter.status ?? '')}${(['delivered', 'retrying', 'failed'] as const).map((status) => option(status, m(`attempt_${status}`), s.filter.status))}</select></div>
 <div><label for="f-event">${m('event')}</label><select id="f-event" name="event">${option('', m('any'), s.filter.event ?? '')}${s.events.map((event) => option(event, event, s.filter.event))}</select></div>
 <div><label for="f-deal">${m('deal')}</label><input id="f-deal" name="deal_id" value="${s.filter.deal_id ?? ''}" maxlength="36" pattern="[0-9a-fA-F-]{36}"></div>
 <div><button type="submit">${m('filterButton')}</button></div></form>
-${s.log.items.length === 0 ? html`<p>${m('noAttempts')}</p>` : html`<div class="table"><table id="webhook-log">
+${
+  s.log.items.length === 0
+    ? html`<p>${m('noAttempts')}</p>`
+    : html`<div class="table"><table id="webhook-log">
 <thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th></th></tr></thead>
 <tbody>${s.log.items.map(
-      (a) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(a.attempted_at)}</td><td>${a.event}</td>
+        (
+          a,
+        ) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(a.attempted_at)}</td><td>${a.event}</td>
 <td>${a.deal_id ? html`<a href="/admin/view/deals/${a.deal_id}"><code>${a.deal_id.slice(0, 8)}</code></a>` : '—'}</td><td>${a.attempt}</td>
 <td class="status">${m(`attempt_${a.status}`)}</td><td>${a.http_status ?? '—'}</td><td>${a.error ?? ''}</td><td>${m('ms', { ms: a.duration_ms })}</td>
 <td><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>
 <p>${m('responseExcerpt')}</p><pre class="text">${a.response_excerpt ?? m('noAnswer')}</pre></details></td>
 <td><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}
 <form method="post" action="${action}" id="replay-since">${csrfField(p.admin.csrf)}${hidden('intent', 'replay-since')}
 <label for="since">${m('replaySince')}</label><input id="since" name="since" type="datetime-local" step="1" required aria-describedby="since-hint">

@@ -12,9 +12,18 @@ import { ClientCard, ExactRedirectUri } from '../sso/schemas.ts';
 
 export const CreateMarketplaceBody = z.object({
   name: nonBlank(200).describe('Display name'),
-  mode: z.enum(['sandbox', 'live']).default('sandbox').describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
-  sso_redirect_uri: ExactRedirectUri.optional().describe('Redirect URI of the SSO client made for it (https; http only on loopback)'),
-  allowed_origins: z.array(OriginSchema).max(50).default([]).describe('Storefront origins allowed to call the widget API'),
+  mode: z
+    .enum(['sandbox', 'live'])
+    .default('sandbox')
+    .describe('`sandbox` holds escrow at once; `live` uses the acquirer'),
+  sso_redirect_uri: ExactRedirectUri.optional().describe(
+    'Redirect URI of the SSO client made for it (https; http only on loopback)',
+  ),
+  allowed_origins: z
+    .array(OriginSchema)
+    .max(50)
+    .default([])
+    .describe('Storefront origins allowed to call the widget API'),
 });
 
 const MarketplaceCreated = z.object({
@@ -23,7 +32,9 @@ const MarketplaceCreated = z.object({
   mode: z.enum(['sandbox', 'live']),
   secret_key: z.string().describe('mk_ key for server-to-server calls; shown once'),
   public_key: z.string().describe('pk_ key for the widget on the storefront; shown once'),
-  sso_client: ClientCard.nullable().describe('The SSO client made for sso_redirect_uri (client_id is the marketplace id), or null'),
+  sso_client: ClientCard.nullable().describe(
+    'The SSO client made for sso_redirect_uri (client_id is the marketplace id), or null',
+  ),
   allowed_origins: z.array(z.string()),
   created_at: z.iso.datetime(),
 });

@@ -6,7 +6,16 @@ import type { Services } from '../services.ts';
 import { problem } from '../http/problem.ts';
 import { queryInt } from '../http/query-values.ts';
 import { requireAdmin, type AdminActor } from '../admin/auth.ts';
-import { FINDING_KINDS, FINDING_STATUSES, findRun, listItems, listRuns, startReconciliation, type ItemRecord, type RunRecord } from './reconciliation.ts';
+import {
+  FINDING_KINDS,
+  FINDING_STATUSES,
+  findRun,
+  listItems,
+  listRuns,
+  startReconciliation,
+  type ItemRecord,
+  type RunRecord,
+} from './reconciliation.ts';
 
 const KIND_WORDS =
   '`deal_balance`: a YooKassa Safe Deal’s balance against the ledger’s (the deal’s held money plus what is payable to ' +
@@ -25,13 +34,17 @@ export const ReconciliationItem = z.object({
   currency: z.string().nullable().describe('ISO 4217, for deal_balance'),
   ours: z.string().describe('What our ledger or records say'),
   theirs: z.string().nullable().describe('What the acquirer says; null when it did not answer'),
-  status: z.enum(FINDING_STATUSES).describe('`mismatch`: the two differ; `error`: the acquirer could not be asked (detail says why)'),
+  status: z
+    .enum(FINDING_STATUSES)
+    .describe('`mismatch`: the two differ; `error`: the acquirer could not be asked (detail says why)'),
   detail: z.string(),
 });
 
 export const ReconciliationRun = z.object({
   id: z.uuid(),
-  trigger: z.enum(['schedule', 'manual']).describe('`schedule`: the daily run (03:00 UTC); `manual`: an administrator’s'),
+  trigger: z
+    .enum(['schedule', 'manual'])
+    .describe('`schedule`: the daily run (03:00 UTC); `manual`: an administrator’s'),
   started_by: z.string().nullable().describe('The administrator of a manual run'),
   workflow_id: z.string().describe('Its workflow in Temporal'),
   status: z.enum(['running', 'finished', 'failed']),
@@ -45,11 +58,19 @@ export const ReconciliationRun = z.object({
 });
 
 export const itemJson = (item: ItemRecord) => ({ ...item, checked_at: item.checked_at.toISOString() });
-export const runJson = (run: RunRecord) => ({ ...run, started_at: run.started_at.toISOString(), finished_at: run.finished_at?.toISOString() ?? null });
+export const runJson = (run: RunRecord) => ({
+  ...run,
+  started_at: run.started_at.toISOString(),
+  finished_at: run.finished_at?.toISOString() ?? null,
+});
 
 export function reconciliationAdminRoutes(api: Api, services: Services): void {
   const { db } = services;
-  const admin = { tags: ['Administration'], security: ['adminToken'], use: [requireAdmin(db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)] };
+  const admin = {
+    tags: ['Administration'],
+    security: ['adminToken'],
+    use: [requireAdmin(db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)],
+  };
 
   api.route({
     ...admin,
@@ -68,9 +89,18 @@ export function reconciliationAdminRoutes(api: Api, services: Services): void {
       deal_id: z.uuid().optional().describe('Only this deal’s'),
       marketplace_id: z.uuid().optional().describe('Only this marketplace’s deals'),
       limit: queryInt(1, 100).default(50).describe('Items per page: 1 to 100, 50 when absent'),
-      starting_after: z.string().regex(/^[0-9]{1,18}$/, 'must be an item id').optional().describe('An item id: the page holds the items kept before it'),
+      starting_after: z
+        .string()
+        .regex(/^[0-9]{1,18}$/, 'must be an item id')
+        .optional()
+        .describe('An item id: the page holds the items kept before it'),
     }),
-    responses: { 200: { description: 'A page of findings', schema: z.object({ items: z.array(ReconciliationItem), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: 'A page of findings',
+        schema: z.object({ items: z.array(ReconciliationItem), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { query }) => {
       const page = await listItems(db, {
         status: query.status,
@@ -81,7 +111,11 @@ export function reconciliationAdminRoutes(api: Api, services: Services): void {
         limit: query.limit,
         startingAfter: query.starting_after,
       });
-      if (!page) throw problem('invalid_cursor', 'starting_after is not an item of the reconciliation; take it from a page of this list.');
+      if (!page)
+        throw problem(
+          'invalid_cursor',
+          'starting_after is not an item of the reconciliation; take it from a page of this list.',
+        );
       ctx.body = { items: page.items.map(itemJson), has_more: page.hasMore };
     },
   });
@@ -97,10 +131,19 @@ export function reconciliationAdminRoutes(api: Api, services: Services): void {
       limit: queryInt(1, 100).default(20).describe('Runs per page: 1 to 100, 20 when absent'),
       starting_after: z.uuid().optional().describe('A run id: the page holds the runs started before it'),
     }),
-    responses: { 200: { description: 'A page of runs', schema: z.object({ items: z.array(ReconciliationRun), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: 'A page of runs',
+        schema: z.object({ items: z.array(ReconciliationRun), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { query }) => {
       const page = await listRuns(db, { limit: query.limit, startingAfter: query.starting_after });
-      if (!page) throw problem('invalid_cursor', 'starting_after is not a reconciliation run; take it from a page of this list.');
+      if (!page)
+        throw problem(
+          'invalid_cursor',
+          'starting_after is not a reconciliation run; take it from a page of this list.',
+        );
       ctx.body = { items: page.items.map(runJson), has_more: page.hasMore };
     },
   });

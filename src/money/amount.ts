@@ -44,7 +44,8 @@ export function formatMinor(minor: bigint): string {
  */
 export function toNumber(minor: bigint): number {
   const magnitude = minor < 0n ? -minor : minor;
-  if (magnitude > BigInt(Number.MAX_SAFE_INTEGER)) throw new AmountError(`Too large for a JSON number without loss: ${formatMinor(minor)}`);
+  if (magnitude > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new AmountError(`Too large for a JSON number without loss: ${formatMinor(minor)}`);
   // -0 would be written as 0 by JSON.stringify anyway; it is never produced here.
   return minor === 0n ? 0 : Number(formatMinor(minor));
 }

@@ -5,7 +5,8 @@ import type { Lang } from '../web/i18n.ts';
 const en = {
   // The ledger
   ledgerTitle: 'Ledger',
-  ledgerIntro: 'Every money movement of the marketplaces’ deals, newest first. The entries of a posting sum to 0; amounts are exact, times in UTC.',
+  ledgerIntro:
+    'Every money movement of the marketplaces’ deals, newest first. The entries of a posting sum to 0; amounts are exact, times in UTC.',
   marketplace: 'Marketplace',
   anyMarketplace: 'Any marketplace',
   dealId: 'Deal id',
@@ -13,7 +14,8 @@ const en = {
   clearFilters: 'Clear the filters',
   badFilters: 'Check these filters: {fields}. Nothing was searched.',
   balancesHeading: 'Balances',
-  balancesIntro: 'Summed from the postings, per marketplace and currency: held + payable + paid out + refunded + fees is what buyers paid in.',
+  balancesIntro:
+    'Summed from the postings, per marketplace and currency: held + payable + paid out + refunded + fees is what buyers paid in.',
   currency: 'Currency',
   held: 'Held',
   payable: 'Payable to sellers',
@@ -74,7 +76,8 @@ const en = {
     'The acquirer is asked now about every open or recently closed live deal, as in the nightly run; with thousands of deals this takes some minutes. What it finds appears on this page.',
   confirmButton: 'Yes, run now',
   started_notice: 'The run has started. Reload this page to follow it.',
-  startFailed: 'The run could not be started: the workflow engine does not answer. Nothing was asked of the acquirer; try again in a minute.',
+  startFailed:
+    'The run could not be started: the workflow engine does not answer. Nothing was asked of the acquirer; try again in a minute.',
   findingsHeading: 'Findings',
   findingsOfRun: 'Findings of the run of {date}',
   show: 'Show',
@@ -100,7 +103,8 @@ export type MoneyConsoleMessage = keyof typeof en;
 
 const ru: Record<MoneyConsoleMessage, string> = {
   ledgerTitle: 'Журнал проводок',
-  ledgerIntro: 'Все движения денег по сделкам маркетплейсов, новые сверху. Суммы записей одной проводки дают 0; суммы точные, время в UTC.',
+  ledgerIntro:
+    'Все движения денег по сделкам маркетплейсов, новые сверху. Суммы записей одной проводки дают 0; суммы точные, время в UTC.',
   marketplace: 'Маркетплейс',
   anyMarketplace: 'Любой маркетплейс',
   dealId: 'Id сделки',
@@ -108,7 +112,8 @@ const ru: Record<MoneyConsoleMessage, string> = {
   clearFilters: 'Сбросить фильтры',
   badFilters: 'Проверьте фильтры: {fields}. Поиск не выполнялся.',
   balancesHeading: 'Остатки',
-  balancesIntro: 'Сумма проводок по каждому маркетплейсу и валюте: удержано + к выплате + выплачено + возвращено + комиссии — столько заплатили покупатели.',
+  balancesIntro:
+    'Сумма проводок по каждому маркетплейсу и валюте: удержано + к выплате + выплачено + возвращено + комиссии — столько заплатили покупатели.',
   currency: 'Валюта',
   held: 'Удержано',
   payable: 'К выплате продавцам',
@@ -167,7 +172,8 @@ const ru: Record<MoneyConsoleMessage, string> = {
     'Эквайер будет опрошен сейчас по каждой открытой или недавно закрытой боевой сделке, как при ночной сверке; для тысяч сделок это займёт несколько минут. Найденное появится на этой странице.',
   confirmButton: 'Да, сверить сейчас',
   started_notice: 'Сверка запущена. Обновите страницу, чтобы следить за ней.',
-  startFailed: 'Не удалось запустить сверку: движок процессов не отвечает. Эквайер ни о чём не спрошен; попробуйте через минуту.',
+  startFailed:
+    'Не удалось запустить сверку: движок процессов не отвечает. Эквайер ни о чём не спрошен; попробуйте через минуту.',
   findingsHeading: 'Найденное',
   findingsOfRun: 'Найденное сверкой от {date}',
   show: 'Показать',
@@ -193,5 +199,6 @@ export type MoneyConsoleTranslate = (key: MoneyConsoleMessage, values?: Record<s
 
 export function moneyConsoleTranslator(lang: Lang): MoneyConsoleTranslate {
   const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+  return (key, values = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
 }

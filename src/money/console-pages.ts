@@ -12,7 +12,14 @@ import { redirect, send } from '../web/page.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
 import { toMinor } from './amount.ts';
 import { ACCOUNT, HELD_PREFIX } from './ledger.ts';
-import { FINDING_STATUSES, findRun, listItems, listRuns, startReconciliation, type FindingStatus } from './reconciliation.ts';
+import {
+  FINDING_STATUSES,
+  findRun,
+  listItems,
+  listRuns,
+  startReconciliation,
+  type FindingStatus,
+} from './reconciliation.ts';
 import { runJson } from './admin-routes.ts';
 import { moneyConsoleTranslator, type MoneyConsoleMessage } from './console-i18n.ts';
 import {
@@ -37,7 +44,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type MoneyPage = ConsolePage & MoneyWords;
 const withWords = (p: ConsolePage): MoneyPage => ({ ...p, m: moneyConsoleTranslator(p.lang) });
-const queryText = (p: ConsolePage, name: string, max = 64) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, max) : '');
+const queryText = (p: ConsolePage, name: string, max = 64) =>
+  typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, max) : '';
 
 // Reads of the ledger across marketplaces (the marketplace's own API reads one at a time: ledger-store.ts).
 
@@ -52,7 +60,9 @@ async function consolePostings(
 ): Promise<{ items: PostingRow[]; hasMore: boolean } | undefined> {
   let before: string | null = null;
   if (filter.startingAfter) {
-    const cursor = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM ledger_postings WHERE id = $1', [filter.startingAfter]);
+    const cursor = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM ledger_postings WHERE id = $1', [
+      filter.startingAfter,
+    ]);
     if (!cursor.rows[0]) return undefined;
     before = cursor.rows[0].seq;
   }
@@ -77,7 +87,14 @@ async function consoleBalances(db: DbClient, marketplaceId?: string): Promise<Ba
        FROM ledger_postings p JOIN ledger_entries e ON e.posting_id = p.id
       WHERE $1::uuid IS NULL OR p.marketplace_id = $1
       GROUP BY p.marketplace_id, e.currency`,
-    [marketplaceId ?? null, HELD_PREFIX, ACCOUNT.sellerPayable, ACCOUNT.sellerPaidOut, ACCOUNT.refunded, ACCOUNT.marketplaceFee],
+    [
+      marketplaceId ?? null,
+      HELD_PREFIX,
+      ACCOUNT.sellerPayable,
+      ACCOUNT.sellerPaidOut,
+      ACCOUNT.refunded,
+      ACCOUNT.marketplaceFee,
+    ],
   );
   return result.rows.map((row) => ({
     marketplace_id: row.marketplace_id,
@@ -103,7 +120,10 @@ async function marketplaceNames(db: Db, also: string[]): Promise<Map<string, str
 /** A deal's postings, oldest first. */
 async function dealPostings(db: DbClient, dealId: string): Promise<PostingRow[]> {
   if (!UUID.test(dealId)) return [];
-  const result = await db.query<PostingRow>(`SELECT ${POSTING_COLUMNS} FROM ledger_postings p WHERE p.deal_id = $1 ORDER BY p.seq LIMIT $2`, [dealId, DEAL_POSTINGS_MAX]);
+  const result = await db.query<PostingRow>(
+    `SELECT ${POSTING_COLUMNS} FROM ledger_postings p WHERE p.deal_id = $1 ORDER BY p.seq LIMIT $2`,
+    [dealId, DEAL_POSTINGS_MAX],
+  );
   return result.rows;
 }
 
@@ -111,7 +131,11 @@ async function dealPostings(db: DbClient, dealId: string): Promise<PostingRow[]>
  * The deal's postings as a section of the deal's console page (a table of each movement and its entries, and a link
  * to the deal in the ledger), in the page's language.
  */
-export async function dealPostingsSection(services: Pick<Services, 'db'>, dealId: string, lang: Lang): Promise<SafeHtml> {
+export async function dealPostingsSection(
+  services: Pick<Services, 'db'>,
+  dealId: string,
+  lang: Lang,
+): Promise<SafeHtml> {
   return dealPostingsBody({ lang, m: moneyConsoleTranslator(lang) }, dealId, await dealPostings(services.db, dealId));
 }
 
@@ -123,7 +147,10 @@ export function moneyConsolePages(api: Api, services: Services): void {
     LEDGER_PATH,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const form: LedgerFilterForm = { marketplace_id: queryText(p, 'marketplace_id'), deal_id: queryText(p, 'deal_id') };
+      const form: LedgerFilterForm = {
+        marketplace_id: queryText(p, 'marketplace_id'),
+        deal_id: queryText(p, 'deal_id'),
+      };
       const after = queryText(p, 'starting_after');
       const wrong: MoneyConsoleMessage[] = [];
       if (form.marketplace_id && !UUID.test(form.marketplace_id)) wrong.push('marketplace');
@@ -131,16 +158,39 @@ export function moneyConsolePages(api: Api, services: Services): void {
       if (after && !UUID.test(after)) wrong.push('olderPostings');
       const page =
         wrong.length === 0
-          ? await consolePostings(db, { marketplaceId: form.marketplace_id || undefined, dealId: form.deal_id || undefined, limit: POSTINGS_PAGE, startingAfter: after || undefined })
+          ? await consolePostings(db, {
+              marketplaceId: form.marketplace_id || undefined,
+              dealId: form.deal_id || undefined,
+              limit: POSTINGS_PAGE,
+              startingAfter: after || undefined,
+            })
           : undefined;
       if (!page && wrong.length === 0) wrong.push('olderPostings');
       const balances = wrong.length === 0 ? await consoleBalances(db, form.marketplace_id || undefined) : [];
-      const names = await marketplaceNames(db, [...(page?.items ?? []).map((posting) => posting.marketplace_id), ...balances.map((row) => row.marketplace_id)]);
-      balances.sort((a, b) => (names.get(a.marketplace_id) ?? '').localeCompare(names.get(b.marketplace_id) ?? '') || a.marketplace_id.localeCompare(b.marketplace_id) || a.currency.localeCompare(b.currency));
+      const names = await marketplaceNames(db, [
+        ...(page?.items ?? []).map((posting) => posting.marketplace_id),
+        ...balances.map((row) => row.marketplace_id),
+      ]);
+      balances.sort(
+        (a, b) =>
+          (names.get(a.marketplace_id) ?? '').localeCompare(names.get(b.marketplace_id) ?? '') ||
+          a.marketplace_id.localeCompare(b.marketplace_id) ||
+          a.currency.localeCompare(b.currency),
+      );
       const filters = Object.fromEntries(Object.entries(form).filter(([, value]) => value !== ''));
-      const next = page?.hasMore ? `${LEDGER_PATH}?${new URLSearchParams({ ...filters, starting_after: page.items.at(-1)!.id })}` : undefined;
-      const error = wrong.length > 0 ? p.m('badFilters', { fields: wrong.map((key) => p.m(key)).join(', ') }) : undefined;
-      send(p, error ? 400 : 200, p.m('ledgerTitle'), ledgerBody(p, { form, marketplaces: names, balances, postings: page?.items ?? [], next, error }), undefined, p.admin);
+      const next = page?.hasMore
+        ? `${LEDGER_PATH}?${new URLSearchParams({ ...filters, starting_after: page.items.at(-1)!.id })}`
+        : undefined;
+      const error =
+        wrong.length > 0 ? p.m('badFilters', { fields: wrong.map((key) => p.m(key)).join(', ') }) : undefined;
+      send(
+        p,
+        error ? 400 : 200,
+        p.m('ledgerTitle'),
+        ledgerBody(p, { form, marketplaces: names, balances, postings: page?.items ?? [], next, error }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
@@ -155,11 +205,21 @@ export function moneyConsolePages(api: Api, services: Services): void {
     const runs = (await listRuns(db, { limit: RUNS_SHOWN }))!.items;
     // A cursor that is not a finding shows the first page rather than an error page.
     const filter = { status: findingStatus, runId: run?.id, limit: FINDINGS_PAGE };
-    const page = (await listItems(db, { ...filter, startingAfter: /^[0-9]{1,18}$/.test(after) ? after : undefined })) ?? (await listItems(db, filter))!;
+    const page =
+      (await listItems(db, { ...filter, startingAfter: /^[0-9]{1,18}$/.test(after) ? after : undefined })) ??
+      (await listItems(db, filter))!;
     const next = page.hasMore
       ? `${RECONCILIATION_PATH}?${new URLSearchParams({ ...(run ? { run_id: run.id } : {}), ...(findingStatus ? { status: findingStatus } : {}), starting_after: page.items.at(-1)!.id })}#findings`
       : undefined;
-    const body = reconciliationBody(p, { admin: p.admin, runs, run, status: findingStatus, items: page.items, next, ...words });
+    const body = reconciliationBody(p, {
+      admin: p.admin,
+      runs,
+      run,
+      status: findingStatus,
+      items: page.items,
+      next,
+      ...words,
+    });
     send(p, status, p.m('reconciliationTitle'), body, RECONCILIATION_PATH, p.admin);
   }
 
@@ -167,7 +227,9 @@ export function moneyConsolePages(api: Api, services: Services): void {
     RECONCILIATION_PATH,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      await showReconciliation(p, 200, { notice: queryText(p, 'done') === 'started' ? p.m('started_notice') : undefined });
+      await showReconciliation(p, 200, {
+        notice: queryText(p, 'done') === 'started' ? p.m('started_notice') : undefined,
+      });
     }),
   );
 
@@ -178,17 +240,33 @@ export function moneyConsolePages(api: Api, services: Services): void {
       async (cp) => {
         const p = withWords(cp);
         const form = await consoleForm(p);
-        if (form.get('confirmed') !== 'yes') return send(p, 200, p.m('confirmRunTitle'), confirmRunBody(p, p.admin, p.c('cancel')), RECONCILIATION_PATH, p.admin);
+        if (form.get('confirmed') !== 'yes')
+          return send(
+            p,
+            200,
+            p.m('confirmRunTitle'),
+            confirmRunBody(p, p.admin, p.c('cancel')),
+            RECONCILIATION_PATH,
+            p.admin,
+          );
         let run;
         try {
           run = await startReconciliation(services, p.admin.actor);
         } catch (error) {
           if (error instanceof Problem) throw error;
           // Temporal away (or the run's row not written): the run is marked failed and nothing was asked of the acquirer.
-          ((p.ctx.state.log as Services['logger'] | undefined) ?? services.logger).warn({ err: error }, 'a reconciliation run could not be started from the console');
+          ((p.ctx.state.log as Services['logger'] | undefined) ?? services.logger).warn(
+            { err: error },
+            'a reconciliation run could not be started from the console',
+          );
           return showReconciliation(p, 503, { error: p.m('startFailed') });
         }
-        await auditConsole(p, services, { action: 'runReconciliation', object_type: 'reconciliation', object_id: run.id, after: runJson(run) });
+        await auditConsole(p, services, {
+          action: 'runReconciliation',
+          object_type: 'reconciliation',
+          object_id: run.id,
+          after: runJson(run),
+        });
         redirect(p.ctx, `${RECONCILIATION_PATH}?done=started`);
       },
       { may: ['admin'] },

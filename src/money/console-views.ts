@@ -46,14 +46,20 @@ export function exactMoney(lang: Lang, minor: bigint, currency: string): string 
   const decimal = formatMinor(minor);
   try {
     // Intl formats a decimal string exactly (no double in between), whatever its size.
-    const format = new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency, minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    const format = new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', {
+      style: 'currency',
+      currency,
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 2,
+    });
     return format.format(decimal as unknown as number);
   } catch {
     return `${decimal} ${currency}`;
   }
 }
 
-const when = (lang: Lang, date: Date) => html`<time datetime="${date.toISOString()}">${formatDate(lang, date.toISOString())}</time>`;
+const when = (lang: Lang, date: Date) =>
+  html`<time datetime="${date.toISOString()}">${formatDate(lang, date.toISOString())}</time>`;
 
 const ACCOUNT_WORDS: Record<string, MoneyConsoleMessage> = {
   [ACCOUNT.buyer]: 'account_buyer',
@@ -72,7 +78,8 @@ function accountWords(m: MoneyConsoleTranslate, account: string): SafeHtml {
 
 function entriesList(w: MoneyWords, entries: PostingRow['entries']): SafeHtml {
   return html`<ul class="plain">${entries.map(
-    (entry) => html`<li>${accountWords(w.m, entry.account)}: <span class="amount" data-amount="${formatMinor(toMinor(entry.amount))}">${exactMoney(w.lang, toMinor(entry.amount), entry.currency)}</span></li>`,
+    (entry) =>
+      html`<li>${accountWords(w.m, entry.account)}: <span class="amount" data-amount="${formatMinor(toMinor(entry.amount))}">${exactMoney(w.lang, toMinor(entry.amount), entry.currency)}</span></li>`,
   )}</ul>`;
 }
 
@@ -82,10 +89,11 @@ export function postingsTable(w: MoneyWords, postings: PostingRow[], marketplace
   return html`<div class="table"><table class="postings">
 <thead><tr><th>${m('at')}</th>${marketplaces && html`<th>${m('marketplace')}</th><th>${m('deal')}</th>`}<th>${m('movement')}</th><th>${m('entries')}</th></tr></thead>
 <tbody>${postings.map(
-    (posting) => html`<tr data-posting="${posting.id}"><td>${when(lang, posting.at)}</td>${
-      marketplaces &&
-      html`<td>${marketplaces.get(posting.marketplace_id) ?? posting.marketplace_id}</td><td><a href="${dealHref(posting.deal_id)}"><code>${posting.deal_id.slice(0, 8)}</code></a></td>`
-    }<td>${m(`kind_${posting.kind}`)}</td><td>${entriesList(w, posting.entries)}</td></tr>`,
+    (posting) =>
+      html`<tr data-posting="${posting.id}"><td>${when(lang, posting.at)}</td>${
+        marketplaces &&
+        html`<td>${marketplaces.get(posting.marketplace_id) ?? posting.marketplace_id}</td><td><a href="${dealHref(posting.deal_id)}"><code>${posting.deal_id.slice(0, 8)}</code></a></td>`
+      }<td>${m(`kind_${posting.kind}`)}</td><td>${entriesList(w, posting.entries)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -105,9 +113,12 @@ export interface LedgerPageData {
 
 export function ledgerBody(w: MoneyWords, data: LedgerPageData): SafeHtml {
   const { m, lang } = w;
-  const option = (value: string, label: string) => html`<option value="${value}"${value === data.form.marketplace_id ? html` selected` : ''}>${label}</option>`;
-  const money = (row: BalanceRow, part: keyof Pick<BalanceRow, 'held' | 'payable' | 'paid_out' | 'refunded' | 'fees'>) =>
-    html`<td data-part="${part}">${exactMoney(lang, row[part], row.currency)}</td>`;
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${value === data.form.marketplace_id ? html` selected` : ''}>${label}</option>`;
+  const money = (
+    row: BalanceRow,
+    part: keyof Pick<BalanceRow, 'held' | 'payable' | 'paid_out' | 'refunded' | 'fees'>,
+  ) => html`<td data-part="${part}">${exactMoney(lang, row[part], row.currency)}</td>`;
   return html`<h1>${m('ledgerTitle')}</h1>
 <p class="muted">${m('ledgerIntro')}</p>
 <p><a href="${RECONCILIATION_PATH}">${m('toReconciliation')}</a></p>
@@ -119,12 +130,18 @@ ${message('error', data.error)}
 </form>
 <section aria-labelledby="balances"><h2 id="balances">${m('balancesHeading')}</h2>
 <p class="hint">${m('balancesIntro')}</p>
-${data.balances.length === 0 ? html`<p class="muted">${m('noBalances')}</p>` : html`<div class="table"><table id="balances-table">
+${
+  data.balances.length === 0
+    ? html`<p class="muted">${m('noBalances')}</p>`
+    : html`<div class="table"><table id="balances-table">
 <thead><tr><th>${m('marketplace')}</th><th>${m('currency')}</th><th>${m('held')}</th><th>${m('payable')}</th><th>${m('paidOut')}</th><th>${m('refunded')}</th><th>${m('fees')}</th></tr></thead>
 <tbody>${data.balances.map(
-      (row) => html`<tr data-marketplace="${row.marketplace_id}" data-currency="${row.currency}"><td>${data.marketplaces.get(row.marketplace_id) ?? row.marketplace_id}</td><td>${row.currency}</td>
+        (
+          row,
+        ) => html`<tr data-marketplace="${row.marketplace_id}" data-currency="${row.currency}"><td>${data.marketplaces.get(row.marketplace_id) ?? row.marketplace_id}</td><td>${row.currency}</td>
 ${money(row, 'held')}${money(row, 'payable')}${money(row, 'paid_out')}${money(row, 'refunded')}${money(row, 'fees')}</tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 </section>
 <section aria-labelledby="postings"><h2 id="postings">${m('postingsHeading')}</h2>
 ${data.postings.length === 0 ? html`<p class="muted">${m('noPostings')}</p>` : postingsTable(w, data.postings, data.marketplaces)}
@@ -167,39 +184,54 @@ function findingValue(w: MoneyWords, item: ItemRecord, value: string | null): Sa
 
 export function reconciliationBody(w: MoneyWords, data: ReconciliationPageData): SafeHtml {
   const { m, lang } = w;
-  const findingsPath = (status?: string) => `${RECONCILIATION_PATH}?${new URLSearchParams({ ...(data.run ? { run_id: data.run.id } : {}), ...(status ? { status } : {}) })}#findings`;
+  const findingsPath = (status?: string) =>
+    `${RECONCILIATION_PATH}?${new URLSearchParams({ ...(data.run ? { run_id: data.run.id } : {}), ...(status ? { status } : {}) })}#findings`;
   const statusLink = (status: FindingStatus | undefined, label: string) =>
     status === data.status ? html`<strong>${label}</strong>` : html`<a href="${findingsPath(status)}">${label}</a>`;
   return html`<h1>${m('reconciliationTitle')}</h1>
 <p class="muted">${m('reconciliationIntro')}</p>
 <p><a href="${LEDGER_PATH}">${m('toLedger')}</a></p>
 ${message('notice', data.notice)}${message('error', data.error)}
-${data.admin.role === 'admin'
+${
+  data.admin.role === 'admin'
     ? html`<form method="post" action="${RECONCILIATION_PATH}/runs" id="run-now">${csrfField(data.admin.csrf)}<button type="submit">${m('runNow')}</button>
 <p class="hint">${m('runNowHint')}</p></form>`
-    : html`<p class="hint">${m('runNowAdminsOnly')}</p>`}
+    : html`<p class="hint">${m('runNowAdminsOnly')}</p>`
+}
 <section aria-labelledby="runs"><h2 id="runs">${m('runsHeading')}</h2>
-${data.runs.length === 0 ? html`<p class="muted">${m('noRuns')}</p>` : html`<div class="table"><table id="runs-table">
+${
+  data.runs.length === 0
+    ? html`<p class="muted">${m('noRuns')}</p>`
+    : html`<div class="table"><table id="runs-table">
 <thead><tr><th>${m('started')}</th><th>${m('startedBy')}</th><th>${m('status')}</th><th>${m('finished')}</th><th>${m('dealsChecked')}</th><th>${m('checks')}</th><th>${m('mismatches')}</th><th>${m('errors')}</th><th></th></tr></thead>
 <tbody>${data.runs.map(
-      (run) => html`<tr data-run="${run.id}"><td>${when(lang, run.started_at)}</td><td>${run.trigger === 'schedule' ? m('trigger_schedule') : (run.started_by ?? '')}</td>
+        (
+          run,
+        ) => html`<tr data-run="${run.id}"><td>${when(lang, run.started_at)}</td><td>${run.trigger === 'schedule' ? m('trigger_schedule') : (run.started_by ?? '')}</td>
 <td class="status">${m(`run_${run.status}`)}${run.error && html`<br><span class="muted">${run.error}</span>`}</td><td>${run.finished_at ? when(lang, run.finished_at) : '—'}</td>
 <td>${run.deals_checked}</td><td>${run.checks}</td><td>${run.mismatches}</td><td>${run.errors}</td>
 <td><a href="${`${RECONCILIATION_PATH}?${new URLSearchParams({ run_id: run.id })}#findings`}">${m('runFindings')}</a></td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 </section>
 <section aria-labelledby="findings"><h2 id="findings">${data.run ? m('findingsOfRun', { date: formatDate(lang, data.run.started_at.toISOString()) }) : m('findingsHeading')}</h2>
 ${data.run && html`<p><a href="${RECONCILIATION_PATH}#findings">${m('allRuns')}</a></p>`}
 <p>${m('show')}: ${statusLink(undefined, m('status_any'))} · ${statusLink('mismatch', m('status_mismatch'))} · ${statusLink('error', m('status_error'))}</p>
-${data.items.length === 0 ? html`<p class="muted">${m('noFindings')}</p>` : html`<div class="table"><table id="findings-table">
+${
+  data.items.length === 0
+    ? html`<p class="muted">${m('noFindings')}</p>`
+    : html`<div class="table"><table id="findings-table">
 <thead><tr><th>${m('checked')}</th><th>${m('deal')}</th><th>${m('what')}</th><th>${m('ours')}</th><th>${m('theirs')}</th><th>${m('status')}</th></tr></thead>
 <tbody>${data.items.map(
-      (item) => html`<tr data-item="${item.id}" data-deal="${item.deal_id}" data-kind="${item.kind}"><td>${when(lang, item.checked_at)}</td>
+        (
+          item,
+        ) => html`<tr data-item="${item.id}" data-deal="${item.deal_id}" data-kind="${item.kind}"><td>${when(lang, item.checked_at)}</td>
 <td><a href="${dealHref(item.deal_id)}"><code>${item.deal_id.slice(0, 8)}</code></a></td>
 <td>${m(`findingKind_${item.kind}`)} <code>${item.ref}</code></td><td>${findingValue(w, item, item.ours)}</td>
 <td>${findingValue(w, item, item.theirs)}${item.status === 'error' && html`<br><span class="muted">${item.detail}</span>`}</td>
 <td class="status">${m(`finding_${item.status}`)}</td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${data.next && html`<p><a href="${data.next}">${m('olderFindings')}</a></p>`}
 </section>`;
 }

@@ -23,9 +23,16 @@ export interface PaymentSums {
   inFlight: bigint;
 }
 
-export function paymentSums(deal: { fee?: number | string }, payment: Pick<PaymentRecord, 'id' | 'amount'>, refunds: readonly RefundRecord[], payouts: readonly PayoutRecord[]): PaymentSums {
+export function paymentSums(
+  deal: { fee?: number | string },
+  payment: Pick<PaymentRecord, 'id' | 'amount'>,
+  refunds: readonly RefundRecord[],
+  payouts: readonly PayoutRecord[],
+): PaymentSums {
   const paid = toMinor(payment.amount);
-  const refundedInParts = sum(refunds.filter((refund) => refund.payment_id === payment.id).map((refund) => toMinor(refund.amount)));
+  const refundedInParts = sum(
+    refunds.filter((refund) => refund.payment_id === payment.id).map((refund) => toMinor(refund.amount)),
+  );
   const rest = paid - refundedInParts;
   const fee = minOf(toMinor(deal.fee ?? 0), rest);
   const mine = payouts.filter((payout) => payout.payment_id === payment.id);
@@ -51,7 +58,8 @@ export function partialRefundRefusal(sums: PaymentSums, amount: bigint): string 
 
 /** Why the arbiter's split is refused, or undefined: the two parts add up to what is held, and the release covers the fee. */
 export function splitRefusal(sums: PaymentSums, release: bigint, refund: bigint): string | undefined {
-  if (release < 0n || refund <= 0n || release === 0n) return 'A split releases more than 0 and refunds more than 0; decide release or refund otherwise.';
+  if (release < 0n || refund <= 0n || release === 0n)
+    return 'A split releases more than 0 and refunds more than 0; decide release or refund otherwise.';
   if (release + refund !== sums.rest) {
     return `release_amount and refund_amount add up to the ${formatMinor(sums.rest)} held; they add up to ${formatMinor(release + refund)}.`;
   }
@@ -78,4 +86,3 @@ export function dealMoneyState(snapshot: Pick<DealSnapshot, 'deal' | 'payments' 
 export function payoutOwed(sums: PaymentSums): bigint {
   return sums.sellerAmount - sums.paidOut - sums.inFlight;
 }
-

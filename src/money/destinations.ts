@@ -12,8 +12,16 @@ export const DESTINATION_TYPES = ['test_card', 'bank_card', 'yoo_money'] as cons
 
 export const PayoutDestinationInput = z
   .object({
-    type: z.enum(DESTINATION_TYPES).describe('`test_card` in sandbox mode; live: `bank_card` (a synonym from YooKassa’s payout widget) or `yoo_money`'),
-    token: z.string().min(1).max(200).describe('The card synonym, the wallet number, or the sandbox test card number (secret: never shown again)'),
+    type: z
+      .enum(DESTINATION_TYPES)
+      .describe(
+        '`test_card` in sandbox mode; live: `bank_card` (a synonym from YooKassa’s payout widget) or `yoo_money`',
+      ),
+    token: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('The card synonym, the wallet number, or the sandbox test card number (secret: never shown again)'),
   })
   .meta({ title: 'PayoutDestinationInput' });
 export type PayoutDestinationInput = z.infer<typeof PayoutDestinationInput>;
@@ -22,12 +30,16 @@ export type PayoutDestinationInput = z.infer<typeof PayoutDestinationInput>;
 export function destinationRefusal(mode: 'sandbox' | 'live', input: PayoutDestinationInput): string | undefined {
   if (mode === 'sandbox') {
     if (input.type !== 'test_card') return 'A sandbox deal pays out to a test card only (type test_card).';
-    if (!(input.token in SANDBOX_TEST_CARDS)) return 'Use a sandbox test card: 4111111111111111 (the payout succeeds) or 4000000000000002 (it is declined).';
+    if (!(input.token in SANDBOX_TEST_CARDS))
+      return 'Use a sandbox test card: 4111111111111111 (the payout succeeds) or 4000000000000002 (it is declined).';
     return undefined;
   }
-  if (input.type === 'test_card') return 'Test cards are for sandbox deals; a live payout goes to a card through YooKassa’s payout widget or to a YooMoney wallet.';
-  if (input.type === 'yoo_money' && !/^\d{11,20}$/.test(input.token)) return 'A YooMoney wallet number has 11 to 20 digits.';
-  if (input.type === 'bank_card' && !/^[A-Za-z0-9._-]{8,200}$/.test(input.token)) return 'A card is given as the synonym YooKassa’s payout widget returns (payout_token).';
+  if (input.type === 'test_card')
+    return 'Test cards are for sandbox deals; a live payout goes to a card through YooKassa’s payout widget or to a YooMoney wallet.';
+  if (input.type === 'yoo_money' && !/^\d{11,20}$/.test(input.token))
+    return 'A YooMoney wallet number has 11 to 20 digits.';
+  if (input.type === 'bank_card' && !/^[A-Za-z0-9._-]{8,200}$/.test(input.token))
+    return 'A card is given as the synonym YooKassa’s payout widget returns (payout_token).';
   return undefined;
 }
 
@@ -48,7 +60,12 @@ export interface StoredDestination {
 }
 
 /** The seller's own destination, for every deal they sell in. */
-export async function setSellerDestination(db: DbClient, masterKey: Buffer, userId: string, input: PayoutDestinationInput): Promise<StoredDestination> {
+export async function setSellerDestination(
+  db: DbClient,
+  masterKey: Buffer,
+  userId: string,
+  input: PayoutDestinationInput,
+): Promise<StoredDestination> {
   const row = await db.query<StoredDestination>(
     `INSERT INTO payout_destinations (user_id, type, token_encrypted, title) VALUES ($1, $2, $3, $4)
      ON CONFLICT (user_id) DO UPDATE SET type = excluded.type, token_encrypted = excluded.token_encrypted, title = excluded.title, updated_at = now()
@@ -59,10 +76,18 @@ export async function setSellerDestination(db: DbClient, masterKey: Buffer, user
 }
 
 /** The row as pages show it (PostgreSQL's timestamp as ISO 8601). */
-const stored = (row: StoredDestination): StoredDestination => ({ ...row, updated_at: new Date(row.updated_at).toISOString() });
+const stored = (row: StoredDestination): StoredDestination => ({
+  ...row,
+  updated_at: new Date(row.updated_at).toISOString(),
+});
 
 /** The marketplace's destination for one deal: it comes before the seller's own. */
-export async function setDealDestination(db: DbClient, masterKey: Buffer, dealId: string, input: PayoutDestinationInput): Promise<StoredDestination> {
+export async function setDealDestination(
+  db: DbClient,
+  masterKey: Buffer,
+  dealId: string,
+  input: PayoutDestinationInput,
+): Promise<StoredDestination> {
   const row = await db.query<StoredDestination>(
     `INSERT INTO deal_payout_destinations (deal_id, type, token_encrypted, title) VALUES ($1, $2, $3, $4)
      ON CONFLICT (deal_id) DO UPDATE SET type = excluded.type, token_encrypted = excluded.token_encrypted, title = excluded.title, updated_at = now()
@@ -73,12 +98,20 @@ export async function setDealDestination(db: DbClient, masterKey: Buffer, dealId
 }
 
 export async function sellerDestination(db: DbClient, userId: string): Promise<StoredDestination | undefined> {
-  const row = (await db.query<StoredDestination>('SELECT type, title, updated_at FROM payout_destinations WHERE user_id = $1', [userId])).rows[0];
+  const row = (
+    await db.query<StoredDestination>('SELECT type, title, updated_at FROM payout_destinations WHERE user_id = $1', [
+      userId,
+    ])
+  ).rows[0];
   return row && stored(row);
 }
 
 /** Where a deal's payout goes now: the deal's own destination, else its seller's; undefined while there is none. */
-export async function destinationForDeal(db: DbClient, masterKey: Buffer, dealId: string): Promise<(PayoutDestination & { title: string }) | undefined> {
+export async function destinationForDeal(
+  db: DbClient,
+  masterKey: Buffer,
+  dealId: string,
+): Promise<(PayoutDestination & { title: string }) | undefined> {
   const row = (
     await db.query<{ type: PayoutDestination['type']; token_encrypted: string; title: string }>(
       `SELECT 1 AS rank, type, token_encrypted, title FROM deal_payout_destinations WHERE deal_id = $1
@@ -103,10 +136,12 @@ export async function destinationForPayout(
   fallback?: () => Promise<(PayoutDestination & { title: string }) | undefined>,
 ): Promise<(PayoutDestination & { title: string }) | undefined> {
   const bound = async () =>
-    (await db.query<{ type: PayoutDestination['type']; token_encrypted: string; title: string }>(
-      'SELECT type, token_encrypted, title FROM payout_destination_uses WHERE payout_id = $1',
-      [payoutId],
-    )).rows[0];
+    (
+      await db.query<{ type: PayoutDestination['type']; token_encrypted: string; title: string }>(
+        'SELECT type, token_encrypted, title FROM payout_destination_uses WHERE payout_id = $1',
+        [payoutId],
+      )
+    ).rows[0];
   let row = await bound();
   if (!row) {
     const now = (await destinationForDeal(db, masterKey, dealId)) ?? (await fallback?.());

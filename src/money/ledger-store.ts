@@ -15,7 +15,13 @@ import { ACCOUNT, HELD_PREFIX, paymentPostings, unbalanced, type PostingDraft, t
  */
 export async function postDealMoney(client: DbClient, dealId: string): Promise<number> {
   // One round trip: the deal's fee, its payments past pending, refunds, payouts and the causes already posted.
-  type Payment = { id: string; amount: string; currency: string; status: 'pending' | 'hold' | 'released' | 'refunded' | 'disputed'; was_held: boolean };
+  type Payment = {
+    id: string;
+    amount: string;
+    currency: string;
+    status: 'pending' | 'hold' | 'released' | 'refunded' | 'disputed';
+    was_held: boolean;
+  };
   const row = (
     await client.query<{
       marketplace_id: string;
@@ -51,7 +57,12 @@ export async function postDealMoney(client: DbClient, dealId: string): Promise<n
 }
 
 /** Writes postings of one deal (each must balance: an unbalanced one throws before anything is written). */
-export async function insertPostings(client: DbClient, marketplaceId: string, dealId: string, postings: PostingDraft[]): Promise<number> {
+export async function insertPostings(
+  client: DbClient,
+  marketplaceId: string,
+  dealId: string,
+  postings: PostingDraft[],
+): Promise<number> {
   for (const posting of postings) {
     const why = unbalanced(posting.entries);
     if (why) throw new Error(`The ledger posting ${posting.cause} of deal ${dealId} does not balance: ${why}.`);
@@ -110,13 +121,16 @@ export interface LedgerFilter {
  * A page of the marketplace's postings, newest first; undefined when the cursor is not a posting of this marketplace
  * (filtered out or not).
  */
-export async function listPostings(db: DbClient, filter: LedgerFilter): Promise<{ items: PostingRecord[]; hasMore: boolean } | undefined> {
+export async function listPostings(
+  db: DbClient,
+  filter: LedgerFilter,
+): Promise<{ items: PostingRecord[]; hasMore: boolean } | undefined> {
   let before: string | null = null;
   if (filter.startingAfter) {
-    const cursor = await db.query<{ seq: string }>('SELECT seq::text AS seq FROM ledger_postings WHERE id = $1 AND marketplace_id = $2', [
-      filter.startingAfter,
-      filter.marketplaceId,
-    ]);
+    const cursor = await db.query<{ seq: string }>(
+      'SELECT seq::text AS seq FROM ledger_postings WHERE id = $1 AND marketplace_id = $2',
+      [filter.startingAfter, filter.marketplaceId],
+    );
     if (!cursor.rows[0]) return undefined;
     before = cursor.rows[0].seq;
   }
@@ -131,7 +145,14 @@ export async function listPostings(db: DbClient, filter: LedgerFilter): Promise<
         AND ($4::timestamptz IS NULL OR p.at <= $4)
         AND ($5::bigint IS NULL OR p.seq < $5)
       ORDER BY p.seq DESC LIMIT $6`,
-    [filter.marketplaceId, filter.dealId ?? null, filter.createdGte ?? null, filter.createdLte ?? null, before, filter.limit + 1],
+    [
+      filter.marketplaceId,
+      filter.dealId ?? null,
+      filter.createdGte ?? null,
+      filter.createdLte ?? null,
+      before,
+      filter.limit + 1,
+    ],
   );
   return { items: result.rows.slice(0, filter.limit), hasMore: result.rows.length > filter.limit };
 }
@@ -161,7 +182,14 @@ export async function marketplaceBalances(db: DbClient, marketplaceId: string): 
        FROM ledger_postings p JOIN ledger_entries e ON e.posting_id = p.id
       WHERE p.marketplace_id = $1
       GROUP BY e.currency ORDER BY e.currency`,
-    [marketplaceId, HELD_PREFIX, ACCOUNT.sellerPayable, ACCOUNT.sellerPaidOut, ACCOUNT.refunded, ACCOUNT.marketplaceFee],
+    [
+      marketplaceId,
+      HELD_PREFIX,
+      ACCOUNT.sellerPayable,
+      ACCOUNT.sellerPaidOut,
+      ACCOUNT.refunded,
+      ACCOUNT.marketplaceFee,
+    ],
   );
   return result.rows.map((row) => ({
     currency: row.currency,

@@ -60,9 +60,25 @@ export function unbalanced(entries: Entry[]): string | undefined {
 }
 
 /** A movement of `amount` from one account to another, or nothing for an amount of 0. */
-function move(cause: string, kind: PostingKind, from: string, to: string, amount: bigint, currency: string): PostingDraft[] {
+function move(
+  cause: string,
+  kind: PostingKind,
+  from: string,
+  to: string,
+  amount: bigint,
+  currency: string,
+): PostingDraft[] {
   if (amount <= 0n) return [];
-  return [{ cause, kind, entries: [{ account: from, amount: -amount, currency }, { account: to, amount, currency }] }];
+  return [
+    {
+      cause,
+      kind,
+      entries: [
+        { account: from, amount: -amount, currency },
+        { account: to, amount, currency },
+      ],
+    },
+  ];
 }
 
 /** What the ledger needs of a deal: its fee as it was fixed at creation, and when the fee moves. */
@@ -115,7 +131,12 @@ export interface PayoutMoney {
  * The fee of a payment is the deal's fee, at most what is left of the payment after refunds of parts (a partial
  * refund always leaves the seller more than the fee: src/money/deal-money.ts).
  */
-export function paymentPostings(deal: DealMoney, payment: PaymentMoney, refunds: readonly RefundMoney[] = [], payouts: readonly PayoutMoney[] = []): PostingDraft[] {
+export function paymentPostings(
+  deal: DealMoney,
+  payment: PaymentMoney,
+  refunds: readonly RefundMoney[] = [],
+  payouts: readonly PayoutMoney[] = [],
+): PostingDraft[] {
   if (payment.status === 'pending' || !payment.wasHeld) return [];
   const { currency } = payment;
   const amount = toMinor(payment.amount);
@@ -128,16 +149,27 @@ export function paymentPostings(deal: DealMoney, payment: PaymentMoney, refunds:
   const postings = move(cause('payment'), 'payment', ACCOUNT.buyer, held, amount, currency);
   const feeAtPayment = deal.feeMoment === 'payment';
   if (feeAtPayment) postings.push(...move(cause('fee'), 'fee', held, ACCOUNT.marketplaceFee, fee, currency));
-  for (const refund of parts) postings.push(...move(`${refund.id}/refund`, 'refund', held, ACCOUNT.refunded, toMinor(refund.amount), currency));
+  for (const refund of parts)
+    postings.push(...move(`${refund.id}/refund`, 'refund', held, ACCOUNT.refunded, toMinor(refund.amount), currency));
   if (payment.status === 'released') {
     if (!feeAtPayment) postings.push(...move(cause('fee'), 'fee', held, ACCOUNT.marketplaceFee, fee, currency));
     postings.push(...move(cause('release'), 'payout', held, ACCOUNT.sellerPayable, rest - fee, currency));
     for (const payout of payouts) {
       if (payout.payment_id !== payment.id || payout.status !== 'succeeded') continue;
-      postings.push(...move(`${payout.id}/payout-sent`, 'payout', ACCOUNT.sellerPayable, ACCOUNT.sellerPaidOut, toMinor(payout.amount), currency));
+      postings.push(
+        ...move(
+          `${payout.id}/payout-sent`,
+          'payout',
+          ACCOUNT.sellerPayable,
+          ACCOUNT.sellerPaidOut,
+          toMinor(payout.amount),
+          currency,
+        ),
+      );
     }
   } else if (payment.status === 'refunded') {
-    if (feeAtPayment) postings.push(...move(cause('fee-reversal'), 'reversal', ACCOUNT.marketplaceFee, held, fee, currency));
+    if (feeAtPayment)
+      postings.push(...move(cause('fee-reversal'), 'reversal', ACCOUNT.marketplaceFee, held, fee, currency));
     postings.push(...move(cause('refund'), 'refund', held, ACCOUNT.refunded, rest, currency));
   }
   return postings;

@@ -73,7 +73,12 @@ export interface DealToReconcile {
     providerDealId: string | null;
   }[];
   /** Payouts the acquirer knows (those with its id). */
-  payouts: { id: string; provider: LiveProviderName; status: 'pending' | 'succeeded' | 'failed'; providerPayoutId: string }[];
+  payouts: {
+    id: string;
+    provider: LiveProviderName;
+    status: 'pending' | 'succeeded' | 'failed';
+    providerPayoutId: string;
+  }[];
 }
 
 /** A difference (`mismatch`) or a check the acquirer could not answer (`error`). */
@@ -106,12 +111,19 @@ export function expectedBalance(
   deal: Pick<DealToReconcile, 'ledgerHeld' | 'ledgerPayable' | 'ledgerFee' | 'feeMoment' | 'payoutsInFlight'>,
   theirs: readonly Pick<ProviderDeal, 'status'>[],
 ): bigint {
-  const feeInDeal = deal.feeMoment === 'close' && theirs.some((providerDeal) => providerDeal.status === 'opened') ? deal.ledgerFee : 0n;
+  const feeInDeal =
+    deal.feeMoment === 'close' && theirs.some((providerDeal) => providerDeal.status === 'opened') ? deal.ledgerFee : 0n;
   return deal.ledgerHeld + deal.ledgerPayable + feeInDeal - deal.payoutsInFlight;
 }
 
 /** A safe deal's balance against the ledger's: a finding when they differ (or the acquirer's amount is not one). */
-export function compareBalance(deal: Pick<DealToReconcile, 'ledgerHeld' | 'ledgerPayable' | 'ledgerFee' | 'feeMoment' | 'payoutsInFlight' | 'currency'>, theirs: readonly ProviderDeal[]): Finding | undefined {
+export function compareBalance(
+  deal: Pick<
+    DealToReconcile,
+    'ledgerHeld' | 'ledgerPayable' | 'ledgerFee' | 'feeMoment' | 'payoutsInFlight' | 'currency'
+  >,
+  theirs: readonly ProviderDeal[],
+): Finding | undefined {
   const ours = expectedBalance(deal, theirs);
   const ref = theirs.map((providerDeal) => providerDeal.providerDealId).join(' ');
   const base = { kind: 'deal_balance' as const, ref, currency: deal.currency, ours: formatMinor(ours) };
@@ -120,7 +132,12 @@ export function compareBalance(deal: Pick<DealToReconcile, 'ledgerHeld' | 'ledge
     balance = sum(theirs.map((providerDeal) => toMinor(providerDeal.balance)));
   } catch {
     const written = theirs.map((providerDeal) => providerDeal.balance).join(' + ');
-    return { ...base, theirs: written, status: 'error', detail: `The acquirer answered a balance that is not an amount: ${written}.` };
+    return {
+      ...base,
+      theirs: written,
+      status: 'error',
+      detail: `The acquirer answered a balance that is not an amount: ${written}.`,
+    };
   }
   if (balance === ours) return undefined;
   return {
@@ -155,7 +172,10 @@ export function comparePayout(ours: DealToReconcile['payouts'][number], theirs: 
  * A two-stage payment's status at the acquirer against ours, in the acquirer's terms: a disputed payment is still
  * held there (the dispute is ours alone).
  */
-export function comparePayment(ours: DealToReconcile['payments'][number], theirs: ProviderPayment): Finding | undefined {
+export function comparePayment(
+  ours: DealToReconcile['payments'][number],
+  theirs: ProviderPayment,
+): Finding | undefined {
   const expected: ProviderPayment['status'] = ours.status === 'disputed' ? 'hold' : ours.status;
   if (theirs.status === expected) return undefined;
   return {
@@ -182,15 +202,27 @@ export interface DealCheck {
  * configured) is an `error` finding of the check that asked it, and the other checks go on. `asked` runs after each
  * call to the acquirer (the activity heartbeats there).
  */
-export async function checkDeal(deal: DealToReconcile, providerOf: ProviderOf, asked: () => void = () => {}): Promise<DealCheck> {
+export async function checkDeal(
+  deal: DealToReconcile,
+  providerOf: ProviderOf,
+  asked: () => void = () => {},
+): Promise<DealCheck> {
   const findings: Finding[] = [];
   let checks = 0;
-  const ask = async <T>(failed: Omit<Finding, 'theirs' | 'status' | 'detail'>, read: () => Promise<T>): Promise<T | undefined> => {
+  const ask = async <T>(
+    failed: Omit<Finding, 'theirs' | 'status' | 'detail'>,
+    read: () => Promise<T>,
+  ): Promise<T | undefined> => {
     try {
       return await read();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      findings.push({ ...failed, theirs: null, status: 'error', detail: `The acquirer did not answer: ${message}`.slice(0, DETAIL_MAX) });
+      findings.push({
+        ...failed,
+        theirs: null,
+        status: 'error',
+        detail: `The acquirer did not answer: ${message}`.slice(0, DETAIL_MAX),
+      });
       return undefined;
     } finally {
       asked();
@@ -199,7 +231,8 @@ export async function checkDeal(deal: DealToReconcile, providerOf: ProviderOf, a
 
   const safeDeals = new Map<string, LiveProviderName>();
   for (const payment of deal.payments) {
-    if (payment.provider === 'yookassa_safe_deal' && payment.providerDealId) safeDeals.set(payment.providerDealId, payment.provider);
+    if (payment.provider === 'yookassa_safe_deal' && payment.providerDealId)
+      safeDeals.set(payment.providerDealId, payment.provider);
   }
   // A two-stage payment captured into the shop moved the deal's money to seller_payable without any acquirer deal
   // holding it: the ledger's sum would not be the safe deals' balance, so that comparison would only mislead.
@@ -210,7 +243,11 @@ export async function checkDeal(deal: DealToReconcile, providerOf: ProviderOf, a
     const ours = formatMinor(deal.ledgerHeld + deal.ledgerPayable);
     const answers = [];
     for (const [providerDealId, provider] of safeDeals) {
-      answers.push(await ask({ kind: 'deal_balance', ref: providerDealId, currency: deal.currency, ours }, () => providerOf(provider).getDeal(providerDealId)));
+      answers.push(
+        await ask({ kind: 'deal_balance', ref: providerDealId, currency: deal.currency, ours }, () =>
+          providerOf(provider).getDeal(providerDealId),
+        ),
+      );
     }
     const read = answers.filter((answer): answer is ProviderDeal => answer !== undefined);
     if (read.length === answers.length) {
@@ -248,7 +285,10 @@ export async function checkDeal(deal: DealToReconcile, providerOf: ProviderOf, a
  * `closedSince`, that have a payment through a live acquirer; with their payments, the payouts the acquirer knows, and
  * the ledger's sums in the deal's currency.
  */
-export async function dealsToReconcile(db: DbClient, options: { after: string | null; closedSince: string; limit: number }): Promise<DealToReconcile[]> {
+export async function dealsToReconcile(
+  db: DbClient,
+  options: { after: string | null; closedSince: string; limit: number },
+): Promise<DealToReconcile[]> {
   const deals = await db.query<{ id: string; marketplace_id: string; currency: string; fee_moment: FeeMoment }>(
     `SELECT d.id, d.marketplace_id, trim(d.currency) AS currency, d.fee_moment
        FROM deals d
@@ -261,12 +301,26 @@ export async function dealsToReconcile(db: DbClient, options: { after: string | 
   if (deals.rows.length === 0) return [];
   const ids = deals.rows.map((deal) => deal.id);
   const [payments, payouts, ledger] = await Promise.all([
-    db.query<{ id: string; deal_id: string; provider: LiveProviderName; status: PaymentStatus; provider_payment_id: string | null; provider_deal_id: string | null }>(
+    db.query<{
+      id: string;
+      deal_id: string;
+      provider: LiveProviderName;
+      status: PaymentStatus;
+      provider_payment_id: string | null;
+      provider_deal_id: string | null;
+    }>(
       `SELECT id, deal_id, provider, status, provider_payment_id, provider_deal_id FROM deal_payments
         WHERE deal_id = ANY ($1::uuid[]) AND provider = ANY ($2::text[]) ORDER BY created_at, id`,
       [ids, LIVE_PROVIDER_NAMES],
     ),
-    db.query<{ id: string; deal_id: string; provider: LiveProviderName; status: 'pending' | 'succeeded' | 'failed'; provider_payout_id: string | null; amount: string }>(
+    db.query<{
+      id: string;
+      deal_id: string;
+      provider: LiveProviderName;
+      status: 'pending' | 'succeeded' | 'failed';
+      provider_payout_id: string | null;
+      amount: string;
+    }>(
       `SELECT o.id, o.deal_id, p.provider, o.status, o.provider_payout_id, o.amount::text AS amount
          FROM deal_payouts o JOIN deal_payments p ON p.id = o.payment_id
         WHERE o.deal_id = ANY ($1::uuid[]) AND p.provider = ANY ($2::text[])
@@ -304,10 +358,22 @@ export async function dealsToReconcile(db: DbClient, options: { after: string | 
         providerPaymentId: payment.provider_payment_id,
         providerDealId: payment.provider_deal_id,
       })),
-    payoutsInFlight: sum(payouts.rows.filter((payout) => payout.deal_id === deal.id && payout.status === 'pending').map((payout) => toMinor(payout.amount))),
+    payoutsInFlight: sum(
+      payouts.rows
+        .filter((payout) => payout.deal_id === deal.id && payout.status === 'pending')
+        .map((payout) => toMinor(payout.amount)),
+    ),
     payouts: payouts.rows
-      .filter((payout): payout is typeof payout & { provider_payout_id: string } => payout.deal_id === deal.id && payout.provider_payout_id !== null)
-      .map((payout) => ({ id: payout.id, provider: payout.provider, status: payout.status, providerPayoutId: payout.provider_payout_id })),
+      .filter(
+        (payout): payout is typeof payout & { provider_payout_id: string } =>
+          payout.deal_id === deal.id && payout.provider_payout_id !== null,
+      )
+      .map((payout) => ({
+        id: payout.id,
+        provider: payout.provider,
+        status: payout.status,
+        providerPayoutId: payout.provider_payout_id,
+      })),
   }));
 }
 
@@ -315,13 +381,25 @@ export async function dealsToReconcile(db: DbClient, options: { after: string | 
  * Keeps the findings of these deals in the run, in place of any written for them before: a batch that is retried
  * after writing leaves each deal's latest findings only.
  */
-export async function recordFindings(db: Db, runId: string, checked: { deal: Pick<DealToReconcile, 'dealId' | 'marketplaceId'>; findings: Finding[] }[]): Promise<void> {
+export async function recordFindings(
+  db: Db,
+  runId: string,
+  checked: { deal: Pick<DealToReconcile, 'dealId' | 'marketplaceId'>; findings: Finding[] }[],
+): Promise<void> {
   if (checked.length === 0) return;
   const rows = checked.flatMap(({ deal, findings }) =>
-    findings.map((finding) => ({ deal_id: deal.dealId, marketplace_id: deal.marketplaceId, ...finding, detail: finding.detail.slice(0, DETAIL_MAX) })),
+    findings.map((finding) => ({
+      deal_id: deal.dealId,
+      marketplace_id: deal.marketplaceId,
+      ...finding,
+      detail: finding.detail.slice(0, DETAIL_MAX),
+    })),
   );
   await inTransaction(db, async (client) => {
-    await client.query('DELETE FROM reconciliation_items WHERE run_id = $1 AND deal_id = ANY ($2::uuid[])', [runId, checked.map(({ deal }) => deal.dealId)]);
+    await client.query('DELETE FROM reconciliation_items WHERE run_id = $1 AND deal_id = ANY ($2::uuid[])', [
+      runId,
+      checked.map(({ deal }) => deal.dealId),
+    ]);
     if (rows.length === 0) return;
     await client.query(
       `INSERT INTO reconciliation_items (run_id, deal_id, marketplace_id, kind, ref, currency, ours, theirs, status, detail)
@@ -348,13 +426,17 @@ export interface RunRecord {
   error: string | null;
 }
 
-const RUN_COLUMNS = 'id, trigger, started_by, workflow_id, status, started_at, finished_at, deals_checked, checks, mismatches, errors, error';
+const RUN_COLUMNS =
+  'id, trigger, started_by, workflow_id, status, started_at, finished_at, deals_checked, checks, mismatches, errors, error';
 
 /**
  * The run's row, made when it is not there yet (a scheduled run; a manual one is made by its request); returns when
  * it started, by the database's clock, from which "recently closed" counts.
  */
-export async function beginRun(db: DbClient, run: { runId: string; trigger: RunRecord['trigger']; workflowId: string; startedBy?: string }): Promise<RunRecord> {
+export async function beginRun(
+  db: DbClient,
+  run: { runId: string; trigger: RunRecord['trigger']; workflowId: string; startedBy?: string },
+): Promise<RunRecord> {
   await db.query(
     `INSERT INTO reconciliation_runs (id, trigger, started_by, workflow_id) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
     [run.runId, run.trigger, run.startedBy ?? null, run.workflowId],
@@ -363,7 +445,10 @@ export async function beginRun(db: DbClient, run: { runId: string; trigger: RunR
 }
 
 /** Ends the run: finished, or failed with why; its mismatches and errors are counted from what it kept. */
-export async function finishRun(db: DbClient, run: { runId: string; dealsChecked: number; checks: number; error?: string }): Promise<RunRecord> {
+export async function finishRun(
+  db: DbClient,
+  run: { runId: string; dealsChecked: number; checks: number; error?: string },
+): Promise<RunRecord> {
   const result = await db.query<RunRecord>(
     `UPDATE reconciliation_runs r
         SET status = CASE WHEN $4::text IS NULL THEN 'finished' ELSE 'failed' END, finished_at = now(), deals_checked = $2, checks = $3,
@@ -384,7 +469,10 @@ export async function findRun(db: DbClient, id: string): Promise<RunRecord | und
 }
 
 /** Runs newest first; undefined when the cursor is not a run. */
-export async function listRuns(db: DbClient, page: { limit: number; startingAfter?: string }): Promise<{ items: RunRecord[]; hasMore: boolean } | undefined> {
+export async function listRuns(
+  db: DbClient,
+  page: { limit: number; startingAfter?: string },
+): Promise<{ items: RunRecord[]; hasMore: boolean } | undefined> {
   if (page.startingAfter && !(await findRun(db, page.startingAfter))) return undefined;
   const result = await db.query<RunRecord>(
     `SELECT ${RUN_COLUMNS} FROM reconciliation_runs
@@ -397,7 +485,11 @@ export async function listRuns(db: DbClient, page: { limit: number; startingAfte
 
 /** The last run that ended (finished or failed), or undefined before any. */
 export async function lastFinishedRun(db: DbClient): Promise<RunRecord | undefined> {
-  return (await db.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`)).rows[0];
+  return (
+    await db.query<RunRecord>(
+      `SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`,
+    )
+  ).rows[0];
 }
 
 export interface ItemRecord {
@@ -428,9 +520,14 @@ export interface ItemFilter {
 }
 
 /** Findings newest first; undefined when the cursor is not a finding. */
-export async function listItems(db: DbClient, filter: ItemFilter): Promise<{ items: ItemRecord[]; hasMore: boolean } | undefined> {
+export async function listItems(
+  db: DbClient,
+  filter: ItemFilter,
+): Promise<{ items: ItemRecord[]; hasMore: boolean } | undefined> {
   if (filter.startingAfter !== undefined) {
-    const found = /^[0-9]{1,18}$/.test(filter.startingAfter) && (await db.query('SELECT 1 FROM reconciliation_items WHERE id = $1', [filter.startingAfter])).rowCount;
+    const found =
+      /^[0-9]{1,18}$/.test(filter.startingAfter) &&
+      (await db.query('SELECT 1 FROM reconciliation_items WHERE id = $1', [filter.startingAfter])).rowCount;
     if (!found) return undefined;
   }
   const result = await db.query<ItemRecord>(
@@ -440,7 +537,15 @@ export async function listItems(db: DbClient, filter: ItemFilter): Promise<{ ite
       WHERE ($1::text IS NULL OR i.status = $1) AND ($2::text IS NULL OR i.kind = $2) AND ($3::uuid IS NULL OR i.run_id = $3)
         AND ($4::uuid IS NULL OR i.deal_id = $4) AND ($5::uuid IS NULL OR i.marketplace_id = $5) AND ($6::bigint IS NULL OR i.id < $6)
       ORDER BY i.id DESC LIMIT $7`,
-    [filter.status ?? null, filter.kind ?? null, filter.runId ?? null, filter.dealId ?? null, filter.marketplaceId ?? null, filter.startingAfter ?? null, filter.limit + 1],
+    [
+      filter.status ?? null,
+      filter.kind ?? null,
+      filter.runId ?? null,
+      filter.dealId ?? null,
+      filter.marketplaceId ?? null,
+      filter.startingAfter ?? null,
+      filter.limit + 1,
+    ],
   );
   return { items: result.rows.slice(0, filter.limit), hasMore: result.rows.length > filter.limit };
 }
@@ -463,9 +568,18 @@ export async function startReconciliation(services: Services, startedBy: string)
   const run = await beginRun(services.db, { runId, trigger: 'manual', workflowId, startedBy });
   try {
     const input: ReconciliationInput = { runId, trigger: 'manual' };
-    await services.temporal.workflow.start(RECONCILIATION_WORKFLOW, { taskQueue: services.config.TEMPORAL_TASK_QUEUE, workflowId, args: [input] });
+    await services.temporal.workflow.start(RECONCILIATION_WORKFLOW, {
+      taskQueue: services.config.TEMPORAL_TASK_QUEUE,
+      workflowId,
+      args: [input],
+    });
   } catch (error) {
-    await finishRun(services.db, { runId, dealsChecked: 0, checks: 0, error: `The workflow could not be started: ${(error as Error).message}` });
+    await finishRun(services.db, {
+      runId,
+      dealsChecked: 0,
+      checks: 0,
+      error: `The workflow could not be started: ${(error as Error).message}`,
+    });
     throw error;
   }
   return run;
@@ -508,9 +622,18 @@ export async function ensureReconciliationSchedule(services: Services): Promise<
       current.action.taskQueue === config.TEMPORAL_TASK_QUEUE &&
       current.state.note === SCHEDULE_NOTE;
     if (same) return;
-    await handle.update((previous) => ({ ...previous, spec: options.spec, action: options.action, policies: options.policies, state: { ...previous.state, note: SCHEDULE_NOTE } }));
+    await handle.update((previous) => ({
+      ...previous,
+      spec: options.spec,
+      action: options.action,
+      policies: options.policies,
+      state: { ...previous.state, note: SCHEDULE_NOTE },
+    }));
     logger.info({ scheduleId: RECONCILIATION_SCHEDULE_ID }, 'reconciliation schedule updated');
   } catch (error) {
-    logger.warn({ err: error, scheduleId: RECONCILIATION_SCHEDULE_ID }, 'could not create or update the reconciliation schedule; the next worker start tries again');
+    logger.warn(
+      { err: error, scheduleId: RECONCILIATION_SCHEDULE_ID },
+      'could not create or update the reconciliation schedule; the next worker start tries again',
+    );
   }
 }

@@ -20,7 +20,9 @@ const LedgerEntry = z.object({
   account: z.string().describe(`The account: ${ACCOUNTS_WORDS}`),
   amount: z
     .number()
-    .describe('Written exactly with two decimals (-1234.50); positive: into the account, negative: out of it. A posting’s amounts sum to 0 per currency'),
+    .describe(
+      'Written exactly with two decimals (-1234.50); positive: into the account, negative: out of it. A posting’s amounts sum to 0 per currency',
+    ),
   currency: z.string().describe('ISO 4217'),
 });
 
@@ -63,7 +65,19 @@ function ledgerCsv(items: PostingRecord[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const posting of items) {
     for (const entry of posting.entries) {
-      lines.push([posting.id, posting.at.toISOString(), posting.deal_id, posting.kind, entry.account, formatMinor(toMinor(entry.amount)), entry.currency].map(cell).join(','));
+      lines.push(
+        [
+          posting.id,
+          posting.at.toISOString(),
+          posting.deal_id,
+          posting.kind,
+          entry.account,
+          formatMinor(toMinor(entry.amount)),
+          entry.currency,
+        ]
+          .map(cell)
+          .join(','),
+      );
     }
   }
   return `${lines.join('\r\n')}\r\n`;
@@ -75,7 +89,11 @@ const postingJson = (posting: PostingRecord) => ({
   at: posting.at.toISOString(),
   deal_id: posting.deal_id,
   kind: posting.kind,
-  entries: posting.entries.map((entry) => ({ account: entry.account, amount: toMinor(entry.amount), currency: entry.currency })),
+  entries: posting.entries.map((entry) => ({
+    account: entry.account,
+    amount: toMinor(entry.amount),
+    currency: entry.currency,
+  })),
 });
 
 /** A JSON answer whose amounts are exact decimals with two places (src/money/json.ts). */
@@ -130,7 +148,11 @@ export function ledgerRoutes(api: Api, services: Services): void {
         limit: query.limit,
         startingAfter: query.starting_after,
       });
-      if (!page) throw problem('invalid_cursor', "starting_after is not a posting of this marketplace's ledger; take it from a page of this list.");
+      if (!page)
+        throw problem(
+          'invalid_cursor',
+          "starting_after is not a posting of this marketplace's ledger; take it from a page of this list.",
+        );
       if (ctx.accepts('application/json', 'text/csv') === 'text/csv') {
         if (page.hasMore) ctx.set('Link', `<${nextPage(ctx, page.items.at(-1)!.id)}>; rel="next"`);
         ctx.set('Content-Disposition', 'attachment; filename="ledger.csv"');
@@ -151,10 +173,19 @@ export function ledgerRoutes(api: Api, services: Services): void {
     description:
       'Sums of the postings’ entries, never stored counters: `held` + `payable` + `paid_out` + `refunded` + `fees` is what ' +
       'buyers paid in. A currency without postings is absent. Payouts are not built yet: released money stays in `payable`.',
-    responses: { 200: { description: 'One item per currency the ledger holds', schema: z.object({ items: z.array(Balance) }) } },
+    responses: {
+      200: { description: 'One item per currency the ledger holds', schema: z.object({ items: z.array(Balance) }) },
+    },
     handler: async (ctx) => {
       const balances = await marketplaceBalances(services.db, marketplaceOf(ctx).id);
-      const items = balances.map(({ currency, held, payable, paid_out, refunded, fees }) => ({ currency, held, payable, paid_out, refunded, fees }));
+      const items = balances.map(({ currency, held, payable, paid_out, refunded, fees }) => ({
+        currency,
+        held,
+        payable,
+        paid_out,
+        refunded,
+        fees,
+      }));
       sendMoney(ctx, { items });
     },
   });

@@ -7,7 +7,18 @@ import { findClient, type SsoClient } from './clients.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
 
 /** Carried through the login form, so that the POST repeats exactly the request the page was shown for. */
-export const CARRIED = ['client_id', 'redirect_uri', 'state', 'scope', 'nonce', 'code_challenge', 'code_challenge_method', 'response_type', 'prompt', 'max_age'] as const;
+export const CARRIED = [
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'response_type',
+  'prompt',
+  'max_age',
+] as const;
 
 const MAX_STATE = 2048;
 const MAX_NONCE = 512;
@@ -32,7 +43,8 @@ export interface AuthorizeRequest {
   carried: Record<string, string>;
 }
 
-export type Checked = { request: AuthorizeRequest } | { refusal: { target: URL; state: string; error: string; description: string } };
+export type Checked =
+  { request: AuthorizeRequest } | { refusal: { target: URL; state: string; error: string; description: string } };
 
 /** Parameters given once; a repeated one counts as unusable (RFC 6749 §3.1). */
 export class Params {
@@ -40,7 +52,8 @@ export class Params {
 
   static fromQuery(query: Record<string, string | string[] | undefined>): Params {
     const values = new Map<string, string[]>();
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) values.set(name, Array.isArray(value) ? value : [value]);
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) values.set(name, Array.isArray(value) ? value : [value]);
     return new Params(values);
   }
 
@@ -48,7 +61,8 @@ export class Params {
     const values = new Map<string, string[]>();
     for (const [name, value] of form) {
       const list = values.get(name);
-      if (list) list.push(value); // not a copy per value: a name repeated thousands of times costs one pass
+      if (list)
+        list.push(value); // not a copy per value: a name repeated thousands of times costs one pass
       else values.set(name, [value]);
     }
     return new Params(values);
@@ -80,28 +94,36 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
   if (!target) throw problem('redirect_uri_not_allowed', 'The redirect_uri is not one the client registered.');
 
   const state = params.get('state');
-  if (!state) throw problem('state_required', 'state is required (and once): a random value the client checks on return.');
+  if (!state)
+    throw problem('state_required', 'state is required (and once): a random value the client checks on return.');
   if (state.length > MAX_STATE) throw problem('state_required', `state is longer than ${MAX_STATE} characters.`);
 
   const refuse = (error: string, description: string): Checked => ({ refusal: { target, state, error, description } });
   for (const name of CARRIED) if (params.get(name) === null) return refuse('invalid_request', `${name} is repeated.`);
   const responseType = params.get('response_type');
-  if (responseType !== undefined && responseType !== 'code') return refuse('unsupported_response_type', 'Only response_type=code is supported.');
+  if (responseType !== undefined && responseType !== 'code')
+    return refuse('unsupported_response_type', 'Only response_type=code is supported.');
 
   const codeChallenge = params.get('code_challenge') ?? undefined;
   const method = params.get('code_challenge_method') ?? undefined;
-  if (method !== undefined && codeChallenge === undefined) return refuse('invalid_request', 'code_challenge_method without code_challenge.');
-  if (codeChallenge !== undefined && method !== 'S256') return refuse('invalid_request', 'code_challenge_method must be S256 (plain is not supported).');
-  if (codeChallenge !== undefined && !CHALLENGE.test(codeChallenge)) return refuse('invalid_request', 'code_challenge must be 43 base64url characters.');
+  if (method !== undefined && codeChallenge === undefined)
+    return refuse('invalid_request', 'code_challenge_method without code_challenge.');
+  if (codeChallenge !== undefined && method !== 'S256')
+    return refuse('invalid_request', 'code_challenge_method must be S256 (plain is not supported).');
+  if (codeChallenge !== undefined && !CHALLENGE.test(codeChallenge))
+    return refuse('invalid_request', 'code_challenge must be 43 base64url characters.');
 
   const nonce = params.get('nonce') ?? undefined;
-  if (nonce !== undefined && nonce.length > MAX_NONCE) return refuse('invalid_request', `nonce is longer than ${MAX_NONCE} characters.`);
+  if (nonce !== undefined && nonce.length > MAX_NONCE)
+    return refuse('invalid_request', `nonce is longer than ${MAX_NONCE} characters.`);
   const scope = params.get('scope') ?? '';
   if (scope.length > MAX_SCOPE) return refuse('invalid_scope', `scope is longer than ${MAX_SCOPE} characters.`);
   const prompts = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
-  if (prompts.has('none') && prompts.size > 1) return refuse('invalid_request', 'prompt=none cannot be combined with other prompt values.');
+  if (prompts.has('none') && prompts.size > 1)
+    return refuse('invalid_request', 'prompt=none cannot be combined with other prompt values.');
   const maxAge = params.get('max_age') ?? undefined;
-  if (maxAge !== undefined && !MAX_AGE.test(maxAge)) return refuse('invalid_request', 'max_age must be a whole number of seconds.');
+  if (maxAge !== undefined && !MAX_AGE.test(maxAge))
+    return refuse('invalid_request', 'max_age must be a whole number of seconds.');
 
   const carried: Record<string, string> = {};
   for (const name of CARRIED) {
@@ -109,7 +131,18 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
     if (value) carried[name] = value;
   }
   return {
-    request: { client, redirectUri, target, state, scope, nonce, codeChallenge, prompts, maxAge: maxAge === undefined ? undefined : Number(maxAge), carried },
+    request: {
+      client,
+      redirectUri,
+      target,
+      state,
+      scope,
+      nonce,
+      codeChallenge,
+      prompts,
+      maxAge: maxAge === undefined ? undefined : Number(maxAge),
+      carried,
+    },
   };
 }
 

@@ -29,7 +29,9 @@ export const AuthorizeQuery = z.object({
   code_challenge: text('PKCE: base64url(SHA-256(code_verifier))'),
   code_challenge_method: text('PKCE: `S256` (the only method supported)'),
   nonce: text('OpenID Connect: echoed in the ID token'),
-  prompt: text('`login`: always the form; `none`: never a page (login_required without a session, consent_required before consent)'),
+  prompt: text(
+    '`login`: always the form; `none`: never a page (login_required without a session, consent_required before consent)',
+  ),
   max_age: text('Seconds: a browser session that began longer ago signs in again on the form'),
   ui_locales: text('`ru` or `en` for the login form'),
   lang: text('`ru` or `en` for the login form'),
@@ -38,7 +40,10 @@ export const AuthorizeQuery = z.object({
 export function authorizeRoutes(api: Api, services: Services): void {
   const pageResponses = (extra: Record<number, { description: string; contentType?: string }>) => ({
     ...extra,
-    400: { description: 'Unknown client, a redirect URI the client did not register, or no state: a page, never a redirect', contentType: 'text/html' },
+    400: {
+      description: 'Unknown client, a redirect URI the client did not register, or no state: a page, never a redirect',
+      contentType: 'text/html',
+    },
   });
 
   api.route({
@@ -49,7 +54,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
     description:
       'With `Authorization: Bearer <cabinet token>`: 302 to `redirect_uri` with `code`, `state` and `iss` (RFC 9207), ' +
       'at once. A browser signed in to the cabinet goes straight back with a code, after the consent page the first ' +
-      'time it signs in to this client (a marketplace\'s own client needs none); `prompt=login` and `max_age` ask for ' +
+      "time it signs in to this client (a marketplace's own client needs none); `prompt=login` and `max_age` ask for " +
       'the login form instead, `prompt=none` never shows a page (error `login_required` or `consent_required`). ' +
       'Also the OpenID Connect authorization endpoint (PKCE S256).',
     tags: ['SSO'],
@@ -80,7 +85,17 @@ export function authorizeRoutes(api: Api, services: Services): void {
         return continueSignedIn(p.ctx, services, request, session, 302);
       }
       if (request.prompts.has('none')) {
-        return refuse(p.ctx, services, { target: request.target, state: request.state, error: 'login_required', description: 'The user is not signed in.' }, 302);
+        return refuse(
+          p.ctx,
+          services,
+          {
+            target: request.target,
+            state: request.state,
+            error: 'login_required',
+            description: 'The user is not signed in.',
+          },
+          302,
+        );
       }
       loginPage(p, services, request, 200, '');
     }),
@@ -91,15 +106,21 @@ export function authorizeRoutes(api: Api, services: Services): void {
     path: '/sso/authorize',
     operationId: 'ssoLogin',
     summary: 'The login form: sign in and continue to the client',
-    description: 'The authorization request travels in hidden fields with `email`, `password` and the form token `_csrf`.',
+    description:
+      'The authorization request travels in hidden fields with `email`, `password` and the form token `_csrf`.',
     tags: ['SSO'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The login form' },
     bodyLimitBytes: FORM_LIMIT_BYTES,
     responses: pageResponses({
-      303: { description: 'To the client with code, state and iss, or to the consent page the first time this client asks' },
+      303: {
+        description: 'To the client with code, state and iss, or to the consent page the first time this client asks',
+      },
       401: { description: 'Wrong e-mail or password: the form again', contentType: 'text/html' },
       403: { description: 'The form token is missing or wrong', contentType: 'text/html' },
-      429: { description: 'Too many wrong passwords for this account or address; see Retry-After', contentType: 'text/html' },
+      429: {
+        description: 'Too many wrong passwords for this account or address; see Retry-After',
+        contentType: 'text/html',
+      },
     }),
     handler: ssoPage(services, async (p, params, form) => {
       if (!validPreSessionCsrf(p.ctx, services, form?.get('_csrf') ?? undefined)) {
@@ -114,7 +135,14 @@ export function authorizeRoutes(api: Api, services: Services): void {
       const { retryAfter } = await countLoginAttempt(services.db, subjects, loginLimits(services.config));
       if (retryAfter) {
         p.ctx.set('Retry-After', String(retryAfter));
-        return loginPage(p, services, request, 429, email, p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }));
+        return loginPage(
+          p,
+          services,
+          request,
+          429,
+          email,
+          p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }),
+        );
       }
       const session = await signInOrNothing(services, email, password, p.ctx.get('User-Agent'));
       if (!session) return loginPage(p, services, request, 401, email, p.t('wrongCredentials'));
@@ -135,7 +163,12 @@ function tooOld(signedInAt: Date, maxAge: number | undefined): boolean {
 }
 
 /** The cabinet's login; undefined for wrong credentials (over-long passwords never reach the hash). */
-async function signInOrNothing(services: Services, email: string, password: string, userAgent: string): Promise<Session | undefined> {
+async function signInOrNothing(
+  services: Services,
+  email: string,
+  password: string,
+  userAgent: string,
+): Promise<Session | undefined> {
   if (password.length > 200) return undefined;
   return signIn(services, email, password, userAgent).catch((error: unknown) => {
     if (error instanceof Problem && error.status === 401) return undefined;

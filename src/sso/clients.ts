@@ -56,11 +56,22 @@ export async function createClient(
     const result = await db.query<StoredClient>(
       `INSERT INTO sso_clients AS c (client_id, name, redirect_uris, secret_hash, secret_sealed, marketplace_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-      [input.client_id, input.name, input.redirect_uris, hashSecret(secret), encryptSecret(masterKey, secret), input.marketplace_id ?? null],
+      [
+        input.client_id,
+        input.name,
+        input.redirect_uris,
+        hashSecret(secret),
+        encryptSecret(masterKey, secret),
+        input.marketplace_id ?? null,
+      ],
     );
     return card(masterKey, result.rows[0]!);
   } catch (error) {
-    if (isUniqueViolation(error)) throw problem('client_id_taken', `An SSO client with client_id ${JSON.stringify(input.client_id)} is already registered.`);
+    if (isUniqueViolation(error))
+      throw problem(
+        'client_id_taken',
+        `An SSO client with client_id ${JSON.stringify(input.client_id)} is already registered.`,
+      );
     throw error;
   }
 }
@@ -86,7 +97,9 @@ export async function findClient(db: DbClient, clientId: string): Promise<SsoCli
 
 /** Any registered client's card, for administrators, whatever its marketplace's state. */
 export async function clientCard(db: DbClient, masterKey: Buffer, clientId: string): Promise<ClientCard | undefined> {
-  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [clientId]);
+  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [
+    clientId,
+  ]);
   return result.rows[0] && card(masterKey, result.rows[0]);
 }
 
@@ -130,7 +143,8 @@ export async function updateClient(
 ): Promise<{ before: ClientSummary; after: ClientSummary } | undefined> {
   const before = await clientSummary(db, clientId);
   if (!before) return undefined;
-  if (before.automatic && (changes.name !== undefined || changes.redirect_uris !== undefined)) throw ownedByMarketplace('change');
+  if (before.automatic && (changes.name !== undefined || changes.redirect_uris !== undefined))
+    throw ownedByMarketplace('change');
   const result = await db.query<StoredClient>(
     `UPDATE sso_clients c SET name = COALESCE($2, c.name), redirect_uris = COALESCE($3, c.redirect_uris),
         disabled_at = CASE WHEN $4::boolean IS NULL THEN c.disabled_at WHEN $4 THEN COALESCE(c.disabled_at, now()) END
@@ -149,14 +163,19 @@ export async function deleteClient(db: DbClient, clientId: string): Promise<Clie
   const existing = await clientSummary(db, clientId);
   if (!existing) return undefined;
   if (existing.automatic) throw ownedByMarketplace('delete');
-  const result = await db.query<StoredClient>(`DELETE FROM sso_clients c WHERE c.client_id = $1 AND c.marketplace_id IS NULL RETURNING ${COLUMNS}`, [clientId]);
+  const result = await db.query<StoredClient>(
+    `DELETE FROM sso_clients c WHERE c.client_id = $1 AND c.marketplace_id IS NULL RETURNING ${COLUMNS}`,
+    [clientId],
+  );
   return result.rows[0] && summary(result.rows[0]);
 }
 
 /** Any registered client without its secret, or undefined. */
 export async function clientSummary(db: DbClient, clientId: string): Promise<ClientSummary | undefined> {
   if (clientId.length === 0 || clientId.length > 128) return undefined;
-  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [clientId]);
+  const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [
+    clientId,
+  ]);
   return result.rows[0] && summary(result.rows[0]);
 }
 
@@ -171,7 +190,11 @@ export async function rotateSecret(db: DbClient, masterKey: Buffer, clientId: st
 }
 
 /** The client when the secret is its current one, compared in constant time; undefined otherwise. */
-export async function authenticateClient(db: DbClient, clientId: string, secret: string): Promise<SsoClient | undefined> {
+export async function authenticateClient(
+  db: DbClient,
+  clientId: string,
+  secret: string,
+): Promise<SsoClient | undefined> {
   const presented = hashSecret(secret);
   const stored = await findStored(db, clientId);
   // Compare against something even for an unknown client, so both paths do the same work.

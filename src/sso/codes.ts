@@ -34,10 +34,21 @@ export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): P
   await db.query(
     `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [hashSecret(code), grant.clientId, grant.userId, grant.redirectUri, grant.scope, grant.nonce ?? null, grant.codeChallenge ?? null, grant.authTime ?? null, ttlSeconds],
+    [
+      hashSecret(code),
+      grant.clientId,
+      grant.userId,
+      grant.redirectUri,
+      grant.scope,
+      grant.nonce ?? null,
+      grant.codeChallenge ?? null,
+      grant.authTime ?? null,
+      ttlSeconds,
+    ],
   );
   // Now and then, forget codes long past use (kept a day after expiry so that replays are still recognised).
-  if (Math.random() < 0.01) await db.query(`DELETE FROM sso_codes WHERE expires_at < now() - interval '1 day'`).catch(() => {});
+  if (Math.random() < 0.01)
+    await db.query(`DELETE FROM sso_codes WHERE expires_at < now() - interval '1 day'`).catch(() => {});
   return code;
 }
 
@@ -67,8 +78,16 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
   // Without a verifier only a code issued without a challenge matches; a verifier for a code without one never does.
   const challenge = redemption.codeVerifier === undefined ? null : s256(redemption.codeVerifier);
   const result = await db.query<{
-    code_hash: Buffer; secret_hash: Buffer; user_id: string; email: string; name: string; org_id: string; org_name: string;
-    scope: string; nonce: string | null; auth_time: Date | null;
+    code_hash: Buffer;
+    secret_hash: Buffer;
+    user_id: string;
+    email: string;
+    name: string;
+    org_id: string;
+    org_name: string;
+    scope: string;
+    nonce: string | null;
+    auth_time: Date | null;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -101,7 +120,8 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
   );
   const row = result.rows[0];
   if (!row || !safeEqual(codeHash, row.code_hash) || !safeEqual(secretHash, row.secret_hash)) {
-    if (!(await authenticateClient(db, redemption.client.id, redemption.client.secret))) throw invalidClient(redemption.clientChallenge);
+    if (!(await authenticateClient(db, redemption.client.id, redemption.client.secret)))
+      throw invalidClient(redemption.clientChallenge);
     throw await whyNotRedeemed(db, codeHash, redemption.client.id, redemption.redirectUri, challenge);
   }
   return {
@@ -113,21 +133,39 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
 }
 
 /** After a failed redemption: the reason, in the order an integrator can act on. A replay revokes the code's tokens. */
-async function whyNotRedeemed(db: Db, codeHash: Buffer, clientId: string, redirectUri: string, challenge: string | null): Promise<OAuthProblem> {
-  const found = await db.query<{ client_id: string; redirect_uri: string; code_challenge: string | null; consumed: boolean; expired: boolean }>(
+async function whyNotRedeemed(
+  db: Db,
+  codeHash: Buffer,
+  clientId: string,
+  redirectUri: string,
+  challenge: string | null,
+): Promise<OAuthProblem> {
+  const found = await db.query<{
+    client_id: string;
+    redirect_uri: string;
+    code_challenge: string | null;
+    consumed: boolean;
+    expired: boolean;
+  }>(
     `SELECT client_id, redirect_uri, code_challenge, consumed_at IS NOT NULL AS consumed, expires_at <= now() AS expired
        FROM sso_codes WHERE code_hash = $1`,
     [codeHash],
   );
   const code = found.rows[0];
-  const grantProblem = (problemCode: ProblemCode, detail: string) => new OAuthProblem(problemCode, 'invalid_grant', detail);
+  const grantProblem = (problemCode: ProblemCode, detail: string) =>
+    new OAuthProblem(problemCode, 'invalid_grant', detail);
   const unknown = grantProblem('invalid_code', 'The authorization code is not valid for this client.');
   if (!code) return unknown;
   if (code.consumed) {
     // RFC 6749 §4.1.2: a code used twice may have been stolen; whatever the first use issued stops working.
-    await db.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [codeHash]);
+    await db.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [
+      codeHash,
+    ]);
     return code.client_id === clientId
-      ? grantProblem('code_already_used', 'The authorization code is already used; tokens issued with it are revoked. Start a new sign-in.')
+      ? grantProblem(
+          'code_already_used',
+          'The authorization code is already used; tokens issued with it are revoked. Start a new sign-in.',
+        )
       : unknown;
   }
   if (code.client_id !== clientId) return unknown;
@@ -136,10 +174,18 @@ async function whyNotRedeemed(db: Db, codeHash: Buffer, clientId: string, redire
     return grantProblem('redirect_uri_mismatch', 'The redirect_uri differs from the one given at the authorize step.');
   }
   if (code.code_challenge === null && challenge !== null) {
-    return grantProblem('invalid_code_verifier', 'A code_verifier was sent, but the authorize step had no code_challenge.');
+    return grantProblem(
+      'invalid_code_verifier',
+      'A code_verifier was sent, but the authorize step had no code_challenge.',
+    );
   }
   if (code.code_challenge !== challenge) {
-    return grantProblem('invalid_code_verifier', challenge === null ? 'The code_verifier is required: the authorize step had a code_challenge.' : 'The code_verifier does not match the code_challenge.');
+    return grantProblem(
+      'invalid_code_verifier',
+      challenge === null
+        ? 'The code_verifier is required: the authorize step had a code_challenge.'
+        : 'The code_verifier does not match the code_challenge.',
+    );
   }
   return unknown; // consumed or expired between the two statements
 }

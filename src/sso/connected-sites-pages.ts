@@ -6,7 +6,17 @@ import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { formatDate } from '../web/i18n.ts';
 import { csrfField, message } from '../web/layout.ts';
-import { csrfFailed, page, readForm, redirect, send, signedInOrRedirect, type Page, type SignedIn, type View } from '../web/page.ts';
+import {
+  csrfFailed,
+  page,
+  readForm,
+  redirect,
+  send,
+  signedInOrRedirect,
+  type Page,
+  type SignedIn,
+  type View,
+} from '../web/page.ts';
 import { sameToken } from '../web/session.ts';
 import { clientName } from './clients.ts';
 import { connectedSites, revokeSite, type ConnectedSite } from './grants.ts';
@@ -23,8 +33,12 @@ export function connectedSitePages(api: Api, services: Services): void {
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
-      const disconnected = typeof p.ctx.query.disconnected === 'string' ? await clientName(services.db, p.ctx.query.disconnected) : undefined;
-      const notice = disconnected === undefined ? undefined : ssoTranslator(p.lang)('disconnected', { site: disconnected });
+      const disconnected =
+        typeof p.ctx.query.disconnected === 'string'
+          ? await clientName(services.db, p.ctx.query.disconnected)
+          : undefined;
+      const notice =
+        disconnected === undefined ? undefined : ssoTranslator(p.lang)('disconnected', { site: disconnected });
       await listPage(p, services, signed, 200, { notice });
     }),
   );
@@ -55,7 +69,13 @@ export function connectedSitePages(api: Api, services: Services): void {
   );
 }
 
-async function listPage(p: Page, services: Services, signed: SignedIn, status: number, words: { notice?: string; error?: string }) {
+async function listPage(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  status: number,
+  words: { notice?: string; error?: string },
+) {
   const sites = await connectedSites(services.db, signed.user.id);
   send(p, status, p.t('navSites'), sitesBody({ ...p, st: ssoTranslator(p.lang) }, sites, words), SITES_PATH, signed);
 }
@@ -63,14 +83,27 @@ async function listPage(p: Page, services: Services, signed: SignedIn, status: n
 /** Disconnecting a site the user has; one they do not have is the list with words saying so. */
 async function confirmPage(p: Page, services: Services, signed: SignedIn, clientId: string) {
   const st = ssoTranslator(p.lang);
-  const site = (await connectedSites(services.db, signed.user.id)).find((candidate) => candidate.client_id === clientId);
+  const site = (await connectedSites(services.db, signed.user.id)).find(
+    (candidate) => candidate.client_id === clientId,
+  );
   if (!site) return listPage(p, services, signed, 404, { error: st('notConnected') });
-  send(p, 200, st('disconnectTitle', { site: site.name }), confirmBody({ ...p, st }, site, signed.csrf), revokePath(clientId), signed);
+  send(
+    p,
+    200,
+    st('disconnectTitle', { site: site.name }),
+    confirmBody({ ...p, st }, site, signed.csrf),
+    revokePath(clientId),
+    signed,
+  );
 }
 
 type SitesView = View & { st: SsoTranslate };
 
-function sitesBody({ t, st, lang }: SitesView, sites: ConnectedSite[], words: { notice?: string; error?: string }): SafeHtml {
+function sitesBody(
+  { t, st, lang }: SitesView,
+  sites: ConnectedSite[],
+  words: { notice?: string; error?: string },
+): SafeHtml {
   const service = t('appName');
   return html`<h1>${t('navSites')}</h1>
 ${message('notice', words.notice)}${message('error', words.error)}

@@ -52,7 +52,9 @@ export function connectedSiteRoutes(api: Api, services: Services): void {
     summary: 'Disconnect a site: it asks my consent again, and its access tokens for me stop working',
     description: '404 `not_found` for a client that is unknown or not connected to me.',
     params: z.object({ client_id: z.string().max(128) }),
-    responses: { 200: { description: 'The site as it was, now revoked', schema: Site.extend({ revoked_at: z.iso.datetime() }) } },
+    responses: {
+      200: { description: 'The site as it was, now revoked', schema: Site.extend({ revoked_at: z.iso.datetime() }) },
+    },
     handler: async (ctx, { params }) => {
       const revoked = await revokeSite(services.db, (ctx.state.user as User).id, params.client_id);
       if (!revoked) throw notFound('No connected site has this client_id.');

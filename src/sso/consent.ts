@@ -14,7 +14,10 @@ import { CONSENT_PATH, browserSession, issueAndRedirect, refuse, requestPath, se
 
 export function consentRoutes(api: Api, services: Services): void {
   const pageResponses = {
-    400: { description: 'Unknown client, a redirect URI the client did not register, or no state: a page, never a redirect', contentType: 'text/html' },
+    400: {
+      description: 'Unknown client, a redirect URI the client did not register, or no state: a page, never a redirect',
+      contentType: 'text/html',
+    },
   };
 
   api.route({
@@ -44,13 +47,17 @@ export function consentRoutes(api: Api, services: Services): void {
     path: CONSENT_PATH,
     operationId: 'ssoConsentDecision',
     summary: 'Allow (a code for the client) or Cancel (error=access_denied)',
-    description: 'The authorization request travels in hidden fields with `decision` (`allow` or `cancel`) and the form token `_csrf`.',
+    description:
+      'The authorization request travels in hidden fields with `decision` (`allow` or `cancel`) and the form token `_csrf`.',
     tags: ['SSO'],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The consent form' },
     bodyLimitBytes: FORM_LIMIT_BYTES,
     responses: {
       ...pageResponses,
-      303: { description: 'To the client with code, state and iss, or error=access_denied; to the login form when not signed in' },
+      303: {
+        description:
+          'To the client with code, state and iss, or error=access_denied; to the login form when not signed in',
+      },
       403: { description: 'The form token is missing or wrong', contentType: 'text/html' },
     },
     handler: ssoPage(services, async (p, params, form) => {
@@ -63,9 +70,20 @@ export function consentRoutes(api: Api, services: Services): void {
       const { request } = checked;
       if (!session) return sendTo(p.ctx, requestPath('/sso/authorize', request), 303);
       const decision = form?.get('decision');
-      if (decision === 'allow') return issueAndRedirect(p.ctx, services, request, session.user.id, session.signedInAt, 303);
+      if (decision === 'allow')
+        return issueAndRedirect(p.ctx, services, request, session.user.id, session.signedInAt, 303);
       if (decision === 'cancel') {
-        return refuse(p.ctx, services, { target: request.target, state: request.state, error: 'access_denied', description: 'The user did not allow this client.' }, 303);
+        return refuse(
+          p.ctx,
+          services,
+          {
+            target: request.target,
+            state: request.state,
+            error: 'access_denied',
+            description: 'The user did not allow this client.',
+          },
+          303,
+        );
       }
       await consentPage(p, services, request, session, 400);
     }),

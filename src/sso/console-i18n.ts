@@ -4,12 +4,14 @@ import type { Lang } from '../web/i18n.ts';
 
 const en = {
   title: 'SSO clients',
-  intro: 'Sites that sign people in with svc ID. A marketplace’s automatic client is made with the marketplace and follows its settings.',
+  intro:
+    'Sites that sign people in with svc ID. A marketplace’s automatic client is made with the marketplace and follows its settings.',
   clientId: 'Client ID',
   clientIdHint: '1–128 letters, digits and . _ ~ -, starting with a letter or digit; the site sends it as client_id.',
   name: 'Name',
   redirectUris: 'Redirect URIs',
-  redirectUrisHint: 'One or more, separated by spaces or new lines: exact https addresses (plain http only on localhost), or https://*.example.com/path for any subdomain.',
+  redirectUrisHint:
+    'One or more, separated by spaces or new lines: exact https addresses (plain http only on localhost), or https://*.example.com/path for any subdomain.',
   kind: 'Kind',
   automatic: 'automatic, of a marketplace',
   registeredHere: 'registered here',
@@ -22,11 +24,13 @@ const en = {
   registerTitle: 'Register a client',
   registerButton: 'Register',
   registeredTitle: 'Client {client} is registered',
-  secretOnce: 'Give this secret to the site’s developers. It is shown here once; later only with “Reveal the secret”, which the audit log records.',
+  secretOnce:
+    'Give this secret to the site’s developers. It is shown here once; later only with “Reveal the secret”, which the audit log records.',
   openCard: 'Open the client’s card',
   cardTitle: 'SSO client {client}',
   allClients: 'All SSO clients',
-  marketplaceOwned: 'This client was made with a marketplace: its name and redirect URI follow the marketplace’s settings. Here it can only be disabled and enabled.',
+  marketplaceOwned:
+    'This client was made with a marketplace: its name and redirect URI follow the marketplace’s settings. Here it can only be disabled and enabled.',
   openMarketplace: 'Open the marketplace',
   secret: 'Client secret',
   revealButton: 'Reveal the secret',
@@ -38,21 +42,24 @@ const en = {
   editTitle: 'Name and redirect URIs',
   rotateButton: 'Rotate the secret',
   rotateConfirmTitle: 'Rotate the secret of {client}?',
-  rotateConfirmText: 'A new secret is made and the current one stops working at once: the site’s sign-ins fail until its server uses the new secret.',
+  rotateConfirmText:
+    'A new secret is made and the current one stops working at once: the site’s sign-ins fail until its server uses the new secret.',
   rotateConfirmButton: 'Yes, rotate',
   rotatedTitle: 'The secret of {client} was rotated',
   rotatedText: 'The old secret no longer works. Here is the new one; it is shown once.',
   disableButton: 'Disable',
   enableButton: 'Enable',
   disableConfirmTitle: 'Disable {client}?',
-  disableConfirmText: 'At once its sign-in requests end on an error page, its code exchanges fail with invalid_client, and its access tokens stop working. You can enable it again.',
+  disableConfirmText:
+    'At once its sign-in requests end on an error page, its code exchanges fail with invalid_client, and its access tokens stop working. You can enable it again.',
   disableConfirmButton: 'Yes, disable',
   enableConfirmTitle: 'Enable {client}?',
   enableConfirmText: 'It can sign people in again at once, with its current secret.',
   enableConfirmButton: 'Yes, enable',
   deleteButton: 'Delete',
   deleteConfirmTitle: 'Delete {client}?',
-  deleteConfirmText: 'The client, its codes, its tokens and its users’ consents are deleted for good, and the client ID becomes free. This cannot be undone; disabling can.',
+  deleteConfirmText:
+    'The client, its codes, its tokens and its users’ consents are deleted for good, and the client ID becomes free. This cannot be undone; disabling can.',
   deleteConfirmButton: 'Yes, delete',
   done_saved: 'Saved.',
   done_disabled: 'The client is disabled: it cannot sign anyone in.',
@@ -68,12 +75,15 @@ export type SsoConsoleMessage = keyof typeof en;
 
 const ru: Record<SsoConsoleMessage, string> = {
   title: 'Клиенты SSO',
-  intro: 'Сайты, которые впускают людей через svc ID. Автоматический клиент маркетплейса создаётся вместе с маркетплейсом и следует его настройкам.',
+  intro:
+    'Сайты, которые впускают людей через svc ID. Автоматический клиент маркетплейса создаётся вместе с маркетплейсом и следует его настройкам.',
   clientId: 'Идентификатор клиента',
-  clientIdHint: '1–128 латинских букв, цифр и . _ ~ -, первый символ — буква или цифра; сайт передаёт его как client_id.',
+  clientIdHint:
+    '1–128 латинских букв, цифр и . _ ~ -, первый символ — буква или цифра; сайт передаёт его как client_id.',
   name: 'Название',
   redirectUris: 'Адреса возврата',
-  redirectUrisHint: 'Один или несколько через пробел или с новой строки: точные адреса https (http только для localhost) или https://*.example.com/path для любого поддомена.',
+  redirectUrisHint:
+    'Один или несколько через пробел или с новой строки: точные адреса https (http только для localhost) или https://*.example.com/path для любого поддомена.',
   kind: 'Вид',
   automatic: 'автоматический, маркетплейса',
   registeredHere: 'зарегистрирован здесь',
@@ -86,11 +96,13 @@ const ru: Record<SsoConsoleMessage, string> = {
   registerTitle: 'Зарегистрировать клиента',
   registerButton: 'Зарегистрировать',
   registeredTitle: 'Клиент {client} зарегистрирован',
-  secretOnce: 'Передайте этот секрет разработчикам сайта. Здесь он показан один раз; позже — только кнопкой «Показать секрет», и это попадёт в журнал аудита.',
+  secretOnce:
+    'Передайте этот секрет разработчикам сайта. Здесь он показан один раз; позже — только кнопкой «Показать секрет», и это попадёт в журнал аудита.',
   openCard: 'Открыть карточку клиента',
   cardTitle: 'Клиент SSO {client}',
   allClients: 'Все клиенты SSO',
-  marketplaceOwned: 'Этот клиент создан вместе с маркетплейсом: его название и адрес возврата следуют настройкам маркетплейса. Здесь его можно только отключить и включить.',
+  marketplaceOwned:
+    'Этот клиент создан вместе с маркетплейсом: его название и адрес возврата следуют настройкам маркетплейса. Здесь его можно только отключить и включить.',
   openMarketplace: 'Открыть маркетплейс',
   secret: 'Секрет клиента',
   revealButton: 'Показать секрет',
@@ -102,21 +114,24 @@ const ru: Record<SsoConsoleMessage, string> = {
   editTitle: 'Название и адреса возврата',
   rotateButton: 'Заменить секрет',
   rotateConfirmTitle: 'Заменить секрет клиента {client}?',
-  rotateConfirmText: 'Будет создан новый секрет, а текущий сразу перестанет работать: входы через сайт не будут проходить, пока его сервер не начнёт использовать новый секрет.',
+  rotateConfirmText:
+    'Будет создан новый секрет, а текущий сразу перестанет работать: входы через сайт не будут проходить, пока его сервер не начнёт использовать новый секрет.',
   rotateConfirmButton: 'Да, заменить',
   rotatedTitle: 'Секрет клиента {client} заменён',
   rotatedText: 'Старый секрет больше не работает. Вот новый; он показан один раз.',
   disableButton: 'Отключить',
   enableButton: 'Включить',
   disableConfirmTitle: 'Отключить {client}?',
-  disableConfirmText: 'Сразу же его запросы входа закончатся страницей ошибки, обмен кодов будет отклоняться с invalid_client, а его токены доступа перестанут работать. Его можно будет включить снова.',
+  disableConfirmText:
+    'Сразу же его запросы входа закончатся страницей ошибки, обмен кодов будет отклоняться с invalid_client, а его токены доступа перестанут работать. Его можно будет включить снова.',
   disableConfirmButton: 'Да, отключить',
   enableConfirmTitle: 'Включить {client}?',
   enableConfirmText: 'Он сразу снова сможет впускать людей со своим текущим секретом.',
   enableConfirmButton: 'Да, включить',
   deleteButton: 'Удалить',
   deleteConfirmTitle: 'Удалить {client}?',
-  deleteConfirmText: 'Клиент, его коды, токены и согласия пользователей удаляются навсегда, идентификатор клиента освобождается. Это нельзя отменить, в отличие от отключения.',
+  deleteConfirmText:
+    'Клиент, его коды, токены и согласия пользователей удаляются навсегда, идентификатор клиента освобождается. Это нельзя отменить, в отличие от отключения.',
   deleteConfirmButton: 'Да, удалить',
   done_saved: 'Сохранено.',
   done_disabled: 'Клиент отключён: он никого не может впустить.',
@@ -132,5 +147,6 @@ export type SsoConsoleTranslate = (key: SsoConsoleMessage, values?: Record<strin
 
 export function ssoConsoleTranslator(lang: Lang): SsoConsoleTranslate {
   const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+  return (key, values = {}) =>
+    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
 }

@@ -9,7 +9,17 @@ import { Problem, problem } from '../http/problem.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
-import { clientCard, clientSummary, createClient, deleteClient, listClients, rotateSecret, updateClient, type ClientCard, type ClientSummary } from './clients.ts';
+import {
+  clientCard,
+  clientSummary,
+  createClient,
+  deleteClient,
+  listClients,
+  rotateSecret,
+  updateClient,
+  type ClientCard,
+  type ClientSummary,
+} from './clients.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
 import { ClientId } from './routes.ts';
 import { ssoConsoleTranslator, type SsoConsoleMessage, type SsoConsoleTranslate } from './console-i18n.ts';
@@ -44,7 +54,10 @@ export function ssoConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const after = typeof p.ctx.query.starting_after === 'string' && ClientId.safeParse(p.ctx.query.starting_after).success ? p.ctx.query.starting_after : undefined;
+      const after =
+        typeof p.ctx.query.starting_after === 'string' && ClientId.safeParse(p.ctx.query.starting_after).success
+          ? p.ctx.query.starting_after
+          : undefined;
       const notice = doneOf(p.ctx.query.done) === 'deleted' ? p.s('done_deleted') : undefined;
       const page = await listClients(db, { limit: PAGE_SIZE, starting_after: after });
       send(p, 200, p.s('title'), listBody(p, page, { notice }), undefined, p.admin);
@@ -56,23 +69,50 @@ export function ssoConsolePages(api: Api, services: Services): void {
     consolePage(services, async (cp) => {
       const p = withWords(cp);
       const form = await consoleForm(p);
-      const fields = { client_id: (form.get('client_id') ?? '').trim(), name: (form.get('name') ?? '').trim(), redirect_uris: uriText(form.get('redirect_uris') ?? '') };
+      const fields = {
+        client_id: (form.get('client_id') ?? '').trim(),
+        name: (form.get('name') ?? '').trim(),
+        redirect_uris: uriText(form.get('redirect_uris') ?? ''),
+      };
       const refuse = async (status: number, error: string) =>
-        send(p, status, p.s('title'), listBody(p, await listClients(db, { limit: PAGE_SIZE }), { error, fields }), LIST, p.admin);
+        send(
+          p,
+          status,
+          p.s('title'),
+          listBody(p, await listClients(db, { limit: PAGE_SIZE }), { error, fields }),
+          LIST,
+          p.admin,
+        );
       if (!ClientId.safeParse(fields.client_id).success) return refuse(400, p.s('badClientId'));
       if (!fields.name || fields.name.length > NAME_MAX) return refuse(400, p.s('badName'));
       const uris = parseRedirectUris(fields.redirect_uris);
       if ('problem' in uris) return refuse(400, p.s('badRedirectUris', { reason: uris.problem }));
       let created: ClientCard;
       try {
-        created = await createClient(db, masterKey, { client_id: fields.client_id, name: fields.name, redirect_uris: uris.uris });
+        created = await createClient(db, masterKey, {
+          client_id: fields.client_id,
+          name: fields.name,
+          redirect_uris: uris.uris,
+        });
       } catch (error) {
         if (error instanceof Problem && error.code === 'client_id_taken') return refuse(409, p.s('clientIdTaken'));
         throw error;
       }
-      await auditConsole(p, services, { action: 'createSsoClient', object_type: 'sso_client', object_id: created.client_id, after: created });
+      await auditConsole(p, services, {
+        action: 'createSsoClient',
+        object_type: 'sso_client',
+        object_id: created.client_id,
+        after: created,
+      });
       p.ctx.set('Cache-Control', 'no-store');
-      send(p, 201, p.s('registeredTitle', { client: created.name }), secretBody(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')), LIST, p.admin);
+      send(
+        p,
+        201,
+        p.s('registeredTitle', { client: created.name }),
+        secretBody(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')),
+        LIST,
+        p.admin,
+      );
     }),
   );
 
@@ -82,25 +122,40 @@ export function ssoConsolePages(api: Api, services: Services): void {
       const p = withWords(cp);
       const client = await findOr404(String(p.ctx.params.client_id));
       const done = doneOf(p.ctx.query.done);
-      send(p, 200, p.s('cardTitle', { client: client.name }), cardBody(p, client, { notice: done && p.s(`done_${done}`) }), undefined, p.admin);
+      send(
+        p,
+        200,
+        p.s('cardTitle', { client: client.name }),
+        cardBody(p, client, { notice: done && p.s(`done_${done}`) }),
+        undefined,
+        p.admin,
+      );
     }),
   );
 
   // A secret lets its holder act as the client: only the admin role reveals it, and each reveal is audited as the JSON card's read is.
   router.post(
     `${LIST}/:client_id/secret`,
-    consolePage(
-      services,
-      async (cp) => {
-        const p = withWords(cp);
-        await consoleForm(p);
-        const card = await clientCard(db, masterKey, String(p.ctx.params.client_id));
-        if (!card) throw notInConsole('SSO client');
-        await auditConsole(p, services, { action: 'revealSsoClientSecret', object_type: 'sso_client', object_id: card.client_id });
-        p.ctx.set('Cache-Control', 'no-store');
-        send(p, 200, p.s('revealedTitle', { client: card.name }), secretBody(p, card, p.s('revealedTitle', { client: card.name }), p.s('revealedText')), cardPath(card.client_id), p.admin);
-      },
-    ),
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      await consoleForm(p);
+      const card = await clientCard(db, masterKey, String(p.ctx.params.client_id));
+      if (!card) throw notInConsole('SSO client');
+      await auditConsole(p, services, {
+        action: 'revealSsoClientSecret',
+        object_type: 'sso_client',
+        object_id: card.client_id,
+      });
+      p.ctx.set('Cache-Control', 'no-store');
+      send(
+        p,
+        200,
+        p.s('revealedTitle', { client: card.name }),
+        secretBody(p, card, p.s('revealedTitle', { client: card.name }), p.s('revealedText')),
+        cardPath(card.client_id),
+        p.admin,
+      );
+    }),
   );
 
   router.post(
@@ -116,22 +171,50 @@ export function ssoConsolePages(api: Api, services: Services): void {
       if (intent === 'save') {
         const name = (form.get('name') ?? '').trim();
         const uris = parseRedirectUris(uriText(form.get('redirect_uris') ?? ''));
-        const error = !name || name.length > NAME_MAX ? p.s('badName') : 'problem' in uris ? p.s('badRedirectUris', { reason: uris.problem }) : undefined;
-        if (error || 'problem' in uris) return send(p, 400, p.s('cardTitle', { client: client.name }), cardBody(p, client, { error }), cardPath(client.client_id), p.admin);
+        const error =
+          !name || name.length > NAME_MAX
+            ? p.s('badName')
+            : 'problem' in uris
+              ? p.s('badRedirectUris', { reason: uris.problem })
+              : undefined;
+        if (error || 'problem' in uris)
+          return send(
+            p,
+            400,
+            p.s('cardTitle', { client: client.name }),
+            cardBody(p, client, { error }),
+            cardPath(client.client_id),
+            p.admin,
+          );
         const changed = await updateClient(db, client.client_id, { name, redirect_uris: uris.uris });
         if (!changed) throw notInConsole('SSO client');
         await audit('updateSsoClient', changed.before, changed.after);
         return redirect(p.ctx, `${cardPath(client.client_id)}?done=saved`);
       }
       if (!isConfirmed(intent)) throw problem('validation_failed', 'Save, rotate, disable, enable or delete.');
-      if (form.get('confirmed') !== 'yes') return send(p, 200, p.s(CONFIRMED[intent][0], { client: client.name }), confirmBody(p, client, intent), cardPath(client.client_id), p.admin);
+      if (form.get('confirmed') !== 'yes')
+        return send(
+          p,
+          200,
+          p.s(CONFIRMED[intent][0], { client: client.name }),
+          confirmBody(p, client, intent),
+          cardPath(client.client_id),
+          p.admin,
+        );
 
       if (intent === 'rotate') {
         const rotated = await rotateSecret(db, masterKey, client.client_id);
         if (!rotated) throw notInConsole('SSO client');
         await audit('rotateSsoClientSecret', client, rotated);
         p.ctx.set('Cache-Control', 'no-store');
-        return send(p, 200, p.s('rotatedTitle', { client: client.name }), secretBody(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')), cardPath(client.client_id), p.admin);
+        return send(
+          p,
+          200,
+          p.s('rotatedTitle', { client: client.name }),
+          secretBody(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')),
+          cardPath(client.client_id),
+          p.admin,
+        );
       }
       if (intent === 'delete') {
         const deleted = await deleteClient(db, client.client_id);
@@ -162,19 +245,28 @@ function listBody(
   state: { notice?: string; error?: string; fields?: { client_id: string; name: string; redirect_uris: string } },
 ): SafeHtml {
   const { s, c } = p;
-  const next = page.has_more ? `${LIST}?${new URLSearchParams({ starting_after: page.items.at(-1)!.client_id })}` : undefined;
+  const next = page.has_more
+    ? `${LIST}?${new URLSearchParams({ starting_after: page.items.at(-1)!.client_id })}`
+    : undefined;
   return html`<h1>${s('title')}</h1><p class="muted">${s('intro')}</p>
 ${message('notice', state.notice)}${message('error', state.error)}
-${page.items.length === 0 ? html`<p>${s('noClients')}</p>` : html`<div class="table"><table>
+${
+  page.items.length === 0
+    ? html`<p>${s('noClients')}</p>`
+    : html`<div class="table"><table>
 <thead><tr><th>${s('clientId')}</th><th>${s('name')}</th><th>${s('kind')}</th><th>${s('state')}</th><th>${s('created')}</th></tr></thead>
 <tbody>${page.items.map(
-      (client) => html`<tr><td><a href="${cardPath(client.client_id)}"><code>${client.client_id}</code></a></td><td>${client.name}</td>
+        (
+          client,
+        ) => html`<tr><td><a href="${cardPath(client.client_id)}"><code>${client.client_id}</code></a></td><td>${client.name}</td>
 <td>${client.automatic ? html`<span class="status">${s('automatic')}</span>` : s('registeredHere')}</td>
 <td>${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</td><td>${when(client.created_at)}</td></tr>`,
-    )}</tbody></table></div>`}
+      )}</tbody></table></div>`
+}
 ${next && html`<p><a href="${next}">${c('next')}</a></p>`}
-${canChange(p)
-  ? html`<section aria-labelledby="register"><h2 id="register">${s('registerTitle')}</h2>
+${
+  canChange(p)
+    ? html`<section aria-labelledby="register"><h2 id="register">${s('registerTitle')}</h2>
 <form method="post" action="${LIST}">${csrfField(p.admin.csrf)}
 <label for="client_id">${s('clientId')}</label><input id="client_id" name="client_id" required maxlength="128" value="${state.fields?.client_id ?? ''}" aria-describedby="client-id-hint">
 <p class="hint" id="client-id-hint">${s('clientIdHint')}</p>
@@ -182,7 +274,8 @@ ${canChange(p)
 <label for="redirect_uris">${s('redirectUris')}</label><textarea id="redirect_uris" name="redirect_uris" rows="3" required aria-describedby="uris-hint">${state.fields?.redirect_uris ?? ''}</textarea>
 <p class="hint" id="uris-hint">${s('redirectUrisHint')}</p>
 <div><button type="submit">${s('registerButton')}</button></div></form></section>`
-  : html`<p class="muted">${s('readOnly')}</p>`}`;
+    : html`<p class="muted">${s('readOnly')}</p>`
+}`;
 }
 
 function cardBody(p: SsoPage, client: ClientSummary, state: { notice?: string; error?: string }): SafeHtml {
@@ -202,22 +295,30 @@ ${message('notice', state.notice)}${message('error', state.error)}
 <dt>${s('rotatedAt')}</dt><dd>${client.secret_rotated_at ? when(client.secret_rotated_at) : s('never')}</dd>
 </dl>
 ${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/admin/view/marketplaces/${client.marketplace_id!}">${s('openMarketplace')}</a></p>`}
-${canChange(p) && html`<section aria-labelledby="secret" class="card"><h2 id="secret">${s('secret')}</h2>
+${
+  canChange(p) &&
+  html`<section aria-labelledby="secret" class="card"><h2 id="secret">${s('secret')}</h2>
 <form method="post" action="${path}/secret">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${s('revealButton')}</button></form>
-<p class="hint">${s('revealHint')}</p></section>`}
-${canChange(p)
-  ? html`${!client.automatic && html`<section aria-labelledby="edit"><h2 id="edit">${s('editTitle')}</h2>
+<p class="hint">${s('revealHint')}</p></section>`
+}
+${
+  canChange(p)
+    ? html`${
+        !client.automatic &&
+        html`<section aria-labelledby="edit"><h2 id="edit">${s('editTitle')}</h2>
 <form method="post" action="${path}">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="save">
 <label for="name">${s('name')}</label><input id="name" name="name" required maxlength="${NAME_MAX}" value="${client.name}">
 <label for="redirect_uris">${s('redirectUris')}</label><textarea id="redirect_uris" name="redirect_uris" rows="4" required aria-describedby="uris-hint">${client.redirect_uris.split(' ').join('\n')}</textarea>
 <p class="hint" id="uris-hint">${s('redirectUrisHint')}</p>
-<div><button type="submit">${c('save')}</button></div></form></section>`}
+<div><button type="submit">${c('save')}</button></div></form></section>`
+      }
 <div class="actions">
 ${intentForm('rotate', s('rotateButton'), 'secondary')}
 ${client.disabled ? intentForm('enable', s('enableButton'), 'secondary') : intentForm('disable', s('disableButton'), 'danger')}
 ${!client.automatic && intentForm('delete', s('deleteButton'), 'danger')}
 </div>`
-  : html`<p class="muted">${s('readOnly')}</p>`}`;
+    : html`<p class="muted">${s('readOnly')}</p>`
+}`;
 }
 
 function confirmBody(p: SsoPage, client: ClientSummary, intent: Confirmed): SafeHtml {

@@ -14,7 +14,10 @@ export interface ConnectedSite {
 /** Whether the browser must ask the user before this client gets a code. */
 export async function consentNeeded(db: Db, client: SsoClient, userId: string): Promise<boolean> {
   if (client.marketplace_id !== null) return false;
-  const result = await db.query('SELECT 1 FROM sso_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, client.client_id]);
+  const result = await db.query(
+    'SELECT 1 FROM sso_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+    [userId, client.client_id],
+  );
   return result.rowCount === 0;
 }
 
@@ -43,7 +46,11 @@ export async function connectedSites(db: Db, userId: string): Promise<ConnectedS
  * first statement: a code exchange holding it (src/sso/codes.ts) finishes first, and the second statement, which reads
  * afresh, revokes the token it issued; an exchange that comes later finds the grant revoked.
  */
-export async function revokeSite(db: Db, userId: string, clientId: string): Promise<(ConnectedSite & { revoked_at: Date }) | undefined> {
+export async function revokeSite(
+  db: Db,
+  userId: string,
+  clientId: string,
+): Promise<(ConnectedSite & { revoked_at: Date }) | undefined> {
   return inTransaction(db, async (client) => {
     const result = await client.query<ConnectedSite & { revoked_at: Date }>(
       `WITH revoked AS (
@@ -54,7 +61,10 @@ export async function revokeSite(db: Db, userId: string, clientId: string): Prom
       [userId, clientId],
     );
     if (result.rowCount === 0) return undefined;
-    await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL', [userId, clientId]);
+    await client.query(
+      'UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL',
+      [userId, clientId],
+    );
     await client.query(
       `UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND client_id = $2 AND consumed_at IS NULL AND expires_at > now()`,
       [userId, clientId],

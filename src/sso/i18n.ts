@@ -20,9 +20,11 @@ const en = {
   receivesOrg: 'your personal organization: its identifier and name ({org})',
   allow: 'Allow',
   cancel: 'Cancel',
-  consentHint: 'Either way you return to {host}. You can disconnect the site at any time under Connected sites in your cabinet.',
+  consentHint:
+    'Either way you return to {host}. You can disconnect the site at any time under Connected sites in your cabinet.',
   // Connected sites
-  sitesIntro: 'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and personal organization.',
+  sitesIntro:
+    'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and personal organization.',
   noSites: 'You have not signed in to any site with {service} yet.',
   connectedOn: 'Connected on {date}',
   lastSignIn: 'last sign-in on {date}',
@@ -63,8 +65,10 @@ const ru: Record<SsoMessage, string> = {
   receivesOrg: 'вашу личную организацию: её идентификатор и название ({org})',
   allow: 'Разрешить',
   cancel: 'Отмена',
-  consentHint: 'В любом случае вы вернётесь на {host}. Отключить сайт можно в любой момент в разделе «Подключённые сайты» вашего кабинета.',
-  sitesIntro: 'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и личную организацию.',
+  consentHint:
+    'В любом случае вы вернётесь на {host}. Отключить сайт можно в любой момент в разделе «Подключённые сайты» вашего кабинета.',
+  sitesIntro:
+    'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и личную организацию.',
   noSites: 'Вы ещё не входили ни на один сайт через {service}.',
   connectedOn: 'Подключён {date}',
   lastSignIn: 'последний вход {date}',
@@ -92,7 +96,8 @@ const MESSAGES: Record<Lang, Record<SsoMessage, string>> = { en, ru };
 export type SsoTranslate = (key: SsoMessage, values?: Record<string, string | number>) => string;
 
 export function ssoTranslator(lang: Lang): SsoTranslate {
-  return (key, values = {}) => MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
+  return (key, values = {}) =>
+    MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
 }
 
 export function isSsoMessage(value: string): value is SsoMessage {
@@ -102,6 +107,9 @@ export function isSsoMessage(value: string): value is SsoMessage {
 /** `lang`, then OpenID Connect's `ui_locales` (first of en/ru), then Accept-Language. */
 export function ssoLang(lang: string | undefined, uiLocales: string | undefined, acceptLanguage: string): Lang {
   if (isLang(lang)) return lang;
-  const asked = (uiLocales ?? '').split(' ').map((tag) => tag.split('-')[0]!.toLowerCase()).find(isLang);
+  const asked = (uiLocales ?? '')
+    .split(' ')
+    .map((tag) => tag.split('-')[0]!.toLowerCase())
+    .find(isLang);
   return asked ?? preferredLang(acceptLanguage);
 }

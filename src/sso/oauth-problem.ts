@@ -5,7 +5,8 @@ import { ProblemSchema } from '../http/api.ts';
 import { Problem, type ProblemOptions } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 
-export type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
+export type OAuthError =
+  'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
 
 export class OAuthProblem<C extends ProblemCode = ProblemCode> extends Problem<C> {
   constructor(
@@ -23,26 +24,45 @@ export class OAuthProblem<C extends ProblemCode = ProblemCode> extends Problem<C
 }
 
 export const invalidClient = (challenge?: string) =>
-  new OAuthProblem('invalid_client', 'invalid_client', 'The client_id and client_secret do not match a registered SSO client.', {
-    headers: challenge ? { 'WWW-Authenticate': challenge } : {},
-  });
+  new OAuthProblem(
+    'invalid_client',
+    'invalid_client',
+    'The client_id and client_secret do not match a registered SSO client.',
+    {
+      headers: challenge ? { 'WWW-Authenticate': challenge } : {},
+    },
+  );
 
 export const invalidRequest = (detail: string) => new OAuthProblem('validation_failed', 'invalid_request', detail);
 
 /** What the SSO and OpenID Connect endpoints answer on 400 and 401: a problem with RFC 6749's members. */
 export const OAuthProblemSchema = ProblemSchema.extend({
-  error: z.enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_token']).describe('RFC 6749 error code'),
+  error: z
+    .enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_token'])
+    .describe('RFC 6749 error code'),
   error_description: z.string().describe('The same text as detail'),
 }).meta({ title: 'OAuthProblem', description: 'RFC 9457 problem details with the RFC 6749 error members' });
 
 /** The documented 400 and 401 answers of an SSO endpoint. */
 export const oauthProblemResponses = {
-  400: { description: 'A bad request (`invalid_request`) or a code that cannot be used (`invalid_grant`)', schema: OAuthProblemSchema, contentType: 'application/problem+json' },
-  401: { description: 'Wrong client credentials (`invalid_client`) or access token (`invalid_token`)', schema: OAuthProblemSchema, contentType: 'application/problem+json' },
+  400: {
+    description: 'A bad request (`invalid_request`) or a code that cannot be used (`invalid_grant`)',
+    schema: OAuthProblemSchema,
+    contentType: 'application/problem+json',
+  },
+  401: {
+    description: 'Wrong client credentials (`invalid_client`) or access token (`invalid_token`)',
+    schema: OAuthProblemSchema,
+    contentType: 'application/problem+json',
+  },
 };
 
 /** The route's own validation failures as `invalid_request`, so OAuth libraries read them too. */
 export function asOAuthProblem(problem: Problem): Problem {
   if (problem instanceof OAuthProblem || problem.status !== 400) return problem;
-  return new OAuthProblem(problem.code, 'invalid_request', problem.message, { status: problem.status, headers: problem.headers, errors: problem.errors });
+  return new OAuthProblem(problem.code, 'invalid_request', problem.message, {
+    status: problem.status,
+    headers: problem.headers,
+    errors: problem.errors,
+  });
 }

@@ -69,7 +69,9 @@ export function oidcRoutes(api: Api, services: Services): void {
     path: '/sso/jwks',
     operationId: 'ssoJwks',
     summary: 'The public keys that sign ID tokens (JWKS)',
-    responses: { 200: { description: 'The key set', schema: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }) } },
+    responses: {
+      200: { description: 'The key set', schema: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }) },
+    },
     handler: async (ctx) => {
       publicDocument(ctx);
       ctx.body = { keys: await publishedKeys(services.db) };
@@ -104,13 +106,18 @@ export function oidcRoutes(api: Api, services: Services): void {
       const redirectUri = field('redirect_uri');
       const refusal =
         field('grant_type') !== 'authorization_code'
-          ? new OAuthProblem('unsupported_grant_type', 'unsupported_grant_type', 'grant_type must be authorization_code.')
+          ? new OAuthProblem(
+              'unsupported_grant_type',
+              'unsupported_grant_type',
+              'grant_type must be authorization_code.',
+            )
           : !code || !redirectUri
             ? invalidRequest('code and redirect_uri are required.')
             : undefined;
       if (refusal) {
         // A client that does not authenticate learns nothing else (RFC 6749 §5.2 puts invalid_client first).
-        if (!(await authenticateClient(services.db, credentials.id, credentials.secret))) throw invalidClient(credentials.challenge);
+        if (!(await authenticateClient(services.db, credentials.id, credentials.secret)))
+          throw invalidClient(credentials.challenge);
         throw refusal;
       }
       const accessToken = newAccessToken();
@@ -123,10 +130,21 @@ export function oidcRoutes(api: Api, services: Services): void {
         accessToken: { token: accessToken, ttlSeconds },
         clientChallenge: credentials.challenge,
       });
-      const idToken = await signIdToken(services.db, services.masterKey, { issuer: base(), clientId: credentials.id, redeemed, ttlSeconds });
+      const idToken = await signIdToken(services.db, services.masterKey, {
+        issuer: base(),
+        clientId: credentials.id,
+        redeemed,
+        ttlSeconds,
+      });
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Pragma', 'no-cache');
-      ctx.body = { access_token: accessToken, token_type: 'Bearer', expires_in: ttlSeconds, id_token: idToken, scope: redeemed.scope };
+      ctx.body = {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: ttlSeconds,
+        id_token: idToken,
+        scope: redeemed.scope,
+      };
     },
   });
 
@@ -138,15 +156,23 @@ export function oidcRoutes(api: Api, services: Services): void {
       operationId: method === 'get' ? 'oidcUserinfo' : 'oidcUserinfoPost',
       summary: 'The signed-in user, for the access token',
       security: ['ssoAccessToken'],
-      responses: { 200: { description: 'The claims', schema: Profile.extend({ sub: z.uuid() }) }, 401: oauthProblemResponses[401] },
+      responses: {
+        200: { description: 'The claims', schema: Profile.extend({ sub: z.uuid() }) },
+        401: oauthProblemResponses[401],
+      },
       handler: async (ctx) => {
         const token = bearerToken(ctx.get('Authorization'));
         const claims = token ? await userInfo(services.db, token) : undefined;
         if (!claims) {
           const error = token ? ', error="invalid_token"' : '';
-          throw new OAuthProblem('unauthorized', 'invalid_token', 'Send a valid access token as Authorization: Bearer <token>.', {
-            headers: { 'WWW-Authenticate': `Bearer realm="sso"${error}` },
-          });
+          throw new OAuthProblem(
+            'unauthorized',
+            'invalid_token',
+            'Send a valid access token as Authorization: Bearer <token>.',
+            {
+              headers: { 'WWW-Authenticate': `Bearer realm="sso"${error}` },
+            },
+          );
         }
         ctx.set('Cache-Control', 'no-store');
         ctx.body = claims;
@@ -170,13 +196,15 @@ function clientCredentials(ctx: Context, bodyId: string | undefined, bodySecret:
   }
   const basic = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization);
   if (!basic) throw invalidClient(BASIC_CHALLENGE);
-  if (bodySecret !== undefined) throw invalidRequest('Authenticate the client one way: HTTP Basic or client_secret in the form, not both.');
+  if (bodySecret !== undefined)
+    throw invalidRequest('Authenticate the client one way: HTTP Basic or client_secret in the form, not both.');
   const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   // RFC 6749 §2.3.1: both halves are form-urlencoded before they are joined.
   const [id, secret] = colon < 0 ? [] : [decoded.slice(0, colon), decoded.slice(colon + 1)].map(formDecode);
   if (!id || !secret) throw invalidClient(BASIC_CHALLENGE);
-  if (bodyId !== undefined && bodyId !== id) throw invalidRequest('client_id in the form differs from the one in Authorization.');
+  if (bodyId !== undefined && bodyId !== id)
+    throw invalidRequest('client_id in the form differs from the one in Authorization.');
   return { id, secret, challenge: BASIC_CHALLENGE };
 }
 

@@ -30,7 +30,10 @@ export async function browserSession(ctx: Context, services: Services): Promise<
 
 /** When the cabinet session behind this token began. */
 export async function sessionStartedAt(services: Services, token: string): Promise<Date | undefined> {
-  const result = await services.db.query<{ created_at: Date }>('SELECT created_at FROM cabinet_sessions WHERE token_hash = $1', [hashSecret(token)]);
+  const result = await services.db.query<{ created_at: Date }>(
+    'SELECT created_at FROM cabinet_sessions WHERE token_hash = $1',
+    [hashSecret(token)],
+  );
   return result.rows[0]?.created_at;
 }
 
@@ -40,10 +43,26 @@ export function requestPath(path: string, request: AuthorizeRequest, extra: Reco
 }
 
 /** A signed-in user in the browser: the code, unless the client still needs their consent (prompt=none: an error). */
-export async function continueSignedIn(ctx: Context, services: Services, request: AuthorizeRequest, session: Omit<BrowserSession, 'csrf'>, status: 302 | 303) {
+export async function continueSignedIn(
+  ctx: Context,
+  services: Services,
+  request: AuthorizeRequest,
+  session: Omit<BrowserSession, 'csrf'>,
+  status: 302 | 303,
+) {
   if (await consentNeeded(services.db, request.client, session.user.id)) {
     if (request.prompts.has('none')) {
-      return refuse(ctx, services, { target: request.target, state: request.state, error: 'consent_required', description: 'The user has not allowed this client yet.' }, status);
+      return refuse(
+        ctx,
+        services,
+        {
+          target: request.target,
+          state: request.state,
+          error: 'consent_required',
+          description: 'The user has not allowed this client yet.',
+        },
+        status,
+      );
     }
     return sendTo(ctx, requestPath(CONSENT_PATH, request), status);
   }
@@ -51,7 +70,14 @@ export async function continueSignedIn(ctx: Context, services: Services, request
 }
 
 /** A code for the client, sent to its redirect URI with state and iss (RFC 9207); the grant records this sign-in. */
-export async function issueAndRedirect(ctx: Context, services: Services, request: AuthorizeRequest, userId: string, authTime: Date | undefined, status: 302 | 303) {
+export async function issueAndRedirect(
+  ctx: Context,
+  services: Services,
+  request: AuthorizeRequest,
+  userId: string,
+  authTime: Date | undefined,
+  status: 302 | 303,
+) {
   await recordGrant(services.db, request.client.client_id, userId);
   const code = await issueCode(
     services.db,
@@ -70,8 +96,18 @@ export async function issueAndRedirect(ctx: Context, services: Services, request
 }
 
 /** An error the client handles (RFC 6749 §4.1.2.1), sent to its checked redirect URI with the state and iss. */
-export function refuse(ctx: Context, services: Services, refusal: { target: URL; state: string; error: string; description: string }, status: 302 | 303) {
-  const values = { error: refusal.error, error_description: refusal.description, state: refusal.state, iss: services.config.BASE_URL };
+export function refuse(
+  ctx: Context,
+  services: Services,
+  refusal: { target: URL; state: string; error: string; description: string },
+  status: 302 | 303,
+) {
+  const values = {
+    error: refusal.error,
+    error_description: refusal.description,
+    state: refusal.state,
+    iss: services.config.BASE_URL,
+  };
   sendTo(ctx, withParams(refusal.target, values), status);
 }
 

@@ -21,7 +21,10 @@ interface SsoPage extends Page {
 }
 
 /** Wraps a page handler: language, the headers every SSO page carries, parameters, and errors as pages. */
-export function ssoPage(services: Services, handler: (p: SsoPage, params: Params, form?: URLSearchParams) => Promise<void>) {
+export function ssoPage(
+  services: Services,
+  handler: (p: SsoPage, params: Params, form?: URLSearchParams) => Promise<void>,
+) {
   return async (ctx: Context) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
@@ -33,7 +36,10 @@ export function ssoPage(services: Services, handler: (p: SsoPage, params: Params
     try {
       const form = ctx.method === 'POST' ? await readForm(ctx) : undefined;
       params = form ? Params.fromForm(form) : Params.fromQuery(ctx.query);
-      p = pageFor(ctx, ssoLang(params.get('lang') ?? undefined, params.get('ui_locales') ?? undefined, ctx.get('Accept-Language')));
+      p = pageFor(
+        ctx,
+        ssoLang(params.get('lang') ?? undefined, params.get('ui_locales') ?? undefined, ctx.get('Accept-Language')),
+      );
       await handler(p, params, form);
     } catch (error) {
       errorPage(p, services, error, params?.authorizePath());
@@ -55,13 +61,30 @@ function errorPage(p: SsoPage, services: Services, error: unknown, getPath?: str
   const problem = error instanceof Problem ? error : undefined;
   // Programs that ask for JSON get the usual problem details from the error middleware.
   if (p.ctx.accepts('html', 'json') === 'json') throw error;
-  if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in an SSO page');
+  if (!problem)
+    ((p.ctx.state.log as Logger | undefined) ?? services.logger).error(
+      { err: error },
+      'unhandled error in an SSO page',
+    );
   for (const [name, value] of Object.entries(problem?.headers ?? {})) p.ctx.set(name, value);
   const words = !problem ? p.st('internal') : isSsoMessage(problem.code) ? p.st(problem.code) : p.st('generic');
-  send(p, problem?.status ?? 500, p.st('errorTitle'), errorBody(p, words, problem?.code ?? 'internal_error'), getPath ?? '/sso/authorize');
+  send(
+    p,
+    problem?.status ?? 500,
+    p.st('errorTitle'),
+    errorBody(p, words, problem?.code ?? 'internal_error'),
+    getPath ?? '/sso/authorize',
+  );
 }
 
-export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequest, status: number, email: string, error?: string): void {
+export function loginPage(
+  p: SsoPage,
+  services: Services,
+  request: AuthorizeRequest,
+  status: number,
+  email: string,
+  error?: string,
+): void {
   p.ctx.set('Content-Security-Policy', contentSecurityPolicy(request.target));
   const title = p.st('signInTo', { service: p.t('appName'), client: request.client.name });
   // After signing up the user is signed in afresh, so prompt=login would only ask for the new password once more.
@@ -80,7 +103,13 @@ export function loginPage(p: SsoPage, services: Services, request: AuthorizeRequ
 }
 
 /** What the client will receive and whether the user lets it: the first sign-in to a client in this browser. */
-export async function consentPage(p: SsoPage, services: Services, request: AuthorizeRequest, session: BrowserSession, status: number): Promise<void> {
+export async function consentPage(
+  p: SsoPage,
+  services: Services,
+  request: AuthorizeRequest,
+  session: BrowserSession,
+  status: number,
+): Promise<void> {
   p.ctx.set('Content-Security-Policy', contentSecurityPolicy(request.target));
   const org = await personalOrganization(services.db, session.user.id);
   const title = p.st('consentTitle', { client: request.client.name, service: p.t('appName') });

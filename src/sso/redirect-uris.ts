@@ -31,8 +31,13 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /** The checks shared by registration and authorize: absolute, canonical, no userinfo, no fragment, https or loopback http. */
 function checkUri(raw: string): Checked {
-  if (raw.length === 0 || raw.length > MAX_REDIRECT_URI_LENGTH) return { ok: false, reason: `must be 1 to ${MAX_REDIRECT_URI_LENGTH} characters` };
-  if (UNSAFE.test(raw)) return { ok: false, reason: 'must not contain whitespace, control characters, backslashes or non-ASCII characters' };
+  if (raw.length === 0 || raw.length > MAX_REDIRECT_URI_LENGTH)
+    return { ok: false, reason: `must be 1 to ${MAX_REDIRECT_URI_LENGTH} characters` };
+  if (UNSAFE.test(raw))
+    return {
+      ok: false,
+      reason: 'must not contain whitespace, control characters, backslashes or non-ASCII characters',
+    };
   if (raw.includes('#')) return { ok: false, reason: 'must not contain a fragment' };
   const parts = SCHEME_AND_AUTHORITY.exec(raw);
   if (!parts || !URL.canParse(raw)) return { ok: false, reason: 'must be an absolute https URL' };
@@ -41,7 +46,8 @@ function checkUri(raw: string): Checked {
     return { ok: false, reason: 'must use https (plain http only on a loopback address)' };
   }
   const authority = parts[2]!.toLowerCase();
-  if (authority.includes('@') || url.username || url.password) return { ok: false, reason: 'must not contain userinfo (user@)' };
+  if (authority.includes('@') || url.username || url.password)
+    return { ok: false, reason: 'must not contain userinfo (user@)' };
   const defaultPort = url.protocol === 'https:' ? '443' : '80';
   if (authority !== url.host && authority !== `${url.hostname}:${defaultPort}`) {
     return { ok: false, reason: 'must write the host canonically (no percent-encoding, no numeric shorthand)' };
@@ -69,7 +75,8 @@ export function parseRule(raw: string, allowWildcard = true): RedirectRule | { r
   const checked = checkUri(`https://${raw.slice('https://*.'.length)}`);
   if (!checked.ok) return { reason: checked.reason };
   const { url } = checked;
-  if (url.port !== '' || raw.slice(8).split(/[/?]/)[0]!.includes(':')) return { reason: 'a wildcard URI must use the default port' };
+  if (url.port !== '' || raw.slice(8).split(/[/?]/)[0]!.includes(':'))
+    return { reason: 'a wildcard URI must use the default port' };
   if (raw.includes('?')) return { reason: 'a wildcard URI must not have a query' };
   const domain = parseDomain(url.hostname, { allowPrivateDomains: true });
   if (domain.isIp || !isValidHost(url.hostname)) return { reason: 'a wildcard needs a domain name after *.' };
@@ -80,7 +87,10 @@ export function parseRule(raw: string, allowWildcard = true): RedirectRule | { r
 }
 
 /** Splits the space-separated registration string and checks each URI; the first problem names its URI. */
-export function parseRedirectUris(value: string, options: { wildcard?: boolean } = {}): { uris: string[] } | { problem: string } {
+export function parseRedirectUris(
+  value: string,
+  options: { wildcard?: boolean } = {},
+): { uris: string[] } | { problem: string } {
   const uris = value.split(' ').filter((uri) => uri !== '');
   if (uris.length === 0) return { problem: 'at least one redirect URI is required' };
   if (uris.length > MAX_REDIRECT_URIS) return { problem: `at most ${MAX_REDIRECT_URIS} redirect URIs` };
@@ -102,7 +112,8 @@ export function matchRedirectUri(presented: string, registered: readonly string[
   for (const raw of registered) {
     const rule = parseRule(raw);
     if ('reason' in rule) continue;
-    if (rule.kind === 'exact' ? matchesExact(url, presented, rule.url) : matchesWildcard(url, presented, rule)) return new URL(url.href);
+    if (rule.kind === 'exact' ? matchesExact(url, presented, rule.url) : matchesWildcard(url, presented, rule))
+      return new URL(url.href);
   }
   return undefined;
 }

@@ -26,10 +26,17 @@ const ClientSummary = ClientCard.omit({ client_secret: true });
 
 export const ClientId = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/, 'must be 1–128 letters, digits and . _ ~ - (starting with a letter or digit)');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/,
+    'must be 1–128 letters, digits and . _ ~ - (starting with a letter or digit)',
+  );
 
 export function ssoRoutes(api: Api, services: Services): void {
-  const admin = { tags: ['SSO administration'], security: ['adminToken'], use: [requireAdmin(services.db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)] };
+  const admin = {
+    tags: ['SSO administration'],
+    security: ['adminToken'],
+    use: [requireAdmin(services.db, services.config.SVC_BOOTSTRAP_ADMIN_TOKEN)],
+  };
   const ClientParams = z.object({ client_id: z.string().max(128) });
 
   authorizeRoutes(api, services);
@@ -52,7 +59,12 @@ export function ssoRoutes(api: Api, services: Services): void {
       client_secret: z.string().max(200),
       code: z.string().max(200),
       redirect_uri: z.string().max(2000),
-      code_verifier: z.string().min(43).max(128).optional().describe('PKCE, when the authorize step had a code_challenge'),
+      code_verifier: z
+        .string()
+        .min(43)
+        .max(128)
+        .optional()
+        .describe('PKCE, when the authorize step had a code_challenge'),
     }),
     responses: { 200: { description: 'The profile', schema: Profile }, ...oauthProblemResponses },
     mapProblem: asOAuthProblem,
@@ -91,12 +103,15 @@ export function ssoRoutes(api: Api, services: Services): void {
     path: '/admin/sso/clients',
     operationId: 'listSsoClients',
     summary: 'The SSO clients, newest first (without secrets)',
-    description: 'The marketplaces’ automatic clients have `automatic: true` and their `marketplace_id`. Pass the last item’s client_id as `starting_after` for the next page.',
+    description:
+      'The marketplaces’ automatic clients have `automatic: true` and their `marketplace_id`. Pass the last item’s client_id as `starting_after` for the next page.',
     query: z.object({
       limit: queryInt(1, 100).default(20).describe('Clients per page'),
       starting_after: ClientId.optional().describe('A client_id: the page continues after it'),
     }),
-    responses: { 200: { description: 'The clients', schema: z.object({ items: z.array(ClientSummary), has_more: z.boolean() }) } },
+    responses: {
+      200: { description: 'The clients', schema: z.object({ items: z.array(ClientSummary), has_more: z.boolean() }) },
+    },
     handler: async (ctx, { query }) => {
       ctx.body = await listClients(services.db, query);
     },
@@ -139,11 +154,20 @@ export function ssoRoutes(api: Api, services: Services): void {
       'its access tokens are refused at userinfo; enabling it restores all of that. A marketplace’s automatic client can ' +
       'only be disabled or enabled here: 409 `sso_client_of_marketplace` for name or redirect_uris.',
     params: ClientParams,
-    body: z.object({ name: nonBlank(200).optional(), redirect_uris: RedirectUris.optional(), disabled: z.boolean().optional() }),
+    body: z.object({
+      name: nonBlank(200).optional(),
+      redirect_uris: RedirectUris.optional(),
+      disabled: z.boolean().optional(),
+    }),
     responses: { 200: { description: 'The client after the change (without its secret)', schema: ClientSummary } },
     handler: async (ctx, { params, body }) => {
-      const redirectUris = body.redirect_uris === undefined ? undefined : (parseRedirectUris(body.redirect_uris) as { uris: string[] }).uris;
-      const changed = (await updateClient(services.db, params.client_id, { ...body, redirect_uris: redirectUris })) ?? throwNotFound();
+      const redirectUris =
+        body.redirect_uris === undefined
+          ? undefined
+          : (parseRedirectUris(body.redirect_uris) as { uris: string[] }).uris;
+      const changed =
+        (await updateClient(services.db, params.client_id, { ...body, redirect_uris: redirectUris })) ??
+        throwNotFound();
       ctx.state.auditBefore = changed.before;
       ctx.body = changed.after;
     },
@@ -155,7 +179,8 @@ export function ssoRoutes(api: Api, services: Services): void {
     path: '/admin/sso/clients/{client_id}',
     operationId: 'deleteSsoClient',
     summary: 'Delete a client with its codes, access tokens and grants',
-    description: 'Everything the client was issued stops working at once. A marketplace’s automatic client: 409 `sso_client_of_marketplace` (disable it instead).',
+    description:
+      'Everything the client was issued stops working at once. A marketplace’s automatic client: 409 `sso_client_of_marketplace` (disable it instead).',
     params: ClientParams,
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx, { params }) => {
@@ -187,8 +212,17 @@ export function ssoRoutes(api: Api, services: Services): void {
     description:
       'The new key is in the JWKS at once and signs from `not_before` (default in 10 minutes, so that clients caching ' +
       'the JWKS see it first); the key it replaces stays in the JWKS for a day.',
-    body: z.object({ activate_after_seconds: z.number().int().min(0).max(7 * 24 * 3600).default(600) }),
-    responses: { 201: { description: 'The new key', schema: z.object({ kid: z.string(), not_before: z.iso.datetime() }) } },
+    body: z.object({
+      activate_after_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 24 * 3600)
+        .default(600),
+    }),
+    responses: {
+      201: { description: 'The new key', schema: z.object({ kid: z.string(), not_before: z.iso.datetime() }) },
+    },
     handler: async (ctx, { body }) => {
       ctx.status = 201;
       ctx.body = await rotateSigningKey(services.db, services.masterKey, body.activate_after_seconds);

@@ -52,7 +52,11 @@ export async function publishedKeys(db: Db): Promise<JWK[]> {
 }
 
 /** Adds a new key that starts signing after `activateAfterSeconds`; answers its kid and when it signs. */
-export async function rotateSigningKey(db: Db, masterKey: Buffer, activateAfterSeconds: number): Promise<{ kid: string; not_before: string }> {
+export async function rotateSigningKey(
+  db: Db,
+  masterKey: Buffer,
+  activateAfterSeconds: number,
+): Promise<{ kid: string; not_before: string }> {
   const created = await insertKey(db, masterKey, activateAfterSeconds);
   cache.delete(db);
   return created;
@@ -90,7 +94,10 @@ async function loadKeys(db: Db, masterKey: Buffer): Promise<SigningKey[]> {
   return Promise.all(
     result.rows.map(async (row) => ({
       kid: row.kid,
-      privateKey: (await importJWK(JSON.parse(decryptSecret(masterKey, row.private_sealed)) as JWK, SIGNING_ALG)) as CryptoKey,
+      privateKey: (await importJWK(
+        JSON.parse(decryptSecret(masterKey, row.private_sealed)) as JWK,
+        SIGNING_ALG,
+      )) as CryptoKey,
       notBefore: row.not_before.getTime(),
     })),
   );

@@ -38,7 +38,14 @@ export async function signIdToken(
  */
 export async function userInfo(db: Db, token: string) {
   const presented = hashSecret(token);
-  const result = await db.query<{ token_hash: Buffer; user_id: string; email: string; name: string; org_id: string; org_name: string }>(
+  const result = await db.query<{
+    token_hash: Buffer;
+    user_id: string;
+    email: string;
+    name: string;
+    org_id: string;
+    org_name: string;
+  }>(
     `SELECT t.token_hash, u.id AS user_id, u.email, u.name, o.id AS org_id, o.name AS org_name
        FROM sso_access_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal
        JOIN sso_clients c ON c.client_id = t.client_id LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -48,5 +55,11 @@ export async function userInfo(db: Db, token: string) {
   );
   const row = result.rows[0];
   if (!row || !safeEqual(presented, row.token_hash)) return undefined;
-  return { sub: row.user_id, svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } };
+  return {
+    sub: row.user_id,
+    svc_id: row.user_id,
+    email: row.email,
+    name: row.name,
+    org: { id: row.org_id, name: row.org_name },
+  };
 }

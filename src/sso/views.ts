@@ -14,7 +14,16 @@ export interface SsoView {
 
 export function loginBody(
   { t, st }: SsoView,
-  form: { title: string; targetHost: string; carried: Record<string, string>; lang: string; csrf: string; email: string; error?: string; signUpNext: string },
+  form: {
+    title: string;
+    targetHost: string;
+    carried: Record<string, string>;
+    lang: string;
+    csrf: string;
+    email: string;
+    error?: string;
+    signUpNext: string;
+  },
 ): SafeHtml {
   return html`<h1>${form.title}</h1>
 ${message('error', form.error)}

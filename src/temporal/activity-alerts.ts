@@ -20,11 +20,23 @@ export function activityAlerts(logger: Logger, attempts: number): ActivityInterc
           const { attempt, activityType, workflowExecution, workflowType, isLocal } = ctx.info;
           if (attempt >= attempts && !FAILING_BY_DESIGN.has(activityType) && !(error instanceof CancelledFailure)) {
             logger.error(
-              { err: error, workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, workflowType, activityType, attempt, local: isLocal },
+              {
+                err: error,
+                workflowId: workflowExecution?.workflowId,
+                runId: workflowExecution?.runId,
+                workflowType,
+                activityType,
+                attempt,
+                local: isLocal,
+              },
               `Activity ${activityType} of workflow ${workflowExecution?.workflowId} still fails after ${attempt} attempts`,
             );
             ctx.metricMeter
-              .createCounter('activity_failures_after_retries_total', 'attempts', 'Failed activity attempts from ACTIVITY_ALERT_ATTEMPTS on')
+              .createCounter(
+                'activity_failures_after_retries_total',
+                'attempts',
+                'Failed activity attempts from ACTIVITY_ALERT_ATTEMPTS on',
+              )
               .add(1, { workflow_type: workflowType ?? '' });
           }
           throw error;

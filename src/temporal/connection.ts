@@ -9,7 +9,8 @@ export interface TemporalConnectionOptions {
 }
 
 export function temporalConnectionOptions(config: Config): TemporalConnectionOptions {
-  const tls = config.TEMPORAL_TLS === 'true' || (config.TEMPORAL_TLS === undefined && config.TEMPORAL_API_KEY !== undefined);
+  const tls =
+    config.TEMPORAL_TLS === 'true' || (config.TEMPORAL_TLS === undefined && config.TEMPORAL_API_KEY !== undefined);
   return {
     address: config.TEMPORAL_ADDRESS!,
     ...(tls ? { tls: true } : {}),

@@ -5,6 +5,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 
-export function refuse(code: ProblemCode, message: string, options: { details?: unknown[]; cause?: Error } = {}): ApplicationFailure {
+export function refuse(
+  code: ProblemCode,
+  message: string,
+  options: { details?: unknown[]; cause?: Error } = {},
+): ApplicationFailure {
   return ApplicationFailure.create({ type: code, message, nonRetryable: true, ...options });
 }

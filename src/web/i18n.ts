@@ -75,7 +75,8 @@ const en = {
   refund: 'Cancel and refund',
   refundHint: 'Cancels the deal and returns the money to you.',
   dispute: 'Open a dispute',
-  disputeHint: 'Something is wrong with the order: an arbiter decides whether the money goes to the seller or back to you.',
+  disputeHint:
+    'Something is wrong with the order: an arbiter decides whether the money goes to the seller or back to you.',
   payButton: 'Pay {amount}',
   payHint: 'The money is held safely until you release it to the seller once you have what you ordered.',
   paySandboxHint: 'This shop is in test mode (sandbox): the payment is a test and no real money moves.',
@@ -90,16 +91,19 @@ const en = {
   role_seller: 'Seller',
   role_approver: 'Approver',
   buyer: 'Buyer',
-  sellerEscrowNote: 'The money is held. The buyer releases it to you once they have what they ordered; you will see it here.',
+  sellerEscrowNote:
+    'The money is held. The buyer releases it to you once they have what they ordered; you will see it here.',
   // Confirmations of escrow moves
   confirm_release_title: 'Release the money to the seller?',
-  confirm_release_text: 'The seller gets {amount}. This cannot be undone: the money cannot be returned to you afterwards. Do it only once you have received what you ordered.',
+  confirm_release_text:
+    'The seller gets {amount}. This cannot be undone: the money cannot be returned to you afterwards. Do it only once you have received what you ordered.',
   confirm_release_button: 'Yes, release the money',
   confirm_refund_title: 'Cancel the deal and get the money back?',
   confirm_refund_text: '{amount} goes back to you and the deal ends. It cannot be resumed afterwards.',
   confirm_refund_button: 'Yes, cancel and refund',
   confirm_dispute_title: 'Open a dispute?',
-  confirm_dispute_text: 'The money ({amount}) stays held until the arbiter decides whether it goes to the seller or back to you. The seller and the arbiter read your reason, and both sides can add messages and files.',
+  confirm_dispute_text:
+    'The money ({amount}) stays held until the arbiter decides whether it goes to the seller or back to you. The seller and the arbiter read your reason, and both sides can add messages and files.',
   confirm_dispute_button: 'Open the dispute',
   confirmCancel: 'No, back to the deal',
   disputeReason: 'Why do you open the dispute? (required)',
@@ -134,7 +138,8 @@ const en = {
   no_open_dispute: 'This deal has no open dispute, so no message can be added.',
   // Payouts: where a seller's money goes
   payoutsTitle: 'Payouts',
-  payoutsIntro: 'Where the money for your sales goes once it is released to you. It applies to every deal in which you are the seller; you can change it at any time.',
+  payoutsIntro:
+    'Where the money for your sales goes once it is released to you. It applies to every deal in which you are the seller; you can change it at any time.',
   payoutCurrent: 'Your payouts go to: {title}',
   payoutCurrentSince: 'Given on {date}.',
   payoutNone: 'You have not given a payout destination yet. Money released to you waits until you do.',
@@ -144,7 +149,8 @@ const en = {
   payoutTestDeclined: '4000 0000 0000 0002: the bank declines the payout, so you can see what happens then.',
   payoutTestCard: 'Test card number',
   payoutLiveHeading: 'Real shops: your card or YooMoney wallet',
-  payoutLiveText: 'A card is given through YooKassa’s payout widget: you type the card number there, never here, and the widget gives back a token (payout_token) that stands for the card. Paste that token below. A YooMoney wallet is given by its number.',
+  payoutLiveText:
+    'A card is given through YooKassa’s payout widget: you type the card number there, never here, and the widget gives back a token (payout_token) that stands for the card. Paste that token below. A YooMoney wallet is given by its number.',
   payoutLiveType: 'Where to pay',
   payoutType_bank_card: 'Bank card (the token from the payout widget)',
   payoutType_yoo_money: 'YooMoney wallet (its number)',
@@ -154,11 +160,15 @@ const en = {
   payoutWaitingHeading: 'Deals waiting for a payout',
   payoutWaitingNone: 'No deal is waiting for a payout.',
   payoutEmpty: 'Fill in the card number, the token or the wallet number.',
-  payoutBad_test_card: 'That is not one of the test cards. Use 4111 1111 1111 1111 (the payout succeeds) or 4000 0000 0000 0002 (it is declined).',
-  payoutBad_bank_card: 'That is not a token from YooKassa’s payout widget. Paste the token the widget gave you (letters, digits, dots and dashes).',
+  payoutBad_test_card:
+    'That is not one of the test cards. Use 4111 1111 1111 1111 (the payout succeeds) or 4000 0000 0000 0002 (it is declined).',
+  payoutBad_bank_card:
+    'That is not a token from YooKassa’s payout widget. Paste the token the widget gave you (letters, digits, dots and dashes).',
   payoutBad_yoo_money: 'A YooMoney wallet number has 11 to 20 digits.',
-  payoutCardNumber: 'That looks like a card number. Never type your card number here: type it in YooKassa’s payout widget and paste the token it gives you.',
-  done_payout_saved: 'Saved: your payouts go to {title}. A deal waiting for a payout, or whose payout failed, is paid out to it now.',
+  payoutCardNumber:
+    'That looks like a card number. Never type your card number here: type it in YooKassa’s payout widget and paste the token it gives you.',
+  done_payout_saved:
+    'Saved: your payouts go to {title}. A deal waiting for a payout, or whose payout failed, is paid out to it now.',
   // Delivery, the money released and refunded, and the seller's payout on the deal page
   deliveryHeading: 'Delivery',
   shippedOn: 'Shipped on {date}',
@@ -167,16 +177,19 @@ const en = {
   deliveredOn: 'Delivered on {date}',
   notDeliveredYet: 'Not delivered yet',
   notShippedYet: 'Not shipped yet. Once you have sent the order, mark it shipped here.',
-  inspectionBuyer: 'Check what you received. You can open a dispute until {date}; after that the money goes to the seller automatically.',
+  inspectionBuyer:
+    'Check what you received. You can open a dispute until {date}; after that the money goes to the seller automatically.',
   inspectionSeller: 'The buyer can open a dispute until {date}; after that the money is released to you automatically.',
-  shippedBuyerNote: 'The order is on its way: the money can no longer be refunded without the arbiter. If something is wrong, open a dispute.',
+  shippedBuyerNote:
+    'The order is on its way: the money can no longer be refunded without the arbiter. If something is wrong, open a dispute.',
   shipHeading: 'Mark the order shipped',
   shipCarrier: 'Carrier (optional)',
   shipTracking: 'Tracking number (optional)',
   shipButton: 'Mark shipped…',
   shipHint: 'Tells the buyer and the shop that the order is on its way. You confirm on the next page.',
   confirm_ship_title: 'Mark the order shipped?',
-  confirm_ship_text: 'The buyer and the shop are told that the order is on its way. This cannot be undone: afterwards the buyer can no longer cancel and refund alone, only open a dispute.',
+  confirm_ship_text:
+    'The buyer and the shop are told that the order is on its way. This cannot be undone: afterwards the buyer can no longer cancel and refund alone, only open a dispute.',
   confirm_ship_button: 'Yes, mark shipped',
   done_shipped: 'Marked shipped: the buyer and the shop have been told.',
   releasedAmount: 'Released to the seller',
@@ -193,7 +206,8 @@ const en = {
   payoutItem_pending: 'on its way',
   payoutItem_succeeded: 'paid out',
   payoutItem_failed: 'failed',
-  shipped_dispute_instead: 'The order is already shipped: you can no longer cancel and refund alone. Open a dispute instead, and the arbiter decides.',
+  shipped_dispute_instead:
+    'The order is already shipped: you can no longer cancel and refund alone. Open a dispute instead, and the arbiter decides.',
   invalid_delivery_state: 'The order cannot be marked shipped now: it is already marked, or the money is not held.',
   shipFieldTooLong: 'The carrier and the tracking number are at most {max} characters each.',
   // Notices after an action
@@ -213,7 +227,8 @@ const en = {
   forbidden: 'Your role may not do this. Ask an administrator with the admin role.',
   commentTooLong: 'The comment is too long: use at most {max} characters.',
   badForm: 'The form could not be read. Reload the page and try again.',
-  disputeOpenRefusal: 'A dispute is open on this deal: only the arbiter’s decision moves the money now. Its current state is shown below.',
+  disputeOpenRefusal:
+    'A dispute is open on this deal: only the arbiter’s decision moves the money now. Its current state is shown below.',
   approval_not_pending: 'This approval has already been decided.',
   invalid_payment_state: 'The payment cannot be moved that way now. Its current state is shown below.',
   deal_closed: 'This deal is closed and cannot change any more.',
@@ -221,7 +236,8 @@ const en = {
   acquirer_refused: 'The payment provider refused the operation. Try again later or contact support.',
   acquirer_unavailable: 'The payment provider did not answer. Try again in a minute.',
   acquirer_not_configured: 'Payments are not set up on this service yet. Try again later or contact the shop.',
-  currency_not_supported: 'The payment provider does not take this deal’s currency. Ask the shop to make the deal again in roubles.',
+  currency_not_supported:
+    'The payment provider does not take this deal’s currency. Ask the shop to make the deal again in roubles.',
   deal_engine_unavailable: 'We could not process the deal right now. Try again in a few seconds.',
   internalError: 'Something went wrong on our side. Try again later.',
   // Deal statuses, in words
@@ -333,13 +349,15 @@ const ru: Record<MessageKey, string> = {
   buyer: 'Покупатель',
   sellerEscrowNote: 'Деньги удерживаются. Покупатель переведёт их вам, когда получит заказ; вы увидите это здесь.',
   confirm_release_title: 'Перевести деньги продавцу?',
-  confirm_release_text: 'Продавец получит {amount}. Отменить это нельзя: вернуть деньги вам потом не получится. Делайте это, только когда получили заказ.',
+  confirm_release_text:
+    'Продавец получит {amount}. Отменить это нельзя: вернуть деньги вам потом не получится. Делайте это, только когда получили заказ.',
   confirm_release_button: 'Да, перевести деньги',
   confirm_refund_title: 'Отменить сделку и вернуть деньги?',
   confirm_refund_text: '{amount} вернутся вам, и сделка завершится. Возобновить её потом нельзя.',
   confirm_refund_button: 'Да, отменить и вернуть',
   confirm_dispute_title: 'Открыть спор?',
-  confirm_dispute_text: 'Деньги ({amount}) остаются удержанными, пока арбитр не решит, получит ли их продавец или они вернутся вам. Продавец и арбитр прочитают вашу причину, обе стороны смогут добавлять сообщения и файлы.',
+  confirm_dispute_text:
+    'Деньги ({amount}) остаются удержанными, пока арбитр не решит, получит ли их продавец или они вернутся вам. Продавец и арбитр прочитают вашу причину, обе стороны смогут добавлять сообщения и файлы.',
   confirm_dispute_button: 'Открыть спор',
   confirmCancel: 'Нет, вернуться к сделке',
   disputeReason: 'Почему вы открываете спор? (обязательно)',
@@ -372,17 +390,20 @@ const ru: Record<MessageKey, string> = {
   reason_required: 'Напишите, почему вы открываете спор: причина обязательна.',
   no_open_dispute: 'В этой сделке нет открытого спора, поэтому сообщение добавить нельзя.',
   payoutsTitle: 'Выплаты',
-  payoutsIntro: 'Куда переводить деньги за ваши продажи, когда их переведут вам. Это действует во всех сделках, где вы продавец; изменить можно в любой момент.',
+  payoutsIntro:
+    'Куда переводить деньги за ваши продажи, когда их переведут вам. Это действует во всех сделках, где вы продавец; изменить можно в любой момент.',
   payoutCurrent: 'Выплаты приходят на: {title}',
   payoutCurrentSince: 'Указано {date}.',
   payoutNone: 'Вы ещё не указали, куда переводить выплаты. Переведённые вам деньги ждут, пока вы это не сделаете.',
   payoutTestHeading: 'Магазины в тестовом режиме (песочница): тестовая карта',
-  payoutTestText: 'Магазины в тестовом режиме переводят выплаты на тестовую карту, настоящие деньги не движутся. Есть две тестовые карты:',
+  payoutTestText:
+    'Магазины в тестовом режиме переводят выплаты на тестовую карту, настоящие деньги не движутся. Есть две тестовые карты:',
   payoutTestGood: '4111 1111 1111 1111 — выплата проходит.',
   payoutTestDeclined: '4000 0000 0000 0002 — банк отклоняет выплату, чтобы увидеть, что тогда происходит.',
   payoutTestCard: 'Номер тестовой карты',
   payoutLiveHeading: 'Настоящие магазины: ваша карта или кошелёк ЮMoney',
-  payoutLiveText: 'Карта указывается через виджет выплат ЮKassa: номер карты вводится там, а не здесь, и виджет возвращает токен (payout_token), заменяющий карту. Вставьте этот токен ниже. Кошелёк ЮMoney указывается номером.',
+  payoutLiveText:
+    'Карта указывается через виджет выплат ЮKassa: номер карты вводится там, а не здесь, и виджет возвращает токен (payout_token), заменяющий карту. Вставьте этот токен ниже. Кошелёк ЮMoney указывается номером.',
   payoutLiveType: 'Куда переводить',
   payoutType_bank_card: 'Банковская карта (токен из виджета выплат)',
   payoutType_yoo_money: 'Кошелёк ЮMoney (его номер)',
@@ -392,11 +413,15 @@ const ru: Record<MessageKey, string> = {
   payoutWaitingHeading: 'Сделки, ожидающие выплаты',
   payoutWaitingNone: 'Выплаты не ждёт ни одна сделка.',
   payoutEmpty: 'Заполните номер карты, токен или номер кошелька.',
-  payoutBad_test_card: 'Это не тестовая карта. Используйте 4111 1111 1111 1111 (выплата проходит) или 4000 0000 0000 0002 (выплату отклоняют).',
-  payoutBad_bank_card: 'Это не токен из виджета выплат ЮKassa. Вставьте токен, который выдал виджет (буквы, цифры, точки и дефисы).',
+  payoutBad_test_card:
+    'Это не тестовая карта. Используйте 4111 1111 1111 1111 (выплата проходит) или 4000 0000 0000 0002 (выплату отклоняют).',
+  payoutBad_bank_card:
+    'Это не токен из виджета выплат ЮKassa. Вставьте токен, который выдал виджет (буквы, цифры, точки и дефисы).',
   payoutBad_yoo_money: 'Номер кошелька ЮMoney — от 11 до 20 цифр.',
-  payoutCardNumber: 'Похоже на номер карты. Никогда не вводите номер карты здесь: введите его в виджете выплат ЮKassa и вставьте токен, который он выдаст.',
-  done_payout_saved: 'Сохранено: выплаты приходят на {title}. Сделки, ожидающие выплаты или с неудавшейся выплатой, выплачиваются туда сейчас.',
+  payoutCardNumber:
+    'Похоже на номер карты. Никогда не вводите номер карты здесь: введите его в виджете выплат ЮKassa и вставьте токен, который он выдаст.',
+  done_payout_saved:
+    'Сохранено: выплаты приходят на {title}. Сделки, ожидающие выплаты или с неудавшейся выплатой, выплачиваются туда сейчас.',
   deliveryHeading: 'Доставка',
   shippedOn: 'Отправлено {date}',
   carrier: 'Служба доставки',
@@ -404,7 +429,8 @@ const ru: Record<MessageKey, string> = {
   deliveredOn: 'Доставлено {date}',
   notDeliveredYet: 'Ещё не доставлено',
   notShippedYet: 'Ещё не отправлено. Когда отправите заказ, отметьте это здесь.',
-  inspectionBuyer: 'Проверьте полученное. Открыть спор можно до {date}; после этого деньги автоматически уйдут продавцу.',
+  inspectionBuyer:
+    'Проверьте полученное. Открыть спор можно до {date}; после этого деньги автоматически уйдут продавцу.',
   inspectionSeller: 'Покупатель может открыть спор до {date}; после этого деньги автоматически переводятся вам.',
   shippedBuyerNote: 'Заказ в пути: вернуть деньги без арбитра уже нельзя. Если что-то не так, откройте спор.',
   shipHeading: 'Отметить, что заказ отправлен',
@@ -413,7 +439,8 @@ const ru: Record<MessageKey, string> = {
   shipButton: 'Отметить отправку…',
   shipHint: 'Покупатель и магазин узнают, что заказ в пути. Подтвердить нужно на следующей странице.',
   confirm_ship_title: 'Отметить, что заказ отправлен?',
-  confirm_ship_text: 'Покупатель и магазин узнают, что заказ в пути. Отменить это нельзя: после этого покупатель уже не сможет сам отменить сделку и вернуть деньги, только открыть спор.',
+  confirm_ship_text:
+    'Покупатель и магазин узнают, что заказ в пути. Отменить это нельзя: после этого покупатель уже не сможет сам отменить сделку и вернуть деньги, только открыть спор.',
   confirm_ship_button: 'Да, заказ отправлен',
   done_shipped: 'Отправка отмечена: покупатель и магазин уведомлены.',
   releasedAmount: 'Переведено продавцу',
@@ -430,7 +457,8 @@ const ru: Record<MessageKey, string> = {
   payoutItem_pending: 'в пути',
   payoutItem_succeeded: 'выплачено',
   payoutItem_failed: 'не прошла',
-  shipped_dispute_instead: 'Заказ уже отправлен: сами отменить сделку и вернуть деньги вы больше не можете. Откройте спор — решит арбитр.',
+  shipped_dispute_instead:
+    'Заказ уже отправлен: сами отменить сделку и вернуть деньги вы больше не можете. Откройте спор — решит арбитр.',
   invalid_delivery_state: 'Сейчас нельзя отметить отправку: она уже отмечена или деньги не удерживаются.',
   shipFieldTooLong: 'Служба доставки и трек-номер — не больше {max} символов каждое.',
   done_approved: 'Вы согласовали условия.',
@@ -448,7 +476,8 @@ const ru: Record<MessageKey, string> = {
   forbidden: 'Вашей роли это не разрешено. Обратитесь к администратору с ролью admin.',
   commentTooLong: 'Комментарий слишком длинный: не больше {max} символов.',
   badForm: 'Не удалось прочитать форму. Обновите страницу и попробуйте снова.',
-  disputeOpenRefusal: 'По сделке открыт спор: деньги теперь переводит только решение арбитра. Текущее состояние сделки показано ниже.',
+  disputeOpenRefusal:
+    'По сделке открыт спор: деньги теперь переводит только решение арбитра. Текущее состояние сделки показано ниже.',
   approval_not_pending: 'По этому согласованию решение уже принято.',
   invalid_payment_state: 'Сейчас платёж нельзя перевести в это состояние. Его текущее состояние показано ниже.',
   deal_closed: 'Сделка закрыта и больше не меняется.',
@@ -456,7 +485,8 @@ const ru: Record<MessageKey, string> = {
   acquirer_refused: 'Платёжная система отказала в операции. Попробуйте позже или обратитесь в поддержку.',
   acquirer_unavailable: 'Платёжная система не ответила. Попробуйте через минуту.',
   acquirer_not_configured: 'Оплата на этом сервисе ещё не настроена. Попробуйте позже или обратитесь в магазин.',
-  currency_not_supported: 'Платёжная система не принимает валюту этой сделки. Попросите магазин оформить сделку заново в рублях.',
+  currency_not_supported:
+    'Платёжная система не принимает валюту этой сделки. Попросите магазин оформить сделку заново в рублях.',
   deal_engine_unavailable: 'Сейчас не удалось обработать сделку. Попробуйте через несколько секунд.',
   internalError: 'На нашей стороне что-то пошло не так. Попробуйте позже.',
   status_created: 'Зарегистрирована, документов пока нет',
@@ -499,7 +529,12 @@ export function preferredLang(acceptLanguage: string): Lang {
   const weight: Record<Lang | '*', number> = { en: -1, ru: -1, '*': -1 };
   for (const item of acceptLanguage.split(',')) {
     const [range = '', ...params] = item.trim().toLowerCase().split(';');
-    const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? 1);
+    const q = Number(
+      params
+        .map((p) => p.trim())
+        .find((p) => p.startsWith('q='))
+        ?.slice(2) ?? 1,
+    );
     const base = range.split('-')[0] as Lang | '*';
     if (base in weight && Number.isFinite(q)) weight[base] = Math.max(weight[base], q);
   }
@@ -511,7 +546,8 @@ export function preferredLang(acceptLanguage: string): Lang {
 export type Translate = (key: MessageKey, values?: Record<string, string | number>) => string;
 
 export function translator(lang: Lang): Translate {
-  return (key, values = {}) => MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
+  return (key, values = {}) =>
+    MESSAGES[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
 }
 
 export const statusWords = (t: Translate, status: DealStatus) => t(`status_${status}`);
@@ -520,7 +556,12 @@ export const kindWords = (t: Translate, kind: DocumentKind) => t(`kind_${kind}`)
 
 /** A file's size as people read it: bytes, KB or MB with one decimal. */
 export function formatSize(lang: Lang, bytes: number): string {
-  const [value, unit] = bytes < 1024 ? [bytes, lang === 'ru' ? 'Б' : 'B'] : bytes < 1024 * 1024 ? [bytes / 1024, lang === 'ru' ? 'КБ' : 'KB'] : [bytes / 1024 / 1024, lang === 'ru' ? 'МБ' : 'MB'];
+  const [value, unit] =
+    bytes < 1024
+      ? [bytes, lang === 'ru' ? 'Б' : 'B']
+      : bytes < 1024 * 1024
+        ? [bytes / 1024, lang === 'ru' ? 'КБ' : 'KB']
+        : [bytes / 1024 / 1024, lang === 'ru' ? 'МБ' : 'MB'];
   return `${new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { maximumFractionDigits: 1 }).format(value)} ${unit}`;
 }
 
@@ -535,6 +576,10 @@ export function formatMoney(lang: Lang, amount: number, currency: string): strin
 
 /** Dates in UTC, labelled, so the page means the same wherever it is read. */
 export function formatDate(lang: Lang, iso: string): string {
-  const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso));
+  const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZone: 'UTC',
+  }).format(new Date(iso));
   return `${text} UTC`;
 }

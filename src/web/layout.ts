@@ -45,7 +45,8 @@ export interface LayoutOptions {
 }
 
 export function layout({ lang, t, title, body, langHref, signedIn, site = CABINET_SITE }: LayoutOptions): string {
-  return `<!doctype html>\n${html`<html lang="${lang}">
+  return `<!doctype html>\n${
+    html`<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -58,9 +59,11 @@ export function layout({ lang, t, title, body, langHref, signedIn, site = CABINE
 <a class="brand" href="${site.home}">${site.brand(lang)}</a>
 <nav>
 <a href="${langHref}" lang="${lang === 'ru' ? 'en' : 'ru'}">${t('switchLanguage')}</a>
-${signedIn &&
+${
+  signedIn &&
   html`<span class="who">${t('signedInAs', { email: signedIn.email })}</span>
-<form method="post" action="${site.signOut}" class="inline">${csrfField(signedIn.csrf)}<button type="submit" class="link">${t('signOut')}</button></form>`}
+<form method="post" action="${site.signOut}" class="inline">${csrfField(signedIn.csrf)}<button type="submit" class="link">${t('signOut')}</button></form>`
+}
 </nav>
 ${signedIn && html`<nav class="sections" aria-label="${site.brand(lang)}">${site.sections(lang).map(([href, label]) => html`<a href="${href}">${label}</a>`)}</nav>`}
 </header>
@@ -68,7 +71,8 @@ ${signedIn && html`<nav class="sections" aria-label="${site.brand(lang)}">${site
 ${body}
 </main>
 </body>
-</html>`.value}\n`;
+</html>`.value
+  }\n`;
 }
 
 export function csrfField(csrf: string): SafeHtml {
@@ -78,5 +82,7 @@ export function csrfField(csrf: string): SafeHtml {
 /** A notice or an error at the top of a page; role=alert so screen readers announce errors. */
 export function message(kind: 'notice' | 'error', text: string | undefined): SafeHtml | undefined {
   if (!text) return undefined;
-  return kind === 'error' ? html`<p class="error" role="alert">${text}</p>` : html`<p class="notice" role="status">${text}</p>`;
+  return kind === 'error'
+    ? html`<p class="error" role="alert">${text}</p>`
+    : html`<p class="notice" role="status">${text}</p>`;
 }

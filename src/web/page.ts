@@ -79,20 +79,33 @@ export function page(services: Services, handler: (p: Page) => Promise<void>, op
   };
 }
 
-const signedOf = (signed: SignedIn | undefined): Signed | undefined => signed && { email: signed.user.email, csrf: signed.csrf };
+const signedOf = (signed: SignedIn | undefined): Signed | undefined =>
+  signed && { email: signed.user.email, csrf: signed.csrf };
 
 export async function errorPage(p: Page, services: Services, error: unknown, signed?: Signed): Promise<void> {
   const problem = error instanceof Problem ? error : undefined;
-  if (!problem) ((p.ctx.state.log as Logger | undefined) ?? services.logger).error({ err: error }, 'unhandled error in a cabinet page');
+  if (!problem)
+    ((p.ctx.state.log as Logger | undefined) ?? services.logger).error(
+      { err: error },
+      'unhandled error in a cabinet page',
+    );
   const status = problem?.status ?? 500;
-  for (const [name, value] of Object.entries(problem?.headers ?? {})) if (name !== 'WWW-Authenticate') p.ctx.set(name, value);
+  for (const [name, value] of Object.entries(problem?.headers ?? {}))
+    if (name !== 'WWW-Authenticate') p.ctx.set(name, value);
   const [title, text]: [MessageKey, string] =
     status === 404
       ? ['notFoundTitle', p.t('notFound')]
       : status === 403
         ? ['forbiddenTitle', problem?.code === 'forbidden' ? p.t('forbidden') : p.t('csrfFailed')]
         : ['errorTitle', problem ? problemWords(p.t, problem) : p.t('internalError')];
-  send(p, status, p.t(title), errorBody(p, p.t(title), text, !!signed), p.ctx.method === 'GET' ? undefined : p.site.home, signed);
+  send(
+    p,
+    status,
+    p.t(title),
+    errorBody(p, p.t(title), text, !!signed),
+    p.ctx.method === 'GET' ? undefined : p.site.home,
+    signed,
+  );
 }
 
 function errorBody({ t, site }: Page, title: string, text: string, signedIn: boolean): SafeHtml {
@@ -109,12 +122,27 @@ export function problemWords(t: Translate, problem: { code: string; status: numb
   return problem.status >= 500 ? t('internalError') : t('badForm');
 }
 
-export function send(p: Page, status: number, title: string, body: SafeHtml, getPath?: string, signedIn?: SignedIn | Signed): void {
+export function send(
+  p: Page,
+  status: number,
+  title: string,
+  body: SafeHtml,
+  getPath?: string,
+  signedIn?: SignedIn | Signed,
+): void {
   p.ctx.status = status;
   p.ctx.type = 'text/html; charset=utf-8';
   p.ctx.set('Content-Language', p.lang);
   const signed = signedIn && ('user' in signedIn ? signedOf(signedIn) : signedIn);
-  p.ctx.body = layout({ lang: p.lang, t: p.t, title, body, langHref: switchLangHref(p, getPath), signedIn: signed, site: p.site });
+  p.ctx.body = layout({
+    lang: p.lang,
+    t: p.t,
+    title,
+    body,
+    langHref: switchLangHref(p, getPath),
+    signedIn: signed,
+    site: p.site,
+  });
 }
 
 /** This page's GET address in the other language; one-shot notices are dropped. */
@@ -136,7 +164,11 @@ function chooseLang(ctx: Context, services: Services): Lang {
   return isLang(remembered) ? remembered : preferredLang(ctx.get('Accept-Language'));
 }
 
-export async function signedInOrRedirect(p: Page, services: Services, next = `${p.ctx.path}${p.ctx.search}`): Promise<SignedIn | undefined> {
+export async function signedInOrRedirect(
+  p: Page,
+  services: Services,
+  next = `${p.ctx.path}${p.ctx.search}`,
+): Promise<SignedIn | undefined> {
   const signed = await pageUser(p.ctx, services);
   if (!signed) redirect(p.ctx, `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
   return signed;
@@ -146,7 +178,11 @@ export async function signedInOrRedirect(p: Page, services: Services, next = `${
  * A signed-in person's form post: its fields, once the person is signed in (else a redirect to sign in that comes back
  * to `next`, and undefined) and the form carries their CSRF token (else 403).
  */
-export async function signedInForm(p: Page, services: Services, next: string): Promise<{ form: URLSearchParams; signed: SignedIn } | undefined> {
+export async function signedInForm(
+  p: Page,
+  services: Services,
+  next: string,
+): Promise<{ form: URLSearchParams; signed: SignedIn } | undefined> {
   const form = await readForm(p.ctx);
   const signed = await signedInOrRedirect(p, services, next);
   if (!signed) return undefined;

@@ -37,7 +37,10 @@ function sessionToken(ctx: Context): string | undefined {
 }
 
 /** The signed-in user of this browser, with the CSRF token for their forms. */
-export async function pageUser(ctx: Context, services: Services): Promise<{ user: User; csrf: string; sessionId: string } | undefined> {
+export async function pageUser(
+  ctx: Context,
+  services: Services,
+): Promise<{ user: User; csrf: string; sessionId: string } | undefined> {
   const token = sessionToken(ctx);
   const session = token ? await sessionForToken(services.db, token) : undefined;
   return session && token ? { ...session, csrf: keyedDigest(services.masterKey, 'cabinet-csrf', token) } : undefined;

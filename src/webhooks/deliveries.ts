@@ -61,7 +61,15 @@ export async function recordAttempt(db: Db, deliveryId: string, record: AttemptR
              duration_ms = EXCLUDED.duration_ms, response_excerpt = EXCLUDED.response_excerpt, attempted_at = now())
      UPDATE webhook_deliveries SET status = CASE WHEN status = 'skipped' AND $3 = 'retrying' THEN status ELSE $3 END, updated_at = now()
       WHERE id = $1`,
-    [deliveryId, record.attempt, record.status, record.httpStatus, record.error, record.durationMs, record.responseExcerpt],
+    [
+      deliveryId,
+      record.attempt,
+      record.status,
+      record.httpStatus,
+      record.error,
+      record.durationMs,
+      record.responseExcerpt,
+    ],
   );
 }
 
@@ -112,7 +120,11 @@ export interface AttemptFilter {
  * The marketplace's webhook log, newest first, filtered. Undefined when `startingAfter` is not an attempt of this
  * marketplace.
  */
-export async function listAttempts(db: Db, marketplaceId: string, filter: AttemptFilter): Promise<{ items: AttemptLogItem[]; has_more: boolean } | undefined> {
+export async function listAttempts(
+  db: Db,
+  marketplaceId: string,
+  filter: AttemptFilter,
+): Promise<{ items: AttemptLogItem[]; has_more: boolean } | undefined> {
   const cursor = filter.startingAfter ?? null;
   if (cursor !== null) {
     const known = await db.query(
@@ -155,7 +167,10 @@ export async function createDelivery(db: Db, deliveryId: string, eventId: string
 }
 
 export async function deleteDelivery(db: Db, deliveryId: string): Promise<void> {
-  await db.query('DELETE FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE delivery_id = $1)', [deliveryId]);
+  await db.query(
+    'DELETE FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE delivery_id = $1)',
+    [deliveryId],
+  );
 }
 
 export interface StartedDelivery {
@@ -180,7 +195,9 @@ export async function startDelivery(services: Services, eventId: string): Promis
   } catch (error) {
     await deleteDelivery(services.db, deliveryId).catch(() => {}); // no orphan pending delivery
     services.logger.error({ err: error, delivery_id: deliveryId }, 'could not start a webhook delivery');
-    throw problem('temporal_unavailable', 'The delivery could not be started; retry shortly.', { headers: { 'Retry-After': '5' } });
+    throw problem('temporal_unavailable', 'The delivery could not be started; retry shortly.', {
+      headers: { 'Retry-After': '5' },
+    });
   }
   return { delivery_id: deliveryId, event_id: eventId, status: 'pending' };
 }
@@ -216,7 +233,10 @@ export async function replayFailedSince(services: Services, marketplaceId: strin
 export async function sendTestEvent(services: Services, marketplaceId: string): Promise<StartedDelivery> {
   const eventId = randomUUID();
   const occurredAt = new Date().toISOString();
-  const body = Buffer.from(JSON.stringify({ event: TEST_EVENT, marketplace_id: marketplaceId, event_id: eventId, occurred_at: occurredAt }), 'utf8');
+  const body = Buffer.from(
+    JSON.stringify({ event: TEST_EVENT, marketplace_id: marketplaceId, event_id: eventId, occurred_at: occurredAt }),
+    'utf8',
+  );
   await services.db.query(
     'INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at) VALUES ($1, $2, NULL, $3, $4, $5)',
     [eventId, marketplaceId, TEST_EVENT, body, occurredAt],

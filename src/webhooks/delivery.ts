@@ -32,7 +32,12 @@ export function postWebhook(
 ): Promise<AttemptResult> {
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
-  const done = (httpStatus: number | null, error: string | null, retryAfter: string | null = null, responseExcerpt: string | null = null): AttemptResult => ({
+  const done = (
+    httpStatus: number | null,
+    error: string | null,
+    retryAfter: string | null = null,
+    responseExcerpt: string | null = null,
+  ): AttemptResult => ({
     httpStatus,
     retryAfter,
     error,
@@ -73,14 +78,20 @@ export function postWebhook(
     });
     request.on('error', (error) => {
       clearTimeout(timer);
-      resolve(done(null, error instanceof TimeoutError ? `no answer within ${timeoutMs / 1000} s` : networkReason(error)));
+      resolve(
+        done(null, error instanceof TimeoutError ? `no answer within ${timeoutMs / 1000} s` : networkReason(error)),
+      );
     });
     request.end(body);
   });
 }
 
 /** WEBHOOK_RETRY_BASE_SECONDS × 2^(attempt−1), ±20% jitter, at most 12 h; a 429/503 Retry-After wins. */
-export function retryDelayMs(attempt: number, baseSeconds: number, result?: Pick<AttemptResult, 'httpStatus' | 'retryAfter'>): number {
+export function retryDelayMs(
+  attempt: number,
+  baseSeconds: number,
+  result?: Pick<AttemptResult, 'httpStatus' | 'retryAfter'>,
+): number {
   if (result && (result.httpStatus === 429 || result.httpStatus === 503) && result.retryAfter) {
     const asked = parseRetryAfter(result.retryAfter, Date.now());
     if (asked !== undefined) return Math.min(Math.max(asked, 1000), MAX_RETRY_DELAY_MS);
@@ -100,7 +111,10 @@ export function parseRetryAfter(value: string, now: number): number | undefined 
 
 /** Text fit for the log and PostgreSQL: a character cut at the end and control characters (NUL included) dropped. */
 function excerpt(bytes: Buffer): string {
-  return bytes.toString('utf8').replace(/\uFFFD$/, '').replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
+  return bytes
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
 }
 
 class TimeoutError extends Error {}
@@ -114,7 +128,11 @@ function networkReason(error: Error): string {
 /** Answers every lookup with the checked addresses: all of them when Node races families, else the first. */
 function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, pinned.map(({ address, family }) => ({ address, family })));
+    if (options?.all)
+      callback(
+        null,
+        pinned.map(({ address, family }) => ({ address, family })),
+      );
     else callback(null, pinned[0]!.address, pinned[0]!.family);
   }) as unknown as LookupFunction;
 }

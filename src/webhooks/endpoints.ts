@@ -45,7 +45,10 @@ export async function checkWebhookUrl(
   } catch (error) {
     if (!(error instanceof AddressNotAllowed)) throw error;
     const allowed = options.allowLoopback ? 'a public or loopback address' : 'a public address';
-    throw problem('webhook_url_not_allowed', `Webhooks must reach ${allowed}: ${error.message}. Use a publicly reachable URL.`);
+    throw problem(
+      'webhook_url_not_allowed',
+      `Webhooks must reach ${allowed}: ${error.message}. Use a publicly reachable URL.`,
+    );
   }
 }
 
@@ -70,8 +73,14 @@ export async function saveWebhookEndpoint(
   return open(masterKey, result.rows[0]!);
 }
 
-export async function findWebhookEndpoint(db: Db, masterKey: Buffer, marketplaceId: string): Promise<WebhookEndpoint | undefined> {
-  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE marketplace_id = $1`, [marketplaceId]);
+export async function findWebhookEndpoint(
+  db: Db,
+  masterKey: Buffer,
+  marketplaceId: string,
+): Promise<WebhookEndpoint | undefined> {
+  const result = await db.query<Row>(`SELECT ${COLUMNS} FROM webhook_endpoints WHERE marketplace_id = $1`, [
+    marketplaceId,
+  ]);
   return result.rows[0] && open(masterKey, result.rows[0]);
 }
 

@@ -80,7 +80,10 @@ export function eventRoutes(api: Api, services: Services, marketplaceKey: Middle
       });
       if (!page) {
         const name = query.starting_after ? 'starting_after' : 'ending_before';
-        throw problem('invalid_cursor', `${name} is not an event_id of this marketplace's events; take it from a page of this list.`);
+        throw problem(
+          'invalid_cursor',
+          `${name} is not an event_id of this marketplace's events; take it from a page of this list.`,
+        );
       }
       ctx.body = {
         items: page.items.map((event) => ({

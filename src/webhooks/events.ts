@@ -129,7 +129,10 @@ export async function listWebhookEvents(
   );
   // An unknown cursor compares as NULL and yields no row; only then is it worth a second look.
   if (cursor && result.rows.length === 0) {
-    const known = await db.query('SELECT 1 FROM webhook_events WHERE id = $1 AND marketplace_id = $2', [cursor, marketplaceId]);
+    const known = await db.query('SELECT 1 FROM webhook_events WHERE id = $1 AND marketplace_id = $2', [
+      cursor,
+      marketplaceId,
+    ]);
     if (known.rowCount === 0) return undefined;
   }
   const items = result.rows.slice(0, query.limit);

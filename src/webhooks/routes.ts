@@ -38,7 +38,9 @@ const WebhookUrl = z
   .max(2048)
   .regex(WEBHOOK_URL, 'must be an absolute http or https URL with a lower-case host and no credentials')
   .meta({ format: 'uri' })
-  .describe('Receiving URL at a public address (https for live marketplaces); loopback only where the service allows it');
+  .describe(
+    'Receiving URL at a public address (https for live marketplaces); loopback only where the service allows it',
+  );
 
 const Events = z.array(z.enum(WEBHOOK_EVENTS));
 
@@ -46,13 +48,17 @@ const Registered = z.object({
   ok: z.literal(true),
   url: z.string(),
   events: Events.describe('The event types sent to it'),
-  secret: z.string().describe('Signing secret, whsec_ and base64 of 32 bytes; kept until rotated, whatever else changes'),
+  secret: z
+    .string()
+    .describe('Signing secret, whsec_ and base64 of 32 bytes; kept until rotated, whatever else changes'),
 });
 
 const PreviousExpiresAt = z.iso
   .datetime()
   .nullable()
-  .describe('Until when the secret the last rotation replaced signs beside the current one (a past time: it signs no more); null before any rotation');
+  .describe(
+    'Until when the secret the last rotation replaced signs beside the current one (a past time: it signs no more); null before any rotation',
+  );
 
 const Registration = z.object({
   url: z.string(),
@@ -77,7 +83,10 @@ const ExpirePreviousSeconds = z
 
 const NO_WEBHOOK = 'No webhook is registered; POST /api/mkt/webhook with {url} first.';
 export const noWebhookYet = () =>
-  problem('webhook_not_registered', 'The marketplace has registered no webhook yet (POST /api/mkt/webhook with its secret key).');
+  problem(
+    'webhook_not_registered',
+    'The marketplace has registered no webhook yet (POST /api/mkt/webhook with its secret key).',
+  );
 
 const AttemptStatus = z.enum(['delivered', 'retrying', 'failed']);
 const LoggedEvent = z.enum([...WEBHOOK_EVENTS, TEST_EVENT]);
@@ -303,7 +312,8 @@ export function webhookRoutes(api: Api, services: Services): void {
     path: '/admin/marketplaces/{id}/webhook-deliveries',
     operationId: 'listWebhookAttempts',
     summary: "The marketplace's webhook log: every attempt, newest first",
-    description: 'Filter by the attempt’s `status`, the `event` and the `deal_id`; pass the last item’s id as `starting_after` for the next page.',
+    description:
+      'Filter by the attempt’s `status`, the `event` and the `deal_id`; pass the last item’s id as `starting_after` for the next page.',
     params: IdParam,
     query: z.object({
       limit: queryInt(1, 500).default(100),
@@ -312,12 +322,26 @@ export function webhookRoutes(api: Api, services: Services): void {
       event: LoggedEvent.optional(),
       deal_id: z.uuid().optional(),
     }),
-    responses: { 200: { description: 'Attempts, newest first', schema: z.object({ items: z.array(AttemptItem), has_more: z.boolean() }) } },
+    responses: {
+      200: {
+        description: 'Attempts, newest first',
+        schema: z.object({ items: z.array(AttemptItem), has_more: z.boolean() }),
+      },
+    },
     handler: async (ctx, { params, query }) => {
       await marketplaceOr404(params.id);
-      const page = await listAttempts(db, params.id, { limit: query.limit, startingAfter: query.starting_after, status: query.status, event: query.event, dealId: query.deal_id });
+      const page = await listAttempts(db, params.id, {
+        limit: query.limit,
+        startingAfter: query.starting_after,
+        status: query.status,
+        event: query.event,
+        dealId: query.deal_id,
+      });
       if (!page) throw notFound('starting_after is not an attempt of this marketplace.');
-      ctx.body = { items: page.items.map((item) => ({ ...item, attempted_at: item.attempted_at.toISOString() })), has_more: page.has_more };
+      ctx.body = {
+        items: page.items.map((item) => ({ ...item, attempted_at: item.attempted_at.toISOString() })),
+        has_more: page.has_more,
+      };
     },
   });
 
@@ -335,7 +359,12 @@ export function webhookRoutes(api: Api, services: Services): void {
       since: QueryTimestamp.describe('Deliveries that failed at or after this moment'),
       status: z.literal('failed').default('failed').describe('Which deliveries: failed ones (given up on)'),
     }),
-    responses: { 202: { description: 'The replays are under way', schema: z.object({ replayed: z.number().int().describe('How many events are sent again') }) } },
+    responses: {
+      202: {
+        description: 'The replays are under way',
+        schema: z.object({ replayed: z.number().int().describe('How many events are sent again') }),
+      },
+    },
     handler: async (ctx, { params, body }) => {
       await marketplaceOr404(params.id);
       ctx.status = 202;
@@ -364,8 +393,19 @@ export function webhookRoutes(api: Api, services: Services): void {
 }
 
 /** Writes that an administrator saw the signing secret (the log keeps the fact, never the secret). */
-export async function revealWebhookSecret(db: Db, actor: string, marketplaceId: string, endpoint: WebhookEndpoint): Promise<void> {
-  await recordAudit(db, { actor, action: 'revealWebhookSecret', object_type: 'marketplace', object_id: marketplaceId, after: { url: endpoint.url, secret: endpoint.secret } });
+export async function revealWebhookSecret(
+  db: Db,
+  actor: string,
+  marketplaceId: string,
+  endpoint: WebhookEndpoint,
+): Promise<void> {
+  await recordAudit(db, {
+    actor,
+    action: 'revealWebhookSecret',
+    object_type: 'marketplace',
+    object_id: marketplaceId,
+    after: { url: endpoint.url, secret: endpoint.secret },
+  });
 }
 
 const previousExpiresAt = (endpoint: WebhookEndpoint) => endpoint.previous_expires_at?.toISOString() ?? null;

@@ -28,7 +28,9 @@ export function webhookHeaders(input: SignInput): Record<string, string> {
   const { body, secret, previousSecret, eventId, timestamp } = input;
   const standardContent = Buffer.concat([Buffer.from(`${eventId}.${timestamp}.`, 'utf8'), body]);
   // Standard Webhooks' header is a space-separated list so that a receiver holding either secret verifies it.
-  const standardSignatures = [secret, ...(previousSecret ? [previousSecret] : [])].map((key) => `v1,${standardSignature(key, standardContent)}`);
+  const standardSignatures = [secret, ...(previousSecret ? [previousSecret] : [])].map(
+    (key) => `v1,${standardSignature(key, standardContent)}`,
+  );
   return {
     'Content-Type': 'application/json',
     'User-Agent': WEBHOOK_USER_AGENT,

@@ -94,7 +94,10 @@ export interface ResolveOptions {
  * any resolved address is not allowed (one private answer is enough to refuse: the client could be steered to it).
  * All answers are kept because "localhost" usually resolves to ::1 first, and a receiver may listen on 127.0.0.1 only.
  */
-export async function resolveWebhookAddresses(hostname: string, options: ResolveOptions = {}): Promise<CheckedAddress[]> {
+export async function resolveWebhookAddresses(
+  hostname: string,
+  options: ResolveOptions = {},
+): Promise<CheckedAddress[]> {
   const { allowLoopback = false, lookup = dnsLookup, deadlineMs = DNS_DEADLINE_MS } = options;
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const localhostName = host === 'localhost' || host.endsWith('.localhost');
@@ -108,11 +111,15 @@ export async function resolveWebhookAddresses(hostname: string, options: Resolve
   if (answers.length === 0) throw new AddressNotAllowed(`${host} does not resolve`);
   // RFC 6761 §6.3: localhost names are the loopback, whatever a resolver claims.
   const allowed = (address: string) =>
-    localhostName ? isLoopbackAddress(address) : isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address));
+    localhostName
+      ? isLoopbackAddress(address)
+      : isPublicAddress(address) || (allowLoopback && isLoopbackAddress(address));
   const refused = answers.find((answer) => !allowed(answer.address));
   if (refused) {
     const what = allowLoopback ? 'a public or loopback address' : 'a public address';
-    throw new AddressNotAllowed(isIP(host) ? `${host} is not ${what}` : `${host} resolves to ${refused.address}, which is not ${what}`);
+    throw new AddressNotAllowed(
+      isIP(host) ? `${host} is not ${what}` : `${host} resolves to ${refused.address}, which is not ${what}`,
+    );
   }
   return answers.map((answer) => ({ address: answer.address, family: answer.family === 6 ? 6 : 4 }));
 }
@@ -137,7 +144,7 @@ function lookupAll(lookup: LookupFunction, host: string, deadlineMs: number): Pr
 
 function inPrefix(address: number[], network: number[], bits: number): boolean {
   for (let i = 0; i < bits; i += 1) {
-    const mask = 0x80 >> i % 8;
+    const mask = 0x80 >> (i % 8);
     if ((address[i >> 3]! & mask) !== (network[i >> 3]! & mask)) return false;
   }
   return true;

@@ -5,7 +5,13 @@ import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Services } from '../services.ts';
 import { problem, notFound, unauthorized } from '../http/problem.ts';
-import { findMarketplace, marketplaceByKey, PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX, type Marketplace } from '../marketplaces/marketplaces.ts';
+import {
+  findMarketplace,
+  marketplaceByKey,
+  PUBLIC_KEY_PREFIX,
+  SECRET_KEY_PREFIX,
+  type Marketplace,
+} from '../marketplaces/marketplaces.ts';
 import { loadSnapshot } from '../deals/store.ts';
 import type { DealSnapshot } from '../deals/model.ts';
 import { checkOrigin } from './cors.ts';
@@ -24,9 +30,15 @@ function refuseSecretKey(ctx: Context, presented?: string): void {
 }
 
 /** The active marketplace of a public key (and an origin it allows), or 401. */
-export async function marketplaceForPublicKey(services: Services, ctx: Context, publicKey: string): Promise<Marketplace> {
+export async function marketplaceForPublicKey(
+  services: Services,
+  ctx: Context,
+  publicKey: string,
+): Promise<Marketplace> {
   refuseSecretKey(ctx, publicKey);
-  const marketplace = publicKey.startsWith(PUBLIC_KEY_PREFIX) ? await marketplaceByKey(services.db, publicKey, 'public') : undefined;
+  const marketplace = publicKey.startsWith(PUBLIC_KEY_PREFIX)
+    ? await marketplaceByKey(services.db, publicKey, 'public')
+    : undefined;
   if (!marketplace) throw unauthorized('The public_key is not a valid public key of an active marketplace.');
   await checkOrigin(ctx, marketplace, () => findMarketplace(services.db, marketplace.id));
   return marketplace;
@@ -38,7 +50,8 @@ export function requireWidgetToken(services: Services): Middleware {
     const fromQuery = typeof ctx.query.wt === 'string' ? ctx.query.wt : '';
     const token = ctx.get('X-Svc-Widget-Token').trim() || fromQuery.trim();
     refuseSecretKey(ctx, token);
-    if (!token) throw unauthorized('Send the widget token from the widget deal creation in the X-Svc-Widget-Token header.');
+    if (!token)
+      throw unauthorized('Send the widget token from the widget deal creation in the X-Svc-Widget-Token header.');
     const claims = await verifyWidgetToken(services.masterKey, token);
     const dealId = ctx.params.deal_id ?? '';
     if (claims.dealId !== dealId) throw problem('forbidden', 'This widget token is for another deal.');

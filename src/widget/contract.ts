@@ -42,7 +42,8 @@ const WORDS = {
     subjectText: (title: string) => `Продавец продаёт, а Покупатель покупает: ${title}.`,
     description: 'Описание',
     price: 'Цена',
-    priceText: (amount: string, currency: string) => `${amount} ${currency}, оплачивается полностью через безопасную сделку.`,
+    priceText: (amount: string, currency: string) =>
+      `${amount} ${currency}, оплачивается полностью через безопасную сделку.`,
     payment: 'Безопасная сделка',
     paymentText:
       'Деньги Покупателя резервируются (эскроу) после того, как Покупатель согласует этот договор. Они переводятся ' +
@@ -54,19 +55,33 @@ const WORDS = {
 
 /** The amount as people of that language write it (two decimals). */
 export function formatAmount(amount: number, locale: ContractLocale): string {
-  return new Intl.NumberFormat(locale === 'ru' ? 'ru-RU' : 'en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(amount);
+  return new Intl.NumberFormat(locale === 'ru' ? 'ru-RU' : 'en-US', {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  }).format(amount);
 }
 
 export function contractFileName(locale: ContractLocale): string {
   return WORDS[locale].file;
 }
 
-export async function contractDocx(deal: DealRecord, marketplaceName: string, locale: ContractLocale, today = new Date()): Promise<Buffer> {
+export async function contractDocx(
+  deal: DealRecord,
+  marketplaceName: string,
+  locale: ContractLocale,
+  today = new Date(),
+): Promise<Buffer> {
   const w = WORDS[locale];
   const title = deal.title || deal.external_id;
-  const date = today.toLocaleDateString(locale === 'ru' ? 'ru-RU' : 'en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  const date = today.toLocaleDateString(locale === 'ru' ? 'ru-RU' : 'en-GB', {
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
   const heading = (text: string) => new Paragraph({ text, heading: HeadingLevel.HEADING_2 });
-  const field = (label: string, value: string) => new Paragraph({ children: [new TextRun({ text: `${label}: `, bold: true }), new TextRun(value)] });
+  const field = (label: string, value: string) =>
+    new Paragraph({ children: [new TextRun({ text: `${label}: `, bold: true }), new TextRun(value)] });
   const buyer = deal.buyer_name ? `${deal.buyer_name} <${deal.buyer_email}>` : deal.buyer_email;
 
   const document = new Document({

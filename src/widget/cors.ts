@@ -20,7 +20,11 @@ export function originAllowed(marketplace: Pick<Marketplace, 'mode' | 'allowed_o
  * cross-origin browser request (a server, curl): CORS has nothing to protect there. `fresh` re-reads the origins
  * before refusing, for callers holding a cached marketplace (an origin added a moment ago works at once).
  */
-export async function checkOrigin(ctx: Context, marketplace: Marketplace, fresh?: () => Promise<Marketplace | undefined>) {
+export async function checkOrigin(
+  ctx: Context,
+  marketplace: Marketplace,
+  fresh?: () => Promise<Marketplace | undefined>,
+) {
   const origin = ctx.get('Origin');
   if (!origin) return;
   let allowed = originAllowed(marketplace, origin);
@@ -30,7 +34,10 @@ export async function checkOrigin(ctx: Context, marketplace: Marketplace, fresh?
   }
   ctx.state.corsAllowed = allowed;
   if (!allowed) {
-    throw problem('origin_not_allowed', `The origin ${origin} is not registered for this marketplace's widget; an administrator adds it to allowed_origins.`);
+    throw problem(
+      'origin_not_allowed',
+      `The origin ${origin} is not registered for this marketplace's widget; an administrator adds it to allowed_origins.`,
+    );
   }
 }
 

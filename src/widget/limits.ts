@@ -13,7 +13,12 @@ export const keySubject = (marketplaceId: string) => `key:${marketplaceId}`;
 export const lookupSubject = (ip: string) => `lookup:${addressKey(ip)}`;
 
 /** Counts one attempt for `subject`; the seconds until its window closes when that exceeds `limit`, else undefined. */
-export async function countCreation(db: Db, subject: string, limit: number, windowSeconds: number): Promise<number | undefined> {
+export async function countCreation(
+  db: Db,
+  subject: string,
+  limit: number,
+  windowSeconds: number,
+): Promise<number | undefined> {
   // One statement: concurrent attempts on any instance each get their own count, so never more than `limit` pass.
   const result = await db.query<{ hits: number; retry_after: number }>(
     `INSERT INTO widget_create_windows AS w (subject, hits, window_started_at) VALUES ($1, 1, now())
@@ -25,7 +30,9 @@ export async function countCreation(db: Db, subject: string, limit: number, wind
   );
   // Now and then, drop windows long closed, so the table follows current traffic only.
   if (Math.random() < 0.01) {
-    await db.query(`DELETE FROM widget_create_windows WHERE window_started_at < now() - interval '1 day'`).catch(() => {});
+    await db
+      .query(`DELETE FROM widget_create_windows WHERE window_started_at < now() - interval '1 day'`)
+      .catch(() => {});
   }
   const row = result.rows[0]!;
   return row.hits > limit ? row.retry_after : undefined;

@@ -30,7 +30,9 @@ export async function decideWidgetMail(
       email,
       await inTransaction(db, async (client) => {
         const hash = recipientHash(email);
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`widget-mail:${deal.marketplaceId}:${hash.toString('base64url')}`]);
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+          `widget-mail:${deal.marketplaceId}:${hash.toString('base64url')}`,
+        ]);
         const result = await client.query<{ allowed: boolean }>(
           `WITH recent AS (
              SELECT count(*) AS n FROM widget_deal_mail
@@ -45,22 +47,33 @@ export async function decideWidgetMail(
            UNION ALL
            SELECT allowed FROM widget_deal_mail WHERE marketplace_id = $1 AND external_id = $2 AND recipient_hash = $3 AND kind = $4
            LIMIT 1`,
-          [deal.marketplaceId, deal.externalId, hash, kind, WIDGET_MAIL_LIMIT.perRecipient, WIDGET_MAIL_LIMIT.windowSeconds],
+          [
+            deal.marketplaceId,
+            deal.externalId,
+            hash,
+            kind,
+            WIDGET_MAIL_LIMIT.perRecipient,
+            WIDGET_MAIL_LIMIT.windowSeconds,
+          ],
         );
         return result.rows[0]!.allowed;
       }),
     );
   }
-  if (Math.random() < 0.01) await db.query(`DELETE FROM widget_deal_mail WHERE decided_at < now() - interval '7 days'`).catch(() => {});
+  if (Math.random() < 0.01)
+    await db.query(`DELETE FROM widget_deal_mail WHERE decided_at < now() - interval '7 days'`).catch(() => {});
   return decided;
 }
 
 /** Whether the deal was made through the widget: its creation decided its parties' mail. */
-export async function isWidgetDeal(db: DbClient, deal: { marketplace_id: string; external_id: string }): Promise<boolean> {
-  const result = await db.query(`SELECT 1 FROM widget_deal_mail WHERE marketplace_id = $1 AND external_id = $2 AND kind = 'created' LIMIT 1`, [
-    deal.marketplace_id,
-    deal.external_id,
-  ]);
+export async function isWidgetDeal(
+  db: DbClient,
+  deal: { marketplace_id: string; external_id: string },
+): Promise<boolean> {
+  const result = await db.query(
+    `SELECT 1 FROM widget_deal_mail WHERE marketplace_id = $1 AND external_id = $2 AND kind = 'created' LIMIT 1`,
+    [deal.marketplace_id, deal.external_id],
+  );
   return (result.rowCount ?? 0) > 0;
 }
 
@@ -68,10 +81,19 @@ export async function isWidgetDeal(db: DbClient, deal: { marketplace_id: string;
  * Whether a mail of `kind` about this deal may go to `email`: always for a deal made by a marketplace's server; for a
  * widget deal, the creation's decision (`created`) or a slot taken now (`approval`).
  */
-export async function widgetMailAllowed(db: Db, deal: { marketplace_id: string; external_id: string }, kind: WidgetMailKind, email: string): Promise<boolean> {
+export async function widgetMailAllowed(
+  db: Db,
+  deal: { marketplace_id: string; external_id: string },
+  kind: WidgetMailKind,
+  email: string,
+): Promise<boolean> {
   if (!(await isWidgetDeal(db, deal))) return true;
   if (kind === 'approval') {
-    return (await decideWidgetMail(db, { marketplaceId: deal.marketplace_id, externalId: deal.external_id }, 'approval', [email])).get(email.trim().toLowerCase())!;
+    return (
+      await decideWidgetMail(db, { marketplaceId: deal.marketplace_id, externalId: deal.external_id }, 'approval', [
+        email,
+      ])
+    ).get(email.trim().toLowerCase())!;
   }
   const result = await db.query<{ allowed: boolean }>(
     `SELECT allowed FROM widget_deal_mail WHERE marketplace_id = $1 AND external_id = $2 AND recipient_hash = $3 AND kind = 'created'`,

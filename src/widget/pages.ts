@@ -29,7 +29,8 @@ const WORDS = {
     heldTitle: 'Деньги зарезервированы',
     held: 'Продавец получит их только после того, как вы подтвердите сделку в личном кабинете. Можно вернуться в магазин.',
     failedTitle: 'Оплата не началась',
-    deal_not_approved: 'Условия ещё не согласованы. Согласуйте их в личном кабинете и снова нажмите «Оплатить безопасно».',
+    deal_not_approved:
+      'Условия ещё не согласованы. Согласуйте их в личном кабинете и снова нажмите «Оплатить безопасно».',
     acquirer_unavailable: 'Платёжный сервис не отвечает. Попробуйте через минуту.',
     acquirer_refused: 'Платёжный сервис отклонил оплату. Попробуйте позже или выберите другую карту.',
     other: 'Что-то пошло не так. Попробуйте через несколько минут.',
@@ -62,13 +63,15 @@ ${query.deal_id && html`<p><a href="/cabinet/view/deals/${query.deal_id}">${w.ca
     const file = path.join(services.config.DATA_DIR, 'demo-credentials.json');
     if (services.config.NODE_ENV === 'production' || !existsSync(file)) throw notFound(`No route ${ctx.path}.`);
     const demo = JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
-    const pick = <T extends string>(value: unknown, allowed: readonly T[]) => (allowed.includes(value as T) ? (value as T) : allowed[0]!);
+    const pick = <T extends string>(value: unknown, allowed: readonly T[]) =>
+      allowed.includes(value as T) ? (value as T) : allowed[0]!;
     const locale = pick(ctx.query.locale, ['ru', 'en'] as const);
     const attributes = {
       mode: pick(ctx.query.mode, ['full', 'compact', 'button'] as const),
       theme: pick(ctx.query.theme, ['light', 'dark'] as const),
       email: typeof ctx.query.email === 'string' && ctx.query.email ? ctx.query.email : 'buyer@example.com',
-      order: typeof ctx.query.order === 'string' && ctx.query.order ? ctx.query.order : `demo-${Date.now().toString(36)}`,
+      order:
+        typeof ctx.query.order === 'string' && ctx.query.order ? ctx.query.order : `demo-${Date.now().toString(36)}`,
     };
     const link = (name: string, value: string) => {
       const next = new URLSearchParams({ ...attributes, locale, [name]: value });
@@ -94,8 +97,10 @@ Theme: ${link('theme', 'light')}${link('theme', 'dark')} · Language: ${link('lo
 function sendPage(ctx: Context, lang: string, title: string, body: SafeHtml): void {
   ctx.set('Cache-Control', 'no-store');
   ctx.type = 'text/html; charset=utf-8';
-  ctx.body = `<!doctype html>\n${html`<html lang="${lang}"><head><meta charset="utf-8">
+  ctx.body = `<!doctype html>\n${
+    html`<html lang="${lang}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
 <title>${title}</title><link rel="stylesheet" href="${STYLESHEET_PATH}"></head>
-<body><main>${body}</main></body></html>`.value}`;
+<body><main>${body}</main></body></html>`.value
+  }`;
 }

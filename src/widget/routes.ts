@@ -22,12 +22,18 @@ import { RESULT_PATH } from './pages.ts';
 
 const BASE = '/api/mkt/widget/deals';
 const DealParams = z.object({ deal_id: z.string().describe('The deal id') });
-const Locale = z.enum(['ru', 'en']).default('ru').describe("The widget's language; the generated contract is written in it");
+const Locale = z
+  .enum(['ru', 'en'])
+  .default('ru')
+  .describe("The widget's language; the generated contract is written in it");
 
 /** What the storefront sends to create or find the deal of its order. */
-const WidgetDealRequest = DealFields.extend({ public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace') });
+const WidgetDealRequest = DealFields.extend({
+  public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace'),
+});
 const CONFLICT = {
-  description: 'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
+  description:
+    'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
   contentType: 'application/problem+json',
   schema: DealConflictProblem,
 };
@@ -37,7 +43,12 @@ export function widgetRoutes(api: Api, services: Services): void {
   const window = config.WIDGET_CREATE_WINDOW_SECONDS;
   // Every attempt counts against the address, valid or not, so guessing keys or flooding costs the same.
   const addressLimit: Middleware = async (ctx, next) => {
-    const wait = await countCreation(services.db, addressSubject(ctx.ip), config.WIDGET_CREATE_LIMIT_PER_ADDRESS, window);
+    const wait = await countCreation(
+      services.db,
+      addressSubject(ctx.ip),
+      config.WIDGET_CREATE_LIMIT_PER_ADDRESS,
+      window,
+    );
     if (wait !== undefined) throw rateLimited(wait, 'from this address');
     await next();
   };
@@ -49,7 +60,11 @@ export function widgetRoutes(api: Api, services: Services): void {
   const token = requireWidgetToken(services);
   /** What the creation and the lookup answer: the deal, a fresh token, and whether a mail invited the buyer. */
   const withToken = async (snapshot: DealSnapshot, marketplaceId: string, invitationSent: boolean) => {
-    const issued = await issueWidgetToken(services.masterKey, { dealId: snapshot.deal.id, marketplaceId }, config.WIDGET_TOKEN_TTL_SECONDS);
+    const issued = await issueWidgetToken(
+      services.masterKey,
+      { dealId: snapshot.deal.id, marketplaceId },
+      config.WIDGET_TOKEN_TTL_SECONDS,
+    );
     return {
       id: snapshot.deal.id,
       external_id: snapshot.deal.external_id,
@@ -62,7 +77,8 @@ export function widgetRoutes(api: Api, services: Services): void {
   const common = { tags: ['Widget'], security: ['widgetToken'], use: [widgetCors, token] };
   const widget = (ctx: Context) => ctx.state.widget as WidgetState;
 
-  for (const path of [BASE, `${BASE}/lookup`, `${BASE}/:deal_id`, `${BASE}/:deal_id/start`, `${BASE}/:deal_id/escrow`]) api.router.options(path, preflight);
+  for (const path of [BASE, `${BASE}/lookup`, `${BASE}/:deal_id`, `${BASE}/:deal_id/start`, `${BASE}/:deal_id/escrow`])
+    api.router.options(path, preflight);
 
   api.route({
     method: 'post',
@@ -83,7 +99,12 @@ export function widgetRoutes(api: Api, services: Services): void {
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
       const marketplace = await marketplaceForPublicKey(services, ctx, publicKey);
-      const wait = await countCreation(services.db, keySubject(marketplace.id), config.WIDGET_CREATE_LIMIT_PER_KEY, window);
+      const wait = await countCreation(
+        services.db,
+        keySubject(marketplace.id),
+        config.WIDGET_CREATE_LIMIT_PER_KEY,
+        window,
+      );
       if (wait !== undefined) throw rateLimited(wait, 'for this public key');
       // The public key and an external_id are guessable; a repeat gets a token only when it gives the deal's own
       // values, the buyer's e-mail (always given) included: createDeal answers 409 deal_conflict otherwise.
@@ -93,13 +114,19 @@ export function widgetRoutes(api: Api, services: Services): void {
       const known = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id });
       const mails = known
         ? undefined
-        : await decideWidgetMail(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id }, 'created', [
-            fields.buyer_email,
-            ...(fields.seller_email ? [fields.seller_email] : []),
-          ]);
+        : await decideWidgetMail(
+            services.db,
+            { marketplaceId: marketplace.id, externalId: fields.external_id },
+            'created',
+            [fields.buyer_email, ...(fields.seller_email ? [fields.seller_email] : [])],
+          );
       const { snapshot, created } = await createDeal(services, marketplace, fields);
       ctx.status = created ? 201 : 200;
-      ctx.body = await withToken(snapshot, marketplace.id, created && mails?.get(fields.buyer_email.trim().toLowerCase()) === true);
+      ctx.body = await withToken(
+        snapshot,
+        marketplace.id,
+        created && mails?.get(fields.buyer_email.trim().toLowerCase()) === true,
+      );
     },
   });
 
@@ -109,16 +136,22 @@ export function widgetRoutes(api: Api, services: Services): void {
     operationId: 'widgetLookupDeal',
     summary: "Find the deal of the storefront's order (the widget's page load), creating nothing",
     description:
-      'The same body as the creation. When the external_id names a deal and the fields given match it (the buyer\'s ' +
+      "The same body as the creation. When the external_id names a deal and the fields given match it (the buyer's " +
       'e-mail always), answers it with a fresh widget token as a repeat of the creation would; 204 when there is no ' +
       'such deal, or a field differs (the answer never tells which), so the buyer starts one with the creation. The widget calls it on every page load, so it keeps no ' +
-      'token in the storefront\'s storage. Limited per client address (WIDGET_FIND_LIMIT_PER_ADDRESS), apart from creations.',
+      "token in the storefront's storage. Limited per client address (WIDGET_FIND_LIMIT_PER_ADDRESS), apart from creations.",
     tags: ['Widget'],
     use: [widgetCors, lookupLimit],
     body: WidgetDealRequest,
     responses: {
-      200: { description: 'The deal this external_id names, with a fresh widget token (invitation_sent is false)', schema: WidgetDealCreated },
-      204: { description: 'No deal has this external_id, or its fields (the buyer\'s e-mail among them) differ from those given' },
+      200: {
+        description: 'The deal this external_id names, with a fresh widget token (invitation_sent is false)',
+        schema: WidgetDealCreated,
+      },
+      204: {
+        description:
+          "No deal has this external_id, or its fields (the buyer's e-mail among them) differ from those given",
+      },
     },
     handler: async (ctx, { body }) => {
       const { public_key: publicKey, ...fields } = body;
@@ -161,15 +194,19 @@ export function widgetRoutes(api: Api, services: Services): void {
     method: 'post',
     path: `${BASE}/{deal_id}/start`,
     operationId: 'widgetStart',
-    summary: 'Continue: the contract (when the deal has no document) and the approval (when none is pending or approved)',
-    description: 'Repeating it changes nothing. The contract is a DOCX in the buyer\'s cloud, a `contract` document.',
+    summary:
+      'Continue: the contract (when the deal has no document) and the approval (when none is pending or approved)',
+    description: "Repeating it changes nothing. The contract is a DOCX in the buyer's cloud, a `contract` document.",
     params: DealParams,
     query: TokenQuery,
     body: z.object({ locale: Locale }),
     responses: { 200: { description: 'The deal after the step', schema: WidgetDeal } },
     handler: async (ctx, { body }) => {
       const { marketplace, snapshot } = widget(ctx);
-      ctx.body = widgetDeal(await continueDeal(services, { kind: 'widget', marketplace }, snapshot.deal.id, body.locale), config.BASE_URL);
+      ctx.body = widgetDeal(
+        await continueDeal(services, { kind: 'widget', marketplace }, snapshot.deal.id, body.locale),
+        config.BASE_URL,
+      );
     },
   });
 
@@ -196,7 +233,10 @@ export function widgetRoutes(api: Api, services: Services): void {
       const result = (params: Record<string, string>) =>
         `${config.BASE_URL}${RESULT_PATH}?${new URLSearchParams({ deal_id: snapshot.deal.id, locale: query.locale, ...params })}`;
       try {
-        const { payment, created } = await startEscrow(services, { kind: 'widget', marketplace }, snapshot.deal.id, { amount: 0, description: '' });
+        const { payment, created } = await startEscrow(services, { kind: 'widget', marketplace }, snapshot.deal.id, {
+          amount: 0,
+          description: '',
+        });
         if (html) return seeOther(ctx, payment.payment_url ?? result({ status: payment.status }));
         ctx.status = created ? 201 : 200;
         ctx.body = escrowResponse(payment);

@@ -54,11 +54,15 @@ export async function verifyWidgetToken(masterKey: Buffer, token: string): Promi
       audience: AUDIENCE,
       requiredClaims: ['sub', 'exp', 'mkt'],
     });
-    if (typeof payload.mkt !== 'string') throw new errors.JWTClaimValidationFailed('mkt must be a string', payload, 'mkt');
+    if (typeof payload.mkt !== 'string')
+      throw new errors.JWTClaimValidationFailed('mkt must be a string', payload, 'mkt');
     return { dealId: payload.sub!, marketplaceId: payload.mkt };
   } catch (error) {
     if (error instanceof errors.JWTExpired) {
-      throw problem('widget_token_expired', 'The widget token has expired; repeat the widget deal creation for a fresh one.');
+      throw problem(
+        'widget_token_expired',
+        'The widget token has expired; repeat the widget deal creation for a fresh one.',
+      );
     }
     if (error instanceof errors.JOSEError) throw unauthorized('The widget token is not valid.');
     throw error;

@@ -6,7 +6,9 @@ import { DealCreated } from '../deals/views.ts';
 
 export const WidgetDealCreated = DealCreated.extend({
   widget_token: z.string().describe('JWT for X-Svc-Widget-Token (or the wt query); for this deal only'),
-  expires_at: z.iso.datetime().describe('When the token stops working; repeat the creation (or the lookup) for a fresh one'),
+  expires_at: z.iso
+    .datetime()
+    .describe('When the token stops working; repeat the creation (or the lookup) for a fresh one'),
   invitation_sent: z
     .boolean()
     .describe(
@@ -26,7 +28,13 @@ export const WidgetDeal = z.object({
   description: z.string(),
   status: z.enum(DEAL_STATUSES),
   documents: z.array(z.object({ id: z.uuid(), kind: z.enum(DOCUMENT_KINDS), name: z.string() })),
-  approvals: z.array(z.object({ id: z.uuid(), status: z.enum(['pending', 'approved', 'rejected']), decided_at: z.iso.datetime().nullable() })),
+  approvals: z.array(
+    z.object({
+      id: z.uuid(),
+      status: z.enum(['pending', 'approved', 'rejected']),
+      decided_at: z.iso.datetime().nullable(),
+    }),
+  ),
   payments: z.array(
     z.object({
       id: z.uuid(),
@@ -36,7 +44,9 @@ export const WidgetDeal = z.object({
       payment_url: z.string().nullable(),
     }),
   ),
-  cabinet_url: z.string().describe("The deal's page in the buyer cabinet, where the buyer approves and moves the escrow"),
+  cabinet_url: z
+    .string()
+    .describe("The deal's page in the buyer cabinet, where the buyer approves and moves the escrow"),
 });
 
 export function widgetDeal(snapshot: DealSnapshot, baseUrl: string): z.infer<typeof WidgetDeal> {
@@ -52,7 +62,13 @@ export function widgetDeal(snapshot: DealSnapshot, baseUrl: string): z.infer<typ
     status: dealStatus(snapshot),
     documents: snapshot.documents.map(({ id, kind, name }) => ({ id, kind, name })),
     approvals: snapshot.approvals.map(({ id, status, decided_at }) => ({ id, status, decided_at })),
-    payments: snapshot.payments.map(({ id, amount, currency, status, payment_url }) => ({ id, amount, currency, status, payment_url })),
+    payments: snapshot.payments.map(({ id, amount, currency, status, payment_url }) => ({
+      id,
+      amount,
+      currency,
+      status,
+      payment_url,
+    })),
     cabinet_url: `${baseUrl}/cabinet/view/deals/${deal.id}`,
   };
 }

@@ -12,13 +12,25 @@ export async function withSampleData(db: Db): Promise<void> {
 }
 
 /** A source with these tenders (ids `<source>:<sourceId>`), facets refreshed. */
-export async function seedTenders(db: Db, source: string, records: Array<Partial<TenderRecord> & { sourceId: string; title: string }>) {
+export async function seedTenders(
+  db: Db,
+  source: string,
+  records: Array<Partial<TenderRecord> & { sourceId: string; title: string }>,
+) {
   await ensureGeneratedSource(db, source, `Test source ${source}`);
-  await upsertTenders(db, source, records.map((r) => ({ country: 'RU', raw: { test: true }, ...r })));
+  await upsertTenders(
+    db,
+    source,
+    records.map((r) => ({ country: 'RU', raw: { test: true }, ...r })),
+  );
   await refreshTenderFacets(db);
 }
 
-export async function dataKey(db: Db, tariff: Tariff = 'pro', email = uniqueEmail('data')): Promise<{ key: string; account_id: string; email: string }> {
+export async function dataKey(
+  db: Db,
+  tariff: Tariff = 'pro',
+  email = uniqueEmail('data'),
+): Promise<{ key: string; account_id: string; email: string }> {
   const issued = await issueDataKey(db, { email, tariff });
   return { ...issued, email };
 }

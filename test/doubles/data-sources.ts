@@ -39,13 +39,20 @@ export async function startSourcesDouble(): Promise<SourcesDouble> {
         const page = JSON.parse(fixture('ocds/ocds-213czf-000-00001-02-tender.json'));
         return send(200, 'application/json', JSON.stringify({ ...page, links: { next: `${base}/ocds/page-2.json` } }));
       }
-      if (request.method === 'GET' && route === '/ocds/page-2.json') return send(200, 'application/json', fixture('ocds/ocds-213czf-000-00001-03-tenderAmendment.json'));
-      if (request.method === 'GET' && route === '/ocds/package.json') return send(200, 'application/json', fixture('ocds/ocds-213czf-000-00001.json'));
-      if (request.method === 'GET' && route === '/ocds/records.json') return send(200, 'application/json', fixture('ocds/record-ocds-213czf-000-00001.json'));
-      if (request.method === 'GET' && route === '/eis/notices.xml') return send(200, 'application/xml; charset=utf-8', fixture('eis/notices-44fz.xml'));
+      if (request.method === 'GET' && route === '/ocds/page-2.json')
+        return send(200, 'application/json', fixture('ocds/ocds-213czf-000-00001-03-tenderAmendment.json'));
+      if (request.method === 'GET' && route === '/ocds/package.json')
+        return send(200, 'application/json', fixture('ocds/ocds-213czf-000-00001.json'));
+      if (request.method === 'GET' && route === '/ocds/records.json')
+        return send(200, 'application/json', fixture('ocds/record-ocds-213czf-000-00001.json'));
+      if (request.method === 'GET' && route === '/eis/notices.xml')
+        return send(200, 'application/xml; charset=utf-8', fixture('eis/notices-44fz.xml'));
       if (request.method === 'GET' && route === '/eis/notices.xml.zip') {
         // As the export ships them: a ZIP of XML documents, with signature files beside them.
-        const archive = zipSync({ 'notification_Moskva_2024020100_2024020200_001.xml': strToU8(fixture('eis/notices-44fz.xml')), 'notification_001.xml.sig': strToU8('signature') });
+        const archive = zipSync({
+          'notification_Moskva_2024020100_2024020200_001.xml': strToU8(fixture('eis/notices-44fz.xml')),
+          'notification_001.xml.sig': strToU8('signature'),
+        });
         return send(200, 'application/zip', archive);
       }
       if (request.method === 'POST' && route === '/ted/v3/notices/search') {
@@ -55,8 +62,16 @@ export async function startSourcesDouble(): Promise<SourcesDouble> {
         } catch {
           return send(400, 'application/json', JSON.stringify({ message: 'Malformed JSON' }));
         }
-        if (typeof search.query !== 'string' || !Array.isArray(search.fields) || search.paginationMode !== 'ITERATION') {
-          return send(400, 'application/json', JSON.stringify({ message: 'query, fields and paginationMode are required' }));
+        if (
+          typeof search.query !== 'string' ||
+          !Array.isArray(search.fields) ||
+          search.paginationMode !== 'ITERATION'
+        ) {
+          return send(
+            400,
+            'application/json',
+            JSON.stringify({ message: 'query, fields and paginationMode are required' }),
+          );
         }
         const page = search.iterationNextToken === 'page-2' ? 'ted/search-page-2.json' : 'ted/search-page-1.json';
         return send(200, 'application/json', fixture(page));

@@ -45,7 +45,13 @@ export async function startS3Double(options: S3DoubleOptions): Promise<S3Double>
     const url = new URL(request.url ?? '/', 'http://double');
     const [, bucket = '', ...rest] = url.pathname.split('/');
     const key = decodeURIComponent(rest.join('/'));
-    const entry: LoggedS3Request = { method: request.method ?? '', path: url.pathname, headers: request.headers, body, status: 0 };
+    const entry: LoggedS3Request = {
+      method: request.method ?? '',
+      path: url.pathname,
+      headers: request.headers,
+      body,
+      status: 0,
+    };
     requests.push(entry);
 
     const fail = (status: number, code: string, message: string) => {
@@ -66,7 +72,10 @@ export async function startS3Double(options: S3DoubleOptions): Promise<S3Double>
     if (request.method === 'PUT') {
       const contentSha256 = String(request.headers['x-amz-content-sha256'] ?? '');
       // The SDK (3.1168) sends a Buffer body plainly; aws-chunked framing is refused so a change in the SDK shows here.
-      if (contentSha256.startsWith('STREAMING-') || /aws-chunked/.test(String(request.headers['content-encoding'] ?? ''))) {
+      if (
+        contentSha256.startsWith('STREAMING-') ||
+        /aws-chunked/.test(String(request.headers['content-encoding'] ?? ''))
+      ) {
         return fail(501, 'NotImplemented', 'The S3 double does not decode aws-chunked uploads');
       }
       const received = options.corruptUploads && body.length > 0 ? flipFirstByte(body) : body;
@@ -76,7 +85,11 @@ export async function startS3Double(options: S3DoubleOptions): Promise<S3Double>
         return fail(400, 'BadDigest', 'The SHA256 you specified did not match the calculated checksum.');
       }
       if (contentSha256 && contentSha256 !== 'UNSIGNED-PAYLOAD' && contentSha256 !== sha256(received, 'hex')) {
-        return fail(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+        return fail(
+          400,
+          'XAmzContentSHA256Mismatch',
+          "The provided 'x-amz-content-sha256' header does not match what was computed.",
+        );
       }
       objects.set(key, {
         body: received,
@@ -97,7 +110,9 @@ export async function startS3Double(options: S3DoubleOptions): Promise<S3Double>
         'Content-Type': object.contentType,
         'Content-Length': object.body.length,
         ETag: etag(object.body),
-        ...(withChecksum ? { 'x-amz-checksum-sha256': object.checksumSha256, 'x-amz-checksum-type': 'FULL_OBJECT' } : {}),
+        ...(withChecksum
+          ? { 'x-amz-checksum-sha256': object.checksumSha256, 'x-amz-checksum-type': 'FULL_OBJECT' }
+          : {}),
       });
       return response.end(object.body);
     }

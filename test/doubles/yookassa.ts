@@ -87,7 +87,9 @@ export interface DoublePayout {
   id: string;
   amount: Money;
   status: 'pending' | 'succeeded' | 'canceled';
-  payout_destination: { type: 'bank_card'; card: { first6: string; last4: string; card_type: string; issuer_country: string } } | { type: 'yoo_money'; account_number: string };
+  payout_destination:
+    | { type: 'bank_card'; card: { first6: string; last4: string; card_type: string; issuer_country: string } }
+    | { type: 'yoo_money'; account_number: string };
   description?: string;
   created_at: string;
   deal?: { id: string };
@@ -213,7 +215,11 @@ export class YooKassaDouble {
   }
 
   /** A pending payout settles; a cancelled one gives its money back to the deal. Sends payout.succeeded or payout.canceled. */
-  async settlePayout(id: string, outcome: 'succeeded' | 'canceled', reason = 'general_decline'): Promise<SentNotification> {
+  async settlePayout(
+    id: string,
+    outcome: 'succeeded' | 'canceled',
+    reason = 'general_decline',
+  ): Promise<SentNotification> {
     const payout = this.payouts.get(id);
     if (!payout) throw new Error(`The double has no payout ${id}`);
     if (payout.status !== 'pending') throw new Error(`Payout ${id} is ${payout.status}, not pending`);
@@ -230,7 +236,12 @@ export class YooKassaDouble {
 
   /** Every deal as it stands: its status, balance and payout balance. */
   deals(): { id: string; status: DoubleDeal['status']; balance: string; payoutBalance: string }[] {
-    return [...this.dealsById.values()].map((deal) => ({ id: deal.id, status: deal.status, balance: deal.balance.value, payoutBalance: deal.payout_balance.value }));
+    return [...this.dealsById.values()].map((deal) => ({
+      id: deal.id,
+      status: deal.status,
+      balance: deal.balance.value,
+      payoutBalance: deal.payout_balance.value,
+    }));
   }
 
   /** How many payouts were created under one Idempotence-Key (replays of the key make none). */
@@ -251,7 +262,13 @@ export class YooKassaDouble {
       status: capture ? 'succeeded' : 'waiting_for_capture',
       paid: true,
       refundable: capture,
-      payment_method: { type: 'bank_card', id: randomUUID(), saved: false, title: 'Bank card *4444', card: { last4: '4444' } },
+      payment_method: {
+        type: 'bank_card',
+        id: randomUUID(),
+        saved: false,
+        title: 'Bank card *4444',
+        card: { last4: '4444' },
+      },
     });
     delete payment.confirmation;
     if (capture) {
@@ -266,7 +283,8 @@ export class YooKassaDouble {
   /** Time runs out: an unpaid payment (expired_on_confirmation) or a hold (expired_on_capture) is cancelled. */
   async expire(id: string): Promise<SentNotification> {
     const payment = this.mustFind(id);
-    if (payment.status !== 'pending' && payment.status !== 'waiting_for_capture') throw new Error(`${id} is ${payment.status}`);
+    if (payment.status !== 'pending' && payment.status !== 'waiting_for_capture')
+      throw new Error(`${id} is ${payment.status}`);
     const reason = payment.status === 'pending' ? 'expired_on_confirmation' : 'expired_on_capture';
     this.cancelled(payment, { party: 'yoo_money', reason });
     return this.notify('payment.canceled', payment);
@@ -289,7 +307,9 @@ export class YooKassaDouble {
         status = 0;
       }
     }
-    const sent: SentNotification = event.startsWith('payout.') ? { event, payoutId: object.id, status } : { event, paymentId: object.id, status };
+    const sent: SentNotification = event.startsWith('payout.')
+      ? { event, payoutId: object.id, status }
+      : { event, paymentId: object.id, status };
     this.notifications.push(sent);
     return sent;
   }
@@ -314,7 +334,14 @@ export class YooKassaDouble {
     }
     const failure = this.failures.shift();
     if (failure !== undefined) {
-      this.send(res, error(failure, failure === 429 ? 'too_many_requests' : 'internal_server_error', 'Injected failure; the result is unknown.'));
+      this.send(
+        res,
+        error(
+          failure,
+          failure === 429 ? 'too_many_requests' : 'internal_server_error',
+          'Injected failure; the result is unknown.',
+        ),
+      );
       return;
     }
     const crash = method === 'POST' ? this.crashes.shift() : undefined;
@@ -324,7 +351,12 @@ export class YooKassaDouble {
       res.destroy();
       return;
     }
-    this.send(res, crash === 500 ? error(500, 'internal_server_error', 'Injected failure after the request was applied; the result is unknown.') : answer);
+    this.send(
+      res,
+      crash === 500
+        ? error(500, 'internal_server_error', 'Injected failure after the request was applied; the result is unknown.')
+        : answer,
+    );
   }
 
   private send(res: http.ServerResponse, answer: Answer): void {
@@ -345,19 +377,37 @@ export class YooKassaDouble {
         return payment ? { status: 200, body: payment } : unknownPayment();
       }
       if (method !== 'POST' || (id && !action) || (!id && action)) return notAllowed(method);
-      return this.idempotent(req, path, raw, (body) => (!id ? this.create(body) : action === 'capture' ? this.capture(id, body) : this.cancel(id)));
+      return this.idempotent(req, path, raw, (body) =>
+        !id ? this.create(body) : action === 'capture' ? this.capture(id, body) : this.cancel(id),
+      );
     }
     const other = /^\/v3\/(deals|payouts|refunds)(?:\/([^/]+))?$/.exec(path);
     if (!other) return error(404, 'not_found', `No such resource ${path}.`);
     const [, resource, id] = other;
     if (method === 'GET' && id) {
-      const found = resource === 'deals' ? this.dealsById.get(id) : resource === 'payouts' ? this.payouts.get(id) : this.refunds.get(id);
-      return found ? { status: 200, body: found } : error(404, 'not_found', `No such ${resource.slice(0, -1)} ${id}, or access denied.`, `${resource.slice(0, -1)}_id`);
+      const found =
+        resource === 'deals'
+          ? this.dealsById.get(id)
+          : resource === 'payouts'
+            ? this.payouts.get(id)
+            : this.refunds.get(id);
+      return found
+        ? { status: 200, body: found }
+        : error(
+            404,
+            'not_found',
+            `No such ${resource.slice(0, -1)} ${id}, or access denied.`,
+            `${resource.slice(0, -1)}_id`,
+          );
     }
     if (method === 'GET' && resource === 'refunds') return this.listRefunds(url.searchParams);
     if (method !== 'POST' || id) return notAllowed(method);
     return this.idempotent(req, path, raw, (body, key) =>
-      resource === 'deals' ? this.createDeal(body) : resource === 'payouts' ? this.createPayout(body, key) : this.createRefund(body),
+      resource === 'deals'
+        ? this.createDeal(body)
+        : resource === 'payouts'
+          ? this.createPayout(body, key)
+          : this.createRefund(body),
     );
   }
 
@@ -372,7 +422,8 @@ export class YooKassaDouble {
     if (typeof key !== 'string' || key.length === 0) {
       return error(400, 'invalid_request', 'Idempotence key header is missing.', 'Idempotence-Key');
     }
-    if (key.length > 64) return error(400, 'invalid_request', 'Idempotence key is longer than 64 characters.', 'Idempotence-Key');
+    if (key.length > 64)
+      return error(400, 'invalid_request', 'Idempotence key is longer than 64 characters.', 'Idempotence-Key');
     if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) {
       return error(415, 'invalid_request', 'Content-Type must be application/json.');
     }
@@ -382,7 +433,12 @@ export class YooKassaDouble {
     const stored = this.answersByKey.get(key);
     if (stored) {
       if (stored.fingerprint !== fingerprint) {
-        return error(400, 'invalid_request', 'Idempotence key duplicated: it was used for another request.', 'Idempotence-Key');
+        return error(
+          400,
+          'invalid_request',
+          'Idempotence key duplicated: it was used for another request.',
+          'Idempotence-Key',
+        );
       }
       return stored.answer;
     }
@@ -396,19 +452,35 @@ export class YooKassaDouble {
     if ('status' in amount) return amount;
     const confirmation = body.confirmation;
     if (!isObject(confirmation) || confirmation.type !== 'redirect') {
-      return error(400, 'invalid_request', 'This double supports confirmation type redirect only.', 'confirmation.type');
+      return error(
+        400,
+        'invalid_request',
+        'This double supports confirmation type redirect only.',
+        'confirmation.type',
+      );
     }
     if (typeof confirmation.return_url !== 'string' || !URL.canParse(confirmation.return_url)) {
-      return error(400, 'invalid_request', 'return_url is required for redirect confirmation.', 'confirmation.return_url');
+      return error(
+        400,
+        'invalid_request',
+        'return_url is required for redirect confirmation.',
+        'confirmation.return_url',
+      );
     }
-    if (body.capture !== undefined && typeof body.capture !== 'boolean') return error(400, 'invalid_request', 'capture must be a boolean.', 'capture');
+    if (body.capture !== undefined && typeof body.capture !== 'boolean')
+      return error(400, 'invalid_request', 'capture must be a boolean.', 'capture');
     const description = body.description;
     if (description !== undefined && (typeof description !== 'string' || [...description].length > 128)) {
       return error(400, 'invalid_request', 'description must be a string of at most 128 characters.', 'description');
     }
     const metadata = body.metadata ?? {};
     if (!isMetadata(metadata)) {
-      return error(400, 'invalid_request', 'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.', 'metadata');
+      return error(
+        400,
+        'invalid_request',
+        'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.',
+        'metadata',
+      );
     }
     let deal: DoublePayment['deal'];
     if (body.deal !== undefined) {
@@ -439,14 +511,20 @@ export class YooKassaDouble {
 
   /** A payment's `deal`: an open deal of ours, and settlements (payouts to the seller) that fit in the payment. */
   private paymentDeal(value: unknown, amount: Money): NonNullable<DoublePayment['deal']> | Answer {
-    if (!isObject(value) || typeof value.id !== 'string') return error(400, 'invalid_request', 'deal.id is required.', 'deal.id');
+    if (!isObject(value) || typeof value.id !== 'string')
+      return error(400, 'invalid_request', 'deal.id is required.', 'deal.id');
     const deal = this.dealsById.get(value.id);
     if (!deal) return error(400, 'invalid_request', `There is no deal ${value.id}.`, 'deal.id');
     if (deal.status !== 'opened') return error(400, 'invalid_request', `Deal ${deal.id} is closed.`, 'deal.id');
     const settlements = parseSettlements(value.settlements, 'deal.settlements', amount.currency);
     if ('status' in settlements) return settlements;
     if (sumOf(settlements) > kopecks(amount.value)) {
-      return error(400, 'invalid_request', 'The settlements to the seller are more than the payment.', 'deal.settlements');
+      return error(
+        400,
+        'invalid_request',
+        'The settlements to the seller are more than the payment.',
+        'deal.settlements',
+      );
     }
     return { id: deal.id, settlements };
   }
@@ -459,13 +537,20 @@ export class YooKassaDouble {
     if (body.amount !== undefined) {
       const amount = parseMoney(body.amount);
       if ('status' in amount) return amount;
-      if (amount.currency !== payment.amount.currency) return error(400, 'invalid_request', 'Currency differs from the payment.', 'amount.currency');
+      if (amount.currency !== payment.amount.currency)
+        return error(400, 'invalid_request', 'Currency differs from the payment.', 'amount.currency');
       if (Number(amount.value) > Number(payment.amount.value)) {
         return error(400, 'invalid_request', 'The amount is more than was authorized.', 'amount.value');
       }
       captured = amount;
     }
-    Object.assign(payment, { status: 'succeeded', paid: true, refundable: true, amount: captured, captured_at: this.now().toISOString() });
+    Object.assign(payment, {
+      status: 'succeeded',
+      paid: true,
+      refundable: true,
+      amount: captured,
+      captured_at: this.now().toISOString(),
+    });
     delete payment.expires_at;
     this.intoDeal(payment);
     return { status: 200, body: structuredClone(payment) };
@@ -496,7 +581,12 @@ export class YooKassaDouble {
     }
     const metadata = body.metadata ?? {};
     if (!isMetadata(metadata)) {
-      return error(400, 'invalid_request', 'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.', 'metadata');
+      return error(
+        400,
+        'invalid_request',
+        'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.',
+        'metadata',
+      );
     }
     const now = this.now();
     const deal: DoubleDeal = {
@@ -538,7 +628,12 @@ export class YooKassaDouble {
     }
     const metadata = body.metadata ?? {};
     if (!isMetadata(metadata)) {
-      return error(400, 'invalid_request', 'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.', 'metadata');
+      return error(
+        400,
+        'invalid_request',
+        'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.',
+        'metadata',
+      );
     }
     if (!isObject(body.deal) || typeof body.deal.id !== 'string') {
       return error(400, 'invalid_request', 'This shop pays out in safe deals only: deal.id is required.', 'deal.id');
@@ -546,10 +641,16 @@ export class YooKassaDouble {
     const deal = this.dealsById.get(body.deal.id);
     if (!deal) return error(400, 'invalid_request', `There is no deal ${body.deal.id}.`, 'deal.id');
     if (deal.status !== 'opened') return error(400, 'invalid_request', `Deal ${deal.id} is closed.`, 'deal.id');
-    if (amount.currency !== deal.payout_balance.currency) return error(400, 'invalid_request', 'Currency differs from the deal.', 'amount.currency');
+    if (amount.currency !== deal.payout_balance.currency)
+      return error(400, 'invalid_request', 'Currency differs from the deal.', 'amount.currency');
     const value = kopecks(amount.value);
     if (value > kopecks(deal.payout_balance.value)) {
-      return error(400, 'invalid_request', `The payout is more than the deal's payout_balance of ${deal.payout_balance.value}.`, 'amount.value');
+      return error(
+        400,
+        'invalid_request',
+        `The payout is more than the deal's payout_balance of ${deal.payout_balance.value}.`,
+        'amount.value',
+      );
     }
     const payout: DoublePayout = {
       id: `po-${randomUUID()}`,
@@ -565,7 +666,10 @@ export class YooKassaDouble {
     const declined = this.limitExceeded(target.key, value) ?? this.declines.shift();
     if (declined) {
       payout.status = 'canceled';
-      payout.cancellation_details = { party: declined.endsWith('limit_exceeded') ? 'yoo_money' : 'payout_network', reason: declined };
+      payout.cancellation_details = {
+        party: declined.endsWith('limit_exceeded') ? 'yoo_money' : 'payout_network',
+        reason: declined,
+      };
     } else {
       this.adjust(deal, -value, -value);
     }
@@ -577,21 +681,43 @@ export class YooKassaDouble {
   }
 
   /** Where a payout goes: a card synonym (payout_token) or a YooMoney wallet; the key the limits are counted by. */
-  private payoutTarget(body: Record<string, unknown>): { key: string; destination: DoublePayout['payout_destination'] } | Answer {
+  private payoutTarget(
+    body: Record<string, unknown>,
+  ): { key: string; destination: DoublePayout['payout_destination'] } | Answer {
     const data = body.payout_destination_data;
     if (typeof body.payout_token === 'string' && data === undefined) {
-      if (body.payout_token.length === 0) return error(400, 'invalid_request', 'payout_token is empty.', 'payout_token');
+      if (body.payout_token.length === 0)
+        return error(400, 'invalid_request', 'payout_token is empty.', 'payout_token');
       const digest = createHash('sha256').update(body.payout_token).digest();
       const last4 = String(digest.readUInt16BE(0) % 10_000).padStart(4, '0');
-      return { key: `card:${body.payout_token}`, destination: { type: 'bank_card', card: { first6: '555555', last4, card_type: 'MasterCard', issuer_country: 'RU' } } };
+      return {
+        key: `card:${body.payout_token}`,
+        destination: {
+          type: 'bank_card',
+          card: { first6: '555555', last4, card_type: 'MasterCard', issuer_country: 'RU' },
+        },
+      };
     }
     if (body.payout_token === undefined && isObject(data) && data.type === 'yoo_money') {
       if (typeof data.account_number !== 'string' || !/^\d{11,33}$/.test(data.account_number)) {
-        return error(400, 'invalid_request', 'account_number must be a YooMoney wallet number.', 'payout_destination_data.account_number');
+        return error(
+          400,
+          'invalid_request',
+          'account_number must be a YooMoney wallet number.',
+          'payout_destination_data.account_number',
+        );
       }
-      return { key: `wallet:${data.account_number}`, destination: { type: 'yoo_money', account_number: data.account_number } };
+      return {
+        key: `wallet:${data.account_number}`,
+        destination: { type: 'yoo_money', account_number: data.account_number },
+      };
     }
-    return error(400, 'invalid_request', 'Give either payout_token (a card) or payout_destination_data of type yoo_money.', 'payout_destination_data');
+    return error(
+      400,
+      'invalid_request',
+      'Give either payout_token (a card) or payout_destination_data of type yoo_money.',
+      'payout_destination_data',
+    );
   }
 
   /** YooKassa's payout limits, as the reason of the cancelled payout, or undefined when the payout fits. */
@@ -599,7 +725,9 @@ export class YooKassaDouble {
     const now = this.now();
     const day = moscow(now).slice(0, 10);
     const month = day.slice(0, 7);
-    const earlier = [...this.payouts.values()].filter((payout) => payout.status !== 'canceled' && this.payoutTargets.get(payout.id) === target);
+    const earlier = [...this.payouts.values()].filter(
+      (payout) => payout.status !== 'canceled' && this.payoutTargets.get(payout.id) === target,
+    );
     const thisMonth = earlier.filter((payout) => moscow(new Date(payout.created_at)).startsWith(month));
     const monthSum = sumOf(thisMonth.map((payout) => ({ type: 'payout' as const, amount: payout.amount })));
     if (target.startsWith('wallet:')) {
@@ -607,19 +735,27 @@ export class YooKassaDouble {
     }
     if (value < CARD_PAYOUT_MIN || value > CARD_PAYOUT_MAX) return 'one_time_limit_exceeded';
     const today = thisMonth.filter((payout) => moscow(new Date(payout.created_at)).startsWith(day));
-    if (today.length >= CARD_PAYOUTS_PER_DAY || monthSum + value > CARD_PAYOUTS_PER_MONTH) return 'periodic_limit_exceeded';
+    if (today.length >= CARD_PAYOUTS_PER_DAY || monthSum + value > CARD_PAYOUTS_PER_MONTH)
+      return 'periodic_limit_exceeded';
     return undefined;
   }
 
   private createRefund(body: Record<string, unknown>): Answer {
-    if (typeof body.payment_id !== 'string') return error(400, 'invalid_request', 'payment_id is required.', 'payment_id');
+    if (typeof body.payment_id !== 'string')
+      return error(400, 'invalid_request', 'payment_id is required.', 'payment_id');
     const payment = this.payments.get(body.payment_id);
     if (!payment) return unknownPayment();
     const amount = parseMoney(body.amount);
     if ('status' in amount) return amount;
-    if (amount.currency !== payment.amount.currency) return error(400, 'invalid_request', 'Currency differs from the payment.', 'amount.currency');
+    if (amount.currency !== payment.amount.currency)
+      return error(400, 'invalid_request', 'Currency differs from the payment.', 'amount.currency');
     if (payment.status !== 'succeeded') {
-      return error(400, 'invalid_request', `Only a succeeded payment can be refunded; this one is ${payment.status}.`, 'payment_id');
+      return error(
+        400,
+        'invalid_request',
+        `Only a succeeded payment can be refunded; this one is ${payment.status}.`,
+        'payment_id',
+      );
     }
     const description = body.description;
     if (description !== undefined && (typeof description !== 'string' || [...description].length > 250)) {
@@ -627,7 +763,12 @@ export class YooKassaDouble {
     }
     const metadata = body.metadata;
     if (metadata !== undefined && !isMetadata(metadata)) {
-      return error(400, 'invalid_request', 'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.', 'metadata');
+      return error(
+        400,
+        'invalid_request',
+        'metadata: at most 16 string values, keys up to 32 and values up to 512 characters.',
+        'metadata',
+      );
     }
     const value = kopecks(amount.value);
     const refunded = kopecks(payment.refunded_amount?.value ?? '0');
@@ -664,22 +805,46 @@ export class YooKassaDouble {
   }
 
   /** A refund inside a safe deal: before any payout, its settlements out of the payout balance, the fee by the fee moment. */
-  private refundInDeal(payment: DoublePayment, value: unknown, amount: bigint): NonNullable<DoubleRefund['deal']> | Answer {
+  private refundInDeal(
+    payment: DoublePayment,
+    value: unknown,
+    amount: bigint,
+  ): NonNullable<DoubleRefund['deal']> | Answer {
     const deal = this.dealsById.get(payment.deal!.id)!;
-    if (!isObject(value)) return error(400, 'invalid_request', 'A refund of a payment in a deal needs deal.refund_settlements.', 'deal');
+    if (!isObject(value))
+      return error(400, 'invalid_request', 'A refund of a payment in a deal needs deal.refund_settlements.', 'deal');
     const settlements = parseSettlements(value.refund_settlements, 'deal.refund_settlements', payment.amount.currency);
     if ('status' in settlements) return settlements;
     if (deal.status !== 'opened') return error(400, 'invalid_request', `Deal ${deal.id} is closed.`, 'deal');
-    const paidOut = [...this.payouts.values()].some((payout) => payout.deal?.id === deal.id && payout.status !== 'canceled');
-    if (paidOut) return error(400, 'invalid_request', `Deal ${deal.id} has a payout; a refund in a deal is possible only before a payout.`, 'deal');
+    const paidOut = [...this.payouts.values()].some(
+      (payout) => payout.deal?.id === deal.id && payout.status !== 'canceled',
+    );
+    if (paidOut)
+      return error(
+        400,
+        'invalid_request',
+        `Deal ${deal.id} has a payout; a refund in a deal is possible only before a payout.`,
+        'deal',
+      );
     const fromSeller = sumOf(settlements);
-    if (fromSeller > amount) return error(400, 'invalid_request', 'refund_settlements are more than the refund.', 'deal.refund_settlements');
+    if (fromSeller > amount)
+      return error(400, 'invalid_request', 'refund_settlements are more than the refund.', 'deal.refund_settlements');
     if (fromSeller > kopecks(deal.payout_balance.value)) {
-      return error(400, 'invalid_request', `refund_settlements are more than the deal's payout_balance of ${deal.payout_balance.value}.`, 'deal.refund_settlements');
+      return error(
+        400,
+        'invalid_request',
+        `refund_settlements are more than the deal's payout_balance of ${deal.payout_balance.value}.`,
+        'deal.refund_settlements',
+      );
     }
     const fromFee = amount - fromSeller;
     if (deal.fee_moment === 'payment_succeeded' && fromFee > 0n) {
-      return error(400, 'invalid_request', 'With fee_moment payment_succeeded only the seller’s part is refunded: amount must equal refund_settlements.', 'amount.value');
+      return error(
+        400,
+        'invalid_request',
+        'With fee_moment payment_succeeded only the seller’s part is refunded: amount must equal refund_settlements.',
+        'amount.value',
+      );
     }
     if (fromFee > kopecks(deal.balance.value) - kopecks(deal.payout_balance.value)) {
       return error(400, 'invalid_request', 'The refund is more than the deal holds.', 'amount.value');
@@ -690,13 +855,17 @@ export class YooKassaDouble {
   /** GET /v3/refunds: the newest first, filtered by payment_id, `limit` (1–100) a page, `cursor` to the next. */
   private listRefunds(query: URLSearchParams): Answer {
     const limit = Number(query.get('limit') ?? '10');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return error(400, 'invalid_request', 'limit must be 1 to 100.', 'limit');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      return error(400, 'invalid_request', 'limit must be 1 to 100.', 'limit');
     const start = Number(query.get('cursor') ?? '0');
     if (!Number.isInteger(start) || start < 0) return error(400, 'invalid_request', 'Unknown cursor.', 'cursor');
     const paymentId = query.get('payment_id');
     const all = [...this.refunds.values()].filter((refund) => !paymentId || refund.payment_id === paymentId).reverse();
     const items = all.slice(start, start + limit);
-    return { status: 200, body: { type: 'list', items, ...(start + limit < all.length ? { next_cursor: String(start + limit) } : {}) } };
+    return {
+      status: 200,
+      body: { type: 'list', items, ...(start + limit < all.length ? { next_cursor: String(start + limit) } : {}) },
+    };
   }
 
   /** Moves money in or out of a deal's balance and payout balance (minor units, negative for out). */
@@ -711,8 +880,12 @@ export class YooKassaDouble {
    */
   private closeWhenDone(deal: DoubleDeal): void {
     if (deal.status !== 'opened' || kopecks(deal.payout_balance.value) > 0n) return;
-    const paidIn = [...this.payments.values()].some((payment) => payment.deal?.id === deal.id && payment.status === 'succeeded');
-    const pending = [...this.payouts.values()].some((payout) => payout.deal?.id === deal.id && payout.status === 'pending');
+    const paidIn = [...this.payments.values()].some(
+      (payment) => payment.deal?.id === deal.id && payment.status === 'succeeded',
+    );
+    const pending = [...this.payouts.values()].some(
+      (payout) => payout.deal?.id === deal.id && payout.status === 'pending',
+    );
     if (!paidIn || pending) return;
     deal.status = 'closed';
     deal.balance.value = '0.00';
@@ -725,8 +898,10 @@ export class YooKassaDouble {
     if (!match || !payment) return error(404, 'not_found', 'No such payment page.');
     if (method === 'GET' && !match[2]) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><title>YooKassa double</title><form method="post" action="${path}/pay">` +
-        `<button>Pay ${payment.amount.value} ${payment.amount.currency}</button></form>`);
+      res.end(
+        `<!doctype html><title>YooKassa double</title><form method="post" action="${path}/pay">` +
+          `<button>Pay ${payment.amount.value} ${payment.amount.currency}</button></form>`,
+      );
       return undefined;
     }
     if (method === 'POST' && match[2]) {
@@ -740,7 +915,9 @@ export class YooKassaDouble {
 
   private authorized(header: string | undefined): boolean {
     const [scheme, encoded] = (header ?? '').split(' ');
-    return scheme === 'Basic' && Buffer.from(encoded ?? '', 'base64').toString('utf8') === `${this.shopId}:${this.secretKey}`;
+    return (
+      scheme === 'Basic' && Buffer.from(encoded ?? '', 'base64').toString('utf8') === `${this.shopId}:${this.secretKey}`
+    );
   }
 
   private mustFind(id: string, status?: Status): DoublePayment {
@@ -768,13 +945,23 @@ function unknownPayment(): Answer {
 }
 
 function wrongStatus(payment: DoublePayment, action: string): Answer {
-  return error(400, 'invalid_request', `Cannot ${action} a payment in status ${payment.status}; it must be waiting_for_capture.`, 'payment_id');
+  return error(
+    400,
+    'invalid_request',
+    `Cannot ${action} a payment in status ${payment.status}; it must be waiting_for_capture.`,
+    'payment_id',
+  );
 }
 
 /** YooKassa's money is `{value: "100.00", currency: "RUB"}`: the value a decimal string, not a number. */
 function parseMoney(value: unknown, parameter = 'amount'): Money | Answer {
   if (!isObject(value) || typeof value.value !== 'string' || !MONEY.test(value.value) || Number(value.value) <= 0) {
-    return error(400, 'invalid_request', 'The amount must be a positive decimal string such as "100.00".', `${parameter}.value`);
+    return error(
+      400,
+      'invalid_request',
+      'The amount must be a positive decimal string such as "100.00".',
+      `${parameter}.value`,
+    );
   }
   if (typeof value.currency !== 'string' || !/^[A-Z]{3}$/.test(value.currency)) {
     return error(400, 'invalid_request', 'The currency must be an ISO 4217 code.', `${parameter}.currency`);
@@ -784,13 +971,21 @@ function parseMoney(value: unknown, parameter = 'amount'): Money | Answer {
 
 /** `[{type: "payout", amount}]`, one or more, in the payment's currency. */
 function parseSettlements(value: unknown, parameter: string, currency: string): Settlement[] | Answer {
-  if (!Array.isArray(value) || value.length === 0) return error(400, 'invalid_request', `${parameter} must list the settlements.`, parameter);
+  if (!Array.isArray(value) || value.length === 0)
+    return error(400, 'invalid_request', `${parameter} must list the settlements.`, parameter);
   const settlements: Settlement[] = [];
   for (const item of value) {
-    if (!isObject(item) || item.type !== 'payout') return error(400, 'invalid_request', 'A settlement is of type payout.', `${parameter}.type`);
+    if (!isObject(item) || item.type !== 'payout')
+      return error(400, 'invalid_request', 'A settlement is of type payout.', `${parameter}.type`);
     const amount = parseMoney(item.amount, `${parameter}.amount`);
     if ('status' in amount) return amount;
-    if (amount.currency !== currency) return error(400, 'invalid_request', 'A settlement is in the payment’s currency.', `${parameter}.amount.currency`);
+    if (amount.currency !== currency)
+      return error(
+        400,
+        'invalid_request',
+        'A settlement is in the payment’s currency.',
+        `${parameter}.amount.currency`,
+      );
     settlements.push({ type: 'payout', amount });
   }
   return settlements;
@@ -818,7 +1013,10 @@ function moscow(date: Date): string {
 function isMetadata(value: unknown): value is Record<string, string> {
   if (!isObject(value)) return false;
   const entries = Object.entries(value);
-  return entries.length <= 16 && entries.every(([key, item]) => key.length <= 32 && typeof item === 'string' && item.length <= 512);
+  return (
+    entries.length <= 16 &&
+    entries.every(([key, item]) => key.length <= 32 && typeof item === 'string' && item.length <= 512)
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

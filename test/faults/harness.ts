@@ -15,7 +15,12 @@ import { freePorts, isPortFree } from '../../src/dev/ports.ts';
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns a value other than undefined, or throws `what` at the deadline. */
-export async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined, everyMs = 250): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined> | T | undefined,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -48,7 +53,10 @@ export interface FaultCluster extends Cluster {
  * FAULTS_KEEP_DATA is set: then its logs (DATA_DIR/logs/<process>.log) stay for a look after a failure. The Temporal
  * Web UI runs only when `temporalUi` asks for it: a scenario that never opens it need not wait for its build.
  */
-export async function startFaultCluster(env: Record<string, string>, options: { temporalUi?: boolean } = {}): Promise<FaultCluster> {
+export async function startFaultCluster(
+  env: Record<string, string>,
+  options: { temporalUi?: boolean } = {},
+): Promise<FaultCluster> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-faults-'));
   chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its folder
   const port = await freeRange(3); // the proxy and the two main servers after it
@@ -169,10 +177,18 @@ export class Client {
   }
 
   /** One request, as it went. */
-  async once(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any }> {
+  async once(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: Headers; body: any }> {
     const response = await fetch(`${this.base}${url}`, {
       method,
-      headers: { ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      headers: {
+        ...(body === undefined || Buffer.isBuffer(body) ? {} : { 'Content-Type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
       signal: AbortSignal.timeout(60_000),
     });
@@ -192,7 +208,8 @@ export class Client {
       try {
         const answer = await this.once(method, url, body, headers);
         if (answer.status !== 502 && answer.status !== 503) return answer;
-        if (Date.now() > deadline) throw new Error(`${method} ${url}: still ${answer.status} after ${timeoutMs / 1000} s`);
+        if (Date.now() > deadline)
+          throw new Error(`${method} ${url}: still ${answer.status} after ${timeoutMs / 1000} s`);
         await sleep(answer.status === 503 ? Math.min(Number(answer.headers.get('retry-after') ?? 1), 5) * 1000 : 500);
       } catch (error) {
         if (!(error instanceof TypeError) || Date.now() > deadline) throw error; // fetch's TypeError: no connection
@@ -208,7 +225,10 @@ export class Client {
   }
 
   summary(): string {
-    return [...this.statuses].sort(([a], [b]) => String(a).localeCompare(String(b))).map(([status, count]) => `${status}×${count}`).join(' ');
+    return [...this.statuses]
+      .sort(([a], [b]) => String(a).localeCompare(String(b)))
+      .map(([status, count]) => `${status}×${count}`)
+      .join(' ');
   }
 }
 
@@ -226,16 +246,31 @@ export interface Marketplace {
 }
 
 /** A sandbox marketplace with `receiver` as its webhook, and its buyer signed in through the invitation mail. */
-export async function setUpMarketplace(client: Client, admin: Record<string, string>, receiver: Receiver, name: string): Promise<Marketplace> {
+export async function setUpMarketplace(
+  client: Client,
+  admin: Record<string, string>,
+  receiver: Receiver,
+  name: string,
+): Promise<Marketplace> {
   const run = randomUUID().slice(0, 8);
-  const created = await client.call('POST', '/admin/marketplaces', { name: `faults ${name} ${run}`, mode: 'sandbox' }, admin);
+  const created = await client.call(
+    'POST',
+    '/admin/marketplaces',
+    { name: `faults ${name} ${run}`, mode: 'sandbox' },
+    admin,
+  );
   if (created.status !== 201) throw new Error(`marketplace: ${created.status} ${JSON.stringify(created.body)}`);
   const key = { 'X-Svc-Key': created.body.secret_key };
   const hook = await client.call('POST', '/api/mkt/webhook', { url: receiver.url }, key);
   if (hook.status !== 200) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
   const buyerEmail = `buyer-${name}-${run}@example.com`;
   // The deal workflow makes the buyer's account and mails the invitation; one deal of the batch's own makes it.
-  const first = await client.call('POST', '/api/mkt/deals', { external_id: `invite-${name}-${run}`, buyer_email: buyerEmail, amount: 10 }, key);
+  const first = await client.call(
+    'POST',
+    '/api/mkt/deals',
+    { external_id: `invite-${name}-${run}`, buyer_email: buyerEmail, amount: 10 },
+    key,
+  );
   if (first.status !== 201) throw new Error(`first deal: ${first.status} ${JSON.stringify(first.body)}`);
   const token = await until('the buyer invitation mail', 60_000, async () => {
     const mail = await client.call('GET', `/admin/mail?to=${encodeURIComponent(buyerEmail)}`, undefined, admin);
@@ -252,15 +287,31 @@ export async function setUpMarketplace(client: Client, admin: Record<string, str
  * retries safe (a creation is idempotent by external_id; a move refused with 400 because it already happened is seen
  * as done on the next read). Returns the deal id.
  */
-export async function driveDeal(client: Client, market: Marketplace, externalId: string, progress: (step: string) => void = () => {}): Promise<string> {
-  const created = await client.call('POST', '/api/mkt/deals', { external_id: externalId, buyer_email: market.buyerEmail, title: 'Faults', amount: 10 }, market.key);
-  if (created.status !== 201 && created.status !== 200) throw new Error(`create ${externalId}: ${created.status} ${JSON.stringify(created.body)}`);
+export async function driveDeal(
+  client: Client,
+  market: Marketplace,
+  externalId: string,
+  progress: (step: string) => void = () => {},
+): Promise<string> {
+  const created = await client.call(
+    'POST',
+    '/api/mkt/deals',
+    { external_id: externalId, buyer_email: market.buyerEmail, title: 'Faults', amount: 10 },
+    market.key,
+  );
+  if (created.status !== 201 && created.status !== 200)
+    throw new Error(`create ${externalId}: ${created.status} ${JSON.stringify(created.body)}`);
   const id: string = created.body.id;
   progress('created');
   // Moves are counted; waiting for a payout the release started is not (it is the deal's own step, slow under faults).
   const deadline = Date.now() + 300_000;
-  for (let moves = 0; moves < 40 && Date.now() < deadline; ) {
-    const deal = await client.call('GET', `/api/mkt/deals?external_id=${encodeURIComponent(externalId)}`, undefined, market.key);
+  for (let moves = 0; moves < 40 && Date.now() < deadline;) {
+    const deal = await client.call(
+      'GET',
+      `/api/mkt/deals?external_id=${encodeURIComponent(externalId)}`,
+      undefined,
+      market.key,
+    );
     if (deal.status !== 200) throw new Error(`read ${externalId}: ${deal.status} ${JSON.stringify(deal.body)}`);
     const status: string = deal.body.status;
     if (status === 'paid') return id;
@@ -273,7 +324,10 @@ export async function driveDeal(client: Client, market: Marketplace, externalId:
     moves++;
     let move;
     if (status === 'created') {
-      move = await client.call('POST', `/api/mkt/deals/${id}/documents?kind=contract`, Buffer.from('contract'), { ...market.key, 'Content-Type': 'text/plain' });
+      move = await client.call('POST', `/api/mkt/deals/${id}/documents?kind=contract`, Buffer.from('contract'), {
+        ...market.key,
+        'Content-Type': 'text/plain',
+      });
     } else if (status === 'docs') {
       move = await client.call('POST', `/api/mkt/deals/${id}/approval`, {}, market.key);
     } else if (status === 'approval') {
@@ -286,13 +340,18 @@ export async function driveDeal(client: Client, market: Marketplace, externalId:
     } else {
       throw new Error(`deal ${externalId} went ${status}`);
     }
-    if (move.status >= 300 && move.status !== 400) throw new Error(`${status} move of ${externalId}: ${move.status} ${JSON.stringify(move.body)}`);
+    if (move.status >= 300 && move.status !== 400)
+      throw new Error(`${status} move of ${externalId}: ${move.status} ${JSON.stringify(move.body)}`);
   }
   throw new Error(`deal ${externalId} did not reach paid in 40 moves`);
 }
 
 /** Runs `work` over 0…count-1 with at most `concurrency` at once; the first failure rejects after all settle. */
-export async function inParallel<T>(count: number, concurrency: number, work: (index: number) => Promise<T>): Promise<T[]> {
+export async function inParallel<T>(
+  count: number,
+  concurrency: number,
+  work: (index: number) => Promise<T>,
+): Promise<T[]> {
   const results: T[] = new Array(count);
   const errors: unknown[] = [];
   let next = 0;
@@ -346,7 +405,12 @@ export interface Tally {
  * receiver did not expect; a 2xx delivery resent because a worker died before recording it is counted as duplicated
  * and reported, not hidden.
  */
-export async function tally(databaseUrl: string, receiver: Receiver, dealIds: Set<string>, timeoutMs: number): Promise<Tally> {
+export async function tally(
+  databaseUrl: string,
+  receiver: Receiver,
+  dealIds: Set<string>,
+  timeoutMs: number,
+): Promise<Tally> {
   const expected = await eventsOf(databaseUrl, dealIds);
   const deadline = Date.now() + timeoutMs;
   while (expected.some((event) => !receiver.delivered.has(event.event_id)) && Date.now() < deadline) await sleep(500);
@@ -363,7 +427,10 @@ export async function tally(databaseUrl: string, receiver: Receiver, dealIds: Se
   const firstDeal = [...dealIds][0];
   return {
     deals: dealIds.size,
-    perDeal: expected.filter((event) => event.deal_id === firstDeal).map((event) => event.event).join(' → '),
+    perDeal: expected
+      .filter((event) => event.deal_id === firstDeal)
+      .map((event) => event.event)
+      .join(' → '),
     eventsPerDeal: expected.filter((event) => event.deal_id === firstDeal).length,
     expected: expected.length,
     delivered: [...expectedIds].filter((id) => receiver.delivered.has(id)).length,

@@ -77,7 +77,8 @@ const random = generator(SEED);
 
 type Plan = 'release' | 'refund' | 'partial' | 'big';
 /** What happens to each deal once the money is held. */
-const planOf = (index: number): Plan => (BIG_AMOUNTS.has(index) ? 'big' : index % 7 === 3 ? 'refund' : index % 11 === 5 ? 'partial' : 'release');
+const planOf = (index: number): Plan =>
+  BIG_AMOUNTS.has(index) ? 'big' : index % 7 === 3 ? 'refund' : index % 11 === 5 ? 'partial' : 'release';
 
 /**
  * The service's line to the acquirer: every call forwarded to the double as it came, the double's answer passed back,
@@ -129,7 +130,8 @@ class AcquirerLine {
     // What the double does to this call (another call that reaches it first may take the fault instead; the counts
     // below say what really happened).
     const payoutCall = request.url?.startsWith('/v3/payouts') ?? false;
-    if (random() < (payoutCall ? PAYOUT_FAILURE_SHARE : OTHER_FAILURE_SHARE)) this.yookassa.failNext(random() < 0.2 ? 2 : 1, random() < 0.5 ? 500 : 429);
+    if (random() < (payoutCall ? PAYOUT_FAILURE_SHARE : OTHER_FAILURE_SHARE))
+      this.yookassa.failNext(random() < 0.2 ? 2 : 1, random() < 0.5 ? 500 : 429);
     if (payout) {
       this.seen.payoutPosts++;
       const key = String(request.headers['idempotence-key']);
@@ -143,16 +145,24 @@ class AcquirerLine {
     }
     const headers = { ...request.headers };
     delete headers.host;
-    const upstream = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer } | undefined>((resolve) => {
-      const call = http.request(`${this.yookassa.url}${request.url}`, { method: request.method, headers }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (part: Buffer) => parts.push(part));
-        answer.on('end', () => resolve({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(parts) }));
-        answer.on('error', () => resolve(undefined));
-      });
-      call.on('error', () => resolve(undefined));
-      call.end(body);
-    });
+    const upstream = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer } | undefined>(
+      (resolve) => {
+        const call = http.request(
+          `${this.yookassa.url}${request.url}`,
+          { method: request.method, headers },
+          (answer) => {
+            const parts: Buffer[] = [];
+            answer.on('data', (part: Buffer) => parts.push(part));
+            answer.on('end', () =>
+              resolve({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(parts) }),
+            );
+            answer.on('error', () => resolve(undefined));
+          },
+        );
+        call.on('error', () => resolve(undefined));
+        call.end(body);
+      },
+    );
     if (!upstream) {
       // The double applied the POST and dropped the connection: so does the line.
       if (payout) this.seen.crashedPayouts++;
@@ -160,7 +170,10 @@ class AcquirerLine {
       response.destroy();
       return;
     }
-    const description = upstream.status >= 500 || upstream.status === 429 ? String(JSON.parse(upstream.body.toString()).description ?? '') : '';
+    const description =
+      upstream.status >= 500 || upstream.status === 429
+        ? String(JSON.parse(upstream.body.toString()).description ?? '')
+        : '';
     if (description.startsWith('Injected failure after')) {
       if (payout) this.seen.crashedPayouts++;
       else this.seen.crashedOthers++;
@@ -169,8 +182,16 @@ class AcquirerLine {
       else this.seen.injected500++;
     }
     if (payout && upstream.status === 200) {
-      const made = JSON.parse(upstream.body.toString()) as { id: string; status: string; metadata: { payout_id: string } };
-      if (made.status === 'pending' && this.yookassa.payouts.get(made.id)?.status === 'pending' && this.seen.settledBeforeKnown.length < SETTLED_BEFORE_KNOWN) {
+      const made = JSON.parse(upstream.body.toString()) as {
+        id: string;
+        status: string;
+        metadata: { payout_id: string };
+      };
+      if (
+        made.status === 'pending' &&
+        this.yookassa.payouts.get(made.id)?.status === 'pending' &&
+        this.seen.settledBeforeKnown.length < SETTLED_BEFORE_KNOWN
+      ) {
         const early = { payoutId: made.metadata.payout_id, notified: 0 };
         this.seen.settledBeforeKnown.push(early);
         early.notified = (await this.yookassa.settlePayout(made.id, 'succeeded')).status;
@@ -220,7 +241,11 @@ let cluster: FaultCluster;
 beforeAll(async () => {
   yookassa = await startYooKassaDouble({ shopId: SHOP_ID, secretKey: SECRET_KEY });
   line = await new AcquirerLine(yookassa).start();
-  cluster = await startFaultCluster({ YOOKASSA_API_URL: `${line.url}/v3`, YOOKASSA_SHOP_ID: SHOP_ID, YOOKASSA_SECRET_KEY: SECRET_KEY });
+  cluster = await startFaultCluster({
+    YOOKASSA_API_URL: `${line.url}/v3`,
+    YOOKASSA_SHOP_ID: SHOP_ID,
+    YOOKASSA_SECRET_KEY: SECRET_KEY,
+  });
   // YooKassa's "URL for notifications" in the shop's settings: the service behind its proxy.
   yookassa.notificationUrl = `${cluster.baseUrl}/api/escrow/yookassa/notifications`;
 });
@@ -247,27 +272,45 @@ describe('money under faults', () => {
       const started = Date.now();
       const client = new Client(cluster.baseUrl);
       const limit = limiter(REQUESTS_AT_ONCE);
-      const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => limit(() => client.call(method, url, body, headers));
+      const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
+        limit(() => client.call(method, url, body, headers));
       const admin = cluster.admin;
       const run = randomUUID().slice(0, 8);
 
       // A live marketplace on YooKassa Safe Deal with a fee of 7.5 % + 10.
       const created = await call('POST', '/admin/marketplaces', { name: `faults payouts ${run}`, mode: 'live' }, admin);
       expect(created.status).toBe(201);
-      const patched = await call('PATCH', `/admin/marketplaces/${created.body.id}`, { provider: 'yookassa_safe_deal', fee_schedule: FEE_SCHEDULE }, admin);
+      const patched = await call(
+        'PATCH',
+        `/admin/marketplaces/${created.body.id}`,
+        { provider: 'yookassa_safe_deal', fee_schedule: FEE_SCHEDULE },
+        admin,
+      );
       expect(patched.status, JSON.stringify(patched.body)).toBe(200);
       expect(patched.body).toMatchObject({ mode: 'live', provider: 'yookassa_safe_deal' });
       const key = { 'X-Svc-Key': created.body.secret_key as string };
 
       const buyerEmail = `buyer-payouts-${run}@example.com`;
-      const sellerOf = (index: number) => (BIG_AMOUNTS.has(index) ? `seller-big-${run}@example.com` : `seller-${index % SELLERS}-${run}@example.com`);
+      const sellerOf = (index: number) =>
+        BIG_AMOUNTS.has(index) ? `seller-big-${run}@example.com` : `seller-${index % SELLERS}-${run}@example.com`;
       const amountOf = (index: number) => BIG_AMOUNTS.get(index) ?? (50_000 + Math.floor(random() * 2_000_000)) / 100;
       const externalId = (index: number) => `payouts-${run}-${index}`;
 
       // Every deal made first (creation is idempotent by external_id): the parties get their invitations with them.
       const ids = await Promise.all(
         Array.from({ length: DEALS }, async (_, index) => {
-          const answer = await call('POST', '/api/mkt/deals', { external_id: externalId(index), buyer_email: buyerEmail, seller_email: sellerOf(index), title: `Payouts ${index}`, amount: amountOf(index) }, key);
+          const answer = await call(
+            'POST',
+            '/api/mkt/deals',
+            {
+              external_id: externalId(index),
+              buyer_email: buyerEmail,
+              seller_email: sellerOf(index),
+              title: `Payouts ${index}`,
+              amount: amountOf(index),
+            },
+            key,
+          );
           expect([200, 201], JSON.stringify(answer.body)).toContain(answer.status);
           return answer.body.id as string;
         }),
@@ -275,10 +318,17 @@ describe('money under faults', () => {
 
       /** A person the deals made follows the invitation mail and sets a password: their cabinet headers. */
       const signIn = async (email: string) => {
-        const token = await until(`the invitation mail to ${email}`, 60_000, async () => {
-          const mail = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
-          return mail.body.items.map((item: { text: string }) => item.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1]).find(Boolean) as string | undefined;
-        }, 500);
+        const token = await until(
+          `the invitation mail to ${email}`,
+          60_000,
+          async () => {
+            const mail = await call('GET', `/admin/mail?to=${encodeURIComponent(email)}`, undefined, admin);
+            return mail.body.items
+              .map((item: { text: string }) => item.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1])
+              .find(Boolean) as string | undefined;
+          },
+          500,
+        );
         const accepted = await call('POST', '/cabinet/invite/accept', { token, password: 'a strong password' });
         expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
         return { Authorization: `Bearer ${accepted.body.token}` };
@@ -289,14 +339,28 @@ describe('money under faults', () => {
       await Promise.all(
         sellers.map(async (email, n) => {
           const seller = await signIn(email);
-          const given = await call('PUT', '/cabinet/payout-destination', { type: 'bank_card', token: `syn_card_${run}_seller_${n}` }, seller);
+          const given = await call(
+            'PUT',
+            '/cabinet/payout-destination',
+            { type: 'bank_card', token: `syn_card_${run}_seller_${n}` },
+            seller,
+          );
           expect(given.status, JSON.stringify(given.body)).toBe(200);
         }),
       );
       const setUpMs = Date.now() - started;
 
       // ── The faults, while the deals are driven.
-      const figures = { paymentNotificationsResent: 0, payoutNotificationsResent: 0, payoutsHeldPending: 0, payoutsCancelledPending: 0, declinesAsked: 0, newDestinations: 0, notificationsSentTwice: 0, keysRenewed: 0 };
+      const figures = {
+        paymentNotificationsResent: 0,
+        payoutNotificationsResent: 0,
+        payoutsHeldPending: 0,
+        payoutsCancelledPending: 0,
+        declinesAsked: 0,
+        newDestinations: 0,
+        notificationsSentTwice: 0,
+        keysRenewed: 0,
+      };
       let driving = true;
       // Besides the failures the line injects per call: payouts settle at once, or stay pending in windows of 8 s
       // (settled or cancelled by the drivers), and the card's bank declines four of them.
@@ -317,11 +381,18 @@ describe('money under faults', () => {
       })();
 
       const releasing = new Set<string>();
-      const toRelease = Array.from({ length: DEALS }, (_, index) => planOf(index)).filter((plan) => plan !== 'refund').length;
+      const toRelease = Array.from({ length: DEALS }, (_, index) => planOf(index)).filter(
+        (plan) => plan !== 'refund',
+      ).length;
       const kills: Kill[] = [];
       /** Waits until payouts are on their way back from the double, then SIGKILLs these workers and starts them again. */
       const killMidPayout = async (what: string, workers: ServiceProcess[]) => {
-        await until(`payout answers in flight for ${what}`, 60_000, () => (line.heldPayouts >= 2 || !driving ? true : undefined), 20).catch(() => undefined);
+        await until(
+          `payout answers in flight for ${what}`,
+          60_000,
+          () => (line.heldPayouts >= 2 || !driving ? true : undefined),
+          20,
+        ).catch(() => undefined);
         const payoutsInFlight = line.heldPayouts;
         const pids = workers.map((worker) => worker.pid!);
         const downAt = Date.now();
@@ -331,9 +402,19 @@ describe('money under faults', () => {
         kills.push({ what, pids, payoutsInFlight, downMs: Date.now() - downAt });
       };
       const killing = (async () => {
-        await until('a quarter of the releases', 300_000, () => (releasing.size >= toRelease / 4 || !driving ? true : undefined), 50);
+        await until(
+          'a quarter of the releases',
+          300_000,
+          () => (releasing.size >= toRelease / 4 || !driving ? true : undefined),
+          50,
+        );
         await killMidPayout('both workers', cluster.workers);
-        await until('60 % of the releases', 300_000, () => (releasing.size >= toRelease * 0.6 || !driving ? true : undefined), 50);
+        await until(
+          '60 % of the releases',
+          300_000,
+          () => (releasing.size >= toRelease * 0.6 || !driving ? true : undefined),
+          50,
+        );
         await killMidPayout(cluster.workers[0]!.name, [cluster.workers[0]!]);
       })();
 
@@ -344,12 +425,20 @@ describe('money under faults', () => {
        * 503, for as long as the deal's workflow runs.
        */
       const keyNumbers = new Map<string, number>();
-      const keyed = async (method: string, url: string, body: unknown, headers: Record<string, string>, keyBase: string) => {
+      const keyed = async (
+        method: string,
+        url: string,
+        body: unknown,
+        headers: Record<string, string>,
+        keyBase: string,
+      ) => {
         const deadline = Date.now() + 240_000;
         for (;;) {
           const number = keyNumbers.get(keyBase) ?? 1;
           try {
-            const answer = await limit(() => client.once(method, url, body, { ...headers, 'Idempotency-Key': `${keyBase}-${number}` }));
+            const answer = await limit(() =>
+              client.once(method, url, body, { ...headers, 'Idempotency-Key': `${keyBase}-${number}` }),
+            );
             if (answer.status === 503 && answer.body?.code === 'acquirer_unavailable') {
               keyNumbers.set(keyBase, number + 1);
               figures.keysRenewed++;
@@ -357,7 +446,9 @@ describe('money under faults', () => {
               return answer;
             }
             if (Date.now() > deadline) throw new Error(`${method} ${url}: still ${answer.status} after 240 s`);
-            await sleep(answer.status === 503 ? Math.min(Number(answer.headers.get('retry-after') ?? 1), 5) * 1000 : 500);
+            await sleep(
+              answer.status === 503 ? Math.min(Number(answer.headers.get('retry-after') ?? 1), 5) * 1000 : 500,
+            );
           } catch (error) {
             if (!(error instanceof TypeError) || Date.now() > deadline) throw error; // fetch's TypeError: no connection
             await sleep(500);
@@ -366,16 +457,23 @@ describe('money under faults', () => {
       };
 
       /** The double's payment and payout of ours, by the ids our records give them (in their metadata). */
-      const doublePayment = (paymentId: string) => [...yookassa.payments.values()].find((payment) => payment.metadata.payment_id === paymentId);
+      const doublePayment = (paymentId: string) =>
+        [...yookassa.payments.values()].find((payment) => payment.metadata.payment_id === paymentId);
       /** YooKassa sends a notification again until it is answered 200; the double sends once, so the drivers resend. */
-      const notifyAgain = async (event: 'payment.succeeded' | 'payout.succeeded' | 'payout.canceled', object: Parameters<YooKassaDouble['notify']>[1]) => {
+      const notifyAgain = async (
+        event: 'payment.succeeded' | 'payout.succeeded' | 'payout.canceled',
+        object: Parameters<YooKassaDouble['notify']>[1],
+      ) => {
         if (notified.get(object.id) === 200) return;
         const sent = await yookassa.notify(event, object);
         notified.set(object.id, sent.status);
         return sent;
       };
       /** Now and then YooKassa sends the same notification twice: the second must change nothing. */
-      const maybeTwice = async (event: 'payment.succeeded' | 'payout.succeeded' | 'payout.canceled', object: Parameters<YooKassaDouble['notify']>[1]) => {
+      const maybeTwice = async (
+        event: 'payment.succeeded' | 'payout.succeeded' | 'payout.canceled',
+        object: Parameters<YooKassaDouble['notify']>[1],
+      ) => {
         if (random() >= TWICE_SHARE) return;
         await yookassa.notify(event, object);
         figures.notificationsSentTwice++;
@@ -402,7 +500,12 @@ describe('money under faults', () => {
           if (deal.status === 'paid' || deal.status === 'refunded') return;
           let move: { status: number; body: any } | undefined;
           if (deal.status === 'created') {
-            move = await call('POST', `/api/mkt/deals/${id}/documents?kind=contract`, Buffer.from(`contract ${index}`), { ...key, 'Content-Type': 'text/plain' });
+            move = await call(
+              'POST',
+              `/api/mkt/deals/${id}/documents?kind=contract`,
+              Buffer.from(`contract ${index}`),
+              { ...key, 'Content-Type': 'text/plain' },
+            );
           } else if (deal.status === 'docs') {
             move = await call('POST', `/api/mkt/deals/${id}/approval`, {}, key);
           } else if (deal.status === 'approval') {
@@ -416,12 +519,19 @@ describe('money under faults', () => {
             if (atDouble?.status === 'pending') {
               notified.set(atDouble.id, (await yookassa.pay(atDouble.id)).status);
               await maybeTwice('payment.succeeded', atDouble);
-            } else if (atDouble?.status === 'succeeded' && (await notifyAgain('payment.succeeded', atDouble))) figures.paymentNotificationsResent++;
+            } else if (atDouble?.status === 'succeeded' && (await notifyAgain('payment.succeeded', atDouble)))
+              figures.paymentNotificationsResent++;
             await sleep(300);
           } else if (deal.status === 'escrow_hold' && payment?.status === 'hold') {
             if (plan === 'partial' && deal.refunded_amount === 0) {
               const part = Math.round(deal.seller_amount * 20) / 100; // a fifth of the seller's part, to the kopeck
-              move = await keyed('POST', `/api/mkt/deals/${id}/escrow/partial-refund`, { amount: part, reason: 'One item was missing' }, key, `partial-${id}`);
+              move = await keyed(
+                'POST',
+                `/api/mkt/deals/${id}/escrow/partial-refund`,
+                { amount: part, reason: 'One item was missing' },
+                key,
+                `partial-${id}`,
+              );
             } else {
               const action = plan === 'refund' ? 'refund' : 'release';
               move = await keyed('POST', `/cabinet/deals/${id}/escrow/${action}`, {}, buyer, `${action}-${id}`);
@@ -436,7 +546,12 @@ describe('money under faults', () => {
               // and pays out again under a new payout id; a second card given while that payout is still being
               // retried would change the retry's body under the same Idempotence-Key, which the acquirer refuses.
               answered.add(failedPayout.id);
-              move = await call('PUT', `/api/mkt/deals/${id}/payout-destination`, { type: 'bank_card', token: `syn_card_${run}_deal_${index}_${answered.size}` }, key);
+              move = await call(
+                'PUT',
+                `/api/mkt/deals/${id}/payout-destination`,
+                { type: 'bank_card', token: `syn_card_${run}_deal_${index}_${answered.size}` },
+                key,
+              );
               if (move.status === 200) figures.newDestinations++;
             } else if (payout.status === 'failed') {
               await sleep(500);
@@ -446,21 +561,29 @@ describe('money under faults', () => {
                 if (!atDouble) continue;
                 if (atDouble.status === 'pending') {
                   // Held by the double: it settles a moment after our records show it pending, mostly paid, now and then cancelled.
-                  const since = pendingSince.get(atDouble.id) ?? pendingSince.set(atDouble.id, Date.now()).get(atDouble.id)!;
+                  const since =
+                    pendingSince.get(atDouble.id) ?? pendingSince.set(atDouble.id, Date.now()).get(atDouble.id)!;
                   if (Date.now() - since < 1_000) continue;
                   const cancel = random() < 0.15;
                   figures.payoutsHeldPending++;
                   if (cancel) figures.payoutsCancelledPending++;
-                  notified.set(atDouble.id, (await yookassa.settlePayout(atDouble.id, cancel ? 'canceled' : 'succeeded')).status);
+                  notified.set(
+                    atDouble.id,
+                    (await yookassa.settlePayout(atDouble.id, cancel ? 'canceled' : 'succeeded')).status,
+                  );
                   await maybeTwice(cancel ? 'payout.canceled' : 'payout.succeeded', atDouble);
-                } else if (await notifyAgain(atDouble.status === 'succeeded' ? 'payout.succeeded' : 'payout.canceled', atDouble)) {
+                } else if (
+                  await notifyAgain(atDouble.status === 'succeeded' ? 'payout.succeeded' : 'payout.canceled', atDouble)
+                ) {
                   figures.payoutNotificationsResent++;
                 }
               }
               await sleep(500);
             }
           } else {
-            throw new Error(`deal ${index} (${plan}) went ${deal.status} with payment ${payment?.status} and payout ${deal.payout.status}`);
+            throw new Error(
+              `deal ${index} (${plan}) went ${deal.status} with payment ${payment?.status} and payout ${deal.payout.status}`,
+            );
           }
           // 400: refused because it already happened (the next read shows it); 409: the first attempt under this
           // Idempotency-Key is still running; 500: never acceptable (the client keeps it for the assertion at the
@@ -478,7 +601,9 @@ describe('money under faults', () => {
       try {
         // Every deal driven to its end; a deal that did not get there is asserted after the figures are printed.
         const outcomes = await Promise.allSettled(ids.map((_, index) => drive(index)));
-        stuck = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected').map((outcome) => String(outcome.reason));
+        stuck = outcomes
+          .filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+          .map((outcome) => String(outcome.reason));
       } finally {
         driving = false;
         await chaos;
@@ -487,11 +612,16 @@ describe('money under faults', () => {
       const driveMs = Date.now() - driveStarted;
 
       // ── What the service says, deal by deal.
-      const states = await Promise.all(ids.map(async (id) => (await call('GET', `/api/mkt/deals/${id}`, undefined, key)).body));
-      const safeDealOf = (state: any): string | undefined => (state.payments.length > 0 ? doublePayment(state.payments.at(-1).id)?.deal?.id : undefined);
+      const states = await Promise.all(
+        ids.map(async (id) => (await call('GET', `/api/mkt/deals/${id}`, undefined, key)).body),
+      );
+      const safeDealOf = (state: any): string | undefined =>
+        state.payments.length > 0 ? doublePayment(state.payments.at(-1).id)?.deal?.id : undefined;
       const doublePayouts = [...yookassa.payouts.values()];
       const doubleRefunds = [...yookassa.refunds.values()];
-      const ourPayoutIds = new Set(states.flatMap((state) => state.payout.items.map((item: { id: string }) => item.id)));
+      const ourPayoutIds = new Set(
+        states.flatMap((state) => state.payout.items.map((item: { id: string }) => item.id)),
+      );
       const problems: string[] = [];
       let paid = 0;
       let refunded = 0;
@@ -507,57 +637,102 @@ describe('money under faults', () => {
         // At most one payout per payout id at the double, under its key, and each one of ours.
         for (const item of state.payout.items as Array<{ id: string; amount: number; status: string }>) {
           const made = yookassa.payoutsFor(item.id);
-          if (made.length > 1 || yookassa.payoutsCreatedWith(item.id) > 1) problems.push(`deal ${index}: payout ${item.id} made ${made.length} times at the double`);
+          if (made.length > 1 || yookassa.payoutsCreatedWith(item.id) > 1)
+            problems.push(`deal ${index}: payout ${item.id} made ${made.length} times at the double`);
           const expectedAtDouble = { succeeded: 'succeeded', failed: 'canceled', pending: 'pending' }[item.status];
-          if (made[0] && (made[0].status !== expectedAtDouble || kopecks(made[0].amount.value) !== kopecks(item.amount))) {
-            problems.push(`deal ${index}: payout ${item.id} is ${item.status} ${item.amount} here and ${made[0].status} ${made[0].amount.value} at the double`);
+          if (
+            made[0] &&
+            (made[0].status !== expectedAtDouble || kopecks(made[0].amount.value) !== kopecks(item.amount))
+          ) {
+            problems.push(
+              `deal ${index}: payout ${item.id} is ${item.status} ${item.amount} here and ${made[0].status} ${made[0].amount.value} at the double`,
+            );
           }
-          if (!made[0] && item.status !== 'failed') problems.push(`deal ${index}: payout ${item.id} (${item.status}) is unknown to the double`);
+          if (!made[0] && item.status !== 'failed')
+            problems.push(`deal ${index}: payout ${item.id} (${item.status}) is unknown to the double`);
         }
         for (const payout of atDouble) {
-          if (!ourPayoutIds.has(payout.metadata.payout_id!)) problems.push(`deal ${index}: the double has payout ${payout.id} that no record of ours names`);
+          if (!ourPayoutIds.has(payout.metadata.payout_id!))
+            problems.push(`deal ${index}: the double has payout ${payout.id} that no record of ours names`);
         }
-        const paidOut = sumOf(atDouble.filter((payout) => payout.status === 'succeeded').map((payout) => kopecks(payout.amount.value)));
-        const refundedHere = sumOf(doubleRefunds.filter((refund) => refund.deal?.id === safeDeal).map((refund) => kopecks(refund.amount.value)));
+        const paidOut = sumOf(
+          atDouble.filter((payout) => payout.status === 'succeeded').map((payout) => kopecks(payout.amount.value)),
+        );
+        const refundedHere = sumOf(
+          doubleRefunds.filter((refund) => refund.deal?.id === safeDeal).map((refund) => kopecks(refund.amount.value)),
+        );
         if (state.status === 'paid') {
           paid++;
           // The seller's part: the amount less the fee, less what went back to the buyer in part.
           const owed = kopecks(state.amount) - kopecks(state.fee) - kopecks(state.refunded_amount);
-          if (paidOut !== owed || kopecks(state.released_amount) !== owed) problems.push(`deal ${index}: paid out ${rubles(paidOut)} at the double, released ${state.released_amount}, owed ${rubles(owed)}`);
-          if (refundedHere !== kopecks(state.refunded_amount)) problems.push(`deal ${index}: refunded ${rubles(refundedHere)} at the double, ${state.refunded_amount} here`);
+          if (paidOut !== owed || kopecks(state.released_amount) !== owed)
+            problems.push(
+              `deal ${index}: paid out ${rubles(paidOut)} at the double, released ${state.released_amount}, owed ${rubles(owed)}`,
+            );
+          if (refundedHere !== kopecks(state.refunded_amount))
+            problems.push(
+              `deal ${index}: refunded ${rubles(refundedHere)} at the double, ${state.refunded_amount} here`,
+            );
           sellerPaidOut += paidOut;
           feesOfPaid += kopecks(state.fee);
           if (atDouble.filter((payout) => payout.status === 'succeeded').length > 1) splitPayouts++;
         } else if (state.status === 'refunded') {
           refunded++;
           if (paidOut !== 0n) problems.push(`deal ${index}: refunded, yet ${rubles(paidOut)} was paid out`);
-          if (refundedHere !== kopecks(state.amount)) problems.push(`deal ${index}: refunded ${rubles(refundedHere)} of ${state.amount} at the double`);
+          if (refundedHere !== kopecks(state.amount))
+            problems.push(`deal ${index}: refunded ${rubles(refundedHere)} of ${state.amount} at the double`);
         }
         const closed = yookassa.deals().find((candidate) => candidate.id === safeDeal);
-        if (closed?.status !== 'closed' || closed.balance !== '0.00' || closed.payoutBalance !== '0.00') problems.push(`deal ${index}: the safe deal is ${JSON.stringify(closed)}`);
+        if (closed?.status !== 'closed' || closed.balance !== '0.00' || closed.payoutBalance !== '0.00')
+          problems.push(`deal ${index}: the safe deal is ${JSON.stringify(closed)}`);
       }
 
       // ── The ledger against the double.
       const balance = (await call('GET', '/api/mkt/balance', undefined, key)).body;
-      const doublePaidOut = sumOf(doublePayouts.filter((payout) => payout.status === 'succeeded').map((payout) => kopecks(payout.amount.value)));
+      const doublePaidOut = sumOf(
+        doublePayouts.filter((payout) => payout.status === 'succeeded').map((payout) => kopecks(payout.amount.value)),
+      );
       const doubleRefunded = sumOf(doubleRefunds.map((refund) => kopecks(refund.amount.value)));
-      const paidIn = sumOf([...yookassa.payments.values()].filter((payment) => payment.status === 'succeeded').map((payment) => kopecks(payment.amount.value)));
-      const postings: Array<{ id: string; kind: string; deal_id: string; entries: Array<{ account: string; amount: number; currency: string }> }> = [];
-      for (let after: string | undefined; ; ) {
-        const page = await call('GET', `/api/mkt/ledger?limit=1000${after ? `&starting_after=${after}` : ''}`, undefined, key);
+      const paidIn = sumOf(
+        [...yookassa.payments.values()]
+          .filter((payment) => payment.status === 'succeeded')
+          .map((payment) => kopecks(payment.amount.value)),
+      );
+      const postings: Array<{
+        id: string;
+        kind: string;
+        deal_id: string;
+        entries: Array<{ account: string; amount: number; currency: string }>;
+      }> = [];
+      for (let after: string | undefined; ;) {
+        const page = await call(
+          'GET',
+          `/api/mkt/ledger?limit=1000${after ? `&starting_after=${after}` : ''}`,
+          undefined,
+          key,
+        );
         expect(page.status).toBe(200);
         postings.push(...page.body.items);
         if (!page.body.has_more) break;
         after = page.body.items.at(-1).id;
       }
-      const unbalanced = postings.filter((posting) => sumOf(posting.entries.map((entry) => kopecks(entry.amount))) !== 0n).map((posting) => posting.id);
-      const payoutsSentInLedger = postings.filter((posting) => posting.entries.some((entry) => entry.account === 'seller_paid_out' && entry.amount > 0)).length;
+      const unbalanced = postings
+        .filter((posting) => sumOf(posting.entries.map((entry) => kopecks(entry.amount))) !== 0n)
+        .map((posting) => posting.id);
+      const payoutsSentInLedger = postings.filter((posting) =>
+        posting.entries.some((entry) => entry.account === 'seller_paid_out' && entry.amount > 0),
+      ).length;
 
       // ── What the marketplace was told: one deal.payout_sent per succeeded payout, one deal.payout_failed per failed one.
       const told = new Map<string, string[]>();
       for (const type of ['deal.payout_sent', 'deal.payout_failed']) {
-        for (let after: string | undefined; ; ) {
-          const page = await call('GET', `/api/mkt/events?type=${type}&limit=100${after ? `&starting_after=${after}` : ''}`, undefined, key);
+        for (let after: string | undefined; ;) {
+          const page = await call(
+            'GET',
+            `/api/mkt/events?type=${type}&limit=100${after ? `&starting_after=${after}` : ''}`,
+            undefined,
+            key,
+          );
           expect(page.status).toBe(200);
           for (const item of page.body.items) told.set(type, [...(told.get(type) ?? []), item.body.data.payout_id]);
           if (!page.body.has_more) break;
@@ -565,8 +740,14 @@ describe('money under faults', () => {
         }
       }
       const ourItems = states.flatMap((state) => state.payout.items as Array<{ id: string; status: string }>);
-      const succeededIds = ourItems.filter((item) => item.status === 'succeeded').map((item) => item.id).sort();
-      const failedIds = ourItems.filter((item) => item.status === 'failed').map((item) => item.id).sort();
+      const succeededIds = ourItems
+        .filter((item) => item.status === 'succeeded')
+        .map((item) => item.id)
+        .sort();
+      const failedIds = ourItems
+        .filter((item) => item.status === 'failed')
+        .map((item) => item.id)
+        .sort();
 
       // ── Retries the acquirer saw: a POST under a key it had seen already.
       const keys = new Map<string, number>();
@@ -574,8 +755,11 @@ describe('money under faults', () => {
         const used = `${request.path} ${request.headers['idempotence-key']}`;
         keys.set(used, (keys.get(used) ?? 0) + 1);
       }
-      const repeats = (prefix: string) => [...keys].filter(([used]) => used.startsWith(prefix)).reduce((total, [, count]) => total + count - 1, 0);
-      const stopped = [...cluster.apis, ...cluster.workers, cluster.data].filter((process) => !process.running).map((process) => process.name);
+      const repeats = (prefix: string) =>
+        [...keys].filter(([used]) => used.startsWith(prefix)).reduce((total, [, count]) => total + count - 1, 0);
+      const stopped = [...cluster.apis, ...cluster.workers, cluster.data]
+        .filter((process) => !process.running)
+        .map((process) => process.name);
 
       console.log(
         [
@@ -602,7 +786,14 @@ describe('money under faults', () => {
       // The ledger equals the double to the kopeck, and nothing is left held or owed.
       expect(balance.items).toHaveLength(1);
       const [ledger] = balance.items;
-      expect({ currency: ledger.currency, held: kopecks(ledger.held), payable: kopecks(ledger.payable), paid_out: kopecks(ledger.paid_out), refunded: kopecks(ledger.refunded), fees: kopecks(ledger.fees) }).toEqual({
+      expect({
+        currency: ledger.currency,
+        held: kopecks(ledger.held),
+        payable: kopecks(ledger.payable),
+        paid_out: kopecks(ledger.paid_out),
+        refunded: kopecks(ledger.refunded),
+        fees: kopecks(ledger.fees),
+      }).toEqual({
         currency: 'RUB',
         held: 0n,
         payable: 0n,
@@ -626,7 +817,8 @@ describe('money under faults', () => {
       expect(failedIds.length).toBeGreaterThan(0);
       // Payouts settled before the service knew them: their news came from the deal asking, and each succeeded once.
       expect(line.seen.settledBeforeKnown.length).toBeGreaterThan(0);
-      for (const early of line.seen.settledBeforeKnown) expect(ourItems.find((item) => item.id === early.payoutId)?.status).toBe('succeeded');
+      for (const early of line.seen.settledBeforeKnown)
+        expect(ourItems.find((item) => item.id === early.payoutId)?.status).toBe('succeeded');
       expect(client.unexpected5xx()).toEqual([]);
       expect(stopped, 'processes of ours that stopped (FAULTS_KEEP_DATA=1 keeps their logs)').toEqual([]);
     },

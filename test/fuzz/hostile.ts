@@ -57,8 +57,15 @@ export interface Credentials {
 const SAMPLE_ID = '00000000-0000-4000-8000-000000000000';
 
 /** Every operation with a JSON, urlencoded or multipart body in the document, with the credential its security names. */
-async function routesOf(server: 'main' | 'data', base: string, documentPath: string, credentials: Credentials): Promise<Route[]> {
-  const document = (await (await fetch(`${base}${documentPath}`)).json()) as { paths: Record<string, Record<string, any>> };
+async function routesOf(
+  server: 'main' | 'data',
+  base: string,
+  documentPath: string,
+  credentials: Credentials,
+): Promise<Route[]> {
+  const document = (await (await fetch(`${base}${documentPath}`)).json()) as {
+    paths: Record<string, Record<string, any>>;
+  };
   const routes: Route[] = [];
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
@@ -66,7 +73,13 @@ async function routesOf(server: 'main' | 'data', base: string, documentPath: str
       const content = operation.requestBody.content as Record<string, { schema?: any }>;
       const type = Object.keys(content)[0]!;
       const kind: Kind | undefined =
-        type === 'application/json' ? 'json' : type === 'application/x-www-form-urlencoded' ? 'form' : type === 'multipart/form-data' ? 'multipart' : undefined;
+        type === 'application/json'
+          ? 'json'
+          : type === 'application/x-www-form-urlencoded'
+            ? 'form'
+            : type === 'multipart/form-data'
+              ? 'multipart'
+              : undefined;
       if (!kind) continue; // a raw upload (a deal document) is bytes, not a shape
       const schema = content[type]!.schema ?? {};
       const properties = Object.entries<any>(schema.properties ?? {});
@@ -79,14 +92,21 @@ async function routesOf(server: 'main' | 'data', base: string, documentPath: str
         limit: Number(operation.requestBody['x-body-limit-bytes'] ?? DEFAULT_LIMIT_BYTES),
         headers: authHeaders(operation.security, credentials),
         fields: properties.map(([name]) => name),
-        stringFields: properties.filter(([, field]) => field.type === 'string' || (Array.isArray(field.type) && field.type.includes('string'))).map(([name]) => name),
+        stringFields: properties
+          .filter(
+            ([, field]) => field.type === 'string' || (Array.isArray(field.type) && field.type.includes('string')),
+          )
+          .map(([name]) => name),
       });
     }
   }
   return routes;
 }
 
-function authHeaders(security: Record<string, string[]>[] | undefined, credentials: Credentials): Record<string, string> {
+function authHeaders(
+  security: Record<string, string[]>[] | undefined,
+  credentials: Credentials,
+): Record<string, string> {
   for (const scheme of (security ?? []).flatMap((requirement) => Object.keys(requirement))) {
     if (scheme === 'adminToken') return { Authorization: `Bearer ${credentials.admin}` };
     if (scheme === 'marketplaceKey') return { 'X-Svc-Key': credentials.marketplaceKey };
@@ -114,7 +134,8 @@ const within = (bytes: number, open: string, unit: (index: number) => string, cl
   `${open}${filling(unit, separator, bytes, open.length + close.length)}${close}`;
 
 /** A tools/call of search_tenders with these arguments (JSON text), as an MCP client sends it. */
-const toolCall = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tenders","arguments":${args}}}`;
+const toolCall = (args: string) =>
+  `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_tenders","arguments":${args}}}`;
 const TOOL_CALL_OVERHEAD = toolCall('').length;
 
 interface Shape {
@@ -125,11 +146,14 @@ interface Shape {
 /** A multipart body of these text parts. */
 function multipart(parts: [string, string][]): { body: Buffer; boundary: string } {
   const boundary = 'hostile-shape-boundary';
-  const text = parts.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('');
+  const text = parts
+    .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+    .join('');
   return { body: Buffer.from(`${text}--${boundary}--\r\n`), boundary };
 }
 
-const sendable = (route: Route) => (route.kind === 'multipart' ? Math.min(route.limit, MULTIPART_SEND_BYTES) : route.limit) - 1;
+const sendable = (route: Route) =>
+  (route.kind === 'multipart' ? Math.min(route.limit, MULTIPART_SEND_BYTES) : route.limit) - 1;
 
 const SHAPES: Shape[] = [
   {
@@ -138,7 +162,10 @@ const SHAPES: Shape[] = [
       if (route.kind === 'form') return [{ body: `${encodeURIComponent(`a${'[a]'.repeat(3_000)}`)}=1` }];
       if (route.kind === 'multipart') return [{ body: multipartBody([[`a${'[a]'.repeat(3_000)}`, '1']]) }];
       const wrap = route.kind === 'mcp' ? toolCall : (text: string) => text;
-      return [{ body: wrap(deepArrays(3_000)), deep: true }, { body: wrap(deepObjects(3_000)), deep: true }];
+      return [
+        { body: wrap(deepArrays(3_000)), deep: true },
+        { body: wrap(deepObjects(3_000)), deep: true },
+      ];
     },
   },
   {
@@ -146,7 +173,8 @@ const SHAPES: Shape[] = [
     bodies: (route) => {
       const bytes = sendable(route);
       if (route.kind === 'form') return [{ body: `a=1&${'%5Ba%5D'.repeat(Math.floor((bytes - 8) / 9))}=1` }];
-      if (route.kind === 'multipart') return [{ body: multipartBody([[`a${'[a]'.repeat(Math.floor((bytes - 200) / 3))}`, '1']]) }];
+      if (route.kind === 'multipart')
+        return [{ body: multipartBody([[`a${'[a]'.repeat(Math.floor((bytes - 200) / 3))}`, '1']]) }];
       const overhead = route.kind === 'mcp' ? TOOL_CALL_OVERHEAD : 0;
       const wrap = route.kind === 'mcp' ? toolCall : (text: string) => text;
       return [
@@ -173,7 +201,8 @@ const SHAPES: Shape[] = [
     bodies: (route) => {
       const bytes = sendable(route);
       if (route.kind === 'form') return [{ body: filling(() => 'a%5B%5D=0', '&', bytes) }];
-      if (route.kind === 'multipart') return [{ body: multipartBody([['files', filling(() => '0', ',', bytes - 200)]]) }];
+      if (route.kind === 'multipart')
+        return [{ body: multipartBody([['files', filling(() => '0', ',', bytes - 200)]]) }];
       if (route.kind === 'mcp') {
         return [
           { body: toolCall(within(bytes - TOOL_CALL_OVERHEAD, '{"query":[', () => '0', ']}')) },
@@ -181,7 +210,10 @@ const SHAPES: Shape[] = [
         ];
       }
       const field = route.fields[0] ?? 'items';
-      return [{ body: within(bytes, '[', () => '0', ']') }, { body: within(bytes, `{${JSON.stringify(field)}:[`, () => '"x"', ']}') }];
+      return [
+        { body: within(bytes, '[', () => '0', ']') },
+        { body: within(bytes, `{${JSON.stringify(field)}:[`, () => '"x"', ']}') },
+      ];
     },
   },
   {
@@ -189,21 +221,40 @@ const SHAPES: Shape[] = [
     bodies: (route) => {
       const bytes = sendable(route);
       // Long runs that some pattern may try hard to match, then a character that spoils the match at the very end.
-      const runs = (room: number) => ['a'.repeat(room - 1) + '!', '1.'.repeat(Math.floor(room / 2) - 1) + '!', 'a@a.a'.repeat(Math.floor(room / 5) - 1) + ' '];
-      if (route.kind === 'form') return runs(bytes - 12).flatMap((run) => [{ body: `grant_type=${encodeURIComponent(run).slice(0, bytes - 12)}` }]);
+      const runs = (room: number) => [
+        'a'.repeat(room - 1) + '!',
+        '1.'.repeat(Math.floor(room / 2) - 1) + '!',
+        'a@a.a'.repeat(Math.floor(room / 5) - 1) + ' ',
+      ];
+      if (route.kind === 'form')
+        return runs(bytes - 12).flatMap((run) => [
+          { body: `grant_type=${encodeURIComponent(run).slice(0, bytes - 12)}` },
+        ]);
       if (route.kind === 'multipart') return runs(bytes - 300).map((run) => ({ body: multipartBody([['text', run]]) }));
-      if (route.kind === 'mcp') return runs(bytes - TOOL_CALL_OVERHEAD - 20).map((run) => ({ body: toolCall(JSON.stringify({ query: run })) }));
+      if (route.kind === 'mcp')
+        return runs(bytes - TOOL_CALL_OVERHEAD - 20).map((run) => ({ body: toolCall(JSON.stringify({ query: run })) }));
       const fields = route.stringFields.length > 0 ? route.stringFields : ['text'];
-      return fields.flatMap((field) => runs(bytes - field.length - 10).map((run) => ({ body: JSON.stringify({ [field]: run }) })));
+      return fields.flatMap((field) =>
+        runs(bytes - field.length - 10).map((run) => ({ body: JSON.stringify({ [field]: run }) })),
+      );
     },
   },
   {
     name: 'many fields',
     bodies: (route) => {
       const bytes = sendable(route);
-      if (route.kind === 'form') return [{ body: filling((index) => `f${index}=`, '&', bytes) }, { body: filling(() => 'a=', '&', bytes) }];
-      if (route.kind === 'multipart') return [{ body: multipartBody(Array.from({ length: Math.floor(bytes / 80) }, (_, index): [string, string] => [`f${index}`, ''])) }];
-      if (route.kind === 'mcp') return [{ body: toolCall(within(bytes - TOOL_CALL_OVERHEAD, '{', (index) => `"f${index}":0`, '}')) }];
+      if (route.kind === 'form')
+        return [{ body: filling((index) => `f${index}=`, '&', bytes) }, { body: filling(() => 'a=', '&', bytes) }];
+      if (route.kind === 'multipart')
+        return [
+          {
+            body: multipartBody(
+              Array.from({ length: Math.floor(bytes / 80) }, (_, index): [string, string] => [`f${index}`, '']),
+            ),
+          },
+        ];
+      if (route.kind === 'mcp')
+        return [{ body: toolCall(within(bytes - TOOL_CALL_OVERHEAD, '{', (index) => `"f${index}":0`, '}')) }];
       return [{ body: within(bytes, '{', (index) => `"f${index}":0`, '}') }];
     },
   },
@@ -212,9 +263,23 @@ const SHAPES: Shape[] = [
     bodies: (route) => {
       const bytes = sendable(route);
       if (route.kind === 'form') return [{ body: filling((index) => `f${index}=%01`, '&', bytes) }];
-      if (route.kind === 'multipart') return [{ body: multipartBody(Array.from({ length: 20 }, (_, index): [string, string] => [`f${index}`, '\u0001'.repeat(Math.floor(bytes / 25))])) }];
-      if (route.kind === 'mcp') return [{ body: toolCall(within(bytes - TOOL_CALL_OVERHEAD, '{"query":[', () => '"\\u0001"', ']}')) }];
-      return [{ body: within(bytes, '[', () => '"\\u0001"', ']') }, { body: within(bytes, '{', (index) => `"\\u0001${index}":"\\ud800"`, '}') }];
+      if (route.kind === 'multipart')
+        return [
+          {
+            body: multipartBody(
+              Array.from({ length: 20 }, (_, index): [string, string] => [
+                `f${index}`,
+                '\u0001'.repeat(Math.floor(bytes / 25)),
+              ]),
+            ),
+          },
+        ];
+      if (route.kind === 'mcp')
+        return [{ body: toolCall(within(bytes - TOOL_CALL_OVERHEAD, '{"query":[', () => '"\\u0001"', ']}')) }];
+      return [
+        { body: within(bytes, '[', () => '"\\u0001"', ']') },
+        { body: within(bytes, '{', (index) => `"\\u0001${index}":"\\ud800"`, '}') },
+      ];
     },
   },
   {
@@ -252,7 +317,8 @@ interface Answer {
 
 async function send(request: Request): Promise<Answer> {
   const { route } = request;
-  const extra: Record<string, string> = route.kind === 'mcp' ? { Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' } : {};
+  const extra: Record<string, string> =
+    route.kind === 'mcp' ? { Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' } : {};
   try {
     const response = await fetch(route.url, {
       method: route.method,
@@ -322,7 +388,8 @@ async function flood(requests: Request[]): Promise<Answer[]> {
   return answers;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
 /**
  * Runs the pass against a running `npm start` and prints its figures with `say`. Answers whether it held, and one
@@ -354,9 +421,12 @@ export async function hostilePass(
     data: { url: `${urls.data}/.well-known/oauth-protected-resource/mcp`, headers: {} },
   };
   const count = (kind: Kind) => routes.filter((route) => route.kind === kind).length;
-  say(`▸ Hostile shapes: ${routes.length} operations (${count('json')} JSON, ${count('form')} urlencoded, ${count('multipart')} multipart, ${count('mcp')} MCP), ` +
-    `${CONCURRENCY} at a time for ${SHAPE_SECONDS} s per shape and server; probe bound ${PROBE_BOUND_MS} ms`);
-  for (const probe of Object.values(probes)) for (let warm = 0; warm < 5; warm++) await (await fetch(probe.url, { headers: probe.headers })).arrayBuffer();
+  say(
+    `▸ Hostile shapes: ${routes.length} operations (${count('json')} JSON, ${count('form')} urlencoded, ${count('multipart')} multipart, ${count('mcp')} MCP), ` +
+      `${CONCURRENCY} at a time for ${SHAPE_SECONDS} s per shape and server; probe bound ${PROBE_BOUND_MS} ms`,
+  );
+  for (const probe of Object.values(probes))
+    for (let warm = 0; warm < 5; warm++) await (await fetch(probe.url, { headers: probe.headers })).arrayBuffer();
 
   const problems: string[] = [];
   let worst = 0;
@@ -366,13 +436,18 @@ export async function hostilePass(
     for (const shape of SHAPES) {
       const requests = routes
         .filter((route) => route.server === server)
-        .flatMap((route) => shape.bodies(route).map(({ body, deep }) => ({ route, body, deep: deep ?? false, contentType: contentType(route, body) })));
+        .flatMap((route) =>
+          shape
+            .bodies(route)
+            .map(({ body, deep }) => ({ route, body, deep: deep ?? false, contentType: contentType(route, body) })),
+        );
       if (requests.length === 0) continue;
       const probe = startProbe(probes[server].url, probes[server].headers);
       const answers = await flood(requests);
       const { latencies: measured, failures } = await probe.stop();
       const latencies = measured.sort((a, b) => a - b);
-      if (failures.length > 0) problems.push(`${server} ${shape.name}: the probe ${failures[0]} (${failures.length} times)`);
+      if (failures.length > 0)
+        problems.push(`${server} ${shape.name}: the probe ${failures[0]} (${failures.length} times)`);
       sent += answers.length;
       const statuses = new Map<number, number>();
       for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -381,17 +456,31 @@ export async function hostilePass(
       say(
         `  ${server.padEnd(6)} ${shape.name.padEnd(24)} ${String(answers.length).padStart(8)}  ` +
           `${[percentile(latencies, 50), percentile(latencies, 99), max].map((ms) => ms.toFixed(0).padStart(5)).join(' /')}       ` +
-          [...statuses].sort(([a], [b]) => a - b).map(([status, times]) => `${status || 'dropped'}×${times}`).join(' '),
+          [...statuses]
+            .sort(([a], [b]) => a - b)
+            .map(([status, times]) => `${status || 'dropped'}×${times}`)
+            .join(' '),
       );
       const broken = answers.filter((answer) => answer.status >= 500 || answer.status === 0);
-      for (const route of new Set(broken.map((answer) => answer.route))) problems.push(`${server} ${shape.name}: ${route} answered 5xx or dropped the connection`);
-      const misnamed = answers.filter((answer) => answer.deep && answer.status === 400 && answer.code !== 'validation_failed');
-      for (const route of new Set(misnamed.map((answer) => answer.route))) problems.push(`${server} ${shape.name}: ${route} refused a deep body as ${misnamed.find((a) => a.route === route)!.code}, not validation_failed`);
-      if (max > PROBE_BOUND_MS) problems.push(`${server} ${shape.name}: the probe waited ${max.toFixed(0)} ms (bound ${PROBE_BOUND_MS} ms)`);
+      for (const route of new Set(broken.map((answer) => answer.route)))
+        problems.push(`${server} ${shape.name}: ${route} answered 5xx or dropped the connection`);
+      const misnamed = answers.filter(
+        (answer) => answer.deep && answer.status === 400 && answer.code !== 'validation_failed',
+      );
+      for (const route of new Set(misnamed.map((answer) => answer.route)))
+        problems.push(
+          `${server} ${shape.name}: ${route} refused a deep body as ${misnamed.find((a) => a.route === route)!.code}, not validation_failed`,
+        );
+      if (max > PROBE_BOUND_MS)
+        problems.push(`${server} ${shape.name}: the probe waited ${max.toFixed(0)} ms (bound ${PROBE_BOUND_MS} ms)`);
     }
   }
   for (const problem of problems) say(`  ✗ ${problem}`);
-  say(problems.length === 0 ? `  ✓ no 5xx, every deep body refused as validation_failed, the probe within ${PROBE_BOUND_MS} ms` : `  ${problems.length} problems`);
+  say(
+    problems.length === 0
+      ? `  ✓ no 5xx, every deep body refused as validation_failed, the probe within ${PROBE_BOUND_MS} ms`
+      : `  ${problems.length} problems`,
+  );
   return {
     ok: problems.length === 0,
     summary: `hostile ${routes.length} operations; ${sent} requests; probe max ${worst.toFixed(0)} ms (bound ${PROBE_BOUND_MS}); ${problems.length} problems`,

@@ -27,7 +27,8 @@ const SECONDS = Number(process.env.FUZZ_SECONDS ?? 150);
 const SEED = process.env.FUZZ_SEED ?? '20261123';
 /** Which passes run: both (the default, and CI's), or `schemathesis` or `hostile` alone. */
 const ONLY = process.env.FUZZ_ONLY ?? '';
-if (!['', 'schemathesis', 'hostile'].includes(ONLY)) throw new Error(`FUZZ_ONLY is "schemathesis" or "hostile", not "${ONLY}".`);
+if (!['', 'schemathesis', 'hostile'].includes(ONLY))
+  throw new Error(`FUZZ_ONLY is "schemathesis" or "hostile", not "${ONLY}".`);
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
@@ -40,11 +41,18 @@ function schemathesis(): string {
   const run = (command: string, args: string[]) => {
     const result = spawnSync(command, args, { stdio: 'inherit' });
     if (result.status !== 0) {
-      throw new Error(`${command} ${args.join(' ')} failed. It needs python3 with venv (Debian: apt-get install python3-venv).`);
+      throw new Error(
+        `${command} ${args.join(' ')} failed. It needs python3 with venv (Debian: apt-get install python3-venv).`,
+      );
     }
   };
   run('python3', ['-m', 'venv', venv]);
-  run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  run(path.join(venv, 'bin', 'pip'), [
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+  ]);
   return binary;
 }
 
@@ -117,11 +125,31 @@ function echoed(line: string): string {
 
 function fuzz(binary: string, document: string, url: string, headers: string[], only: string[] = []): Promise<Figures> {
   say(`▸ Schemathesis on ${url}${only.length > 0 ? ` (${only.join(' ')})` : ''} (all checks, ${SECONDS} s)…`);
-  const args = ['--config-file', CONFIG, 'run', url, ...only, '--checks', 'all', '--max-time', String(SECONDS), '--workers', '1',
-    '--report', 'junit', '--report-dir', path.join(OUTPUT, document), ...(SEED === 'random' ? [] : ['--seed', SEED]),
-    ...headers.flatMap((header) => ['-H', header])];
+  const args = [
+    '--config-file',
+    CONFIG,
+    'run',
+    url,
+    ...only,
+    '--checks',
+    'all',
+    '--max-time',
+    String(SECONDS),
+    '--workers',
+    '1',
+    '--report',
+    'junit',
+    '--report-dir',
+    path.join(OUTPUT, document),
+    ...(SEED === 'random' ? [] : ['--seed', SEED]),
+    ...headers.flatMap((header) => ['-H', header]),
+  ];
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: path.join(ROOT, 'test/fuzz') } });
+    const child = spawn(binary, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: path.join(ROOT, 'test/fuzz') },
+    });
     let text = '';
     let line = '';
     child.stdout.on('data', (chunk) => {
@@ -138,7 +166,13 @@ function fuzz(binary: string, document: string, url: string, headers: string[], 
       const selected = /Selected:\s*(\d+\/\d+)/.exec(text)?.[1];
       const cases = Number(/(\d+) generated/.exec(text)?.[1] ?? 0);
       const failures = Number(/found (\d+) unique failures?/.exec(text)?.[1] ?? (code === 0 ? 0 : NaN));
-      resolve({ document, operations: `${tested ?? '?'} tested of ${selected ?? '?'} selected`, cases, failures, exitCode: code ?? 1 });
+      resolve({
+        document,
+        operations: `${tested ?? '?'} tested of ${selected ?? '?'} selected`,
+        cases,
+        failures,
+        exitCode: code ?? 1,
+      });
     });
   });
 }
@@ -160,9 +194,18 @@ async function main(): Promise<number> {
       ONLY === 'hostile'
         ? []
         : [
-            await fuzz(binary, 'main', `${service.main}/api/openapi.json`, [admin, `X-Svc-Key: ${credentials.marketplace.secret_key}`]),
+            await fuzz(binary, 'main', `${service.main}/api/openapi.json`, [
+              admin,
+              `X-Svc-Key: ${credentials.marketplace.secret_key}`,
+            ]),
             // The cabinet's operations as a buyer with a deal of the demo marketplace (the first pass had no cabinet token).
-            await fuzz(binary, 'cabinet', `${service.main}/api/openapi.json`, [`Authorization: Bearer ${cabinetToken}`], ['--include-path-regex', '^/cabinet/']),
+            await fuzz(
+              binary,
+              'cabinet',
+              `${service.main}/api/openapi.json`,
+              [`Authorization: Bearer ${cabinetToken}`],
+              ['--include-path-regex', '^/cabinet/'],
+            ),
             await fuzz(binary, 'data', `${service.data}/v1/openapi.json`, [`Authorization: Bearer ${dataKey}`]),
           ];
     const hostile =
@@ -179,11 +222,16 @@ async function main(): Promise<number> {
             },
             say,
           );
-    const unhandled = service.log().split('\n').filter((line) => line.includes('unhandled error'));
+    const unhandled = service
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('unhandled error'));
 
     say('\nFuzzing figures');
     for (const result of results) {
-      say(`  ${result.document.padEnd(7)} ${result.operations}; ${result.cases} cases; ${result.failures} failures (exit ${result.exitCode})`);
+      say(
+        `  ${result.document.padEnd(7)} ${result.operations}; ${result.cases} cases; ${result.failures} failures (exit ${result.exitCode})`,
+      );
     }
     if (hostile) say(`  ${hostile.summary}`);
     say(`  server log: ${unhandled.length} unhandled errors`);
@@ -202,7 +250,8 @@ async function unlimitedDataKey(base: string, adminToken: string, email: string)
     headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ email, tariff: 'enterprise' }),
   });
-  if (issued.status !== 201) throw new Error(`Could not issue an unlimited data key: ${issued.status} ${await issued.text()}`);
+  if (issued.status !== 201)
+    throw new Error(`Could not issue an unlimited data key: ${issued.status} ${await issued.text()}`);
   return ((await issued.json()) as { key: string }).key;
 }
 
@@ -220,17 +269,23 @@ async function buyerSignIn(base: string, fallback: string): Promise<string> {
 }
 
 /** A buyer of a deal of the demo marketplace, signed in through the invitation link the deal mailed: a cabinet token. */
-async function buyerWithDeal(base: string, credentials: { admin_token: string; marketplace: { secret_key: string } }): Promise<string> {
+async function buyerWithDeal(
+  base: string,
+  credentials: { admin_token: string; marketplace: { secret_key: string } },
+): Promise<string> {
   const email = BUYER_EMAIL;
   const created = await fetch(`${base}/api/mkt/deals`, {
     method: 'POST',
     headers: { 'X-Svc-Key': credentials.marketplace.secret_key, 'Content-Type': 'application/json' },
     body: JSON.stringify({ external_id: 'fuzz-order', buyer_email: email, title: 'Fuzzing', amount: 100 }),
   });
-  if (created.status !== 201) throw new Error(`Could not create the buyer's deal: ${created.status} ${await created.text()}`);
+  if (created.status !== 201)
+    throw new Error(`Could not create the buyer's deal: ${created.status} ${await created.text()}`);
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const mail = await fetch(`${base}/admin/mail?to=${encodeURIComponent(email)}`, { headers: { Authorization: `Bearer ${credentials.admin_token}` } });
+    const mail = await fetch(`${base}/admin/mail?to=${encodeURIComponent(email)}`, {
+      headers: { Authorization: `Bearer ${credentials.admin_token}` },
+    });
     const items = ((await mail.json()) as { items: { text: string }[] }).items;
     const token = items[0]?.text.match(/\/cabinet\/invite\?token=(\S+)/)?.[1];
     if (token) {
@@ -239,7 +294,8 @@ async function buyerWithDeal(base: string, credentials: { admin_token: string; m
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ token, password: BUYER_PASSWORD }),
       });
-      if (accepted.status !== 200) throw new Error(`Could not accept the invitation: ${accepted.status} ${await accepted.text()}`);
+      if (accepted.status !== 200)
+        throw new Error(`Could not accept the invitation: ${accepted.status} ${await accepted.text()}`);
       return ((await accepted.json()) as { token: string }).token;
     }
     if (Date.now() > deadline) throw new Error('The buyer got no invitation mail within 60 s.');

@@ -26,7 +26,8 @@ export interface DataSyncResult {
 export async function dataSyncWorkflow(sourceKey: string): Promise<DataSyncResult> {
   const info = workflowInfo();
   const runId = `${info.workflowId}/${info.runId}`;
-  if (!(await records.beginDataSync({ sourceKey, runId }))) return { outcome: 'skipped', pages: 0, fetched: 0, upserted: 0 };
+  if (!(await records.beginDataSync({ sourceKey, runId })))
+    return { outcome: 'skipped', pages: 0, fetched: 0, upserted: 0 };
   let cursor: string | undefined;
   let pages = 0;
   let fetched = 0;

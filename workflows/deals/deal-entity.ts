@@ -39,7 +39,14 @@ import {
   type PayoutRecord,
   type RefundRecord,
 } from '../../src/deals/model.ts';
-import { ACTION_TARGET, moveRefusal, refusal, type DealRole, type DealVerb, type PaymentAction } from '../../src/deals/rules.ts';
+import {
+  ACTION_TARGET,
+  moveRefusal,
+  refusal,
+  type DealRole,
+  type DealVerb,
+  type PaymentAction,
+} from '../../src/deals/rules.ts';
 import { DealStatusKey } from '../../src/deals/search-attributes.ts';
 import type { ProblemCode } from '../../src/http/problem-catalog.ts';
 import { refuse } from '../../src/temporal/refusal.ts';
@@ -62,7 +69,10 @@ import type {
 
 // Retried for as long as it takes (PostgreSQL may be restarting); a write refused for its data is not retried at all:
 // the activity fails it as non-retryable `invalid_record`, and the change is refused.
-const RECORDS_OPTIONS = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '1m' } } as const;
+const RECORDS_OPTIONS = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '1m' },
+} as const;
 // Our own database writes are short: local activities run them in the worker without a round trip through the
 // Temporal server per write (patch 'local-records'; the server-side activities remain for histories made before it).
 const localRecords = proxyLocalActivities<ReturnType<typeof createDealActivities>>(RECORDS_OPTIONS);
@@ -70,7 +80,11 @@ const serverRecords = proxyActivities<ReturnType<typeof createDealActivities>>(R
 const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
   startToCloseTimeout: '30s',
   // The caller waits for the answer: give up after a few tries; idempotence keys make every retry safe.
-  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused' satisfies ProblemCode] },
+  retry: {
+    initialInterval: '1s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['acquirer_refused' satisfies ProblemCode],
+  },
 });
 const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   startToCloseTimeout: '60s',
@@ -82,12 +96,20 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
 // after a timeout or a crashed worker answers the first payout); a refusal is answered as a failed payout.
 const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[] },
+  retry: {
+    initialInterval: '1s',
+    maximumInterval: '1m',
+    nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[],
+  },
 });
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
 const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[] },
+  retry: {
+    initialInterval: '1s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[],
+  },
 });
 
 /**
@@ -155,7 +177,8 @@ type Change = {
 const ARBITER_DECIDES = 'arbiter-decides-disputes';
 
 /** A payment mover's place in the rules (histories before actors were told name an administrator `admin`). */
-const moverRole = (actor: MovePaymentInput['actor']): DealRole => (actor === 'buyer' ? 'buyer' : actor === 'arbiter' ? 'arbiter' : 'administrator');
+const moverRole = (actor: MovePaymentInput['actor']): DealRole =>
+  actor === 'buyer' ? 'buyer' : actor === 'arbiter' ? 'arbiter' : 'administrator';
 /** The same before ARBITER_DECIDES: any administrator moving a disputed payment was its arbiter, reason or not. */
 const legacyMoverRole = (actor: MovePaymentInput['actor'], payment: PaymentRecord | undefined): DealRole =>
   actor === 'buyer' ? 'buyer' : payment?.status === 'disputed' ? 'arbiter' : 'administrator';
@@ -194,7 +217,11 @@ export class DealEntity {
     input: DealWorkflowInput,
     readonly patches: DealPatches,
   ) {
-    this.state = { ...input.snapshot, dispute: input.snapshot.dispute ?? null, cancellation: input.snapshot.cancellation ?? null };
+    this.state = {
+      ...input.snapshot,
+      dispute: input.snapshot.dispute ?? null,
+      cancellation: input.snapshot.cancellation ?? null,
+    };
     this.dealId = this.state.deal.id;
     this.deliveries = [...(input.pendingDeliveries ?? [])];
     this.records = patches.localRecords ? localRecords : serverRecords;
@@ -206,7 +233,11 @@ export class DealEntity {
    * dispute must meet the released payment, not the held one its caller saw. Changed in place: the workflow holds it.
    */
   adopt(snapshot: DealSnapshot): void {
-    Object.assign(this.state, { ...snapshot, dispute: snapshot.dispute ?? null, cancellation: snapshot.cancellation ?? null });
+    Object.assign(this.state, {
+      ...snapshot,
+      dispute: snapshot.dispute ?? null,
+      cancellation: snapshot.cancellation ?? null,
+    });
   }
 
   status(): DealStatus {
@@ -259,8 +290,18 @@ export class DealEntity {
     };
     const after = dealStatus(next);
     const statusTold = after !== before && (this.patches.people || FIRST_STATUS_EVENTS.includes(after));
-    const event = statusTold ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why } : undefined;
-    const events = told.map(({ type, data, mailOnly }) => ({ id: uuid4(), deliveryId: uuid4(), type, occurredAt: now(), ...why, ...(data ? { data } : {}), ...(mailOnly ? { mailOnly } : {}) }));
+    const event = statusTold
+      ? { id: uuid4(), deliveryId: uuid4(), type: statusEvent(after), occurredAt: now(), ...why }
+      : undefined;
+    const events = told.map(({ type, data, mailOnly }) => ({
+      id: uuid4(),
+      deliveryId: uuid4(),
+      type,
+      occurredAt: now(),
+      ...why,
+      ...(data ? { data } : {}),
+      ...(mailOnly ? { mailOnly } : {}),
+    }));
     // The activity also writes the mails the change calls for, in its transaction (keyed by the event).
     const { deliveryId, deliveryIds } = await this.records.recordDealChange({
       dealId: this.dealId,
@@ -327,12 +368,23 @@ export class DealEntity {
     return documentRecord(document);
   }
 
-  async startApproval({ approver, comment }: StartApprovalInput): Promise<{ approval: ApprovalRecord; created: boolean }> {
+  async startApproval({
+    approver,
+    comment,
+  }: StartApprovalInput): Promise<{ approval: ApprovalRecord; created: boolean }> {
     this.check('start_approval', 'marketplace');
     const pending = this.pendingApproval();
     if (pending) return { approval: pending, created: false };
-    if (approver.toLowerCase() !== this.state.deal.buyer_email.toLowerCase()) await this.records.provisionApprover(this.dealId, approver);
-    const approval: ApprovalRecord = { id: uuid4(), status: 'pending', approver, comment, created_at: now(), decided_at: null };
+    if (approver.toLowerCase() !== this.state.deal.buyer_email.toLowerCase())
+      await this.records.provisionApprover(this.dealId, approver);
+    const approval: ApprovalRecord = {
+      id: uuid4(),
+      status: 'pending',
+      approver,
+      comment,
+      created_at: now(),
+      decided_at: null,
+    };
     await this.commit({ approval }, { actor: 'marketplace' });
     return { approval, created: true };
   }
@@ -342,12 +394,25 @@ export class DealEntity {
     const { state } = this;
     if (isFinal(this.status())) return;
     if (state.documents.length === 0) {
-      const document = await contracts.prepareContract({ dealId: this.dealId, documentId: uuid4(), marketplaceName: marketplace_name, locale, createdAt: now() });
+      const document = await contracts.prepareContract({
+        dealId: this.dealId,
+        documentId: uuid4(),
+        marketplaceName: marketplace_name,
+        locale,
+        createdAt: now(),
+      });
       await this.commit({ document }, { actor: 'buyer' });
     }
     const latest = state.approvals.at(-1)?.status;
     if (latest === undefined || latest === 'rejected') {
-      const approval: ApprovalRecord = { id: uuid4(), status: 'pending', approver: state.deal.buyer_email, comment: '', created_at: now(), decided_at: null };
+      const approval: ApprovalRecord = {
+        id: uuid4(),
+        status: 'pending',
+        approver: state.deal.buyer_email,
+        comment: '',
+        created_at: now(),
+        decided_at: null,
+      };
       await this.commit({ approval }, { actor: 'buyer' });
     }
   }
@@ -355,17 +420,27 @@ export class DealEntity {
   /** The approval the actor may decide now, or a refusal: another person's approval does not exist for them. */
   approvalToDecide(approvalId: string, actor: string): ApprovalRecord {
     const approval = this.state.approvals.find((candidate) => candidate.id === approvalId);
-    if (!approval || approval.approver.toLowerCase() !== actor.toLowerCase()) throw refuse('not_found', 'No such approval.');
-    if (approval.status !== 'pending') throw refuse('approval_not_pending', `The approval is already ${approval.status}.`);
+    if (!approval || approval.approver.toLowerCase() !== actor.toLowerCase())
+      throw refuse('not_found', 'No such approval.');
+    if (approval.status !== 'pending')
+      throw refuse('approval_not_pending', `The approval is already ${approval.status}.`);
     return approval;
   }
 
   async decide({ approval_id, decision, comment, actor }: DecideInput): Promise<ApprovalRecord> {
     const approval = this.approvalToDecide(approval_id, actor);
-    const decided: ApprovalRecord = { ...approval, status: decision === 'approve' ? 'approved' : 'rejected', comment: comment || approval.comment, decided_at: now() };
+    const decided: ApprovalRecord = {
+      ...approval,
+      status: decision === 'approve' ? 'approved' : 'rejected',
+      comment: comment || approval.comment,
+      decided_at: now(),
+    };
     const byBuyer = actor.toLowerCase() === this.state.deal.buyer_email.toLowerCase();
     // A rejection's comment is its reason; an approval's comment is the marketplace's request, not a reason.
-    await this.commit({ approval: decided }, { actor: byBuyer ? 'buyer' : 'marketplace', reason: decision === 'reject' ? comment : undefined });
+    await this.commit(
+      { approval: decided },
+      { actor: byBuyer ? 'buyer' : 'marketplace', reason: decision === 'reject' ? comment : undefined },
+    );
     return decided;
   }
 
@@ -404,7 +479,8 @@ export class DealEntity {
       status: created.status,
       payment_url: created.paymentUrl,
       provider_payment_id: created.providerPaymentId,
-      hold_expires_at: created.status === 'hold' ? new Date(Date.now() + escrow.hold_limit_seconds * 1000).toISOString() : null,
+      hold_expires_at:
+        created.status === 'hold' ? new Date(Date.now() + escrow.hold_limit_seconds * 1000).toISOString() : null,
       ...(created.providerDealId ? { provider_deal_id: created.providerDealId } : {}),
       created_at: at,
       updated_at: at,
@@ -426,7 +502,11 @@ export class DealEntity {
     if (rules === 'legacy') {
       this.check(move.action, legacyMoverRole(move.actor, payment));
     } else {
-      const refused = moveRefusal(this.state, { action: move.action, role: moverRole(move.actor), reason: move.reason });
+      const refused = moveRefusal(this.state, {
+        action: move.action,
+        role: moverRole(move.actor),
+        reason: move.reason,
+      });
       if (refused) throw refuse(refused.code, refused.message);
     }
     if (move.split) this.splitOf(payment!, move);
@@ -434,11 +514,18 @@ export class DealEntity {
   }
 
   /** The arbiter's split of the held money, in minor units, or a refusal. */
-  private splitOf(payment: PaymentRecord, move: MovePaymentInput): { release: bigint; refund: bigint; refundId?: string } {
+  private splitOf(
+    payment: PaymentRecord,
+    move: MovePaymentInput,
+  ): { release: bigint; refund: bigint; refundId?: string } {
     const { split } = move;
-    if (!split || move.action !== 'release' || move.actor !== 'arbiter') throw refuse('invalid_payment_state', 'Only the arbiter splits a disputed payment.');
+    if (!split || move.action !== 'release' || move.actor !== 'arbiter')
+      throw refuse('invalid_payment_state', 'Only the arbiter splits a disputed payment.');
     if (payment.provider === 'yookassa') {
-      throw refuse('invalid_payment_state', 'A two-stage payment is released or refunded whole; deals on YooKassa Safe Deal can be split.');
+      throw refuse(
+        'invalid_payment_state',
+        'A two-stage payment is released or refunded whole; deals on YooKassa Safe Deal can be split.',
+      );
     }
     const release = toMinor(split.release_amount);
     const refund = toMinor(split.refund_amount);
@@ -449,7 +536,12 @@ export class DealEntity {
 
   movePaymentAsAsked(move: MovePaymentInput): Promise<PaymentRecord> {
     const payment = this.paymentToMove(move, patched(ARBITER_DECIDES) ? 'current' : 'legacy');
-    return this.movePayment(payment, move.action, { actor: moverActor(move), reason: move.reason || undefined }, move.split ? this.splitOf(payment, move) : undefined);
+    return this.movePayment(
+      payment,
+      move.action,
+      { actor: moverActor(move), reason: move.reason || undefined },
+      move.split ? this.splitOf(payment, move) : undefined,
+    );
   }
 
   /** Where the payment's money stands: paid, refunded in parts, the fee, the seller's part, paid out. */
@@ -466,13 +558,26 @@ export class DealEntity {
    * Moves the payment at the acquirer, then in the records; a dispute opens or is decided with it. A paying-out
    * provider's release records the decision and leaves the payout to the loop (payOut); the deal is paid when it succeeds.
    */
-  private async movePayment(payment: PaymentRecord, action: PaymentAction, why: Why, split?: { release: bigint; refund: bigint; refundId?: string }): Promise<PaymentRecord> {
+  private async movePayment(
+    payment: PaymentRecord,
+    action: PaymentAction,
+    why: Why,
+    split?: { release: bigint; refund: bigint; refundId?: string },
+  ): Promise<PaymentRecord> {
     const key = `${payment.id}/${action}`;
     const paysOut = action !== 'dispute' && this.paysOut(payment);
     const told: ToldEvent[] = [];
     let refund: RefundRecord | undefined;
     if (split) {
-      refund = { id: split.refundId ?? uuid4(), payment_id: payment.id, amount: toNumber(split.refund), currency: payment.currency, actor: why.actor, reason: why.reason ?? '', created_at: now() };
+      refund = {
+        id: split.refundId ?? uuid4(),
+        payment_id: payment.id,
+        amount: toNumber(split.refund),
+        currency: payment.currency,
+        actor: why.actor,
+        reason: why.reason ?? '',
+        created_at: now(),
+      };
       await refunds.refundEscrowPart(payment.provider, {
         refundId: refund.id,
         providerPaymentId: payment.provider_payment_id!,
@@ -484,7 +589,13 @@ export class DealEntity {
     }
     const sums = this.sums(payment, refund ? [...(this.state.refunds ?? []), refund] : undefined);
     if (action === 'release' && !paysOut) {
-      await acquirer.captureEscrowPayment(payment.provider, payment.provider_payment_id!, payment.amount, payment.currency, key);
+      await acquirer.captureEscrowPayment(
+        payment.provider,
+        payment.provider_payment_id!,
+        payment.amount,
+        payment.currency,
+        key,
+      );
     } else if (action === 'refund' && paysOut) {
       await refunds.refundEscrowPart(payment.provider, {
         refundId: key,
@@ -529,7 +640,15 @@ export class DealEntity {
     const made = input.refund_id && (this.state.refunds ?? []).find((candidate) => candidate.id === input.refund_id);
     if (made) return made;
     const payment = this.checkPartialRefund(input);
-    const refund: RefundRecord = { id: input.refund_id ?? uuid4(), payment_id: payment.id, amount: input.amount, currency: payment.currency, actor: 'marketplace', reason: input.reason, created_at: now() };
+    const refund: RefundRecord = {
+      id: input.refund_id ?? uuid4(),
+      payment_id: payment.id,
+      amount: input.amount,
+      currency: payment.currency,
+      actor: 'marketplace',
+      reason: input.reason,
+      created_at: now(),
+    };
     await refunds.refundEscrowPart(payment.provider, {
       refundId: refund.id,
       providerPaymentId: payment.provider_payment_id!,
@@ -546,7 +665,15 @@ export class DealEntity {
   /** The order is on its way: from now on only a dispute stops the release. */
   async ship({ actor, carrier, tracking }: ShipInput): Promise<DeliveryRecord> {
     this.check('ship', actor);
-    const delivery: DeliveryRecord = { status: 'shipped', carrier, tracking, shipped_at: now(), delivered_at: null, inspection_ends_at: null, reminded_at: null };
+    const delivery: DeliveryRecord = {
+      status: 'shipped',
+      carrier,
+      tracking,
+      shipped_at: now(),
+      delivered_at: null,
+      inspection_ends_at: null,
+      reminded_at: null,
+    };
     await this.commit({ delivery }, { actor }, [{ type: 'deal.shipped', data: { carrier, tracking } }]);
     return delivery;
   }
@@ -557,7 +684,13 @@ export class DealEntity {
     const at = now();
     const ends = inspection_days > 0 ? new Date(Date.now() + inspection_days * DAY_MS).toISOString() : null;
     const shipped = this.state.delivery ?? { carrier: '', tracking: '', shipped_at: at };
-    const delivery: DeliveryRecord = { ...shipped, status: 'delivered', delivered_at: at, inspection_ends_at: ends, reminded_at: null };
+    const delivery: DeliveryRecord = {
+      ...shipped,
+      status: 'delivered',
+      delivered_at: at,
+      inspection_ends_at: ends,
+      reminded_at: null,
+    };
     await this.commit({ delivery }, { actor }, [{ type: 'deal.delivered', data: { inspection_ends_at: ends } }]);
     if (!ends) await this.releaseAfterInspection();
     return delivery;
@@ -567,7 +700,10 @@ export class DealEntity {
   private async releaseAfterInspection(): Promise<void> {
     const payment = this.state.payments.at(-1);
     if (payment?.status !== 'hold') return;
-    await this.movePayment(payment, 'release', { actor: 'system', reason: 'The buyer’s inspection window ended without a dispute.' });
+    await this.movePayment(payment, 'release', {
+      actor: 'system',
+      reason: 'The buyer’s inspection window ended without a dispute.',
+    });
   }
 
   /** A day before the window ends the buyer is reminded, once. */
@@ -582,7 +718,10 @@ export class DealEntity {
   /** The released payment whose payout is to be made now: owed, with nothing on its way. */
   payoutDue(): PaymentRecord | undefined {
     return this.state.payments.find(
-      (payment) => payment.status === 'released' && payment.payout_status === 'pending' && !(this.state.payouts ?? []).some((payout) => payout.payment_id === payment.id && payout.status === 'pending'),
+      (payment) =>
+        payment.status === 'released' &&
+        payment.payout_status === 'pending' &&
+        !(this.state.payouts ?? []).some((payout) => payout.payment_id === payment.id && payout.status === 'pending'),
     );
   }
 
@@ -598,7 +737,10 @@ export class DealEntity {
     if (sums.inFlight > 0n) return;
     const owed = payoutOwed(sums);
     if (owed <= 0n) {
-      await this.commit({ payment: { ...payment, payout_status: 'succeeded', updated_at: now() } }, this.releaseWhy(payment));
+      await this.commit(
+        { payment: { ...payment, payout_status: 'succeeded', updated_at: now() } },
+        this.releaseWhy(payment),
+      );
       return;
     }
     const payoutId = uuid4();
@@ -615,9 +757,11 @@ export class DealEntity {
         description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
       });
       if (result.destination === null) {
-        await this.commit({ payment: { ...payment, payout_status: 'awaiting_destination', updated_at: at } }, { actor: 'system' }, [
-          { type: 'payout_destination_needed', mailOnly: true },
-        ]);
+        await this.commit(
+          { payment: { ...payment, payout_status: 'awaiting_destination', updated_at: at } },
+          { actor: 'system' },
+          [{ type: 'payout_destination_needed', mailOnly: true }],
+        );
         return;
       }
       payout = {
@@ -636,8 +780,16 @@ export class DealEntity {
       if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
       const failure = error.cause?.message ?? error.message;
       payout = {
-        id: payoutId, payment_id: payment.id, amount: toNumber(owed), currency: payment.currency, status: 'failed',
-        destination: { type: 'unknown', title: '' }, provider_payout_id: null, failure_reason: failure, created_at: at, updated_at: at,
+        id: payoutId,
+        payment_id: payment.id,
+        amount: toNumber(owed),
+        currency: payment.currency,
+        status: 'failed',
+        destination: { type: 'unknown', title: '' },
+        provider_payout_id: null,
+        failure_reason: failure,
+        created_at: at,
+        updated_at: at,
       };
     }
     await this.settlePayout(payment, payout);
@@ -652,7 +804,13 @@ export class DealEntity {
   private async settlePayout(payment: PaymentRecord, payout: PayoutRecord): Promise<void> {
     const all = withRecord(this.state.payouts ?? [], payout);
     const sums = this.sums(payment, undefined, all);
-    const data = { payout_id: payout.id, amount: payout.amount, currency: payout.currency, destination: payout.destination.title, failure_reason: payout.failure_reason };
+    const data = {
+      payout_id: payout.id,
+      amount: payout.amount,
+      currency: payout.currency,
+      destination: payout.destination.title,
+      failure_reason: payout.failure_reason,
+    };
     let status = payment.payout_status;
     const told: ToldEvent[] = [];
     if (payout.status === 'failed') {
@@ -664,8 +822,13 @@ export class DealEntity {
     } else {
       this.payoutCheck = { at: Date.now() + PAYOUT_CHECK_FIRST_MS, wait: PAYOUT_CHECK_FIRST_MS };
     }
-    const moved = status !== payment.payout_status ? { ...payment, payout_status: status, updated_at: now() } : undefined;
-    await this.commit({ payment: moved, payout }, status === 'succeeded' ? this.releaseWhy(payment) : { actor: 'acquirer' }, told);
+    const moved =
+      status !== payment.payout_status ? { ...payment, payout_status: status, updated_at: now() } : undefined;
+    await this.commit(
+      { payment: moved, payout },
+      status === 'succeeded' ? this.releaseWhy(payment) : { actor: 'acquirer' },
+      told,
+    );
   }
 
   /** Asks the acquirer about each pending payout; one still pending is asked again later, less and less often. */
@@ -678,10 +841,18 @@ export class DealEntity {
       } catch (error) {
         // A refusal to read it (the acquirer forgot it, the configuration went) is asked again later, never fatal.
         if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
-        log.error('A pending payout could not be re-read', { dealId: this.dealId, payoutId: payout.id, error: error.message });
+        log.error('A pending payout could not be re-read', {
+          dealId: this.dealId,
+          payoutId: payout.id,
+          error: error.message,
+        });
         continue;
       }
-      if (current.status !== 'pending') await this.settlePayout(this.state.payments.find((candidate) => candidate.id === payment.id)!, { ...payout, status: current.status, failure_reason: current.failureReason, updated_at: now() });
+      if (current.status !== 'pending')
+        await this.settlePayout(
+          this.state.payments.find((candidate) => candidate.id === payment.id)!,
+          { ...payout, status: current.status, failure_reason: current.failureReason, updated_at: now() },
+        );
     }
     const wait = Math.min(this.payoutCheck.wait * 2, PAYOUT_CHECK_MAX_MS);
     this.payoutCheck = { at: Date.now() + wait, wait };
@@ -697,7 +868,11 @@ export class DealEntity {
 
   /** A new payout destination: a payout waiting for one, or failed, is made again. */
   async payoutDestinationChanged(): Promise<void> {
-    const payment = this.state.payments.find((candidate) => candidate.status === 'released' && (candidate.payout_status === 'failed' || candidate.payout_status === 'awaiting_destination'));
+    const payment = this.state.payments.find(
+      (candidate) =>
+        candidate.status === 'released' &&
+        (candidate.payout_status === 'failed' || candidate.payout_status === 'awaiting_destination'),
+    );
     if (!payment) return;
     await this.commit({ payment: { ...payment, payout_status: 'pending', updated_at: now() } }, { actor: 'system' });
   }
@@ -711,7 +886,8 @@ export class DealEntity {
     const latest = this.state.payments.at(-1);
     if (delivery?.inspection_ends_at && latest?.status === 'hold') {
       const ends = Date.parse(delivery.inspection_ends_at);
-      if (!delivery.reminded_at && ends - DAY_MS > Date.parse(delivery.delivered_at!)) candidates.push({ at: ends - DAY_MS, act: () => this.remindBuyer() });
+      if (!delivery.reminded_at && ends - DAY_MS > Date.parse(delivery.delivered_at!))
+        candidates.push({ at: ends - DAY_MS, act: () => this.remindBuyer() });
       candidates.push({ at: ends, act: () => this.releaseAfterInspection() });
     }
     if ((this.state.payouts ?? []).some((payout) => payout.status === 'pending')) {
@@ -730,7 +906,10 @@ export class DealEntity {
       await acquirer.cancelEscrowPayment(pending.provider, pending.provider_payment_id!, `${pending.id}/refund`);
       payment = { ...pending, status: 'refunded', updated_at: now() };
     }
-    await this.commit({ payment, cancellation: { actor, reason, cancelled_at: now() } }, { actor, reason: reason || undefined });
+    await this.commit(
+      { payment, cancellation: { actor, reason, cancelled_at: now() } },
+      { actor, reason: reason || undefined },
+    );
   }
 
   /** A message in the open dispute. Not a change of status, so no webhook; the other side hears of it by mail. */
@@ -774,7 +953,9 @@ export class DealEntity {
 
   /** The held payment whose lapse comes first, and when to act on it. */
   nextHoldAction(settings: DealSettings): { payment: PaymentRecord; at: number } | undefined {
-    const held = this.state.payments.filter((payment) => (payment.status === 'hold' || payment.status === 'disputed') && payment.hold_expires_at);
+    const held = this.state.payments.filter(
+      (payment) => (payment.status === 'hold' || payment.status === 'disputed') && payment.hold_expires_at,
+    );
     const first = held.sort((a, b) => a.hold_expires_at!.localeCompare(b.hold_expires_at!))[0];
     if (!first) return undefined;
     return { payment: first, at: Date.parse(first.hold_expires_at!) - settings.holdMarginSeconds * 1000 };
@@ -788,7 +969,8 @@ export class DealEntity {
     const current = this.nextHoldAction(settings)?.payment;
     if (current?.id !== paymentId) return;
     if (current.status === 'disputed' && patched(ARBITER_DECIDES)) {
-      const reason = "The acquirer's hold was about to lapse before the arbiter decided the dispute; the money goes back to the buyer, as the acquirer would return it.";
+      const reason =
+        "The acquirer's hold was about to lapse before the arbiter decided the dispute; the money goes back to the buyer, as the acquirer would return it.";
       await this.movePayment(current, 'refund', { actor: 'system', reason });
       return;
     }

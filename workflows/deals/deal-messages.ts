@@ -129,9 +129,13 @@ export interface AcquirerNotification {
 }
 
 export const addDocumentUpdate = defineUpdate<DocumentRecord, [NewDocument]>('addDocument');
-export const startApprovalUpdate = defineUpdate<{ approval: ApprovalRecord; created: boolean }, [StartApprovalInput]>('startApproval');
+export const startApprovalUpdate = defineUpdate<{ approval: ApprovalRecord; created: boolean }, [StartApprovalInput]>(
+  'startApproval',
+);
 export const decideUpdate = defineUpdate<ApprovalRecord, [DecideInput]>('decide');
-export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created: boolean }, [StartEscrowInput]>('startEscrow');
+export const startEscrowUpdate = defineUpdate<{ payment: PaymentRecord; created: boolean }, [StartEscrowInput]>(
+  'startEscrow',
+);
 export const movePaymentUpdate = defineUpdate<PaymentRecord, [MovePaymentInput]>('movePayment');
 export const continueUpdate = defineUpdate<void, [ContinueInput]>('continue');
 export const cancelUpdate = defineUpdate<void, [CancelInput]>('cancel');

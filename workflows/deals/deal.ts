@@ -6,7 +6,16 @@
 // Changing this code: old histories must still replay (the determinism test in test/deal-workflow.test.ts replays
 // test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no
 // open workflow can take it.
-import { allHandlersFinished, condition, continueAsNew, patched, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { isFinal } from '../../src/deals/model.ts';
 import { dealSearchAttributes } from '../../src/deals/search-attributes.ts';
 import {
@@ -68,15 +77,27 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   setHandler(decideUpdate, (decision) => exclusive(() => deal.decide(decision)), {
     validator: ({ approval_id, actor }) => void deal.approvalToDecide(approval_id, actor),
   });
-  setHandler(startEscrowUpdate, (escrow) => exclusive(() => deal.startEscrow(escrow)), { validator: (escrow) => deal.checkStartEscrow(escrow) });
-  setHandler(movePaymentUpdate, (move) => exclusive(() => deal.movePaymentAsAsked(move)), { validator: (move) => void deal.paymentToMove(move) });
-  setHandler(cancelUpdate, (request) => exclusive(() => deal.cancel(request)), { validator: (_request) => deal.check('cancel', 'marketplace') });
+  setHandler(startEscrowUpdate, (escrow) => exclusive(() => deal.startEscrow(escrow)), {
+    validator: (escrow) => deal.checkStartEscrow(escrow),
+  });
+  setHandler(movePaymentUpdate, (move) => exclusive(() => deal.movePaymentAsAsked(move)), {
+    validator: (move) => void deal.paymentToMove(move),
+  });
+  setHandler(cancelUpdate, (request) => exclusive(() => deal.cancel(request)), {
+    validator: (_request) => deal.check('cancel', 'marketplace'),
+  });
   setHandler(disputeMessageUpdate, ({ message }) => exclusive(() => deal.addDisputeMessage(message)), {
     validator: (_message) => deal.check('message', 'administrator'),
   });
-  setHandler(shipUpdate, (shipment) => exclusive(() => deal.ship(shipment)), { validator: ({ actor }) => deal.check('ship', actor) });
-  setHandler(deliverUpdate, (delivery) => exclusive(() => deal.deliver(delivery)), { validator: ({ actor }) => deal.check('deliver', actor) });
-  setHandler(partialRefundUpdate, (refund) => exclusive(() => deal.partialRefund(refund)), { validator: (refund) => void deal.checkPartialRefund(refund) });
+  setHandler(shipUpdate, (shipment) => exclusive(() => deal.ship(shipment)), {
+    validator: ({ actor }) => deal.check('ship', actor),
+  });
+  setHandler(deliverUpdate, (delivery) => exclusive(() => deal.deliver(delivery)), {
+    validator: ({ actor }) => deal.check('deliver', actor),
+  });
+  setHandler(partialRefundUpdate, (refund) => exclusive(() => deal.partialRefund(refund)), {
+    validator: (refund) => void deal.checkPartialRefund(refund),
+  });
   setHandler(acquirerNotificationSignal, (news) => exclusive(() => deal.acquirerNews(news)));
   setHandler(payoutNewsSignal, (news) => exclusive(() => deal.payoutNews(news)));
   setHandler(payoutDestinationSignal, () => exclusive(() => deal.payoutDestinationChanged()));
@@ -98,7 +119,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     if (patches.people && created?.deliveryId) deliveries.unshift(created.deliveryId);
   }
 
-  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.historyLimit;
+  const historyIsLong = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.historyLimit;
   let reassertedAtEnd = false;
   for (;;) {
     // A released payment owed to the seller is paid out before anything waits (one payout per turn, each its own step).
@@ -115,7 +137,11 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     // in microtasks, each turn true again at once, and the waiting update, whose condition the SDK checks only once the
     // microtasks settle, would never run (the worker thread then dies of an exhausted async stack).
     const woke = await condition(
-      () => deliveries.length > 0 || deal.changes !== seen || (isFinal(deal.status()) && !deal.busy && allHandlersFinished()) || historyIsLong(),
+      () =>
+        deliveries.length > 0 ||
+        deal.changes !== seen ||
+        (isFinal(deal.status()) && !deal.busy && allHandlersFinished()) ||
+        historyIsLong(),
       timer ? Math.max(timer.at - Date.now(), 1) : undefined,
     );
     if (deliveries.length > 0) {
@@ -139,7 +165,12 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     if (historyIsLong()) {
       await condition(() => !deal.busy && allHandlersFinished());
       if (deliveries.length > 0) continue;
-      await continueAsNew<typeof dealWorkflow>({ ...input, snapshot: state, pendingDeliveries: deliveries, provisioned: true });
+      await continueAsNew<typeof dealWorkflow>({
+        ...input,
+        snapshot: state,
+        pendingDeliveries: deliveries,
+        provisioned: true,
+      });
     }
   }
 }

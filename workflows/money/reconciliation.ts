@@ -19,7 +19,11 @@ const acquirer = proxyActivities<Activities>({
 
 export async function reconciliationWorkflow(input: ReconciliationInput = {}): Promise<RunSummary> {
   const runId = input.runId ?? uuid4();
-  const { closedSince } = await records.beginReconciliation({ runId, trigger: input.trigger ?? 'schedule', workflowId: workflowInfo().workflowId });
+  const { closedSince } = await records.beginReconciliation({
+    runId,
+    trigger: input.trigger ?? 'schedule',
+    workflowId: workflowInfo().workflowId,
+  });
   let after: string | null = null;
   let dealsChecked = 0;
   let checks = 0;
@@ -31,7 +35,8 @@ export async function reconciliationWorkflow(input: ReconciliationInput = {}): P
       after = batch.next;
     } while (after !== null);
   } catch (failure) {
-    const error = failure instanceof ActivityFailure ? (failure.cause?.message ?? failure.message) : (failure as Error).message;
+    const error =
+      failure instanceof ActivityFailure ? (failure.cause?.message ?? failure.message) : (failure as Error).message;
     await records.finishReconciliation({ runId, dealsChecked, checks, error });
     throw failure;
   }

@@ -23,7 +23,9 @@ function xmlDocuments(body: Uint8Array): string[] {
   const decoder = new TextDecoder();
   if (body[0] !== 0x50 || body[1] !== 0x4b) return [decoder.decode(body)];
   const entries = unzipSync(body, { filter: (entry) => entry.name.toLowerCase().endsWith('.xml') });
-  return Object.keys(entries).sort().map((name) => decoder.decode(entries[name]));
+  return Object.keys(entries)
+    .sort()
+    .map((name) => decoder.decode(entries[name]));
 }
 
 export function recordsFromEisXml(xml: string): TenderRecord[] {
@@ -41,11 +43,17 @@ function toRecord(notice: Node): TenderRecord | undefined {
   const number = first(notice, 'purchaseNumber');
   if (!number) return undefined;
   const object = first(notice, 'purchaseObjectInfo') ?? '';
-  const customer = firstNode(notice, 'responsibleOrgInfo') ?? firstNode(notice, 'responsibleOrg') ?? firstNode(notice, 'customer') ?? {};
+  const customer =
+    firstNode(notice, 'responsibleOrgInfo') ??
+    firstNode(notice, 'responsibleOrg') ??
+    firstNode(notice, 'customer') ??
+    {};
   const price = first(notice, 'maxPrice');
   const currency = firstNode(notice, 'currency');
   const placingWay = firstNode(notice, 'placingWay');
-  const objectNames = all(notice, 'purchaseObject').map((o) => first(o as Node, 'name')).filter(Boolean);
+  const objectNames = all(notice, 'purchaseObject')
+    .map((o) => first(o as Node, 'name'))
+    .filter(Boolean);
   return {
     sourceId: number,
     country: 'RU',
@@ -58,9 +66,12 @@ function toRecord(notice: Node): TenderRecord | undefined {
     status: 'active',
     law: '44-fz',
     procurementMethod: (placingWay && first(placingWay, 'name')) ?? null,
-    publishedAt: iso(first(notice, 'publishDTInEIS') ?? first(notice, 'docPublishDate') ?? first(notice, 'publishDate')),
+    publishedAt: iso(
+      first(notice, 'publishDTInEIS') ?? first(notice, 'docPublishDate') ?? first(notice, 'publishDate'),
+    ),
     deadlineAt: iso(first(notice, 'endDT') ?? first(notice, 'endDate')),
-    url: first(notice, 'href') ?? `https://zakupki.gov.ru/epz/order/notice/ea20/view/common-info.html?regNumber=${number}`,
+    url:
+      first(notice, 'href') ?? `https://zakupki.gov.ru/epz/order/notice/ea20/view/common-info.html?regNumber=${number}`,
     classification: okpd2Codes(notice),
     raw: notice,
   };

@@ -4,5 +4,9 @@ import { ocdsConnector } from './ocds.ts';
 import { eisConnector } from './eis.ts';
 import { tedConnector } from './ted.ts';
 
-export const CONNECTORS: Record<SourceConfig['kind'], Connector> = { ocds: ocdsConnector, eis: eisConnector, ted: tedConnector };
+export const CONNECTORS: Record<SourceConfig['kind'], Connector> = {
+  ocds: ocdsConnector,
+  eis: eisConnector,
+  ted: tedConnector,
+};
 export type { Connector, Page, SourceConfig } from './types.ts';

@@ -9,7 +9,10 @@ type Json = Record<string, any>;
 
 export const ocdsConnector: Connector = async (source, cursor, fetcher = fetch) => {
   const body = (await (await fetchOk(fetcher, cursor ?? source.url)).json()) as Json;
-  return { records: recordsFromPackage(body, source), next: typeof body.links?.next === 'string' ? body.links.next : undefined };
+  return {
+    records: recordsFromPackage(body, source),
+    next: typeof body.links?.next === 'string' ? body.links.next : undefined,
+  };
 };
 
 export function recordsFromPackage(body: Json, source: Pick<SourceConfig, 'country'>): TenderRecord[] {
@@ -25,7 +28,10 @@ export function recordsFromPackage(body: Json, source: Pick<SourceConfig, 'count
       if (typeof release.ocid !== 'string') continue;
       byOcid.set(release.ocid, [...(byOcid.get(release.ocid) ?? []), release]);
     }
-    return [...byOcid.values()].map(compile).filter(hasTender).map((release) => toRecord(release, source));
+    return [...byOcid.values()]
+      .map(compile)
+      .filter(hasTender)
+      .map((release) => toRecord(release, source));
   }
   throw new Error('Not an OCDS release or record package: it has neither releases nor records.');
 }
@@ -43,9 +49,14 @@ export function compile(releases: Json[]): Json {
 function merge(target: Json, patch: Json): Json {
   const out: Json = { ...target };
   for (const [key, value] of Object.entries(patch)) {
-    out[key] = value && typeof value === 'object' && !Array.isArray(value) && typeof out[key] === 'object' && !Array.isArray(out[key])
-      ? merge(out[key] ?? {}, value)
-      : value;
+    out[key] =
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      typeof out[key] === 'object' &&
+      !Array.isArray(out[key])
+        ? merge(out[key] ?? {}, value)
+        : value;
   }
   return out;
 }
@@ -55,7 +66,11 @@ function toRecord(release: Json, source: Pick<SourceConfig, 'country'>): TenderR
   const buyerRef: Json = release.buyer ?? tender.procuringEntity ?? {};
   const parties: Json[] = Array.isArray(release.parties) ? release.parties : [];
   const buyerParty = parties.find((p) => p.id === buyerRef.id) ?? parties.find((p) => p.roles?.includes('buyer'));
-  const country = toAlpha2(buyerParty?.address?.countryName) ?? toAlpha2(buyerParty?.address?.country) ?? source.country ?? UNKNOWN_COUNTRY;
+  const country =
+    toAlpha2(buyerParty?.address?.countryName) ??
+    toAlpha2(buyerParty?.address?.country) ??
+    source.country ??
+    UNKNOWN_COUNTRY;
   const period: Json = tender.tenderPeriod ?? {};
   return {
     sourceId: release.ocid,
@@ -93,7 +108,11 @@ function classifications(items: unknown): TenderRecord['classification'] {
   for (const item of items as Json[]) {
     for (const c of [item.classification, ...(item.additionalClassifications ?? [])]) {
       if (!c?.scheme || !c?.id) continue;
-      seen.set(`${c.scheme}:${c.id}`, { scheme: String(c.scheme), id: String(c.id), description: String(c.description ?? '') });
+      seen.set(`${c.scheme}:${c.id}`, {
+        scheme: String(c.scheme),
+        id: String(c.id),
+        description: String(c.description ?? ''),
+      });
     }
   }
   return [...seen.values()];

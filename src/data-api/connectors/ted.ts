@@ -8,9 +8,18 @@ import { fetchOk, UNKNOWN_COUNTRY, type Connector } from './types.ts';
 type Json = Record<string, any>;
 
 export const TED_FIELDS = [
-  'publication-number', 'notice-title', 'description-proc', 'buyer-name', 'buyer-country', 'classification-cpv',
-  'publication-date', 'deadline-receipt-tender-date-lot', 'estimated-value-proc', 'estimated-value-cur-proc',
-  'procedure-type', 'links',
+  'publication-number',
+  'notice-title',
+  'description-proc',
+  'buyer-name',
+  'buyer-country',
+  'classification-cpv',
+  'publication-date',
+  'deadline-receipt-tender-date-lot',
+  'estimated-value-proc',
+  'estimated-value-cur-proc',
+  'procedure-type',
+  'links',
 ];
 export const TED_DEFAULT_QUERY = 'publication-date >= today(-7)';
 const PAGE_SIZE = 100;
@@ -56,7 +65,11 @@ function toRecord(notice: Json): TenderRecord | undefined {
     publishedAt: tedDate(list(notice['publication-date'])[0]),
     deadlineAt: list(notice['deadline-receipt-tender-date-lot']).map(tedDate).filter(Boolean).sort()[0] ?? null,
     url: htmlLink(notice.links) ?? `https://ted.europa.eu/en/notice/-/detail/${number}`,
-    classification: [...new Set(list(notice['classification-cpv']))].map((id) => ({ scheme: 'CPV', id, description: '' })),
+    classification: [...new Set(list(notice['classification-cpv']))].map((id) => ({
+      scheme: 'CPV',
+      id,
+      description: '',
+    })),
     raw: notice,
   };
 }

@@ -53,7 +53,9 @@ export class WidgetApi {
 
   /** The deal of this order with a fresh token, or undefined when the order has no deal yet (204). */
   async lookup(input: DealInput): Promise<Created | undefined> {
-    return (await this.call<Created | undefined>('POST', '/api/mkt/widget/deals/lookup', undefined, input)) ?? undefined;
+    return (
+      (await this.call<Created | undefined>('POST', '/api/mkt/widget/deals/lookup', undefined, input)) ?? undefined
+    );
   }
 
   deal(id: string, token: string): Promise<Deal> {
@@ -74,7 +76,12 @@ export class WidgetApi {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+      response = await fetch(this.base + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'omit',
+      });
     } catch {
       throw new WidgetError('network', 0); // offline, or the origin is not registered (CORS)
     }

@@ -36,7 +36,8 @@ const en = {
   errRate: 'Too many attempts. Wait a minute and try again.',
   errNotApproved: 'Approve the terms in your cabinet first, then pay.',
   errAcquirer: 'The payment service is not answering. Try again in a minute.',
-  errConflict: 'This order is registered with other details (the buyer’s e-mail, the amount…). Check them or ask the shop.',
+  errConflict:
+    'This order is registered with other details (the buyer’s e-mail, the amount…). Check them or ask the shop.',
   errOther: 'Something went wrong. Try again in a few minutes.',
 };
 
@@ -77,7 +78,8 @@ const ru: Record<MessageKey, string> = {
   errRate: 'Слишком много попыток. Подождите минуту и попробуйте снова.',
   errNotApproved: 'Сначала согласуйте условия в личном кабинете, затем оплатите.',
   errAcquirer: 'Платёжный сервис не отвечает. Попробуйте через минуту.',
-  errConflict: 'Этот заказ оформлен с другими данными (e-mail покупателя, сумма…). Проверьте их или обратитесь в магазин.',
+  errConflict:
+    'Этот заказ оформлен с другими данными (e-mail покупателя, сумма…). Проверьте их или обратитесь в магазин.',
   errOther: 'Что-то пошло не так. Попробуйте через несколько минут.',
 };
 
@@ -97,7 +99,8 @@ export function errorMessage(code: string, status: number): MessageKey {
   if (code === 'deal_not_approved') return 'errNotApproved';
   if (code === 'deal_conflict') return 'errConflict';
   if (code.startsWith('acquirer_')) return 'errAcquirer';
-  if (code === 'validation_failed' || code === 'origin_not_allowed' || code === 'unauthorized' || code === 'setup') return 'errSetup';
+  if (code === 'validation_failed' || code === 'origin_not_allowed' || code === 'unauthorized' || code === 'setup')
+    return 'errSetup';
   if (status === 503) return 'errBusy';
   return 'errOther';
 }

@@ -19,7 +19,8 @@ const script = document.currentScript as HTMLScriptElement | null;
 const base = script?.src ? new URL(script.src).origin : window.location.origin;
 
 function init(options: InitOptions): Widget | undefined {
-  const host = typeof options.container === 'string' ? document.querySelector<HTMLElement>(options.container) : options.container;
+  const host =
+    typeof options.container === 'string' ? document.querySelector<HTMLElement>(options.container) : options.container;
   if (!host) return undefined;
   const data = host.dataset;
   const widget = new Widget(host, {

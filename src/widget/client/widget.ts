@@ -20,7 +20,18 @@ export interface WidgetOptions {
   input: DealInput;
 }
 
-type Phase = 'loading' | 'start' | 'rejected' | 'approve' | 'pay' | 'finish' | 'held' | 'paid' | 'refunded' | 'disputed' | 'cancelled';
+type Phase =
+  | 'loading'
+  | 'start'
+  | 'rejected'
+  | 'approve'
+  | 'pay'
+  | 'finish'
+  | 'held'
+  | 'paid'
+  | 'refunded'
+  | 'disputed'
+  | 'cancelled';
 
 const FAST_POLL_MS = 3000;
 const SLOW_POLL_MS = 15000;
@@ -32,9 +43,17 @@ const FINAL_PHASES: Phase[] = ['paid', 'refunded', 'cancelled'];
 function phaseOf(deal: Deal | undefined): Phase {
   const status = deal?.status ?? 'created';
   if (status === 'approval') return 'approve';
-  if (status === 'approved') return deal!.payments.some((p) => p.status === 'pending' && p.payment_url) ? 'finish' : 'pay';
+  if (status === 'approved')
+    return deal!.payments.some((p) => p.status === 'pending' && p.payment_url) ? 'finish' : 'pay';
   if (status === 'escrow_hold') return 'held';
-  if (status === 'rejected' || status === 'paid' || status === 'refunded' || status === 'disputed' || status === 'cancelled') return status;
+  if (
+    status === 'rejected' ||
+    status === 'paid' ||
+    status === 'refunded' ||
+    status === 'disputed' ||
+    status === 'cancelled'
+  )
+    return status;
   return 'start';
 }
 
@@ -84,7 +103,11 @@ export class Widget {
     this.root.replaceChildren();
     adoptStyles(this.root);
     this.live = h('div', { class: 'sr', role: 'status', 'aria-live': 'polite' });
-    this.body = h('section', { class: `w ${options.mode} ${options.theme}`, lang: options.locale, 'aria-label': this.t('brand') });
+    this.body = h('section', {
+      class: `w ${options.mode} ${options.theme}`,
+      lang: options.locale,
+      'aria-label': this.t('brand'),
+    });
     this.root.append(this.body, this.live);
     document.addEventListener('visibilitychange', () => {
       // Back to this tab: the deal may have moved (or begun, in another tab) meanwhile.
@@ -96,7 +119,10 @@ export class Widget {
   async mount(): Promise<void> {
     const { input } = this.options;
     // Earlier versions kept the token in localStorage, where any script of the storefront could read it: drop it.
-    stored(() => window.localStorage, (storage) => storage.removeItem(`svc-widget:${input.public_key}:${input.external_id}`));
+    stored(
+      () => window.localStorage,
+      (storage) => storage.removeItem(`svc-widget:${input.public_key}:${input.external_id}`),
+    );
     if (!input.public_key || !input.external_id || !input.buyer_email) {
       this.error = 'errSetup';
       this.render();
@@ -129,7 +155,9 @@ export class Widget {
     this.run(async () => {
       const id = await this.ensureToken(true);
       const next = CONTINUE_STATUSES.includes(this.deal!.status);
-      this.deal = await this.withToken((token) => (next ? this.api.start(id, token, this.options.locale) : this.api.deal(id, token)));
+      this.deal = await this.withToken((token) =>
+        next ? this.api.start(id, token, this.options.locale) : this.api.deal(id, token),
+      );
     });
 
   private onPay = () =>
@@ -152,7 +180,8 @@ export class Widget {
     } catch (error) {
       const problem = error instanceof WidgetError ? error : new WidgetError('other', 0);
       // Offline, limited or a service restarting: try again later. A conflict or a setup error stays as it is.
-      this.lookupFailed = !this.deal?.cabinet_url && (problem.status === 0 || problem.status === 429 || problem.status >= 500);
+      this.lookupFailed =
+        !this.deal?.cabinet_url && (problem.status === 0 || problem.status === 429 || problem.status >= 500);
       this.error = errorMessage(problem.code, problem.status);
     }
     this.loading = false;
@@ -170,7 +199,10 @@ export class Widget {
   private async ensureToken(create: boolean): Promise<string | undefined> {
     if (this.deal?.id && this.token && this.token.expires - Date.now() > 30_000) return this.deal.id;
     const { input } = this.options;
-    const found = create && !this.deal?.id ? await this.api.create(input) : ((await this.api.lookup(input)) ?? (create ? await this.api.create(input) : undefined));
+    const found =
+      create && !this.deal?.id
+        ? await this.api.create(input)
+        : ((await this.api.lookup(input)) ?? (create ? await this.api.create(input) : undefined));
     if (!found) {
       this.deal = undefined; // the order has no deal (any more): the buyer starts with Continue
       this.token = undefined;
@@ -183,10 +215,22 @@ export class Widget {
   private adopt(found: Created): void {
     this.token = { value: found.widget_token, expires: Date.parse(found.expires_at) };
     this.lookupFailed = false;
-    this.deal = this.deal?.id === found.id ? { ...this.deal, status: found.status } : ({ id: found.id, status: found.status } as Deal);
+    this.deal =
+      this.deal?.id === found.id
+        ? { ...this.deal, status: found.status }
+        : ({ id: found.id, status: found.status } as Deal);
     const key = `svc-widget:invited:${found.id}`;
-    if (found.invitation_sent) stored(() => window.sessionStorage, (storage) => storage.setItem(key, '1'));
-    this.invited = found.invitation_sent || stored(() => window.sessionStorage, (storage) => storage.getItem(key)) === '1';
+    if (found.invitation_sent)
+      stored(
+        () => window.sessionStorage,
+        (storage) => storage.setItem(key, '1'),
+      );
+    this.invited =
+      found.invitation_sent ||
+      stored(
+        () => window.sessionStorage,
+        (storage) => storage.getItem(key),
+      ) === '1';
   }
 
   /** Runs a call with the token; one renewal and retry when the server says the token is no longer good. */
@@ -242,7 +286,11 @@ export class Widget {
         parts.push(amount, message, ...(action ? [action] : []), h('p', { class: 'note' }, t('about')));
         break;
       case 'button':
-        parts.push(...(action ? [action] : []), h('p', { class: 'note' }, amount, ' · ', t('about')), h('p', { class: `note${this.error ? ' error' : ''}` }, statusText));
+        parts.push(
+          ...(action ? [action] : []),
+          h('p', { class: 'note' }, amount, ' · ', t('about')),
+          h('p', { class: `note${this.error ? ' error' : ''}` }, statusText),
+        );
         break;
     }
     this.body.replaceChildren(...parts);
@@ -259,7 +307,8 @@ export class Widget {
       element.addEventListener('click', onClick);
       return element;
     };
-    const link = (label: string, href: string) => h('a', { class: 'action', href, target: '_blank', rel: 'noopener' }, label);
+    const link = (label: string, href: string) =>
+      h('a', { class: 'action', href, target: '_blank', rel: 'noopener' }, label);
     switch (phase) {
       case 'loading':
         return [t('loading'), undefined];
@@ -275,7 +324,10 @@ export class Widget {
       case 'pay':
         return [t('payText', { amount: money }), button(t('pay'), this.onPay)];
       case 'finish':
-        return [t('finishText'), link(t('finishPayment'), deal!.payments.find((p) => p.status === 'pending')!.payment_url!)];
+        return [
+          t('finishText'),
+          link(t('finishPayment'), deal!.payments.find((p) => p.status === 'pending')!.payment_url!),
+        ];
       case 'held':
         return [`${t('heldTitle')}. ${t('heldText')}`, link(t('openCabinet'), deal!.cabinet_url)];
       case 'cancelled':
@@ -286,7 +338,12 @@ export class Widget {
   }
 
   private steps(phase: Phase): HTMLElement {
-    const order: Phase[][] = [['start', 'rejected'], ['approve'], ['pay', 'finish'], ['held', 'paid', 'refunded', 'disputed']];
+    const order: Phase[][] = [
+      ['start', 'rejected'],
+      ['approve'],
+      ['pay', 'finish'],
+      ['held', 'paid', 'refunded', 'disputed'],
+    ];
     const labels: MessageKey[] = ['stepContract', 'stepApproval', 'stepPayment', 'stepHeld'];
     // Loading and cancelled are on no step: nothing is marked.
     const current = order.findIndex((phases) => phases.includes(phase));
@@ -296,7 +353,11 @@ export class Widget {
       ...labels.map((label, index) =>
         h(
           'li',
-          current >= 0 && (index < current || (index === 3 && current === 3)) ? { class: 'done' } : index === current ? { 'aria-current': 'step' } : {},
+          current >= 0 && (index < current || (index === 3 && current === 3))
+            ? { class: 'done' }
+            : index === current
+              ? { 'aria-current': 'step' }
+              : {},
           this.t(label),
         ),
       ),
