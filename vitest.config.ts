@@ -1,12 +1,32 @@
+// `npm test` runs three layers, each a vitest project with its own set-up (docs/testing.md):
+//   unit      pure code: no PostgreSQL, no Temporal, no browser; the whole layer runs in seconds (`npm run test:unit`);
+//   workflow  the deal workflow on Temporal's time-skipping test server with activities injected by the test, and the
+//             replay of recorded histories: timers of days pass in the test server's clock (`npm run test:workflow`);
+//   e2e       the HTTP and browser journeys over one embedded PostgreSQL and one Temporal dev server that
+//             test/global-setup.ts starts for the run (`npm run test:e2e`).
+// The process-level start and stop tests live in the faults suite (vitest.faults.config.ts).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // The Temporal native bridge crashes under worker threads.
     pool: 'forks',
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 10_000 } },
+      {
+        extends: true,
+        test: { name: 'workflow', include: ['test/workflow/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 180_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

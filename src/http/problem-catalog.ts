@@ -1,5 +1,5 @@
 // Every problem `code` the service can answer, documented once: GET /problems/{code} serves these entries, problem()
-// (src/http/problem.ts) takes each code's status from here, and test/problem-catalog.test.ts fails when the code base
+// (src/http/problem.ts) takes each code's status from here, and test/e2e/problem-catalog.test.ts fails when the code base
 // emits a code that has no entry here. Types and constants only: the deal workflow's bundle may import it.
 
 export interface ProblemType {

@@ -1,0 +1,97 @@
+// The console's shell in Debian's Chromium: a new administrator sets up the account from the mailed link on a phone
+// in Russian (the QR code and key, a code from the app, a password) and lands in the console; an administrator at a
+// desktop in English signs in with a code, adds a colleague, disables one after the confirmation, finds both in the
+// audit log under their own e-mail, and signs out.
+import { type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentStep, totpCode } from '../../src/admin/totp.ts';
+import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import { ADMIN_PASSWORD, administrator } from '../console-helpers.ts';
+import { launchChromium } from '../chromium.ts';
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
+
+describe('the console in a browser', () => {
+  it('sets up a new administrator from the mail on a phone, in Russian', async () => {
+    const email = uniqueEmail('phone-admin');
+    expect((await post(`${server.url}/admin/administrators`, { email, role: 'arbiter' }, bootstrap())).status).toBe(
+      201,
+    );
+    const mail = await json(
+      await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers: bootstrap() }),
+    );
+    const link = mail.items[0].text.match(/https?:\/\/\S+\/admin\/setup\?token=\S+/)[0];
+
+    const context = await browser.newContext({ locale: 'ru-RU', viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(link);
+    expect(await page.getAttribute('html', 'lang')).toBe('ru');
+    expect(await page.textContent('h1')).toBe('Настройка учётной записи администратора');
+    expect(await page.locator('figure.qr svg').count()).toBe(1);
+    // The page fits the phone: nothing wider than the screen.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    const secret = (await page.textContent('#totp-secret'))!.trim();
+    await page.fill('#password', 'a phone admin password');
+    await page.fill('#totp', '999999' === totpCode(secret, currentStep()) ? '888888' : '999999');
+    await page.click('main button[type=submit]');
+    expect(await page.textContent('main [role=alert]')).toContain('Неверный код');
+    await page.fill('#password', 'a phone admin password');
+    await page.fill('#totp', totpCode(secret, currentStep()));
+    await Promise.all([page.waitForURL((url) => url.pathname === '/admin'), page.click('main button[type=submit]')]);
+    expect(await page.textContent('main')).toContain(email);
+    expect(await page.textContent('header nav.sections')).toContain('Споры');
+    await context.close();
+  });
+
+  it('signs in at a desktop in English, adds and disables a colleague after a confirmation, and finds both in the audit log', async () => {
+    const boss = await administrator(server, 'admin');
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/view/administrators`);
+    await page.waitForURL((url) => url.pathname === '/admin/sign-in');
+    await page.fill('#email', boss.email);
+    await page.fill('#password', ADMIN_PASSWORD);
+    await page.fill('#totp', totpCode(boss.secret, currentStep() + 1));
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === '/admin/view/administrators'),
+      page.click('main button[type=submit]'),
+    ]);
+
+    const colleague = uniqueEmail('colleague');
+    await page.fill('#new-email', colleague);
+    await page.selectOption('#new-role', 'support');
+    await page.click('section#add button[type=submit], section[aria-labelledby=add] button[type=submit]');
+    expect(await page.textContent('main [role=status]')).toContain('The administrator was added');
+    const card = page.locator('li.card', { hasText: colleague });
+    await card.locator('button.danger').click();
+    expect(await page.textContent('h1')).toBe(`Disable ${colleague}?`);
+    await page.click('main button.danger');
+    expect(await page.textContent('main [role=status]')).toContain('Saved');
+    expect(await page.locator('li.card', { hasText: colleague }).textContent()).toContain('disabled');
+
+    await page.click('header nav.sections a[href="/admin/view/audit"]');
+    await page.fill('#actor', boss.email);
+    await page.click('form.filters button[type=submit]');
+    const rows = await page.locator('tbody tr').allTextContents();
+    expect(rows.some((row) => row.includes('createAdministrator'))).toBe(true);
+    expect(rows.some((row) => row.includes('updateAdministrator'))).toBe(true);
+    expect(rows.every((row) => row.includes(boss.email))).toBe(true);
+
+    await page.click('header button[type=submit]');
+    await page.waitForURL((url) => url.pathname === '/admin/sign-in');
+    expect(await page.textContent('main [role=status]')).toContain('You have signed out of the console');
+    await context.close();
+  });
+});

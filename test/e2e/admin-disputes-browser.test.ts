@@ -1,0 +1,153 @@
+// An arbiter works the disputes queue in Debian's Chromium: at a desktop in English, finds the open dispute, reads
+// both sides' messages with their evidence, decides a refund with a reason through the confirmation, sees the decision
+// on the deal page and in the audit log under their own e-mail; on a phone in Russian, decides a release the same way.
+import { type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureUser } from '../../src/accounts/users.ts';
+import { addDisputeMessage, moveEscrow } from '../../src/deals/service.ts';
+import { setDealDestination } from '../../src/money/destinations.ts';
+import { administrator, type TestAdministrator } from '../console-helpers.ts';
+import { insertHeldDeal } from '../factories.ts';
+import { json, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import { launchChromium, PHONE } from '../chromium.ts';
+
+const DESKTOP = { width: 1280, height: 900 };
+
+let server: TestServer;
+let browser: Browser;
+let arbiter: TestAdministrator;
+
+beforeAll(async () => {
+  server = await startTestServer({ worker: true });
+  browser = await launchChromium();
+  arbiter = await administrator(server, 'arbiter');
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** A held deal whose buyer opened a dispute, and both sides wrote: the buyer with a photo, the seller with a receipt. */
+async function disputedDeal(words: { reason: string; buyer: string; seller: string }) {
+  const { services } = server;
+  const held = await insertHeldDeal(services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000) });
+  const sellerEmail = uniqueEmail('seller');
+  // The workflow starts from these records at the first change, seller included.
+  await services.db.query('UPDATE deals SET seller_email = $2 WHERE id = $1', [held.dealId, sellerEmail]);
+  // Where a release pays the seller: the marketplace's test card for this deal.
+  await setDealDestination(services.db, services.masterKey, held.dealId, {
+    type: 'test_card',
+    token: '4111111111111111',
+  });
+  const buyer = { kind: 'person' as const, user: (await ensureUser(services.db, { email: held.buyerEmail })).user };
+  const seller = { kind: 'person' as const, user: (await ensureUser(services.db, { email: sellerEmail })).user };
+  await moveEscrow(services, buyer, held.dealId, 'dispute', words.reason);
+  await addDisputeMessage(services, buyer, held.dealId, {
+    text: words.buyer,
+    files: [{ name: 'broken-leg.jpg', contentType: 'image/jpeg', bytes: Buffer.from('jpeg') }],
+  });
+  await addDisputeMessage(services, seller, held.dealId, {
+    text: words.seller,
+    files: [{ name: 'courier-receipt.pdf', contentType: 'application/pdf', bytes: Buffer.from('%PDF') }],
+  });
+  return held;
+}
+
+async function signedIn(locale: 'en' | 'ru', viewport: typeof DESKTOP): Promise<BrowserContext> {
+  const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+  await context.addCookies([{ name: 'svc_admin', value: arbiter.token, url: `${server.url}/admin` }]);
+  return context;
+}
+
+const dealState = async (dealId: string) =>
+  json(
+    await fetch(`${server.url}/admin/deals/${dealId}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }),
+  );
+
+describe('the disputes queue in a browser', () => {
+  it('an arbiter at a desktop in English decides a refund with a reason, and the audit log names them', async () => {
+    const deal = await disputedDeal({
+      reason: 'The armchair arrived broken',
+      buyer: 'Photo of the broken leg attached',
+      seller: 'It left the warehouse intact',
+    });
+    const context = await signedIn('en', DESKTOP);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin`);
+    await page.click('header nav.sections a[href="/admin/view/disputes"]');
+    expect(await page.textContent('h1')).toBe('Disputes');
+
+    const card = page.locator(`#dispute-${deal.dealId}`);
+    const text = (await card.textContent())!;
+    expect(text).toContain(deal.externalId);
+    expect(text).toContain('The armchair arrived broken');
+    expect(text).toContain('Buyer');
+    expect(text).toContain('Photo of the broken leg attached');
+    expect(text).toContain('Seller');
+    expect(text).toContain('It left the warehouse intact');
+    const evidence = card.locator('a', { hasText: 'courier-receipt.pdf' });
+    const download = await fetch(`${server.url}${await evidence.getAttribute('href')}`, {
+      headers: { Cookie: arbiter.cookie },
+    });
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).toString()).toBe('%PDF');
+
+    // The decision needs a reason and a confirmation; until then the money stays held.
+    await card.locator('input[name=outcome][value=refund]').check();
+    await card.locator('textarea[name=reason]').fill('The seller shows no proof of an intact delivery');
+    await card.locator('form[action$="/decide"] button[type=submit]').click();
+    expect(await page.textContent('h1')).toContain('Decide for the buyer: refund');
+    expect(await page.textContent('.consequence')).toContain('goes back to the buyer');
+    expect((await dealState(deal.dealId)).status).toBe('disputed');
+    await Promise.all([
+      page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_refund`),
+      page.click('main form button[type=submit]'),
+    ]);
+
+    expect(await page.textContent('main [role=status]')).toContain('Decided: the money goes back to the buyer');
+    const decision = (await page.textContent('#dispute ~ .decision, .decision'))!;
+    expect(decision).toContain('The money goes back to the buyer');
+    expect(decision).toContain('The seller shows no proof of an intact delivery');
+    expect(await page.textContent('dd.status')).toContain('refunded');
+    expect(await page.textContent('#timeline ~ .table')).toContain('deal.refunded');
+    expect((await dealState(deal.dealId)).status).toBe('refunded');
+
+    await page.goto(`${server.url}/admin/view/audit?action=adminResolveDispute&object_id=${deal.dealId}`);
+    const row = (await page.textContent('tbody tr'))!;
+    expect(row).toContain(arbiter.email);
+    expect(row).toContain('adminResolveDispute');
+    await context.close();
+  });
+
+  it('an arbiter on a phone in Russian decides a release; the pages fit the screen', async () => {
+    const deal = await disputedDeal({
+      reason: 'Не тот цвет',
+      buyer: 'Заказывала синий',
+      seller: 'В заказе указан зелёный',
+    });
+    const context = await signedIn('ru', PHONE);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/view/disputes`);
+    expect(await page.getAttribute('html', 'lang')).toBe('ru');
+    expect(await page.textContent('h1')).toBe('Споры');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    const card = page.locator(`#dispute-${deal.dealId}`);
+    expect(await card.textContent()).toContain('Заказывала синий');
+    expect(await card.textContent()).toContain('В заказе указан зелёный');
+
+    await card.locator('input[name=outcome][value=release]').check();
+    await card.locator('textarea[name=reason]').fill('В заказе действительно зелёный');
+    await card.locator('form[action$="/decide"] button[type=submit]').click();
+    expect(await page.textContent('h1')).toContain('Решить в пользу продавца');
+    await Promise.all([
+      page.waitForURL(`**/admin/view/deals/${deal.dealId}?done=decided_release`),
+      page.click('main form button[type=submit]'),
+    ]);
+    expect(await page.textContent('main [role=status]')).toContain('Решено: деньги переводятся продавцу');
+    expect(await page.textContent('.decision')).toContain('В заказе действительно зелёный');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    // Paid once the payout the release started went through.
+    await expect.poll(async () => (await dealState(deal.dealId)).status).toBe('paid');
+    await context.close();
+  });
+});

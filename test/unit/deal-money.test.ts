@@ -1,0 +1,139 @@
+// Where a payment's money stands (src/money/deal-money.ts), pure: the seller's part after refunds and the fee, what is
+// still owed to them, and the limits of a partial refund and of the arbiter's split, all in exact minor units.
+import { describe, expect, it } from 'vitest';
+import {
+  dealMoneyState,
+  partialRefundRefusal,
+  paymentSums,
+  payoutOwed,
+  splitRefusal,
+} from '../../src/money/deal-money.ts';
+import type { PaymentRecord, PayoutRecord, RefundRecord } from '../../src/deals/model.ts';
+
+const at = '2026-11-25T00:00:00.000Z';
+const payment = (amount: number, status: PaymentRecord['status'] = 'hold'): PaymentRecord => ({
+  id: 'p1',
+  amount,
+  currency: 'RUB',
+  provider: 'sandbox',
+  status,
+  payment_url: null,
+  provider_payment_id: 'sandbox_p1',
+  hold_expires_at: at,
+  created_at: at,
+  updated_at: at,
+});
+const refund = (id: string, amount: number): RefundRecord => ({
+  id,
+  payment_id: 'p1',
+  amount,
+  currency: 'RUB',
+  actor: 'marketplace',
+  reason: '',
+  created_at: at,
+});
+const payout = (id: string, amount: number, status: PayoutRecord['status']): PayoutRecord => ({
+  id,
+  payment_id: 'p1',
+  amount,
+  currency: 'RUB',
+  status,
+  destination: { type: 'test_card', title: '' },
+  provider_payout_id: null,
+  failure_reason: null,
+  created_at: at,
+  updated_at: at,
+});
+
+describe('paymentSums', () => {
+  it('takes refunds of parts and the fee from the payment, and counts what is paid out or on its way', () => {
+    const sums = paymentSums(
+      { fee: 100.1 },
+      payment(1000.3),
+      [refund('r1', 200.2), refund('r2', 0.01)],
+      [payout('o1', 300, 'succeeded'), payout('o2', 100, 'pending'), payout('o3', 50, 'failed')],
+    );
+    expect(sums).toEqual({
+      paid: 100030n,
+      refundedInParts: 20021n,
+      rest: 80009n,
+      fee: 10010n,
+      sellerAmount: 69999n,
+      paidOut: 30000n,
+      inFlight: 10000n,
+    });
+    expect(payoutOwed(sums)).toBe(29999n);
+  });
+
+  it('caps the fee at what is left, and ignores other payments’ parts', () => {
+    const sums = paymentSums({ fee: 50 }, payment(30), [{ ...refund('r1', 10), payment_id: 'other' }], []);
+    expect(sums).toMatchObject({ rest: 3000n, fee: 3000n, sellerAmount: 0n });
+  });
+
+  it('reads a deal from before fees as taking none', () => {
+    expect(paymentSums({}, payment(99.99), [], [])).toMatchObject({ fee: 0n, sellerAmount: 9999n });
+  });
+});
+
+describe('partialRefundRefusal', () => {
+  const sums = paymentSums({ fee: 100 }, payment(1000), [], []);
+  it.each([
+    [0n, /more than 0/],
+    [-1n, /more than 0/],
+    [90000n, /less than 900.00/],
+    [95000n, /refund the whole payment/],
+  ])('refuses %s kopecks', (amount, why) => {
+    expect(partialRefundRefusal(sums, amount)).toMatch(why);
+  });
+  it('takes a part that leaves the seller a kopeck', () => {
+    expect(partialRefundRefusal(sums, 89999n)).toBeUndefined();
+  });
+});
+
+describe('splitRefusal', () => {
+  const sums = paymentSums({ fee: 50 }, payment(1000), [], []);
+  it('takes two parts that add up to the held money, the release covering the fee', () => {
+    expect(splitRefusal(sums, 60000n, 40000n)).toBeUndefined();
+    expect(splitRefusal(sums, 5000n, 95000n)).toBeUndefined();
+  });
+  it.each([
+    [60000n, 30000n, /add up to the 1000.00 held/],
+    [4999n, 95001n, /covers the marketplace's fee of 50.00/],
+    [0n, 100000n, /releases more than 0/],
+    [100000n, 0n, /refunds more than 0/],
+  ])('refuses release %s and refund %s', (release, refunded, why) => {
+    expect(splitRefusal(sums, release, refunded)).toMatch(why);
+  });
+});
+
+describe('dealMoneyState', () => {
+  const deal = {
+    id: 'd',
+    marketplace_id: 'm',
+    external_id: 'e',
+    title: '',
+    buyer_email: '',
+    buyer_name: '',
+    seller_email: '',
+    amount: 1000,
+    fee: 100,
+    currency: 'RUB',
+    description: '',
+    created_at: at,
+    updated_at: at,
+  };
+  it('shows the seller’s part of a release and the parts refunded', () => {
+    expect(
+      dealMoneyState({ deal, payments: [payment(1000, 'released')], refunds: [refund('r1', 250.5)], payouts: [] }),
+    ).toEqual({ released_amount: 649.5, refunded_amount: 250.5 });
+  });
+  it('shows what a refund returned, and nothing for a payment cancelled before it was held', () => {
+    expect(
+      dealMoneyState({ deal, payments: [payment(1000, 'refunded')], refunds: [refund('r1', 100)], payouts: [] }),
+    ).toEqual({ released_amount: 0, refunded_amount: 1000 });
+    expect(dealMoneyState({ deal, payments: [{ ...payment(1000, 'refunded'), hold_expires_at: null }] })).toEqual({
+      released_amount: 0,
+      refunded_amount: 0,
+    });
+  });
+});

@@ -1,0 +1,39 @@
+// What a buyer or a seller reads on a page when a move is refused: the refusal in words, never "the form could not be
+// read" for a refusal that has its own (a dispute that opened while the buyer's release was on its way).
+import { describe, expect, it } from 'vitest';
+import { problemWords } from '../../src/web/page.ts';
+import { translator } from '../../src/web/i18n.ts';
+import { problemStatus } from '../../src/http/problem-catalog.ts';
+
+describe('problemWords', () => {
+  it('says that a dispute is open, in English and Russian, apart from the dispute state of the same name', () => {
+    expect(problemWords(translator('en'), { code: 'dispute_open', status: 400 })).toContain(
+      'only the arbiter’s decision moves the money',
+    );
+    expect(problemWords(translator('ru'), { code: 'dispute_open', status: 400 })).toContain('открыт спор');
+    expect(translator('en')('dispute_open')).toBe('Open: waiting for the arbiter');
+  });
+
+  it('explains the refusals a page meets, and falls back to the form or our side for the rest', () => {
+    const t = translator('en');
+    expect(problemWords(t, { code: 'deal_closed', status: 400 })).toBe(
+      'This deal is closed and cannot change any more.',
+    );
+    expect(problemWords(t, { code: 'validation_failed', status: 400 })).toBe(t('badForm'));
+    expect(problemWords(t, { code: 'internal_error', status: 500 })).toBe(t('internalError'));
+  });
+
+  it('explains what a buyer’s Pay may meet at the acquirer, in both languages', () => {
+    for (const lang of ['en', 'ru'] as const) {
+      const t = translator(lang);
+      for (const code of [
+        'currency_not_supported',
+        'acquirer_not_configured',
+        'acquirer_refused',
+        'acquirer_unavailable',
+      ] as const) {
+        expect(problemWords(t, { code, status: problemStatus(code) }), `${lang} ${code}`).toBe(t(code));
+      }
+    }
+  });
+});
