@@ -24,7 +24,7 @@ export async function createSession(
      RETURNING expires_at`,
     [hashSecret(token), userId, ttlSeconds, userAgent.slice(0, USER_AGENT_MAX)],
   );
-  return { token, expires_at: result.rows[0]!.expires_at.toISOString() };
+  return { token, expires_at: result.rows[0].expires_at.toISOString() };
 }
 
 /** The live session of this token and its user; its last use is brought up to date when it is older than a few minutes. */

@@ -69,7 +69,7 @@ export async function issueToken(
       .query(`DELETE FROM account_tokens WHERE purpose <> 'invitation' AND expires_at < now() - interval '1 day'`)
       .catch(() => {});
   }
-  const id = result.rows[0]!.id;
+  const id = result.rows[0].id;
   return { id, token: tokenFor(masterKey, purpose, id) };
 }
 

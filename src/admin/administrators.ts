@@ -292,7 +292,7 @@ async function startAdminSession(
      SELECT s.expires_at, a.role FROM session s JOIN administrators a ON a.user_id = s.administrator_id`,
     [`sign-in ${randomUUID()}`, hashSecret(token), administratorId, ADMIN_SESSION_SECONDS],
   );
-  const row = result.rows[0]!;
+  const row = result.rows[0];
   return { token, expires_at: row.expires_at.toISOString(), role: row.role };
 }
 

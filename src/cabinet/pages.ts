@@ -132,7 +132,7 @@ export function cabinetPages(api: Api, services: Services): void {
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
         const limited = error.status === 429;
-        if (limited) p.ctx.set('Retry-After', error.headers['Retry-After']!);
+        if (limited) p.ctx.set('Retry-After', error.headers['Retry-After']);
         const minutes = Math.ceil(Number(error.headers['Retry-After']) / 60);
         const message = limited ? p.t('tooManyAttempts', { minutes }) : p.t('wrongCredentials');
         const body = signInBody(p, { email, next, csrf: preSessionCsrf(p.ctx, services), error: message });
@@ -209,7 +209,7 @@ export function cabinetPages(api: Api, services: Services): void {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
       const done = Object.values(DONE).find((value) => value === p.ctx.query.done);
-      await dealPage(p, services, signed, p.ctx.params.id!, 200, { notice: done && p.t(`done_${done}`) });
+      await dealPage(p, services, signed, p.ctx.params.id, 200, { notice: done && p.t(`done_${done}`) });
     }),
   );
 
@@ -246,7 +246,7 @@ export function cabinetPages(api: Api, services: Services): void {
       page(services, async (p) => {
         const signed = await signedInOrRedirect(p, services);
         if (!signed) return;
-        await confirmPage(p, services, signed, p.ctx.params.id!, action, 200, {});
+        await confirmPage(p, services, signed, p.ctx.params.id, action, 200, {});
       }),
     );
 
@@ -309,7 +309,7 @@ export function cabinetPages(api: Api, services: Services): void {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
       const field = (name: string) => (typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim() : '');
-      await shipConfirmPage(p, services, signed, p.ctx.params.id!, {
+      await shipConfirmPage(p, services, signed, p.ctx.params.id, {
         carrier: field('carrier'),
         tracking: field('tracking'),
       });

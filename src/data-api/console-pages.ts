@@ -206,7 +206,7 @@ function accountBody(p: DataPage, account: DataAccountItem, state: { notice?: st
   const tariffLabel = (tariff: Tariff) =>
     d('tariffOption', {
       tariff,
-      quota: TARIFF_QUOTAS[tariff] === null ? d('unlimited') : number(p, TARIFF_QUOTAS[tariff]!),
+      quota: TARIFF_QUOTAS[tariff] === null ? d('unlimited') : number(p, TARIFF_QUOTAS[tariff]),
     });
   return html`<p><a href="${LIST}">${d('allAccounts')}</a></p>
 <h1>${d('accountTitle', { email: account.email })}</h1>

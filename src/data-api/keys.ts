@@ -54,7 +54,7 @@ async function insertKey(client: PoolClient, accountId: string, name: string): P
     `INSERT INTO data_keys (key_hash, account_id, name, prefix) VALUES ($1, $2, $3, $4) RETURNING ${KEY_COLUMNS}`,
     [hashSecret(key), accountId, name, key.slice(0, DATA_KEY_PREFIX.length + SHOWN_CHARACTERS)],
   );
-  return { key, row: result.rows[0]! };
+  return { key, row: result.rows[0] };
 }
 
 /** Issues a key to the account of this e-mail, making the user and the account when needed; sets the tariff. */
@@ -92,7 +92,7 @@ export async function issueOwnDataKey(
       'SELECT count(*)::int AS count FROM data_keys WHERE account_id = $1 AND revoked_at IS NULL',
       [userId],
     );
-    if (active.rows[0]!.count >= ACTIVE_DATA_KEYS_MAX) {
+    if (active.rows[0].count >= ACTIVE_DATA_KEYS_MAX) {
       throw problem(
         'too_many_data_keys',
         `An account holds at most ${ACTIVE_DATA_KEYS_MAX} active data API keys; revoke one you no longer use first.`,

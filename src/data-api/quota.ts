@@ -5,6 +5,7 @@
 import type { Db } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { hashSecret } from '../secrets.ts';
+import { isUuid } from '../uuid.ts';
 import { listDataKeysOf, TARIFF_QUOTAS, type DataKeyItem, type Tariff } from './keys.ts';
 
 export interface Usage {
@@ -253,7 +254,7 @@ export async function findDataAccount(
   accountId: string,
   now = new Date(),
 ): Promise<DataAccountItem | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(accountId)) return undefined;
+  if (!isUuid(accountId)) return undefined;
   const result = await db.query<AccountRow>(`${ACCOUNTS_SQL} WHERE a.id = $2`, [
     calendarMonth(now).monthDay,
     accountId,

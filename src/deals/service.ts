@@ -621,7 +621,7 @@ const INVITATION_WINDOW_SECONDS = 3600;
 export async function dealsOfUser(services: Services, user: User): Promise<DealInContext[]> {
   const rows = await dealsOfPerson(services.db, user.email);
   const snapshots = await Promise.all(rows.map((row) => loadSnapshot(services.db, row.id)));
-  return snapshots.map((snapshot, index) => ({ snapshot: snapshot!, role: rows[index]!.role }));
+  return snapshots.map((snapshot, index) => ({ snapshot: snapshot!, role: rows[index].role }));
 }
 
 /** Approvals addressed to the person, newest first, each with its deal. */

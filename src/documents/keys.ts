@@ -33,5 +33,5 @@ export function documentKey(organizationId: string, documentId: string): string 
 export function parseDocumentKey(key: string): { organizationId: string; documentId: string } {
   const match = KEY.exec(key);
   if (!match) throw new InvalidDocumentKeyError(`Not a document key: ${JSON.stringify(key)}`);
-  return { organizationId: match[1]!, documentId: match[2]! };
+  return { organizationId: match[1], documentId: match[2] };
 }

@@ -4,6 +4,7 @@
 import type { PoolClient } from 'pg';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { createMarketplaceClient, type ClientCard } from '../sso/clients.ts';
 import type { FeeMoment } from '../money/fee.ts';
 import type { LiveProvider } from '../escrow/providers.ts';
@@ -57,8 +58,6 @@ export interface MarketplaceChanges {
 }
 
 const COLUMNS = marketplaceColumns('m.');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string) => UUID.test(value);
 
 /**
  * Marketplaces newest first. `q` matches a part of the name (case-insensitive) or the start of the id; `startingAfter`
@@ -163,7 +162,7 @@ export async function updateMarketplace(
         changes.inspection_days ?? null,
       ],
     );
-    const marketplace = updated.rows[0]!;
+    const marketplace = updated.rows[0];
     if (marketplace.sso_redirect_uri) {
       const followed = await client.query(
         'UPDATE sso_clients SET name = $2, redirect_uris = ARRAY[$3] WHERE marketplace_id = $1',

@@ -6,6 +6,7 @@ import type { Api } from '../http/api.ts';
 import { html } from '../http/html.ts';
 import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { redirect, send } from '../web/page.ts';
 import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
@@ -24,7 +25,6 @@ import { CreateMarketplaceBody } from './routes.ts';
 import { MarketplaceChangesBody, cardJson } from './admin-routes.ts';
 import {
   activateMarketplace,
-  isUuid,
   listMarketplaces,
   marketplaceCard,
   rotatePublicKey,

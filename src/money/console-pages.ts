@@ -7,6 +7,7 @@ import type { SafeHtml } from '../http/html.ts';
 import { Problem } from '../http/problem.ts';
 import type { Db, DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import type { Lang } from '../web/i18n.ts';
 import { redirect, send } from '../web/page.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
@@ -40,7 +41,6 @@ const FINDINGS_PAGE = 50;
 const RUNS_SHOWN = 10;
 /** A deal has a few postings per payment; this many is far beyond any deal's. */
 const DEAL_POSTINGS_MAX = 500;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type MoneyPage = ConsolePage & MoneyWords;
 const withWords = (p: ConsolePage): MoneyPage => ({ ...p, m: moneyConsoleTranslator(p.lang) });
@@ -119,7 +119,7 @@ async function marketplaceNames(db: Db, also: string[]): Promise<Map<string, str
 
 /** A deal's postings, oldest first. */
 async function dealPostings(db: DbClient, dealId: string): Promise<PostingRow[]> {
-  if (!UUID.test(dealId)) return [];
+  if (!isUuid(dealId)) return [];
   const result = await db.query<PostingRow>(
     `SELECT ${POSTING_COLUMNS} FROM ledger_postings p WHERE p.deal_id = $1 ORDER BY p.seq LIMIT $2`,
     [dealId, DEAL_POSTINGS_MAX],
@@ -153,9 +153,9 @@ export function moneyConsolePages(api: Api, services: Services): void {
       };
       const after = queryText(p, 'starting_after');
       const wrong: MoneyConsoleMessage[] = [];
-      if (form.marketplace_id && !UUID.test(form.marketplace_id)) wrong.push('marketplace');
-      if (form.deal_id && !UUID.test(form.deal_id)) wrong.push('dealId');
-      if (after && !UUID.test(after)) wrong.push('olderPostings');
+      if (form.marketplace_id && !isUuid(form.marketplace_id)) wrong.push('marketplace');
+      if (form.deal_id && !isUuid(form.deal_id)) wrong.push('dealId');
+      if (after && !isUuid(after)) wrong.push('olderPostings');
       const page =
         wrong.length === 0
           ? await consolePostings(db, {

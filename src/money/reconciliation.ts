@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import type { EscrowProvider, ProviderDeal, ProviderPayment, ProviderPayout } from '../escrow/provider.ts';
 import { DEAL_STATUSES, isFinal, type PaymentStatus } from '../deals/model.ts';
 import { formatMinor, sum, toMinor } from './amount.ts';
@@ -458,13 +459,11 @@ export async function finishRun(
       WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
     [run.runId, run.dealsChecked, run.checks, run.error?.slice(0, DETAIL_MAX) ?? null],
   );
-  return result.rows[0]!;
+  return result.rows[0];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function findRun(db: DbClient, id: string): Promise<RunRecord | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   return (await db.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1`, [id])).rows[0];
 }
 

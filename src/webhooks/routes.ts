@@ -8,6 +8,7 @@ import type { Db } from '../db.ts';
 import type { Api } from '../http/api.ts';
 import { problem, notFound } from '../http/problem.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { forbiddenFor, requireAdmin, type AdminActor } from '../admin/auth.ts';
 import { recordAudit } from '../admin/audit.ts';
 import { findMarketplace, requireSecretKey, type Marketplace } from '../marketplaces/marketplaces.ts';
@@ -111,7 +112,6 @@ const Replayed = z.object({ delivery_id: z.uuid(), event_id: z.uuid(), status: z
 
 // Ids that cannot be ours are simply unknown (404), as CONTRACT asks, rather than a 400 about their format.
 const IdParam = z.object({ id: z.string() });
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function webhookRoutes(api: Api, services: Services): void {
   const { db, masterKey } = services;
@@ -217,7 +217,7 @@ export function webhookRoutes(api: Api, services: Services): void {
 
   const adminOnly = { tags: ['Administration'], security: ['adminToken'], use: [admin] };
   const marketplaceOr404 = async (id: string) => {
-    const marketplace = UUID.test(id) ? await findMarketplace(db, id) : undefined;
+    const marketplace = isUuid(id) ? await findMarketplace(db, id) : undefined;
     if (!marketplace) throw notFound('No such marketplace.');
     return marketplace;
   };
@@ -384,7 +384,7 @@ export function webhookRoutes(api: Api, services: Services): void {
     params: IdParam,
     responses: { 202: { description: 'The replay is under way', schema: Replayed } },
     handler: async (ctx, { params }) => {
-      const found = UUID.test(params.id) ? await eventOfDeliveryOrAttempt(db, params.id) : undefined;
+      const found = isUuid(params.id) ? await eventOfDeliveryOrAttempt(db, params.id) : undefined;
       if (!found) throw notFound('No such webhook delivery or attempt.');
       ctx.status = 202;
       ctx.body = await startDelivery(services, found.event_id);

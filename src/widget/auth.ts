@@ -2,8 +2,8 @@
 // key is refused outright on both (its presence in a browser means it leaked), and the widget token is never a
 // marketplace credential (requireSecretKey reads only X-Svc-Key and wants mk_).
 import type { Context, Middleware } from 'koa';
-import { z } from 'zod';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { problem, notFound, unauthorized } from '../http/problem.ts';
 import {
   findMarketplace,
@@ -58,7 +58,7 @@ export function requireWidgetToken(services: Services): Middleware {
     const marketplace = await findMarketplace(services.db, claims.marketplaceId);
     if (!marketplace?.active) throw unauthorized('The marketplace of this widget token is no longer active.');
     await checkOrigin(ctx, marketplace);
-    const snapshot = z.uuid().safeParse(dealId).success ? await loadSnapshot(services.db, dealId) : undefined;
+    const snapshot = isUuid(dealId) ? await loadSnapshot(services.db, dealId) : undefined;
     if (!snapshot || snapshot.deal.marketplace_id !== marketplace.id) throw notFound('No such deal.');
     ctx.state.widget = { marketplace, snapshot } satisfies WidgetState;
     await next();
