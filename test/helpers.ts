@@ -16,6 +16,13 @@ export function uniqueId(prefix = 't'): string {
 }
 
 /**
+ * An id as the service writes it: a UUID in PostgreSQL's canonical form, lower case with hyphens (src/uuid.ts's isUuid
+ * also takes upper case, since it reads what callers send). Anchored: `expect(id).toMatch(UUID_PATTERN)`,
+ * `expect.stringMatching(UUID_PATTERN)`; inside a larger pattern, `UUID_PATTERN.source.slice(1, -1)`.
+ */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
  * A loopback address of this test's own (all of 127.0.0.0/8 reaches this machine): limits per client address are
  * counted in the one database every test shares, so a test of them must be a client no other test is.
  */
