@@ -121,7 +121,7 @@ async function timed(label: string, paths: string[], key: string, count = 200, c
     if (response.status !== 200) throw new Error(`${paths[i % paths.length]}: ${response.status}`);
   });
   const sorted = latencies.sort((a, b) => a - b);
-  const p95 = sorted[Math.floor(sorted.length * 0.95)]!;
+  const p95 = sorted[Math.floor(sorted.length * 0.95)];
   console.log(`${line(label, summary)}   p95 ${p95.toFixed(1).padStart(7)} ms`);
 }
 

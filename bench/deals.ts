@@ -36,7 +36,7 @@ const sellerCount = numberFlag('sellers', 10);
 /** `--phases quiet,creation,…`: which parts to run (all by default), to measure one change at a time. */
 const phases = new Set(
   (process.argv.includes('--phases')
-    ? process.argv[process.argv.indexOf('--phases') + 1]!
+    ? process.argv[process.argv.indexOf('--phases') + 1]
     : 'quiet,creation,sequential,lifecycles,replay'
   ).split(','),
 );

@@ -98,7 +98,7 @@ async function main() {
       });
       if (label.includes('JSON')) console.log(line('  GET /sso/authorize (issue a code)', authorize));
       const summary = await runConcurrently(codes.length, concurrency, (index) =>
-        exchange(codes[index]!).then(() => undefined),
+        exchange(codes[index]).then(() => undefined),
       );
       console.log(line(`  ${label}`, summary));
     }

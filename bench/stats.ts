@@ -64,7 +64,7 @@ export function benchAdminToken(dataDir: string): string {
  */
 export function cpuByProcess(): Map<string, number> {
   const groups = new Map<string, number>();
-  let pids: string[] = [];
+  let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
@@ -73,7 +73,7 @@ export function cpuByProcess(): Map<string, number> {
   for (const pid of pids) {
     try {
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
       const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
       const group = /postgres/.test(command)
         ? 'PostgreSQL'

@@ -133,7 +133,7 @@ export async function grantAppRole(client: pg.ClientBase, app: string): Promise<
   try {
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('svc grants'))`);
     await client.query(`
-      GRANT CONNECT ON DATABASE ${ident((await client.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db)} TO ${role};
+      GRANT CONNECT ON DATABASE ${ident((await client.query<{ db: string }>('SELECT current_database() AS db')).rows[0].db)} TO ${role};
       GRANT USAGE ON SCHEMA public TO ${role};
       GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role};
       GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role};
@@ -170,7 +170,7 @@ export async function roleFacts(client: pg.ClientBase): Promise<RoleFacts> {
            (SELECT count(*)::int FROM pg_class c
              WHERE c.relnamespace = 'public'::regnamespace AND pg_has_role(r.oid, c.relowner, 'USAGE')) AS owned
     FROM pg_roles r WHERE r.rolname = current_user`);
-  return result.rows[0]!;
+  return result.rows[0];
 }
 
 /**

@@ -36,7 +36,7 @@ export async function migrate(
     const owner = new pg.Client({ connectionString: databaseUrl });
     await owner.connect();
     try {
-      const self = (await owner.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role;
+      const self = (await owner.query<{ role: string }>('SELECT current_user AS role')).rows[0].role;
       if (self !== options.appRole) await grantAppRole(owner, options.appRole);
     } finally {
       await owner.end();
@@ -122,7 +122,7 @@ async function ownsMigrations(client: pg.Client): Promise<boolean> {
     `SELECT (SELECT pg_has_role(current_user, c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = to_regclass($1)) AS mine`,
     [`public.${MIGRATIONS_TABLE}`],
   );
-  return result.rows[0]!.mine !== false;
+  return result.rows[0].mine !== false;
 }
 
 async function missingMigrations(client: pg.Client): Promise<string[]> {

@@ -50,7 +50,7 @@ export async function signIn(server: TestServer, email: string, secret: string):
     'SELECT totp_last_step AS last FROM administrators a JOIN users u ON u.id = a.user_id WHERE lower(u.email) = lower($1)',
     [email],
   );
-  const step = Math.max(currentStep() - 1, Number(result.rows[0]!.last) + 1);
+  const step = Math.max(currentStep() - 1, Number(result.rows[0].last) + 1);
   const response = await post(`${server.url}/admin/login`, {
     email,
     password: ADMIN_PASSWORD,

@@ -32,7 +32,7 @@ export async function insertHeldDeal(
       await db.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [
         uniqueId('Shop'),
       ])
-    ).rows[0]!.id;
+    ).rows[0].id;
   if (options.webhookUrl) await saveWebhookEndpoint(db, services.masterKey, marketplaceId, options.webhookUrl);
   // The buyer's documents live in the buyer's personal organization.
   const buyerEmail = uniqueEmail('buyer');
@@ -57,7 +57,7 @@ export async function insertHeldDeal(
     [
       randomUUID(),
       dealId,
-      organization.rows[0]!.id,
+      organization.rows[0].id,
       offer.length,
       createHash('sha256').update(offer).digest('hex'),
       `factory/${dealId}/offer`,

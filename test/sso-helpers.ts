@@ -105,6 +105,6 @@ export function hiddenFields(text: string): Record<string, string> {
   const unescape = (value: string) =>
     value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
   return Object.fromEntries(
-    [...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, unescape(m[2]!)]),
+    [...text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], unescape(m[2])]),
   );
 }

@@ -466,7 +466,6 @@ export function createDealActivities(services: Services) {
           [change.dealId, change.status, written > 0, change.version ?? null],
         );
         // Events of money and delivery first, each idempotent by the id the workflow chose.
-        let deal: DealRecord | undefined;
         const extraDeliveries = await writeEvents(client, undefined);
         if (!change.event) return { deliveryId: null, deliveryIds: extraDeliveries };
         if (stored === change.status) {
@@ -487,7 +486,7 @@ export function createDealActivities(services: Services) {
             };
           }
         }
-        deal ??= (await findDeal(client, { id: change.dealId }))!;
+        const deal = (await findDeal(client, { id: change.dealId }))!;
         const deliveryId = await writeStatusEvent(client, change.event, deal);
         return { deliveryId, eventId: change.event.id, deliveryIds: extraDeliveries };
       }

@@ -72,7 +72,7 @@ async function count(db: Db, limitOf: Record<string, number>, windowSeconds: num
      RETURNING subject, attempts, greatest(1, ceil(extract(epoch FROM a.window_started_at + make_interval(secs => $2) - now())))::int AS retry_after`,
     [Object.keys(limitOf).sort(), windowSeconds],
   );
-  const over = result.rows.filter((row) => row.attempts > limitOf[row.subject]!);
+  const over = result.rows.filter((row) => row.attempts > limitOf[row.subject]);
   return over.length > 0 ? { retryAfter: Math.max(...over.map((row) => row.retry_after)) } : {};
 }
 
@@ -94,7 +94,7 @@ export async function loginSucceeded(db: Db, subjects: LoginSubjects): Promise<v
 /** IPv4 as is; IPv6 by its /64, since one subscriber usually holds a whole /64. */
 export function addressKey(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   if (!isIPv6(ip)) return ip;
   const [head = '', tail = ''] = ip.split('::');
   const headGroups = head ? head.split(':') : [];

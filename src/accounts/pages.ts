@@ -61,8 +61,7 @@ const SECURITY_DONE = {
 
 const view = (p: Page): AccountView => ({ lang: p.lang, t: p.t, a: accountTranslator(p.lang) });
 const clientOf = (ctx: Context): Client => ({ ip: ctx.ip, userAgent: ctx.get('User-Agent') });
-const queryText = (ctx: Context, name: string) =>
-  typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '';
+const queryText = (ctx: Context, name: string) => (typeof ctx.query[name] === 'string' ? ctx.query[name] : '');
 
 function doneWords<K extends string>(p: Page, table: Record<K, AccountMessage>): string | undefined {
   const done = queryText(p.ctx, 'done');
@@ -364,7 +363,7 @@ export function accountPages(api: Api, services: Services): void {
       const posted = await signedInForm(p, '/cabinet/view/security');
       if (!posted) return;
       const current = await currentSessionId(p.ctx);
-      await revokeSessionOfUser(services.db, posted.signed.user.id, p.ctx.params.id!);
+      await revokeSessionOfUser(services.db, posted.signed.user.id, p.ctx.params.id);
       if (p.ctx.params.id === current) {
         await endPageSession(p.ctx, services);
         return redirect(p.ctx, '/cabinet/sign-in?signed_out=1');

@@ -57,7 +57,7 @@ export async function ensureUser(
     );
     await client.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [
       user.id,
-      org.rows[0]!.id,
+      org.rows[0].id,
     ]);
     return { user, created: true };
   });
@@ -107,7 +107,7 @@ export async function updateProfile(
        RETURNING ${USER_COLUMNS}`,
       [user.id, changes.name ?? null, changes.locale ?? null],
     );
-    const after = updated.rows[0]!;
+    const after = updated.rows[0];
     if (changes.name !== undefined) {
       await client.query('UPDATE organizations SET name = $3 WHERE owner_id = $1 AND personal AND name = $2', [
         user.id,

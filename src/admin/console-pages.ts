@@ -84,7 +84,7 @@ export function consolePages(api: Api, services: Services): void {
         redirect(p.ctx, next);
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
-        if (error.status === 429) p.ctx.set('Retry-After', error.headers['Retry-After']!);
+        if (error.status === 429) p.ctx.set('Retry-After', error.headers['Retry-After']);
         const text =
           error.status === 429
             ? p.c('tooManyAttempts', { minutes: Math.ceil(Number(error.headers['Retry-After']) / 60) })

@@ -22,7 +22,7 @@ export function totpCode(secret: string, step: number): string {
   const counter = Buffer.alloc(8);
   counter.writeBigUInt64BE(BigInt(step));
   const digest = createHmac('sha1', unbase32(secret)).update(counter).digest();
-  const offset = digest[digest.length - 1]! & 0x0f;
+  const offset = digest[digest.length - 1] & 0x0f;
   const value = (digest.readUInt32BE(offset) & 0x7fffffff) % 10 ** DIGITS;
   return String(value).padStart(DIGITS, '0');
 }

@@ -246,7 +246,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       method: 'post',
       path: `/cabinet/deals/{id}/escrow/${action}`,
       idempotent: idempotency(services),
-      operationId: `cabinetEscrow${action[0]!.toUpperCase()}${action.slice(1)}`,
+      operationId: `cabinetEscrow${action[0].toUpperCase()}${action.slice(1)}`,
       summary,
       description:
         action === 'dispute'

@@ -78,7 +78,7 @@ export function dataKeyCabinetPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
-      await confirmPage(p, services, signed, p.ctx.params.id!);
+      await confirmPage(p, services, signed, p.ctx.params.id);
     }),
   );
 

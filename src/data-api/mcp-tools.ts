@@ -43,7 +43,7 @@ export interface ToolCallScope {
 function result(data: unknown): CallToolResult {
   return {
     content: [{ type: 'text', text: JSON.stringify(data) }],
-    structuredContent: data as Record<string, unknown>,
+    structuredContent: data,
   };
 }
 

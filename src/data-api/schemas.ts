@@ -48,7 +48,7 @@ const classificationList = z
   .transform((value): ClassificationPrefix[] =>
     value.split(',').map((part) => {
       const match = CLASSIFICATION.exec(part.trim())!;
-      return { ...(match[1] ? { scheme: match[1].toLowerCase() as 'cpv' | 'okpd2' } : {}), code: match[2]! };
+      return { ...(match[1] ? { scheme: match[1].toLowerCase() as 'cpv' | 'okpd2' } : {}), code: match[2] };
     }),
   );
 

@@ -30,7 +30,7 @@ export function configuredSources(config: Config): SourceDefinition[] {
     .map((pair) => {
       const [key, ...url] = pair.split('=');
       return {
-        key: key!,
+        key: key,
         name: `OCDS feed ${key}`,
         kind: 'ocds' as const,
         country: null,

@@ -184,7 +184,7 @@ export function parseTsquery(text: string): QueryNode | undefined {
       at++;
       operands.push(and());
     }
-    return operands.length === 1 ? operands[0]! : { kind: 'or', operands };
+    return operands.length === 1 ? operands[0] : { kind: 'or', operands };
   };
   const and = (): QueryNode => {
     const operands = [phrase()];
@@ -192,12 +192,12 @@ export function parseTsquery(text: string): QueryNode | undefined {
       at++;
       operands.push(phrase());
     }
-    return operands.length === 1 ? operands[0]! : { kind: 'and', operands };
+    return operands.length === 1 ? operands[0] : { kind: 'and', operands };
   };
   const phrase = (): QueryNode => {
     let node = unary();
     while (tokens[at]?.startsWith('<')) {
-      const operator = tokens[at++]!;
+      const operator = tokens[at++];
       node = { kind: 'phrase', operator, operands: [node, unary()] };
     }
     return node;
@@ -329,7 +329,7 @@ export function indexQuery(
     const rest = ranked.filter((part) => !chosen.includes(part)).reduce((product, part) => product * share(part), 1);
     return walked(chosen) + ROW_COST * Math.min(rows, wanted / Math.max(rest, 1e-9));
   };
-  const chosen = [ranked[0]!];
+  const chosen = [ranked[0]];
   for (const part of ranked.slice(1)) if (cost([...chosen, part]) < cost(chosen)) chosen.push(part);
   const exact = chosen.length === parts.length;
   return {

@@ -148,7 +148,7 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
   const probe = new Params();
   const lexemes = filterSql(input, probe, 'none').lexemes;
   const rare = lexemes
-    ? (await db.query<{ share: number }>(`SELECT tender_search_share(${lexemes}) AS share`, probe.values)).rows[0]!
+    ? (await db.query<{ share: number }>(`SELECT tender_search_share(${lexemes}) AS share`, probe.values)).rows[0]
         .share < RARE_FILTER
     : false;
   const matching = `SELECT * FROM tender_search s ${pageWhere.length > 0 ? `WHERE ${pageWhere.join(' AND ')}` : ''}`;
@@ -167,7 +167,7 @@ async function latestTenders(db: Db, input: TenderSearchInput): Promise<TenderLi
       countParams,
     ),
   ]);
-  const counted = count.rows[0]!.n;
+  const counted = count.rows[0].n;
   return {
     ...paged(input, page.rows, sort),
     total: Math.min(counted, COUNT_BOUND),
@@ -268,7 +268,7 @@ async function boundedSearch(
      FROM tender_query(${text}) AS w, (SELECT CAST(${probeFilters.lexemes ?? 'NULL'} AS tsquery) AS f) AS filter`,
     probe.values,
   );
-  const { words, nodes, filters: filterWords, share, walked, frequencies, total } = estimate.rows[0]!;
+  const { words, nodes, filters: filterWords, share, walked, frequencies, total } = estimate.rows[0];
   if (nodes === 0)
     return { items: [], total: 0, total_relation: 'eq', limit: input.limit, offset: input.offset, next_cursor: null };
 
@@ -285,7 +285,7 @@ async function boundedSearch(
               `EXPLAIN (FORMAT JSON) SELECT 1 FROM tender_search s WHERE ${probeRanges.join(' AND ')}`,
               rangeProbe.values,
             )
-          ).rows[0]!['QUERY PLAN'][0]!.Plan['Plan Rows'] <
+          ).rows[0]['QUERY PLAN'][0].Plan['Plan Rows'] <
           SELECTIVE_RANGE * Math.max(total, 1)
         ? 'keys'
         : 'columns';
@@ -388,7 +388,7 @@ async function rankCandidates(
      ORDER BY items.n`,
     params.values,
   );
-  const { matched, total } = result.rows[0]!;
+  const { matched, total } = result.rows[0];
   const rows = result.rows.filter((row): row is PagedRow & { matched: number; total: number } => row.id != null);
   return { rows, matched, total };
 }
@@ -478,7 +478,7 @@ function facetOf(lexeme: string): { facet: string; value: string } | undefined {
   }
   const match = /^~(status|source|law|currency):(.*)$/.exec(lexeme);
   if (!match) return undefined;
-  return { facet: match[1]!, value: match[1] === 'currency' ? match[2]!.toUpperCase() : match[2]! };
+  return { facet: match[1], value: match[1] === 'currency' ? match[2].toUpperCase() : match[2] };
 }
 
 async function countMatching(db: Db, input: TenderFilters & { q?: string }): Promise<FacetRows> {

@@ -180,7 +180,7 @@ export function adminDealRoutes(api: Api, services: Services): void {
       method: 'post',
       path: `/admin/deals/{id}/escrow/${action}`,
       idempotent: idempotency(services),
-      operationId: `adminEscrow${action[0]!.toUpperCase()}${action.slice(1)}`,
+      operationId: `adminEscrow${action[0].toUpperCase()}${action.slice(1)}`,
       summary: `Escrow: ${action} (any deal)`,
       description:
         (action === 'dispute'

@@ -150,11 +150,7 @@ function toProblem(error: unknown): unknown {
     return error;
   }
   let activityFailed = false;
-  for (
-    let cause = (error as WorkflowUpdateFailedError).cause as Error | undefined;
-    cause;
-    cause = (cause as { cause?: Error }).cause
-  ) {
+  for (let cause = (error as WorkflowUpdateFailedError).cause; cause; cause = (cause as { cause?: Error }).cause) {
     const type = (cause as { type?: string }).type;
     // A refusal of the workflow or of an activity (src/temporal/refusal.ts): its type is the code to answer with.
     if (type && isProblemCode(type)) return problem(type, cause.message);

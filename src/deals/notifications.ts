@@ -140,7 +140,7 @@ type To = (roles: readonly Party[], mail: (role: Party) => DealNoticeMail) => Pl
 
 /** The mails of an event of money or delivery: the buyer hears of the goods, the seller of the money. */
 function moneyPlan(event: string, data: Record<string, unknown>, to: To, reason: string | undefined): Planned[] {
-  const text = (key: string) => (typeof data[key] === 'string' ? (data[key] as string) : '');
+  const text = (key: string) => (typeof data[key] === 'string' ? data[key] : '');
   const amount = typeof data.amount === 'number' ? data.amount : 0;
   switch (event) {
     case 'deal.shipped':

@@ -5,13 +5,10 @@ import type { FeeMoment } from '../money/fee.ts';
 import type {
   ActorKind,
   ApprovalRecord,
-  CancellationRecord,
   DealRecord,
   DealSnapshot,
   DealStatus,
   DisputeMessage,
-  DisputeRecord,
-  DeliveryRecord,
   DocumentRecord,
   PaymentRecord,
   PayoutRecord,
@@ -173,7 +170,7 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
         }) as PayoutRecord,
     ),
     delivery: delivered
-      ? ({
+      ? {
           status: delivered.delivery_status,
           carrier: delivered.carrier ?? '',
           tracking: delivered.tracking ?? '',
@@ -181,17 +178,17 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
           delivered_at: iso(delivered.delivered_at),
           inspection_ends_at: iso(delivered.inspection_ends_at),
           reminded_at: iso(delivered.reminded_at),
-        } as DeliveryRecord)
+        }
       : null,
     cancellation: cancelled
-      ? ({
+      ? {
           actor: cancelled.cancel_actor,
           reason: cancelled.cancel_reason,
           cancelled_at: iso(cancelled.cancelled_at)!,
-        } as CancellationRecord)
+        }
       : null,
     dispute: disputed
-      ? ({
+      ? {
           status: disputed.status,
           reason: disputed.reason,
           opened_by: disputed.opened_by as ActorKind,
@@ -204,7 +201,7 @@ export async function loadSnapshot(db: DbClient, dealId: string): Promise<DealSn
                 decided_at: iso(disputed.decided_at)!,
               }
             : null,
-        } as DisputeRecord)
+        }
       : null,
   };
 }
@@ -330,7 +327,7 @@ export async function countInvitationResend(
      RETURNING hits, ceil(extract(epoch FROM window_started_at + make_interval(secs => $2) - now()))::int AS retry_after`,
     [dealId, windowSeconds],
   );
-  return result.rows[0]!;
+  return result.rows[0];
 }
 
 /** A deal's webhook events, oldest first: its timeline, with who made each change and why. */

@@ -101,6 +101,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     throw new Error(
       `PostgreSQL did not start (${(error as Error | undefined)?.message ?? 'it exited'}). Its last log lines:\n` +
         `${logs.join('').trim()}\nIf another PostgreSQL uses ${databaseDir}, stop it first (see ${databaseDir}/postmaster.pid).`,
+      { cause: error },
     );
   }
   try {

@@ -50,7 +50,7 @@ export function runningPostmaster(databaseDir: string): number | undefined {
     return undefined;
   const command = commandLine(pid);
   // A pid reused by something else after a reboot is not ours to stop; PostgreSQL itself then ignores the stale file.
-  return command && /(^|\/)postgres(\s|$)/.test(command.split(' -D ')[0]!) && command.includes(databaseDir)
+  return command && /(^|\/)postgres(\s|$)/.test(command.split(' -D ')[0]) && command.includes(databaseDir)
     ? pid
     : undefined;
 }

@@ -13,7 +13,7 @@ export async function startProxy(options: { host: string; port: number; upstream
   let next = 0;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const forward = (request: http.IncomingMessage, response: http.ServerResponse, body: Buffer, tries: number) => {
-    const upstream = new URL(options.upstreams[next++ % options.upstreams.length]!);
+    const upstream = new URL(options.upstreams[next++ % options.upstreams.length]);
     const headers = {
       ...request.headers,
       'x-forwarded-for': [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter(Boolean).join(', '),

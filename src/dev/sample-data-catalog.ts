@@ -506,7 +506,7 @@ export const COUNTRIES: Country[] = [
     },
     // Autonomous institutions and state-owned companies buy under 223-FZ; budget and government bodies under 44-FZ.
     law: (kind) => (kind === 'clinic' || kind === 'grid' ? '223-fz' : '44-fz'),
-    lawText: (law) => RU_LAW_TEXT[law]!,
+    lawText: (law) => RU_LAW_TEXT[law],
   },
   {
     code: 'KZ',

@@ -145,8 +145,8 @@ export interface PracticeDecision {
 /** `count` sample decisions, the same every time. */
 export function samplePracticeDecisions(count = 240): PracticeDecision[] {
   return Array.from({ length: count }, (_, i) => {
-    const topic = TOPICS[i % TOPICS.length]!;
-    const court = COURTS[(i * 7 + Math.floor(i / TOPICS.length)) % COURTS.length]!;
+    const topic = TOPICS[i % TOPICS.length];
+    const court = COURTS[(i * 7 + Math.floor(i / TOPICS.length)) % COURTS.length];
     const year = 2022 + (i % 4);
     const day = new Date(Date.UTC(year, (i * 5) % 12, 1 + ((i * 11) % 28)));
     const won = (i * 13) % 3 !== 0;
@@ -238,7 +238,7 @@ export const SAMPLE_CORPORA: SampleCorpus[] = [
         'Неустойка и ее списание',
         'За просрочку исполнения обязательств начисляются пени в размере одной трехсотой ключевой ставки. Правительство устанавливает случаи списания неустоек, если их сумма не превышает 5% цены контракта.',
       ],
-    ].map(([title, text], i) => ({ id: `sample-44fz-${i + 1}`, title: title!, text: text! })),
+    ].map(([title, text], i) => ({ id: `sample-44fz-${i + 1}`, title: title, text: text })),
   },
   {
     key: 'ocds-ted-guide',
@@ -285,6 +285,6 @@ export const SAMPLE_CORPORA: SampleCorpus[] = [
         'Remedies for bidders',
         'Bidders can seek review of procurement decisions before a contract is concluded; a standstill period of ten days after the award decision allows them to do so.',
       ],
-    ].map(([title, text], i) => ({ id: `sample-ocds-${i + 1}`, title: title!, text: text! })),
+    ].map(([title, text], i) => ({ id: `sample-ocds-${i + 1}`, title: title, text: text })),
   },
 ];

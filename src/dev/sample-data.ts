@@ -50,12 +50,12 @@ function inn(rand: () => number): string {
   const digits = Array.from({ length: 9 }, () => Math.floor(rand() * 10));
   if (digits[0] === 0) digits[0] = 7;
   const weights = [2, 4, 10, 3, 5, 9, 4, 6, 8];
-  const check = (weights.reduce((sum, w, i) => sum + w * digits[i]!, 0) % 11) % 10;
+  const check = (weights.reduce((sum, w, i) => sum + w * digits[i], 0) % 11) % 10;
   return [...digits, check].join('');
 }
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
-  return items[Math.floor(rand() * items.length)]!;
+  return items[Math.floor(rand() * items.length)];
 }
 
 function pickCountry(rand: () => number): Country {
@@ -64,7 +64,7 @@ function pickCountry(rand: () => number): Country {
     roll -= country.weight;
     if (roll < 0) return country;
   }
-  return COUNTRIES[0]!;
+  return COUNTRIES[0];
 }
 
 const money = (amount: number, lang: 'ru' | 'en') =>

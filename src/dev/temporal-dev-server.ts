@@ -68,6 +68,7 @@ export async function startTemporalDevServer(options: {
     await stopChild(child, exited);
     throw new Error(
       `The Temporal dev server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`,
+      { cause: error },
     );
   }
   return {
@@ -107,7 +108,8 @@ export async function untilTemporalAnswers(
         await connection.close();
       }
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`not serving after ${timeoutMs} ms (${(error as Error).message})`);
+      if (Date.now() > deadline)
+        throw new Error(`not serving after ${timeoutMs} ms (${(error as Error).message})`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

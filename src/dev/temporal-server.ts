@@ -169,7 +169,9 @@ export async function startTemporalServer(options: {
     await waitForNamespace(address, options.namespace, exited, 90_000);
   } catch (error) {
     await stopChild(child, exited, 15_000);
-    throw new Error(`The Temporal server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`);
+    throw new Error(`The Temporal server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`, {
+      cause: error,
+    });
   }
   return { address, pid: child.pid!, stop: () => stopChild(child, exited, 15_000) };
 }

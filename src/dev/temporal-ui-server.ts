@@ -101,6 +101,7 @@ export async function startTemporalUiServer(options: {
     await stopChild(child, exited);
     throw new Error(
       `The Temporal UI server did not start: ${(error as Error).message}\nIts output:\n${output().trim()}`,
+      { cause: error },
     );
   }
   return { url, pid: child.pid!, stop: () => stopChild(child, exited) };
@@ -111,7 +112,7 @@ async function untilUiAnswers(url: string, exited: Promise<number | null>, timeo
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
-  let last = '';
+  let last: string;
   for (;;) {
     if (exitCode !== undefined) throw new Error(`it exited with code ${exitCode}`);
     try {

@@ -65,7 +65,9 @@ export class YooKassaHttp {
       status = response.status;
       text = await response.text();
     } catch (error) {
-      throw new Error(`YooKassa did not answer the request to ${action}: ${(error as Error).message}`);
+      throw new Error(`YooKassa did not answer the request to ${action}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     if (status >= 200 && status < 300) {
       const parsed = schema.safeParse(parseJson(text));

@@ -105,7 +105,7 @@ export function strict<T extends z.ZodType>(schema: T): T {
   const again = (changes: Record<string, unknown>) => {
     const copy = (schema as z.ZodType).clone({ ...def, ...changes } as never);
     // Descriptions and titles live in zod's registry under the original instance; the copy keeps them.
-    const meta = z.globalRegistry.get(schema as z.ZodType);
+    const meta = z.globalRegistry.get(schema);
     if (meta) z.globalRegistry.add(copy, meta);
     return copy as unknown as T;
   };
@@ -151,7 +151,7 @@ export class Api {
       // A route that declares no query takes none: `?foo=1` is refused like an unknown body field.
       query: strict(definition.query ?? (z.object({}) as unknown as Q)),
     };
-    this.routes.push(definition as unknown as RouteDefinition<z.ZodType, z.ZodType, z.ZodType>);
+    this.routes.push(definition);
     const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
     const { mapProblem } = definition;
     const bodyLimitBytes = definition.bodyLimitBytes ?? (definition.body ? SMALL_BODY_LIMIT_BYTES : undefined);
@@ -183,7 +183,7 @@ export class Api {
     const paths: Record<string, Record<string, unknown>> = {};
     for (const route of this.routes) {
       paths[route.path] ??= {};
-      paths[route.path]![route.method] = operation(route);
+      paths[route.path][route.method] = operation(route);
     }
     return {
       openapi: '3.1.0',

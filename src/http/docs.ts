@@ -41,11 +41,11 @@ export function docsRouter(openapiPath: string, title: string): Router {
     ctx.body = init;
   });
   router.get('/docs/:asset', (ctx, next) => {
-    const type = ASSETS[ctx.params.asset!];
+    const type = ASSETS[ctx.params.asset];
     if (!type) return next();
     ctx.type = type;
     ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = createReadStream(path.join(swaggerDir, ctx.params.asset!));
+    ctx.body = createReadStream(path.join(swaggerDir, ctx.params.asset));
   });
   return router;
 }

@@ -19,5 +19,5 @@ function render(part: Part): string {
 }
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
-  return new SafeHtml(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]!) : ''), ''));
+  return new SafeHtml(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]) : ''), ''));
 }

@@ -47,7 +47,7 @@ export function idempotentUuid(purpose: string): string {
   if (!attempt) return randomUUID();
   const hex = createHash('sha256').update(`${attempt.base}:${purpose}`).digest('hex');
   // Laid out as a version 4, variant 1 UUID, so every uuid column and check takes it.
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 export function idempotentUpdate(updateName: string): { updateId: string; retry: boolean } | undefined {

@@ -30,7 +30,7 @@ export async function readMultipart(
   const boundary = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(ctx.get('Content-Type'));
   if (!boundary) throw malformed('its Content-Type names no boundary');
   const raw = await readRawBody(ctx, limits.limitBytes);
-  return parseMultipart(raw, boundary[1] ?? boundary[2]!, limits.maxParts);
+  return parseMultipart(raw, boundary[1] ?? boundary[2], limits.maxParts);
 }
 
 export function parseMultipart(raw: Buffer, boundary: string, maxParts: number): MultipartForm {
@@ -92,8 +92,8 @@ function addPart(form: MultipartForm, part: Buffer): void {
 function dispositionParams(header: string): Map<string, string> {
   const params = new Map<string, string>();
   for (const match of header.matchAll(/;\s*([\w!#$%&'*+.^`|~-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g)) {
-    const value = match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : match[3]!;
-    params.set(match[1]!.toLowerCase(), value.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n'));
+    const value = match[2] !== undefined ? match[2].replace(/\\(.)/g, '$1') : match[3];
+    params.set(match[1].toLowerCase(), value.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n'));
   }
   return params;
 }

@@ -10,7 +10,7 @@ import { escapeHtml } from './html.ts';
 export function problemPagesRouter(baseUrl: string): Router {
   const router = createRouter();
   router.get('/problems/:code', (ctx) => {
-    const code = ctx.params.code!;
+    const code = ctx.params.code;
     const entry = problemType(code);
     if (!entry) throw problem('not_found', `There is no problem type ${JSON.stringify(code)}.`);
     ctx.vary('Accept');

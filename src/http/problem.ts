@@ -82,12 +82,10 @@ export function validationFailed(error: z.ZodError, where: 'body' | 'query' | 'p
     const at = (path: PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : where);
     // One entry per unknown field, named by its own path, so a client can find the misspelling.
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys
-        .slice(0, MAX_FIELD_ERRORS)
-        .map((key) => ({
-          path: at([...issue.path, key]),
-          message: `is not a field of this ${where}; remove it or check its spelling`,
-        }));
+      return issue.keys.slice(0, MAX_FIELD_ERRORS).map((key) => ({
+        path: at([...issue.path, key]),
+        message: `is not a field of this ${where}; remove it or check its spelling`,
+      }));
     }
     return [{ path: at(issue.path), message: issue.message }];
   });

@@ -61,7 +61,7 @@ const frameOf = (container: object, named: string): Frame => ({
 /** The path of an item: the open containers' names below the root, then the item's own. */
 function pathAt(stack: Frame[], named: string): string {
   let path = '';
-  for (let level = 1; level < stack.length; level++) path += `${stack[level]!.named}.`;
+  for (let level = 1; level < stack.length; level++) path += `${stack[level].named}.`;
   return path + named;
 }
 
@@ -81,7 +81,7 @@ function walk(value: unknown, maxDepth: number, maxErrors: number): { deep?: Fie
   if (maxDepth < 1) return { deep: { path: '', message: tooDeepMessage(maxDepth) }, errors };
   const stack: Frame[] = [frameOf(value, '')];
   while (stack.length > 0) {
-    const top = stack[stack.length - 1]!;
+    const top = stack[stack.length - 1];
     const index = top.next++;
     let item: unknown;
     let named: string;
@@ -90,7 +90,7 @@ function walk(value: unknown, maxDepth: number, maxErrors: number): { deep?: Fie
         stack.pop();
         continue;
       }
-      const key = top.keys[index]!;
+      const key = top.keys[index];
       const keyReason = maxErrors > 0 ? badTextReason(key) : undefined;
       if (keyReason) {
         // A refused field name is reported in its place; what it holds is not walked into.
@@ -200,7 +200,7 @@ export function jsonDepthError(text: string, max = MAX_DEPTH): FieldError | unde
     } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) {
       if (depth > 0) depth--; // unbalanced text is JSON.parse's to refuse
     } else if (code === COMMA && depth > 0) {
-      indexes[depth - 1]!++;
+      indexes[depth - 1]++;
       expectKey[depth - 1] = true;
     }
   }
@@ -255,7 +255,7 @@ export function requestText(): Middleware {
     });
     const pathErrors = badTextFields(segments).map(({ message }) => ({ path: 'path', message }));
     if (pathErrors.length > 0) {
-      throw problem('validation_failed', `The request path is invalid: it ${pathErrors[0]!.message}.`, {
+      throw problem('validation_failed', `The request path is invalid: it ${pathErrors[0].message}.`, {
         errors: pathErrors,
       });
     }

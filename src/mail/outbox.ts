@@ -53,7 +53,7 @@ export class Mailer {
     );
     const record = (
       await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key])
-    ).rows[0]!;
+    ).rows[0];
     if (!this.transport || record.status === 'sent' || record.status === 'outbox') return record;
     try {
       await this.transport.sendMail({
@@ -75,7 +75,7 @@ export class Mailer {
         WHERE id = $1 RETURNING ${COLUMNS}`,
       [record.id, maskLinks(record.text)],
     );
-    return sent.rows[0]!;
+    return sent.rows[0];
   }
 
   /** Newest first, optionally only to one address (any case). */

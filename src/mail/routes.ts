@@ -34,7 +34,7 @@ export async function readOutbox(
       actor: admin.actor,
       action: 'readMail',
       object_type: 'mail',
-      object_id: revealing.length === 1 ? revealing[0]!.id : null,
+      object_id: revealing.length === 1 ? revealing[0].id : null,
       after: { to: filter.to ?? null, mail_ids: revealing.map((mail) => mail.id) },
     });
   }

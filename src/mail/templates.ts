@@ -488,7 +488,7 @@ export function dealMail(locale: Lang, recipientName: string, deal: DealFacts, n
   };
   // The table is indexed by the notice's own kind, a pairing TypeScript cannot follow through the union.
   const render = words.notices[notice.kind] as Notice<DealNoticeKind>;
-  const { subject, body } = render(quoted, notice as never);
+  const { subject, body } = render(quoted, notice);
   return {
     subject: `${deal.marketplaceName}: ${subject}`,
     text: frame(

@@ -71,7 +71,7 @@ export async function createMarketplace<T = undefined>(
       `INSERT INTO marketplaces (name, mode, sso_redirect_uri, allowed_origins) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
       [input.name, input.mode, input.sso_redirect_uri ?? null, input.allowed_origins ?? []],
     );
-    const row = created.rows[0]!;
+    const row = created.rows[0];
     await insertKey(client, row.id, 'secret', secretKey);
     await insertKey(client, row.id, 'public', publicKey);
     return { marketplace: row, extra: await alongside?.(client, row) };

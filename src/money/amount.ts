@@ -25,7 +25,7 @@ export function toMinor(value: string | number | bigint): bigint {
   const match = DECIMAL.exec(text);
   if (!match) throw new AmountError(`Not an amount with at most two decimals: ${JSON.stringify(text)}`);
   const [, sign, units, decimals = ''] = match;
-  const minor = BigInt(units!) * MINOR_PER_UNIT + BigInt(decimals.padEnd(2, '0'));
+  const minor = BigInt(units) * MINOR_PER_UNIT + BigInt(decimals.padEnd(2, '0'));
   return sign === '-' ? -minor : minor;
 }
 
@@ -71,7 +71,7 @@ export function percentOf(minor: bigint, percent: string | number): bigint {
   if (!match) throw new AmountError(`Not a percentage of at most six decimals: ${JSON.stringify(text)}`);
   const [, whole, decimals = ''] = match;
   const scale = 10n ** BigInt(decimals.length);
-  const numerator = BigInt(whole!) * scale + BigInt(decimals || '0');
+  const numerator = BigInt(whole) * scale + BigInt(decimals || '0');
   const denominator = 100n * scale;
   const magnitude = minor < 0n ? -minor : minor;
   // floor(x + 1/2) with x = magnitude × numerator / denominator, in integers.

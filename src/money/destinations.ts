@@ -72,7 +72,7 @@ export async function setSellerDestination(
      RETURNING type, title, updated_at`,
     [userId, input.type, encryptSecret(masterKey, input.token), destinationTitle(input)],
   );
-  return stored(row.rows[0]!);
+  return stored(row.rows[0]);
 }
 
 /** The row as pages show it (PostgreSQL's timestamp as ISO 8601). */
@@ -94,7 +94,7 @@ export async function setDealDestination(
      RETURNING type, title, updated_at`,
     [dealId, input.type, encryptSecret(masterKey, input.token), destinationTitle(input)],
   );
-  return stored(row.rows[0]!);
+  return stored(row.rows[0]);
 }
 
 export async function sellerDestination(db: DbClient, userId: string): Promise<StoredDestination | undefined> {

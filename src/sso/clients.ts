@@ -65,7 +65,7 @@ export async function createClient(
         input.marketplace_id ?? null,
       ],
     );
-    return card(masterKey, result.rows[0]!);
+    return card(masterKey, result.rows[0]);
   } catch (error) {
     if (isUniqueViolation(error))
       throw problem(

@@ -48,7 +48,7 @@ export function connectedSitePages(api: Api, services: Services): void {
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
       if (!signed) return;
-      await confirmPage(p, services, signed, p.ctx.params.client_id!);
+      await confirmPage(p, services, signed, p.ctx.params.client_id);
     }),
   );
 

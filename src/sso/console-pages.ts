@@ -294,7 +294,7 @@ ${message('notice', state.notice)}${message('error', state.error)}
 <dt>${s('created')}</dt><dd>${when(client.created_at)}</dd>
 <dt>${s('rotatedAt')}</dt><dd>${client.secret_rotated_at ? when(client.secret_rotated_at) : s('never')}</dd>
 </dl>
-${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/admin/view/marketplaces/${client.marketplace_id!}">${s('openMarketplace')}</a></p>`}
+${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/admin/view/marketplaces/${client.marketplace_id}">${s('openMarketplace')}</a></p>`}
 ${
   canChange(p) &&
   html`<section aria-labelledby="secret" class="card"><h2 id="secret">${s('secret')}</h2>

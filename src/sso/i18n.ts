@@ -109,7 +109,7 @@ export function ssoLang(lang: string | undefined, uiLocales: string | undefined,
   if (isLang(lang)) return lang;
   const asked = (uiLocales ?? '')
     .split(' ')
-    .map((tag) => tag.split('-')[0]!.toLowerCase())
+    .map((tag) => tag.split('-')[0].toLowerCase())
     .find(isLang);
   return asked ?? preferredLang(acceptLanguage);
 }

@@ -123,9 +123,9 @@ export function oidcRoutes(api: Api, services: Services): void {
       const accessToken = newAccessToken();
       const ttlSeconds = services.config.SSO_ACCESS_TOKEN_TTL_SECONDS;
       const redeemed = await redeemCode(services.db, {
-        code: code!,
+        code: code,
         client: credentials,
-        redirectUri: redirectUri!,
+        redirectUri: redirectUri,
         codeVerifier: field('code_verifier'),
         accessToken: { token: accessToken, ttlSeconds },
         clientChallenge: credentials.challenge,
@@ -198,7 +198,7 @@ function clientCredentials(ctx: Context, bodyId: string | undefined, bodySecret:
   if (!basic) throw invalidClient(BASIC_CHALLENGE);
   if (bodySecret !== undefined)
     throw invalidRequest('Authenticate the client one way: HTTP Basic or client_secret in the form, not both.');
-  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   // RFC 6749 §2.3.1: both halves are form-urlencoded before they are joined.
   const [id, secret] = colon < 0 ? [] : [decoded.slice(0, colon), decoded.slice(colon + 1)].map(formDecode);

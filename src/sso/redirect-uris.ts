@@ -45,14 +45,14 @@ function checkUri(raw: string): Checked {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     return { ok: false, reason: 'must use https (plain http only on a loopback address)' };
   }
-  const authority = parts[2]!.toLowerCase();
+  const authority = parts[2].toLowerCase();
   if (authority.includes('@') || url.username || url.password)
     return { ok: false, reason: 'must not contain userinfo (user@)' };
   const defaultPort = url.protocol === 'https:' ? '443' : '80';
   if (authority !== url.host && authority !== `${url.hostname}:${defaultPort}`) {
     return { ok: false, reason: 'must write the host canonically (no percent-encoding, no numeric shorthand)' };
   }
-  if (DOT_SEGMENT.test(parts[3]!)) return { ok: false, reason: 'must not contain dot segments such as /../ or %2e' };
+  if (DOT_SEGMENT.test(parts[3])) return { ok: false, reason: 'must not contain dot segments such as /../ or %2e' };
   return { ok: true, url };
 }
 
@@ -75,7 +75,7 @@ export function parseRule(raw: string, allowWildcard = true): RedirectRule | { r
   const checked = checkUri(`https://${raw.slice('https://*.'.length)}`);
   if (!checked.ok) return { reason: checked.reason };
   const { url } = checked;
-  if (url.port !== '' || raw.slice(8).split(/[/?]/)[0]!.includes(':'))
+  if (url.port !== '' || raw.slice(8).split(/[/?]/)[0].includes(':'))
     return { reason: 'a wildcard URI must use the default port' };
   if (raw.includes('?')) return { reason: 'a wildcard URI must not have a query' };
   const domain = parseDomain(url.hostname, { allowPrivateDomains: true });

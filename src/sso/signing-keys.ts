@@ -81,7 +81,7 @@ async function insertKey(db: Pick<Db, 'query'>, masterKey: Buffer, activateAfter
      VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5)) RETURNING not_before`,
     [kid, SIGNING_ALG, { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' }, sealed, activateAfterSeconds],
   );
-  return { kid, not_before: result.rows[0]!.not_before.toISOString() };
+  return { kid, not_before: result.rows[0].not_before.toISOString() };
 }
 
 async function loadKeys(db: Db, masterKey: Buffer): Promise<SigningKey[]> {

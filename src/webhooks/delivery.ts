@@ -133,6 +133,6 @@ function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
         null,
         pinned.map(({ address, family }) => ({ address, family })),
       );
-    else callback(null, pinned[0]!.address, pinned[0]!.family);
+    else callback(null, pinned[0].address, pinned[0].family);
   }) as unknown as LookupFunction;
 }

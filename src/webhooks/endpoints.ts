@@ -70,7 +70,7 @@ export async function saveWebhookEndpoint(
      RETURNING ${COLUMNS}`,
     [marketplaceId, url, encryptSecret(masterKey, newWebhookSecret()), chosen],
   );
-  return open(masterKey, result.rows[0]!);
+  return open(masterKey, result.rows[0]);
 }
 
 export async function findWebhookEndpoint(

@@ -145,7 +145,7 @@ function lookupAll(lookup: LookupFunction, host: string, deadlineMs: number): Pr
 function inPrefix(address: number[], network: number[], bits: number): boolean {
   for (let i = 0; i < bits; i += 1) {
     const mask = 0x80 >> (i % 8);
-    if ((address[i >> 3]! & mask) !== (network[i >> 3]! & mask)) return false;
+    if ((address[i >> 3] & mask) !== (network[i >> 3] & mask)) return false;
   }
   return true;
 }
@@ -159,8 +159,8 @@ function v6Bytes(ip: string): number[] {
   let text = ip.toLowerCase();
   const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (tail) {
-    const [a, b, c, d] = v4Bytes(tail[1]!);
-    text = `${text.slice(0, tail.index)}${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
+    const [a, b, c, d] = v4Bytes(tail[1]);
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head, rest] = text.split('::') as [string, string | undefined];
   const left = head ? head.split(':') : [];

@@ -34,7 +34,7 @@ export async function countCreation(
       .query(`DELETE FROM widget_create_windows WHERE window_started_at < now() - interval '1 day'`)
       .catch(() => {});
   }
-  const row = result.rows[0]!;
+  const row = result.rows[0];
   return row.hits > limit ? row.retry_after : undefined;
 }
 

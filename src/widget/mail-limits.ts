@@ -56,7 +56,7 @@ export async function decideWidgetMail(
             WIDGET_MAIL_LIMIT.windowSeconds,
           ],
         );
-        return result.rows[0]!.allowed;
+        return result.rows[0].allowed;
       }),
     );
   }

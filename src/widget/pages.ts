@@ -64,7 +64,7 @@ ${query.deal_id && html`<p><a href="/cabinet/view/deals/${query.deal_id}">${w.ca
     if (services.config.NODE_ENV === 'production' || !existsSync(file)) throw notFound(`No route ${ctx.path}.`);
     const demo = JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
     const pick = <T extends string>(value: unknown, allowed: readonly T[]) =>
-      allowed.includes(value as T) ? (value as T) : allowed[0]!;
+      allowed.includes(value as T) ? (value as T) : allowed[0];
     const locale = pick(ctx.query.locale, ['ru', 'en'] as const);
     const attributes = {
       mode: pick(ctx.query.mode, ['full', 'compact', 'button'] as const),

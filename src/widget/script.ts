@@ -29,7 +29,7 @@ export function widgetBundle(): Promise<Bundle> {
     charset: 'utf8',
   }).then(
     (result) => {
-      const code = result.outputFiles[0]!.text;
+      const code = result.outputFiles[0].text;
       return { code, etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 27)}"` };
     },
     (error: unknown) => {

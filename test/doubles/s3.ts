@@ -153,6 +153,6 @@ function etag(bytes: Buffer): string {
 
 function flipFirstByte(bytes: Buffer): Buffer {
   const copy = Buffer.from(bytes);
-  copy[0] = copy[0]! ^ 0xff;
+  copy[0] = copy[0] ^ 0xff;
   return copy;
 }

@@ -894,7 +894,7 @@ export class YooKassaDouble {
   /** The payment page confirmation_url points at: a button that pays, then back to return_url. */
   private async checkout(method: string, path: string, res: http.ServerResponse): Promise<Answer | undefined> {
     const match = /^\/checkout\/payments\/([^/]+)(\/pay)?$/.exec(path);
-    const payment = match ? this.payments.get(match[1]!) : undefined;
+    const payment = match ? this.payments.get(match[1]) : undefined;
     if (!match || !payment) return error(404, 'not_found', 'No such payment page.');
     if (method === 'GET' && !match[2]) {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
@@ -998,7 +998,7 @@ function sumOf(settlements: readonly Settlement[]): bigint {
 /** Exact minor units of a YooKassa decimal ("1234.5" or "1234.50"). */
 function kopecks(value: string): bigint {
   const [units, decimals = ''] = value.split('.');
-  return BigInt(units!) * 100n + BigInt(decimals.padEnd(2, '0') || '0');
+  return BigInt(units) * 100n + BigInt(decimals.padEnd(2, '0') || '0');
 }
 
 function rubles(minor: bigint): string {

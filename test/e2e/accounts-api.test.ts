@@ -71,8 +71,8 @@ describe('sign-up', () => {
     // Nothing exists before the address is confirmed.
     expect((await login(email, PASSWORD)).status).toBe(401);
     const [mail] = await mails(email);
-    expect(mail!.subject).toBe('svc ID: confirm your e-mail address');
-    expect(mail!.text).toContain('Hello Boris Petrov,');
+    expect(mail.subject).toBe('svc ID: confirm your e-mail address');
+    expect(mail.text).toContain('Hello Boris Petrov,');
 
     const confirmed = await post(url('/cabinet/signup/confirm'), {
       token: await linkToken(email, '/cabinet/sign-up/confirm'),
@@ -104,9 +104,9 @@ describe('sign-up', () => {
     expect([known.status, unknown.status]).toEqual([202, 202]);
     expect(await json(known)).toEqual(await json(unknown));
     const [mail] = await mails(email);
-    expect(mail!.subject).toBe('svc ID: you already have an account');
-    expect(mail!.text).toContain(`${server.url}/cabinet/forgot-password`);
-    expect(mail!.text).not.toContain('/cabinet/sign-up/confirm');
+    expect(mail.subject).toBe('svc ID: you already have an account');
+    expect(mail.text).toContain(`${server.url}/cabinet/forgot-password`);
+    expect(mail.text).not.toContain('/cabinet/sign-up/confirm');
     // The owner's password is untouched.
     expect((await login(email, PASSWORD)).status).toBe(200);
     expect((await login(email, 'another password')).status).toBe(401);
@@ -152,7 +152,7 @@ describe('forgotten password', () => {
     const other = await signedIn(email);
     expect((await post(url('/cabinet/password/forgot'), { email })).status).toBe(202);
     const [mail] = await mails(email);
-    expect(mail!.subject).toBe('svc ID: новый пароль');
+    expect(mail.subject).toBe('svc ID: новый пароль');
     const token = await linkToken(email, '/cabinet/reset-password');
     expect(token).toMatch(/^rst_/);
 
@@ -162,7 +162,7 @@ describe('forgotten password', () => {
     expect((await me(other)).status).toBe(401);
     expect((await login(email, PASSWORD)).status).toBe(401);
     expect((await login(email, 'the new password')).status).toBe(200);
-    expect((await mails(email))[0]!.subject).toBe('svc ID: пароль изменён');
+    expect((await mails(email))[0].subject).toBe('svc ID: пароль изменён');
 
     const again = await post(url('/cabinet/password/reset'), { token, password: 'yet another password' });
     expect(again.status).toBe(400);
@@ -174,7 +174,7 @@ describe('forgotten password', () => {
     const { email, user } = await userWithPassword();
     await post(url('/cabinet/password/forgot'), { email });
     const token = await linkToken(email, '/cabinet/reset-password');
-    const id = /^rst_([0-9a-f-]{36})\./.exec(token)![1]!;
+    const id = /^rst_([0-9a-f-]{36})\./.exec(token)![1];
     const forged = `rst_${id}.${'A'.repeat(43)}`;
     // The same id under another purpose's prefix and digest: a reset link never passes as an invitation.
     const asInvitation = `inv_${id}.${keyedDigest(server.services.masterKey, 'invitation', id)}`;
@@ -213,7 +213,7 @@ describe('forgotten password', () => {
     for (let i = 0; i < 5; i++) answers.push(await post(url('/cabinet/password/forgot'), { email }));
     const unknown = await post(url('/cabinet/password/forgot'), { email: stranger });
     expect([...answers, unknown].map((response) => response.status)).toEqual([202, 202, 202, 202, 202, 202]);
-    expect(await json(unknown)).toEqual(await json(answers[0]!));
+    expect(await json(unknown)).toEqual(await json(answers[0]));
     expect((await mails(email)).length).toBe(3);
     // The address without an account hears that there is none (and how to make one), with no link that resets anything:
     // the same work as for an account, so the answer's time tells nothing either.
@@ -234,8 +234,8 @@ describe('forgotten password', () => {
       statuses.push(await postFrom(from, '/cabinet/password/forgot', { email }));
     }
     expect(new Set(statuses)).toEqual(new Set([202]));
-    expect((await mails(emails[19]!)).length).toBe(1);
-    expect(await mails(emails[20]!)).toEqual([]);
+    expect((await mails(emails[19])).length).toBe(1);
+    expect(await mails(emails[20])).toEqual([]);
   });
 });
 
@@ -287,7 +287,7 @@ describe('changing the password', () => {
     expect((await me(other)).status).toBe(401);
     expect((await login(email, PASSWORD)).status).toBe(401);
     expect((await login(email, 'brand new password')).status).toBe(200);
-    expect((await mails(email))[0]!.subject).toBe('svc ID: пароль изменён');
+    expect((await mails(email))[0].subject).toBe('svc ID: пароль изменён');
   });
 
   it('counts wrong current passwords against the sign-in limits', async () => {
@@ -340,7 +340,7 @@ describe('profile', () => {
     expect(await json(await me(token))).toMatchObject({ name: 'New Name', locale: 'en' });
     // Mail follows the language.
     await post(url('/cabinet/password/forgot'), { email });
-    expect((await mails(email))[0]!.subject).toBe('svc ID: set a new password');
+    expect((await mails(email))[0].subject).toBe('svc ID: set a new password');
   });
 
   it('is 401 without a cabinet token', async () => {
@@ -387,7 +387,7 @@ describe('sessions', () => {
   it('signs out everywhere', async () => {
     const { email } = await userWithPassword();
     const tokens = [await signedIn(email), await signedIn(email), await signedIn(email)];
-    const response = await post(url('/cabinet/logout-everywhere'), {}, bearer(tokens[0]!));
+    const response = await post(url('/cabinet/logout-everywhere'), {}, bearer(tokens[0]));
     expect(response.status).toBe(200);
     expect(await json(response)).toEqual({ revoked_sessions: 3 });
     for (const token of tokens) expect((await me(token)).status).toBe(401);

@@ -29,7 +29,7 @@ class Browser extends PageBrowser {
 }
 
 /** The form token on a page. */
-const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
 
 async function mails(email: string): Promise<{ subject: string; text: string }[]> {
   const response = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
@@ -103,7 +103,7 @@ describe('sign-up pages', () => {
     });
     expect(sent.status).toBe(303);
     expect((await browser.follow(sent)).text).toContain('Check your mail');
-    expect((await mails(email))[0]!.subject).toBe('svc ID: confirm your e-mail address');
+    expect((await mails(email))[0].subject).toBe('svc ID: confirm your e-mail address');
 
     // The link from the mail, opened in another browser: showing it (as a mail scanner would) spends nothing.
     const link = await linkPath(email, '/cabinet/sign-up/confirm');
@@ -112,7 +112,7 @@ describe('sign-up pages', () => {
     const confirm = await other.get(link);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain('Confirm and sign in');
-    const token = /name="token" value="([^"]+)"/.exec(confirm.text)![1]!;
+    const token = /name="token" value="([^"]+)"/.exec(confirm.text)![1];
     const refused = await other.post('/cabinet/sign-up/confirm', { token });
     expect(refused.status).toBe(403);
 
@@ -145,9 +145,9 @@ describe('sign-up pages', () => {
       password_confirm: PASSWORD,
       next: 'https://evil.example/x',
     });
-    expect((await mails(email))[0]!.subject).toBe('svc ID: подтвердите адрес электронной почты');
+    expect((await mails(email))[0].subject).toBe('svc ID: подтвердите адрес электронной почты');
     const confirm = await browser.get(await linkPath(email, '/cabinet/sign-up/confirm'));
-    const token = /name="token" value="([^"]+)"/.exec(confirm.text)![1]!;
+    const token = /name="token" value="([^"]+)"/.exec(confirm.text)![1];
     const done = await browser.post('/cabinet/sign-up/confirm', { _csrf: csrfOf(confirm), token });
     expect(done.location).toBe('/cabinet/view/profile?done=signed_up');
     expect((await browser.follow(done)).text).toContain('Учётная запись готова');
@@ -180,7 +180,7 @@ describe('forgotten password pages', () => {
 
     const reset = await browser.get(await linkPath(email, '/cabinet/reset-password'));
     expect(reset.status).toBe(200);
-    const token = /name="token" value="([^"]+)"/.exec(reset.text)![1]!;
+    const token = /name="token" value="([^"]+)"/.exec(reset.text)![1];
     const short = await browser.post('/cabinet/reset-password', {
       _csrf: csrfOf(reset),
       token,
@@ -271,7 +271,7 @@ describe('security page', () => {
     expect(page.text).not.toMatch(/Phone browser<\/strong> <span/);
     const phoneId = new RegExp(`Phone browser</strong>[\\s\\S]*?/cabinet/view/sessions/([0-9a-f-]{36})/revoke`).exec(
       page.text,
-    )![1]!;
+    )![1];
 
     expect((await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, {})).status).toBe(403);
     const revoked = await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, { _csrf: csrfOf(page) });

@@ -39,7 +39,7 @@ describe('accounts', () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => ensureUser(db, { email })));
     expect(new Set(results.map((result) => result.user.id)).size).toBe(1);
     expect(results.filter((result) => result.created)).toHaveLength(1);
-    const orgs = await db.query('SELECT count(*) FROM organizations WHERE owner_id = $1', [results[0]!.user.id]);
+    const orgs = await db.query('SELECT count(*) FROM organizations WHERE owner_id = $1', [results[0].user.id]);
     expect(orgs.rows[0].count).toBe(1);
   });
 

@@ -87,8 +87,8 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
     await expect.poll(() => alerts().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
     // The first attempt fails quietly (it may pass on a retry); the alert starts at the threshold.
     expect(alerts()[0]).toMatchObject({ level: 50, attempt: 2, workflowType: 'dealWorkflow', local: true });
-    expect(alerts()[0]!.msg).toContain(`recordDealChange of workflow ${workflowId} still fails after 2 attempts`);
-    expect(JSON.stringify(alerts()[0]!.err)).toContain('refused by the test');
+    expect(alerts()[0].msg).toContain(`recordDealChange of workflow ${workflowId} still fails after 2 attempts`);
+    expect(JSON.stringify(alerts()[0].err)).toContain('refused by the test');
 
     const counted = async () => {
       const text = await (await fetch(metricsUrl)).text();
@@ -114,7 +114,7 @@ it('logs and counts the attempts of a write that keeps failing, and the change g
     })
     .toBe(1);
   // Retries come at 1, 3, 7 s…: the one after the drop lands well within the caller's 30 s.
-  expect((await upload)!.status).toBe(201);
+  expect((await upload).status).toBe(201);
   const next = await fetch(`${url}/api/mkt/deals/${deal.id}/documents?kind=invoice`, {
     method: 'POST',
     headers: key,

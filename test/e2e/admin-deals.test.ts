@@ -19,7 +19,7 @@ beforeAll(async () => {
   for (const name of ['Deal search shop A', 'Deal search shop B']) {
     shops.push(await json(await post(`${server.url}/admin/marketplaces`, { name, mode: 'sandbox' }, bootstrap())));
   }
-  await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': shops[0]!.secret_key });
+  await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': shops[0].secret_key });
   arbiter = await administrator(server, 'arbiter');
   support = await administrator(server, 'support');
 });
@@ -57,22 +57,22 @@ describe('GET /admin/deals', () => {
   const buyer = uniqueEmail('searched');
 
   beforeAll(async () => {
-    a1 = await createDeal(shops[0]!, buyer);
+    a1 = await createDeal(shops[0], buyer);
     await new Promise((resolve) => setTimeout(resolve, 30));
     between = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 30));
-    a2 = await createDeal(shops[0]!, uniqueEmail('other'));
-    b1 = await createDeal(shops[1]!, buyer.toUpperCase());
+    a2 = await createDeal(shops[0], uniqueEmail('other'));
+    b1 = await createDeal(shops[1], buyer.toUpperCase());
   });
 
   it('narrows by marketplace, buyer e-mail (in any case), external id, status and dates', async () => {
-    expect(ids(await list({ marketplace_id: shops[0]!.id, limit: '100' }))).toEqual(
+    expect(ids(await list({ marketplace_id: shops[0].id, limit: '100' }))).toEqual(
       expect.arrayContaining([a1.id, a2.id]),
     );
-    expect(ids(await list({ marketplace_id: shops[0]!.id, limit: '100' }))).not.toContain(b1.id);
+    expect(ids(await list({ marketplace_id: shops[0].id, limit: '100' }))).not.toContain(b1.id);
     expect(ids(await list({ buyer_email: buyer }))).toEqual([b1.id, a1.id]);
     expect(ids(await list({ external_id: a2.externalId }))).toEqual([a2.id]);
-    expect(ids(await list({ buyer_email: buyer, marketplace_id: shops[1]!.id }))).toEqual([b1.id]);
+    expect(ids(await list({ buyer_email: buyer, marketplace_id: shops[1].id }))).toEqual([b1.id]);
     expect(ids(await list({ buyer_email: buyer, created_gte: between }))).toEqual([b1.id]);
     expect(ids(await list({ buyer_email: buyer, created_lte: between }))).toEqual([a1.id]);
     expect(ids(await list({ buyer_email: buyer, status: 'created' }))).toEqual([b1.id, a1.id]);
@@ -83,7 +83,7 @@ describe('GET /admin/deals', () => {
     const item = (await list({ external_id: a1.externalId })).items[0];
     expect(item).toMatchObject({
       id: a1.id,
-      marketplace_id: shops[0]!.id,
+      marketplace_id: shops[0].id,
       buyer_email: buyer,
       amount: 700,
       status: 'created',
@@ -91,10 +91,10 @@ describe('GET /admin/deals', () => {
   });
 
   it('pages newest first with limit and starting_after', async () => {
-    const first = await list({ marketplace_id: shops[0]!.id, limit: '1' });
+    const first = await list({ marketplace_id: shops[0].id, limit: '1' });
     expect(ids(first)).toEqual([a2.id]);
     expect(first.has_more).toBe(true);
-    const second = await list({ marketplace_id: shops[0]!.id, limit: '1', starting_after: a2.id });
+    const second = await list({ marketplace_id: shops[0].id, limit: '1', starting_after: a2.id });
     expect(ids(second)).toEqual([a1.id]);
     const last = await list({ buyer_email: buyer, starting_after: b1.id });
     expect(ids(last)).toEqual([a1.id]);
@@ -129,10 +129,10 @@ describe('GET /admin/deals', () => {
 
 describe('GET /admin/deals/{id}', () => {
   it('adds the webhook events, their deliveries and the workflow in the Temporal Web UI', async () => {
-    const deal = await createDeal(shops[0]!, uniqueEmail('timeline'));
+    const deal = await createDeal(shops[0], uniqueEmail('timeline'));
     await fetch(`${server.url}/api/mkt/deals/${deal.id}/documents?kind=offer&name=offer.pdf`, {
       method: 'POST',
-      headers: { 'X-Svc-Key': shops[0]!.secret_key, 'Content-Type': 'application/pdf' },
+      headers: { 'X-Svc-Key': shops[0].secret_key, 'Content-Type': 'application/pdf' },
       body: Buffer.from('%PDF offer'),
     });
     let body: any;
@@ -159,11 +159,11 @@ describe('GET /admin/deals/{id}', () => {
       error: null,
     });
     expect(body.temporal_url).toBe(
-      `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0]!.id}/${deal.externalId}`)}`,
+      `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0].id}/${deal.externalId}`)}`,
     );
     expect(body).toMatchObject({
       id: deal.id,
-      marketplace_id: shops[0]!.id,
+      marketplace_id: shops[0].id,
       status: 'docs',
       documents: [{ name: 'offer.pdf' }],
     });
@@ -273,7 +273,7 @@ describe('disputes and roles', () => {
 
   it('lets support resend the invitation, under the marketplace limit of 3 an hour', async () => {
     const email = uniqueEmail('invited');
-    const deal = await createDeal(shops[1]!, email);
+    const deal = await createDeal(shops[1], email);
     const mails = async () => (await json(await get(`/admin/mail?to=${encodeURIComponent(email)}`))).items.length;
     await expect.poll(mails, { timeout: 20_000 }).toBe(1);
     for (let i = 0; i < 3; i++) expect((await act(deal.id, '/invitation', {}, support.headers)).status).toBe(202);
@@ -301,7 +301,7 @@ describe('the console pages', () => {
 
   it('searches the list, and shows support no money buttons and refuses them', async () => {
     const email = uniqueEmail('paged');
-    const deal = await createDeal(shops[0]!, email);
+    const deal = await createDeal(shops[0], email);
     const found = await page(`/admin/view/deals?buyer_email=${encodeURIComponent(email)}&status=`, support);
     expect(found.status).toBe(200);
     const text = await found.text();

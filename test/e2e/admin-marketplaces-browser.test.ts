@@ -136,8 +136,8 @@ describe('marketplaces in the console', () => {
       await row.locator('button:has-text("Replay")').click();
       expect(await page.textContent('.notice')).toContain('being sent again');
       await expect.poll(() => hook.received.length, { timeout: 20_000 }).toBe(2);
-      expect(hook.received[1]!.body.equals(hook.received[0]!.body)).toBe(true);
-      expect(hook.received[1]!.headers['x-svc-delivery']).not.toBe(hook.received[0]!.headers['x-svc-delivery']);
+      expect(hook.received[1].body.equals(hook.received[0].body)).toBe(true);
+      expect(hook.received[1].headers['x-svc-delivery']).not.toBe(hook.received[0].headers['x-svc-delivery']);
 
       // Deactivate, through the confirmation: the keys stop, the deal stays readable.
       await page.click('#activation-form button[type=submit]');

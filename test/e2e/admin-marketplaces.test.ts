@@ -71,7 +71,7 @@ describe('the marketplace list and card', () => {
       await marketplace(`${token} three`),
     ];
     const first = await json(await get(`/admin/marketplaces?q=${token.toUpperCase()}&limit=2`));
-    expect(first.items.map((m: { id: string }) => m.id)).toEqual([made[2]!.id, made[1]!.id]);
+    expect(first.items.map((m: { id: string }) => m.id)).toEqual([made[2].id, made[1].id]);
     expect(first.has_more).toBe(true);
     expect(first.items[0]).toMatchObject({
       name: `${token} three`,
@@ -82,9 +82,9 @@ describe('the marketplace list and card', () => {
     });
     expect(JSON.stringify(first)).not.toMatch(/mk_|pk_|secret/);
     const rest = await json(await get(`/admin/marketplaces?q=${token}&limit=2&starting_after=${first.items[1].id}`));
-    expect(rest).toEqual({ items: [expect.objectContaining({ id: made[0]!.id })], has_more: false });
-    const byId = await json(await get(`/admin/marketplaces?q=${made[1]!.id.slice(0, 13)}`));
-    expect(byId.items.map((m: { id: string }) => m.id)).toContain(made[1]!.id);
+    expect(rest).toEqual({ items: [expect.objectContaining({ id: made[0].id })], has_more: false });
+    const byId = await json(await get(`/admin/marketplaces?q=${made[1].id.slice(0, 13)}`));
+    expect(byId.items.map((m: { id: string }) => m.id)).toContain(made[1].id);
     expect((await get('/admin/marketplaces?q=%25')).status).toBe(200); // a wildcard is a character, not a pattern
     expect((await json(await get(`/admin/marketplaces?q=${token}_%25`))).items).toEqual([]);
     expect((await get('/admin/marketplaces?limit=0')).status).toBe(400);
@@ -269,13 +269,13 @@ describe('the webhook', () => {
     const started = await json(test);
     await expect.poll(() => hook.received.length, { timeout: 20_000 }).toBe(1);
     const [got] = hook.received;
-    expect(JSON.parse(got!.body.toString())).toMatchObject({
+    expect(JSON.parse(got.body.toString())).toMatchObject({
       event: 'webhook.test',
       marketplace_id: made.id,
       event_id: started.event_id,
     });
-    expect(got!.headers['x-svc-signature']).toBe(createHmac('sha256', secret).update(got!.body).digest('hex'));
-    expect(got!.headers['x-svc-delivery']).toBe(started.delivery_id);
+    expect(got.headers['x-svc-signature']).toBe(createHmac('sha256', secret).update(got.body).digest('hex'));
+    expect(got.headers['x-svc-delivery']).toBe(started.delivery_id);
     // A check of the endpoint, not a deal's history: the marketplace's events list leaves it out.
     const events = await json(await fetch(url('/api/mkt/events'), { headers: { 'X-Svc-Key': made.secret_key } }));
     expect(events.items.map((event: { event_id: string }) => event.event_id)).not.toContain(started.event_id);
@@ -352,7 +352,7 @@ describe('the webhook', () => {
     expect(replay.status).toBe(202);
     expect(await json(replay)).toEqual({ replayed: 1 });
     await expect.poll(() => hook.received.length, { timeout: 20_000 }).toBe(2);
-    expect(hook.received[1]!.headers['webhook-id']).toBe(hook.received[0]!.headers['webhook-id']);
+    expect(hook.received[1].headers['webhook-id']).toBe(hook.received[0].headers['webhook-id']);
     // Delivered now: a repeat sends nothing twice.
     await expect
       .poll(

@@ -74,7 +74,7 @@ describe('data keys as JSON for the signed-in user', () => {
     const account = await main.services.db.query('SELECT tariff FROM data_accounts WHERE id = $1', [user.id]);
     expect(account.rows).toEqual([{ tariff: 'free' }]);
 
-    const me = await restMe(dataServers[0]!, issued.key);
+    const me = await restMe(dataServers[0], issued.key);
     expect(me.status).toBe(200);
     expect(await json(me)).toMatchObject({ account_id: user.id, tariff: 'free' });
 
@@ -138,7 +138,7 @@ describe('data keys as JSON for the signed-in user', () => {
       expect(response.status).toBe(404);
       expect((await json(response)).code).toBe('not_found');
     }
-    expect((await restMe(dataServers[0]!, issued.key)).status).toBe(200);
+    expect((await restMe(dataServers[0], issued.key)).status).toBe(200);
     expect((await list(other.auth)).items).toEqual([]);
   });
 
@@ -146,9 +146,9 @@ describe('data keys as JSON for the signed-in user', () => {
     const user = await signedInUser();
     const first = await json(await issue(user.auth, { name: 'one' }));
     const second = await json(await issue(user.auth, { name: 'two' }));
-    expect((await restMe(dataServers[0]!, first.key)).status).toBe(200);
-    expect((await restMe(dataServers[1]!, second.key)).status).toBe(200);
-    expect((await mcpCall(dataServers[0]!, second.key)).status).toBe(200);
+    expect((await restMe(dataServers[0], first.key)).status).toBe(200);
+    expect((await restMe(dataServers[1], second.key)).status).toBe(200);
+    expect((await mcpCall(dataServers[0], second.key)).status).toBe(200);
     const now = await usage(user.auth);
     expect(now).toEqual({
       tariff: 'free',
@@ -171,7 +171,7 @@ describe('data keys as JSON for the signed-in user', () => {
     await main.services.db.query(`UPDATE data_keys SET prefix = NULL WHERE account_id = $1 AND name = ''`, [user.id]);
     const old = (await list(user.auth)).items.find((item: { name: string }) => item.name === '');
     expect(old).toMatchObject({ prefix: null, revoked_at: null });
-    expect((await restMe(dataServers[0]!, support.key)).status).toBe(200);
+    expect((await restMe(dataServers[0], support.key)).status).toBe(200);
   });
 
   it(`limits a user to ${ACTIVE_DATA_KEYS_MAX} active keys, also when they are asked for at once`, async () => {
@@ -181,7 +181,7 @@ describe('data keys as JSON for the signed-in user', () => {
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(ACTIVE_DATA_KEYS_MAX);
-    const refused = responses[statuses.indexOf(409)]!;
+    const refused = responses[statuses.indexOf(409)];
     expect(await json(refused)).toMatchObject({ status: 409, code: 'too_many_data_keys' });
     expect(await keyRows(user.id)).toHaveLength(ACTIVE_DATA_KEYS_MAX);
     // Revoking one makes room for one.
@@ -257,7 +257,7 @@ class Browser extends PageBrowser {
   }
 }
 
-const csrfOf = (html: string) => html.match(/name="_csrf" value="([^"]+)"/)![1]!;
+const csrfOf = (html: string) => html.match(/name="_csrf" value="([^"]+)"/)![1];
 
 describe('the data keys page', () => {
   const WORDS = {
@@ -316,8 +316,8 @@ describe('the data keys page', () => {
       expect(issued.headers.get('cache-control')).toBe('no-store');
       expect(issued.text).toContain(words.copy);
       expect(issued.text).toContain('Laptop &#60;script&#62;');
-      const key = issued.text.match(/<code class="text" id="new-key">(svc_mcp_[A-Za-z0-9_-]{43})<\/code>/)![1]!;
-      expect((await restMe(dataServers[0]!, key)).status).toBe(200);
+      const key = issued.text.match(/<code class="text" id="new-key">(svc_mcp_[A-Za-z0-9_-]{43})<\/code>/)![1];
+      expect((await restMe(dataServers[0], key)).status).toBe(200);
 
       // The list shows the name and the prefix, the usage the request made, and never the key again.
       const listed = await browser.get('/cabinet/view/data-keys');
@@ -337,7 +337,7 @@ describe('the data keys page', () => {
       const unconfirmed = await browser.post(`/cabinet/view/data-keys/${id}/revoke`, { _csrf: csrf });
       expect(unconfirmed.status).toBe(200);
       expect(unconfirmed.text).toContain(words.confirm);
-      expect((await restMe(dataServers[0]!, key)).status).toBe(200);
+      expect((await restMe(dataServers[0], key)).status).toBe(200);
 
       const done = await browser.post(`/cabinet/view/data-keys/${id}/revoke`, {
         _csrf: csrfOf(confirm.text),
@@ -345,8 +345,8 @@ describe('the data keys page', () => {
       });
       expect(done.status).toBe(303);
       expect(done.location).toBe('/cabinet/view/data-keys?done=revoked');
-      expect((await restMe(dataServers[1]!, key)).status).toBe(401);
-      expect((await mcpCall(dataServers[0]!, key)).status).toBe(401);
+      expect((await restMe(dataServers[1], key)).status).toBe(401);
+      expect((await mcpCall(dataServers[0], key)).status).toBe(401);
       const after = await browser.get(done.location!);
       expect(after.text).toContain(words.revoked);
       expect(after.text).not.toContain(`/cabinet/view/data-keys/${id}/revoke`);
@@ -364,7 +364,7 @@ describe('the data keys page', () => {
     expect(
       (await browser.post(`/cabinet/view/data-keys/${theirs.id}/revoke`, { _csrf: csrf, confirmed: 'yes' })).status,
     ).toBe(404);
-    expect((await restMe(dataServers[0]!, theirs.key)).status).toBe(200);
+    expect((await restMe(dataServers[0], theirs.key)).status).toBe(200);
 
     for (let i = 0; i < ACTIVE_DATA_KEYS_MAX; i++) expect((await issue(user.auth, { name: `k${i}` })).status).toBe(201);
     const refused = await browser.post('/cabinet/view/data-keys', { _csrf: csrf, name: 'one more' });

@@ -47,7 +47,7 @@ async function createDeal(fields: Record<string, unknown> = {}) {
   };
   const response = await post(api('/deals'), body, mkt());
   expect(response.status).toBe(201);
-  return { ...(await json(response)), buyer_email: body.buyer_email as string };
+  return { ...(await json(response)), buyer_email: body.buyer_email };
 }
 
 /** A deal waiting for the buyer's approval, with one contract. */
@@ -96,7 +96,7 @@ async function buyerBrowser(email: string, headers: Record<string, string> = {})
   const browser = new Browser(headers);
   const form = await browser.get(await invitationPath(email));
   expect(form.status).toBe(200);
-  const token = /name="token" value="([^"]+)"/.exec(form.text)![1]!;
+  const token = /name="token" value="([^"]+)"/.exec(form.text)![1];
   const accepted = await browser.post('/cabinet/invite', {
     _csrf: csrfOf(form),
     token,
@@ -123,7 +123,7 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(invite.text).not.toMatch(/<script/i);
     expect(invite.text).toMatch(/<label for="password">New password<\/label>/);
     expect(invite.text).toMatch(/<label for="password_confirm">Repeat the password<\/label>/);
-    const token = /name="token" value="([^"]+)"/.exec(invite.text)![1]!;
+    const token = /name="token" value="([^"]+)"/.exec(invite.text)![1];
 
     const mismatch = await browser.post('/cabinet/invite', {
       _csrf: csrfOf(invite),
@@ -546,7 +546,7 @@ describe('a dispute on the pages', () => {
     expect(read.text).toMatch(/The wheels were\r?\nin a second box/); // browsers send line breaks as CRLF
     const link = /href="(\/cabinet\/documents\/[^"]+\/content)" download>Трекинг\.txt<\/a>/.exec(read.text);
     expect(link).not.toBeNull();
-    const file = await buyer.get(link![1]!);
+    const file = await buyer.get(link![1]);
     expect(file.status).toBe(200);
     expect(file.text).toBe('tracking 42');
     expect(file.headers.get('content-disposition')).toBe(

@@ -137,12 +137,12 @@ describe('POST /cabinet/deals/{id}/pay in a live marketplace', () => {
       .requestsTo('POST', '/v3/payments')
       .filter((request) => (request.body as { metadata?: { deal_id?: string } }).metadata?.deal_id === dealId);
     expect(creation).toHaveLength(1);
-    expect(creation[0]!.body).toMatchObject({
+    expect(creation[0].body).toMatchObject({
       capture: false,
       confirmation: { type: 'redirect', return_url: `${server.url}/cabinet/view/deals/${dealId}` },
     });
 
-    await yookassa.pay(made[0]!.id);
+    await yookassa.pay(made[0].id);
     await expect
       .poll(async () => (await marketplaceDeal(liveShop, dealId)).status, { timeout: 20_000 })
       .toBe('escrow_hold');

@@ -132,10 +132,11 @@ describe('a failure on our side in an MCP tool', () => {
     const query = services.db.query.bind(services.db);
     const broken = vi
       .spyOn(services.db, 'query')
-      .mockImplementation(((text: unknown, ...rest: unknown[]) =>
+      .mockImplementation((text: unknown, ...rest: unknown[]) =>
         typeof text === 'string' && text.includes('FROM knowledge_corpora c')
           ? Promise.reject(Object.assign(new Error('relation "knowledge_corpora" does not exist'), { code: '42P01' }))
-          : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
+          : (query as (...args: unknown[]) => unknown)(text, ...rest),
+      );
     const requestId = `mcp-${randomUUID()}`;
     const before = await used();
     let text: string;

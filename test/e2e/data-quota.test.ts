@@ -88,10 +88,11 @@ describe('what costs nothing', () => {
     const query = db.query.bind(db);
     const broken = vi
       .spyOn(db, 'query')
-      .mockImplementation(((text: unknown, ...rest: unknown[]) =>
+      .mockImplementation((text: unknown, ...rest: unknown[]) =>
         typeof text === 'string' && text.includes('FROM knowledge_corpora c')
           ? Promise.reject(new Error('relation "knowledge_corpora" does not exist'))
-          : (query as (...args: unknown[]) => unknown)(text, ...rest)) as never);
+          : (query as (...args: unknown[]) => unknown)(text, ...rest),
+      );
     try {
       const failed = await fetch(`${server.url}/v1/corpora`, { headers: bearer(key) });
       expect(failed.status).toBe(500);

@@ -148,12 +148,10 @@ describe("the buyer's release and refund at the same moment", () => {
       ),
     );
     for (const [index, [release, refund]] of raced.entries()) {
-      const state = await dealState(deals[index]!.dealId);
-      const won = release!.status === 200 ? 'paid' : 'refunded';
-      expect([release!.status, refund!.status].sort()).toEqual([200, 400]);
-      expect(['deal_closed', 'invalid_payment_state']).toContain(
-        (release!.status === 400 ? release : refund)!.body.code,
-      );
+      const state = await dealState(deals[index].dealId);
+      const won = release.status === 200 ? 'paid' : 'refunded';
+      expect([release.status, refund.status].sort()).toEqual([200, 400]);
+      expect(['deal_closed', 'invalid_payment_state']).toContain((release.status === 400 ? release : refund).body.code);
       expect(state.status).toBe(won);
     }
     // A closed deal whose refused update was still waiting for the lock once made the workflow spin until the worker

@@ -141,8 +141,8 @@ async function records(dealId: string) {
     [dealId],
   );
   return {
-    payment: snapshot.payments[0]!,
-    status: stored.rows[0]!.status,
+    payment: snapshot.payments[0],
+    status: stored.rows[0].status,
     events: events.rows.map((row) => ({ ...JSON.parse(row.body.toString()), occurred_at: row.occurred_at.getTime() })),
   };
 }

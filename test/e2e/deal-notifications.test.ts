@@ -234,20 +234,20 @@ describe('notifyDealChange', () => {
     expect(await d.notify('created')).toBe(1);
     const [mail, ...more] = await outbox(buyer);
     expect(more).toEqual([]);
-    expect(mail!.subject).toBe(`${marketplace.name}: new safe deal "Bicycle"`);
-    expect(plain(mail!.text)).toContain(`Hello Anna,`);
-    expect(plain(mail!.text)).toContain(
+    expect(mail.subject).toBe(`${marketplace.name}: new safe deal "Bicycle"`);
+    expect(plain(mail.text)).toContain(`Hello Anna,`);
+    expect(plain(mail.text)).toContain(
       `The marketplace ${marketplace.name} has opened a safe deal for you: "Bicycle", RUB 12,500.00.`,
     );
-    expect(mail!.text).toContain(d.url);
+    expect(mail.text).toContain(d.url);
     expect(await outbox(seller)).toEqual([]);
 
     const russianSeller = await person('ru');
     const other = await deal({ buyer: await person('en', { password: false }), seller: russianSeller, amount: 990.5 });
     expect(await other.notify('created')).toBe(1);
     const [ruMail] = await outbox(russianSeller);
-    expect(ruMail!.subject).toBe(`${marketplace.name}: новая безопасная сделка «Bicycle»`);
-    expect(plain(ruMail!.text)).toContain(
+    expect(ruMail.subject).toBe(`${marketplace.name}: новая безопасная сделка «Bicycle»`);
+    expect(plain(ruMail.text)).toContain(
       `Покупатель на ${marketplace.name} открыл с вами безопасную сделку «Bicycle» на сумму 990,50 ₽.`,
     );
   });
@@ -282,8 +282,8 @@ describe('notifyDealChange', () => {
     await d.approval('pending', buyer);
     expect(await d.notify('approval')).toBe(1);
     const [mail] = await outbox(buyer);
-    expect(mail!.subject).toBe(`${marketplace.name}: согласуйте условия сделки «Bicycle»`);
-    expect(mail!.text).toContain(d.url);
+    expect(mail.subject).toBe(`${marketplace.name}: согласуйте условия сделки «Bicycle»`);
+    expect(mail.text).toContain(d.url);
     expect(await outbox(seller)).toEqual([]);
 
     const newcomer = uniqueEmail('approver');
@@ -296,7 +296,7 @@ describe('notifyDealChange', () => {
     const withManager = await deal({ buyer: await person('ru') });
     await withManager.approval('pending', manager);
     expect(await withManager.notify('approval')).toBe(1);
-    expect((await outbox(manager))[0]!.subject).toBe(
+    expect((await outbox(manager))[0].subject).toBe(
       `${marketplace.name}: please approve the terms of the deal "Bicycle"`,
     );
   });
@@ -310,9 +310,9 @@ describe('notifyDealChange', () => {
     await d.approval('approved', buyer);
     expect(await d.notify('approved', { actor: 'buyer' })).toBe(1);
     const [approved, rejected] = await outbox(seller);
-    expect(rejected!.subject).toBe(`${marketplace.name}: покупатель отклонил сделку «Bicycle»`);
-    expect(rejected!.text).toContain('Комментарий покупателя: Цена не та');
-    expect(approved!.subject).toBe(`${marketplace.name}: покупатель согласовал сделку «Bicycle»`);
+    expect(rejected.subject).toBe(`${marketplace.name}: покупатель отклонил сделку «Bicycle»`);
+    expect(rejected.text).toContain('Комментарий покупателя: Цена не та');
+    expect(approved.subject).toBe(`${marketplace.name}: покупатель согласовал сделку «Bicycle»`);
     expect(await outbox(buyer)).toEqual([]);
 
     // Without a seller the decision concerns nobody else.
@@ -331,18 +331,18 @@ describe('notifyDealChange', () => {
     expect(await d.notify('paid', { actor: 'buyer' })).toBe(2);
 
     const [buyerReleased, buyerHeld] = await outbox(buyer);
-    expect(buyerHeld!.subject).toBe(`${marketplace.name}: деньги по сделке «Bicycle» зарезервированы`);
-    expect(plain(buyerHeld!.text)).toContain('Ваш платёж по сделке «Bicycle», 12 500,00 ₽, зарезервирован.');
-    expect(plain(buyerReleased!.text)).toContain('Деньги по сделке «Bicycle», 12 500,00 ₽, переведены продавцу.');
-    expect(buyerReleased!.text).toContain('Кто перевёл: покупатель');
+    expect(buyerHeld.subject).toBe(`${marketplace.name}: деньги по сделке «Bicycle» зарезервированы`);
+    expect(plain(buyerHeld.text)).toContain('Ваш платёж по сделке «Bicycle», 12 500,00 ₽, зарезервирован.');
+    expect(plain(buyerReleased.text)).toContain('Деньги по сделке «Bicycle», 12 500,00 ₽, переведены продавцу.');
+    expect(buyerReleased.text).toContain('Кто перевёл: покупатель');
 
     const [sellerReleased, sellerHeld] = await outbox(seller);
-    expect(plain(sellerHeld!.text)).toContain(
+    expect(plain(sellerHeld.text)).toContain(
       `The buyer's payment for the deal "Bicycle", RUB 12,500.00, is held in escrow.`,
     );
-    expect(sellerReleased!.subject).toBe(`${marketplace.name}: money released for the deal "Bicycle"`);
-    expect(sellerReleased!.text).toContain('has been released to you');
-    for (const mail of [buyerHeld, buyerReleased, sellerHeld, sellerReleased]) expect(mail!.text).toContain(d.url);
+    expect(sellerReleased.subject).toBe(`${marketplace.name}: money released for the deal "Bicycle"`);
+    expect(sellerReleased.text).toContain('has been released to you');
+    for (const mail of [buyerHeld, buyerReleased, sellerHeld, sellerReleased]) expect(mail.text).toContain(d.url);
   });
 
   it("tells a refund by the buyer or the marketplace apart from the arbiter's decision, with the reason", async () => {
@@ -352,8 +352,8 @@ describe('notifyDealChange', () => {
     await byMarketplace.payment('refunded');
     expect(await byMarketplace.notify('refunded', { actor: 'marketplace', reason: 'Out of stock' })).toBe(2);
     const [refunded] = await outbox(seller);
-    expect(refunded!.subject).toBe(`${marketplace.name}: money returned for the deal "Bicycle"`);
-    expect(refunded!.text).toContain(`Refunded by: the marketplace ${marketplace.name}\nReason: Out of stock`);
+    expect(refunded.subject).toBe(`${marketplace.name}: money returned for the deal "Bicycle"`);
+    expect(refunded.text).toContain(`Refunded by: the marketplace ${marketplace.name}\nReason: Out of stock`);
 
     const byArbiter = await deal({ buyer, seller });
     await byArbiter.payment('disputed');
@@ -361,13 +361,13 @@ describe('notifyDealChange', () => {
     await byArbiter.payment('refunded');
     expect(await byArbiter.notify('refunded', { actor: 'arbiter', reason: 'The photos show a cracked frame' })).toBe(2);
     const [decided, opened] = await outbox(seller);
-    expect(opened!.subject).toBe(`${marketplace.name}: dispute opened on the deal "Bicycle"`);
-    expect(opened!.text).toContain('Opened by: the buyer\nReason: Arrived broken');
-    expect(decided!.subject).toBe(`${marketplace.name}: the arbiter decided the dispute on the deal "Bicycle"`);
-    expect(decided!.text).toContain("The arbiter's reason: The photos show a cracked frame");
-    expect(decided!.text).toContain('is returned to the buyer');
-    expect(decided!.text).not.toContain('Refunded by');
-    expect((await outbox(buyer))[0]!.text).toContain('is returned to you');
+    expect(opened.subject).toBe(`${marketplace.name}: dispute opened on the deal "Bicycle"`);
+    expect(opened.text).toContain('Opened by: the buyer\nReason: Arrived broken');
+    expect(decided.subject).toBe(`${marketplace.name}: the arbiter decided the dispute on the deal "Bicycle"`);
+    expect(decided.text).toContain("The arbiter's reason: The photos show a cracked frame");
+    expect(decided.text).toContain('is returned to the buyer');
+    expect(decided.text).not.toContain('Refunded by');
+    expect((await outbox(buyer))[0].text).toContain('is returned to you');
   });
 
   it('tells both sides of a release the arbiter decided', async () => {
@@ -377,10 +377,10 @@ describe('notifyDealChange', () => {
     await d.payment('released');
     expect(await d.notify('paid', { actor: 'arbiter', reason: 'Товар доставлен' })).toBe(2);
     const [mail] = await outbox(buyer);
-    expect(mail!.subject).toBe(`${marketplace.name}: арбитр решил спор по сделке «Bicycle»`);
-    expect(mail!.text).toContain('переводятся продавцу');
-    expect(mail!.text).toContain('Обоснование арбитра: Товар доставлен');
-    expect((await outbox(seller))[0]!.text).toContain('переводятся вам');
+    expect(mail.subject).toBe(`${marketplace.name}: арбитр решил спор по сделке «Bicycle»`);
+    expect(mail.text).toContain('переводятся продавцу');
+    expect(mail.text).toContain('Обоснование арбитра: Товар доставлен');
+    expect((await outbox(seller))[0].text).toContain('переводятся вам');
   });
 
   it('tells both sides of a cancellation before payment, and Russian to someone without an account yet', async () => {
@@ -389,11 +389,11 @@ describe('notifyDealChange', () => {
     const d = await deal({ buyer, seller });
     expect(await d.notify('cancelled', { actor: 'marketplace', reason: 'Sold out' })).toBe(2);
     const [english] = await outbox(buyer);
-    expect(english!.subject).toBe(`${marketplace.name}: the deal "Bicycle" was cancelled`);
-    expect(english!.text).toContain(`Cancelled by: the marketplace ${marketplace.name}\nReason: Sold out`);
+    expect(english.subject).toBe(`${marketplace.name}: the deal "Bicycle" was cancelled`);
+    expect(english.text).toContain(`Cancelled by: the marketplace ${marketplace.name}\nReason: Sold out`);
     const [russian] = await outbox(seller);
-    expect(russian!.subject).toBe(`${marketplace.name}: сделка «Bicycle» отменена`);
-    expect(russian!.text).toContain('Причина: Sold out');
+    expect(russian.subject).toBe(`${marketplace.name}: сделка «Bicycle» отменена`);
+    expect(russian.text).toContain('Причина: Sold out');
   });
 
   it('tells the other side of a dispute message, and both of one from the arbiter', async () => {
@@ -404,11 +404,11 @@ describe('notifyDealChange', () => {
     expect(await d.notify('disputed', { disputeMessage: { author: 'buyer', text: 'The frame is cracked' } })).toBe(1);
     expect(await outbox(buyer)).toEqual([]);
     const [fromBuyer] = await outbox(seller);
-    expect(fromBuyer!.subject).toBe(`${marketplace.name}: новое сообщение в споре по сделке «Bicycle»`);
-    expect(fromBuyer!.text).toContain('Покупатель пишет в споре по сделке «Bicycle»:\n\n> The frame is cracked');
+    expect(fromBuyer.subject).toBe(`${marketplace.name}: новое сообщение в споре по сделке «Bicycle»`);
+    expect(fromBuyer.text).toContain('Покупатель пишет в споре по сделке «Bicycle»:\n\n> The frame is cracked');
 
     expect(await d.notify('disputed', { disputeMessage: { author: 'arbiter', text: 'Send a photo, please' } })).toBe(2);
-    expect((await outbox(buyer))[0]!.text).toContain(
+    expect((await outbox(buyer))[0].text).toContain(
       'The arbiter wrote in the dispute on the deal "Bicycle":\n\n> Send a photo, please',
     );
     expect((await outbox(seller)).length).toBe(2);

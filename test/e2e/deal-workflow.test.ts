@@ -134,9 +134,9 @@ describe('webhook delivery of one deal', () => {
       'deal.paid',
     ]);
     const [first, second, third] = received;
-    expect(second!.event).toEqual(first!.event);
-    expect(third!.headers['x-svc-signature']).toBe(first!.headers['x-svc-signature']);
-    expect(third!.headers['x-svc-delivery']).toBe(first!.headers['x-svc-delivery']);
+    expect(second.event).toEqual(first.event);
+    expect(third.headers['x-svc-signature']).toBe(first.headers['x-svc-signature']);
+    expect(third.headers['x-svc-delivery']).toBe(first.headers['x-svc-delivery']);
 
     const log = await json(
       await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries`, {
@@ -330,7 +330,7 @@ describe('writes of a workflow task that never reached Temporal', () => {
   // A refund: one change that closes the deal (a release closes it later, with its payout).
   async function loseTaskOfRefund(deal: { id: string; external_id: string }) {
     const held = await handleOf(deal, quietShop).query(snapshotQuery);
-    const refunded = { ...held.payments[0]!, status: 'refunded' as const, updated_at: new Date().toISOString() };
+    const refunded = { ...held.payments[0], status: 'refunded' as const, updated_at: new Date().toISOString() };
     const lost = {
       id: randomUUID(),
       deliveryId: randomUUID(),

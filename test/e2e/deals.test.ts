@@ -51,8 +51,8 @@ async function createDeal(fields: Record<string, unknown> = {}) {
   expect(response.status).toBe(201);
   return {
     ...(await json(response)),
-    buyer_email: body.buyer_email as string,
-    external_id: body.external_id as string,
+    buyer_email: body.buyer_email,
+    external_id: body.external_id,
   };
 }
 
@@ -420,7 +420,7 @@ describe('creation', () => {
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
-    const winner = (await getDeal((await json(responses[statuses.indexOf(201)]!)).id)).amount;
+    const winner = (await getDeal((await json(responses[statuses.indexOf(201)])).id)).amount;
     for (const [i, status] of statuses.entries()) {
       if (status !== 201)
         expect(status, `amount ${i % 2 === 0 ? 10 : 20}`).toBe((i % 2 === 0 ? 10 : 20) === winner ? 200 : 409);
@@ -600,6 +600,6 @@ describe('the Temporal UI view', () => {
       )
       .toEqual([workflowId]);
     const description = await server.services.temporal.workflow.getHandle(workflowId).describe();
-    expect(await description.memo).toEqual({ title: 'Searchable bike' });
+    expect(description.memo).toEqual({ title: 'Searchable bike' });
   });
 });

@@ -3,7 +3,7 @@
 // which its history then shows: the real Temporal server, no mocks.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createMarketplace } from '../../src/marketplaces/marketplaces.ts';
 import { dealWorkflowId } from '../../src/deals/model.ts';
@@ -81,7 +81,7 @@ async function signals(handle: WorkflowHandle): Promise<{ name: string; input: u
     .filter((attributes) => attributes != null)
     .map((attributes) => ({
       name: attributes.signalName ?? '',
-      input: defaultPayloadConverter.fromPayload(attributes.input!.payloads![0] as Payload),
+      input: defaultPayloadConverter.fromPayload(attributes.input!.payloads![0]),
     }));
 }
 

@@ -4,7 +4,7 @@
 // the main server with a stand-in workflow receiving the signals (as test/escrow-notifications.test.ts does).
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { escrowProvider } from '../../src/escrow/providers.ts';
 import { SAFE_DEAL_HOLD_LIMIT_SECONDS, YooKassaSafeDealProvider } from '../../src/escrow/yookassa-safe-deal.ts';
@@ -113,8 +113,8 @@ describe('createPayment', () => {
     const [deal] = double
       .requestsTo('POST', '/v3/deals')
       .filter((r) => r.headers['idempotence-key'] === `${request.paymentId}/deal`);
-    expect(deal!.headers.authorization).toBe(`Basic ${Buffer.from('515151:test_SafeDeal').toString('base64')}`);
-    expect(deal!.body).toEqual({
+    expect(deal.headers.authorization).toBe(`Basic ${Buffer.from('515151:test_SafeDeal').toString('base64')}`);
+    expect(deal.body).toEqual({
       type: 'safe_deal',
       fee_moment: 'deal_closed',
       description: 'Deal 7: a tractor tyre',
@@ -123,7 +123,7 @@ describe('createPayment', () => {
     const [payment] = double
       .requestsTo('POST', '/v3/payments')
       .filter((r) => r.headers['idempotence-key'] === request.paymentId);
-    expect(payment!.body).toEqual({
+    expect(payment.body).toEqual({
       amount: { value: '10000.00', currency: 'RUB' },
       capture: true,
       confirmation: { type: 'redirect', return_url: 'https://shop.example/deals/7' },
@@ -155,14 +155,14 @@ describe('createPayment', () => {
     const [deal] = double
       .requestsTo('POST', '/v3/deals')
       .filter((r) => r.headers['idempotence-key'] === `${atPayment.paymentId}/deal`);
-    expect(deal!.body).toMatchObject({ fee_moment: 'payment_succeeded' });
+    expect(deal.body).toMatchObject({ fee_moment: 'payment_succeeded' });
 
     const noFee = input({ fee: undefined, feeMoment: undefined, amount: 1234.5 });
     await provider.createPayment(noFee);
     const [payment] = double
       .requestsTo('POST', '/v3/payments')
       .filter((r) => r.headers['idempotence-key'] === noFee.paymentId);
-    expect(payment!.body).toMatchObject({
+    expect(payment.body).toMatchObject({
       deal: { settlements: [{ type: 'payout', amount: { value: '1234.50', currency: 'RUB' } }] },
     });
   });
@@ -237,7 +237,7 @@ describe('refund', () => {
     const refundId = randomUUID();
     await provider.refund({ refundId, providerPaymentId, providerDealId, amount: '2000.00', currency: 'RUB' });
     const [sent] = double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === refundId);
-    expect(sent!.body).toEqual({
+    expect(sent.body).toEqual({
       payment_id: providerPaymentId,
       amount: { value: '2000.00', currency: 'RUB' },
       metadata: { refund_id: refundId },
@@ -306,7 +306,7 @@ describe('cancel', () => {
     const key = `${randomUUID()}/refund`;
     await provider.cancel(providerPaymentId, key);
     const [sent] = double.requestsTo('POST', '/v3/refunds').filter((r) => r.headers['idempotence-key'] === key);
-    expect(sent!.body).toMatchObject({
+    expect(sent.body).toMatchObject({
       amount: { value: '10000.00', currency: 'RUB' },
       deal: { refund_settlements: [{ type: 'payout', amount: { value: '9500.00', currency: 'RUB' } }] },
     });
@@ -376,7 +376,7 @@ describe('createPayout', () => {
     const [sent] = double
       .requestsTo('POST', '/v3/payouts')
       .filter((r) => r.headers['idempotence-key'] === order.payoutId);
-    expect(sent!.body).toEqual({
+    expect(sent.body).toEqual({
       amount: { value: '4000.00', currency: 'RUB' },
       payout_token: order.destination.token,
       description: 'Deal 7: payout to the seller',
@@ -401,10 +401,10 @@ describe('createPayout', () => {
     const [sent] = double
       .requestsTo('POST', '/v3/payouts')
       .filter((r) => r.headers['idempotence-key'] === order.payoutId);
-    expect(sent!.body).toMatchObject({
+    expect(sent.body).toMatchObject({
       payout_destination_data: { type: 'yoo_money', account_number: '4100116075156746' },
     });
-    expect(sent!.body).not.toHaveProperty('payout_token');
+    expect(sent.body).not.toHaveProperty('payout_token');
 
     const test = payout(providerDealId, {
       amount: '100.00',
@@ -665,7 +665,7 @@ describe('notifications of a safe deal', () => {
       .filter((attributes) => attributes != null)
       .map((attributes) => ({
         name: attributes.signalName ?? '',
-        input: defaultPayloadConverter.fromPayload(attributes.input!.payloads![0] as Payload),
+        input: defaultPayloadConverter.fromPayload(attributes.input!.payloads![0]),
       }));
   }
 

@@ -80,8 +80,8 @@ describe('createPayment', () => {
     const [sent] = double
       .requestsTo('POST', '/v3/payments')
       .filter((r) => r.headers['idempotence-key'] === request.paymentId);
-    expect(sent!.headers.authorization).toBe(`Basic ${Buffer.from('424242:test_Sx9').toString('base64')}`);
-    expect(sent!.body).toEqual({
+    expect(sent.headers.authorization).toBe(`Basic ${Buffer.from('424242:test_Sx9').toString('base64')}`);
+    expect(sent.body).toEqual({
       amount: { value: '1234.50', currency: 'RUB' },
       capture: false,
       confirmation: { type: 'redirect', return_url: 'https://shop.example/deals/42' },
@@ -137,9 +137,9 @@ describe('capture (release)', () => {
     await provider.capture(id, 1234.5, 'RUB', key);
     expect((await provider.getPayment(id)).status).toBe('released');
     const [sent] = double.requestsTo('POST', `/v3/payments/${id}/capture`);
-    expect(sent!.headers['idempotence-key']).toBe(key);
-    expect(sent!.headers.authorization).toMatch(/^Basic /);
-    expect(sent!.body).toEqual({ amount: { value: '1234.50', currency: 'RUB' } });
+    expect(sent.headers['idempotence-key']).toBe(key);
+    expect(sent.headers.authorization).toMatch(/^Basic /);
+    expect(sent.body).toEqual({ amount: { value: '1234.50', currency: 'RUB' } });
   });
 
   it('captures once when retried with the same key, and a late retry under another key changes nothing', async () => {
@@ -185,7 +185,7 @@ describe('cancel (refund)', () => {
     await provider.cancel(id, key);
     const posts = double.requestsTo('POST', `/v3/payments/${id}/cancel`);
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.headers['idempotence-key']).toBe(key);
+    expect(posts[0].headers['idempotence-key']).toBe(key);
   });
 
   it('leaves an unpaid payment to lapse (YooKassa cancels only waiting_for_capture) and cancels it once paid', async () => {

@@ -56,7 +56,7 @@ const deepAndBad = (depth: number, width: number) =>
 const manyFields = (bytes: number) => {
   const fields: string[] = [];
   for (let size = 2, index = 0; size + 16 < bytes; index++)
-    size += fields[fields.push(`"f${index}":${index}`) - 1]!.length + 1;
+    size += fields[fields.push(`"f${index}":${index}`) - 1].length + 1;
   return `{${fields.join(',')}}`;
 };
 /** Within the depth rule but as wide as `bytes` allow: 32 levels, then a flat array of short strings. */
@@ -155,7 +155,7 @@ describe('deep JSON is refused before anything walks it: 400 validation_failed, 
   });
 
   it('answers the SSO code exchange in its OAuth shape too', async () => {
-    const answer = await sendJson(JSON_TARGETS[1]!, deepObjects(3_000));
+    const answer = await sendJson(JSON_TARGETS[1], deepObjects(3_000));
     expect(answer.body).toMatchObject({ status: 400, code: 'validation_failed', error: 'invalid_request' });
   });
 
@@ -169,7 +169,7 @@ describe('deep JSON is refused before anything walks it: 400 validation_failed, 
 
 describe('many fields and many refused strings: an answer of a few lines', () => {
   it('names the first 20 of thousands of unknown fields or refused strings, in a small answer', async () => {
-    const target = JSON_TARGETS[0]!; // the cabinet's sign-in, anonymous
+    const target = JSON_TARGETS[0]; // the cabinet's sign-in, anonymous
     for (const body of [manyFields(64 * KiB - 1), `[${Array(7_000).fill('"\\u0001"').join(',')}]`]) {
       const response = await fetch(`${main.url}${target.path}`, {
         method: 'POST',

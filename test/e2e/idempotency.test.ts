@@ -143,7 +143,7 @@ describe('Idempotency-Key', () => {
     await post(`${server.url}/admin/deals/${randomUUID()}/cancel`, {}, { ...admin(), ...idem(probe) });
     const { scope } = (
       await server.services.db.query<{ scope: string }>('SELECT scope FROM idempotency_keys WHERE key = $1', [probe])
-    ).rows[0]!;
+    ).rows[0];
 
     // The first attempt: its row in progress, its Update applied by the workflow, its answer lost (503 at the deadline).
     const k = randomUUID();
@@ -156,7 +156,7 @@ describe('Idempotency-Key', () => {
         `INSERT INTO idempotency_keys (scope, key, method, path, body_sha256, locked_until) VALUES ($1, $2, 'POST', $3, $4, now() + interval '1 hour') RETURNING created_at`,
         [scope, k, path, bodySha],
       )
-    ).rows[0]!;
+    ).rows[0];
     const applied = await asIdempotentAttempt({ base: idempotencyBase(scope, k, created_at), retry: false }, () =>
       moveEscrow(server.services, { kind: 'administrator' }, held.dealId, 'release'),
     );

@@ -83,7 +83,7 @@ describe('two main server instances', () => {
           (await a.services.db.query(`SELECT count(*) FROM ${table} WHERE deal_id = $1`, [deal.id])).rows[0].count,
         );
       expect([await count('deal_documents'), await count('deal_approvals')]).toEqual([1, 1]);
-      expect((await json(answers[3]!)).status).toBe('approval');
+      expect((await json(answers[3])).status).toBe('approval');
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }

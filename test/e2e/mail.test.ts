@@ -108,8 +108,8 @@ describe('with SMTP_URL', () => {
       await mailer.send(mail); // a retry of the same mail
       expect(smtp.received).toHaveLength(1);
       expect(smtp.received[0]).toMatchObject({ from: 'no-reply@svc.example', to: [to] });
-      expect(smtp.received[0]!.raw).toContain('Subject: Your invitation');
-      expect(smtp.received[0]!.raw).toContain('Set a password');
+      expect(smtp.received[0].raw).toContain('Subject: Your invitation');
+      expect(smtp.received[0].raw).toContain('Set a password');
     } finally {
       mailer.close();
       await smtp.close();

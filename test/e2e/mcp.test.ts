@@ -97,7 +97,7 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
       expect(tool.outputSchema?.type).toBe('object');
     }
     const search = tools.find((t) => t.name === 'search_tenders')!;
-    expect((search.inputSchema.properties as Record<string, { description?: string }>).query!.description).toContain(
+    expect((search.inputSchema.properties as Record<string, { description?: string }>).query.description).toContain(
       'лекарственные препараты',
     );
     for (const filter of ['status', 'deadline_from', 'value_min', 'classification', 'buyer', 'law', 'sort', 'cursor']) {
@@ -119,7 +119,7 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     expect(result.isError).toBeFalsy();
     const structured = result.structuredContent as { items: Array<{ id: string; country: string }>; limit: number };
     expect(structured.items).toHaveLength(3);
-    expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(structured);
+    expect(JSON.parse((result.content as Array<{ text: string }>)[0].text)).toEqual(structured);
     const rest = await json(
       await fetch(`${server.url}/v1/tenders?q=${encodeURIComponent('поставки')}&country=RU&limit=3`, {
         headers: bearer(key),
@@ -127,8 +127,8 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     );
     expect(structured).toEqual(rest);
 
-    const card = await client.callTool({ name: 'get_tender', arguments: { id: structured.items[0]!.id } });
-    expect(card.structuredContent).toMatchObject({ id: structured.items[0]!.id, source_record: expect.any(Object) });
+    const card = await client.callTool({ name: 'get_tender', arguments: { id: structured.items[0].id } });
+    expect(card.structuredContent).toMatchObject({ id: structured.items[0].id, source_record: expect.any(Object) });
     const practice = await client.callTool({ name: 'search_practice', arguments: { query: 'неустойка', top_k: 2 } });
     expect((practice.structuredContent as { items: unknown[] }).items).toHaveLength(2);
     await client.close();
@@ -139,13 +139,13 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     const before = await used();
     const missing = await client.callTool({ name: 'get_tender', arguments: { id: 'nothing:here' } });
     expect(missing.isError).toBe(true);
-    expect((missing.content as Array<{ text: string }>)[0]!.text).toContain('not_found');
+    expect((missing.content as Array<{ text: string }>)[0].text).toContain('not_found');
     const corpus = await client.callTool({
       name: 'search_knowledge',
       arguments: { query: 'x', corpus_keys: ['nope'] },
     });
     expect(corpus.isError).toBe(true);
-    expect((corpus.content as Array<{ text: string }>)[0]!.text).toContain('unknown_corpus');
+    expect((corpus.content as Array<{ text: string }>)[0].text).toContain('unknown_corpus');
     const invalid = await client.callTool({ name: 'search_tenders', arguments: { limit: 1000 } });
     expect(invalid.isError).toBe(true);
     expect(await used()).toBe(before + 2);
@@ -161,7 +161,7 @@ describe('MCP with the v1 SDK client (2025-11-25)', () => {
     const misspelt = await client.callTool({ name: 'search_tenders', arguments: { q: 'поставки', limit: 1 } });
     expect(misspelt.isError).toBe(true);
     expect(misspelt.structuredContent).toBeUndefined();
-    expect((misspelt.content as Array<{ text: string }>)[0]!.text).toContain('"q"');
+    expect((misspelt.content as Array<{ text: string }>)[0].text).toContain('"q"');
     expect(await used()).toBe(before);
     await client.close();
   });
@@ -193,7 +193,7 @@ describe('MCP authentication and quota', () => {
     );
     expect(response.status).toBe(401);
     const challenge = response.headers.get('www-authenticate')!;
-    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
     expect(metadataUrl).toBe(`${server.services.config.MCP_URL}/.well-known/oauth-protected-resource/mcp`);
     const metadata = await json(await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`));
     expect(metadata).toMatchObject({

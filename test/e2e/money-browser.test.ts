@@ -433,7 +433,7 @@ describe('shipment and the inspection window on the deal page', () => {
     );
 
     expect(
-      (await post(money.api(`/deals/${deal.id}/delivery`), undefined, { 'X-Svc-Key': shop.key['X-Svc-Key']! })).status,
+      (await post(money.api(`/deals/${deal.id}/delivery`), undefined, { 'X-Svc-Key': shop.key['X-Svc-Key'] })).status,
     ).toBe(200);
     const ends: string = (await money.getDeal(shop, deal.id)).delivery.inspection_ends_at;
     expect(new Date(ends).getTime()).toBeGreaterThan(Date.now() + 2 * 86_400_000);

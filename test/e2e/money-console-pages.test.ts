@@ -32,7 +32,7 @@ const form = (path: string, fields: Record<string, string>, who: TestAdministrat
     body: new URLSearchParams({ _csrf: who.csrf, ...fields }),
   });
 const runCount = async () =>
-  Number((await server.services.db.query<{ n: string }>('SELECT count(*) AS n FROM reconciliation_runs')).rows[0]!.n);
+  Number((await server.services.db.query<{ n: string }>('SELECT count(*) AS n FROM reconciliation_runs')).rows[0].n);
 /** The ids of the postings a page lists, in its order. */
 const postingIds = (text: string) => [...text.matchAll(/data-posting="([0-9a-f-]{36})"/g)].map((match) => match[1]);
 
@@ -49,7 +49,7 @@ async function seedLedger(
       await client.query<{ id: string }>(`INSERT INTO marketplaces (name, mode) VALUES ($1, 'sandbox') RETURNING id`, [
         name,
       ])
-    ).rows[0]!.id;
+    ).rows[0].id;
     await client.query(
       `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, amount, currency, status) VALUES ($1, $2, $3, 'Sofa', $4, 1, $5, 'escrow_hold')`,
       [dealId, made, uniqueId('order'), uniqueEmail('buyer'), currency],
@@ -59,11 +59,11 @@ async function seedLedger(
         `INSERT INTO ledger_postings (marketplace_id, deal_id, kind, cause) VALUES ($1, $2, $3, $4) RETURNING id`,
         [made, dealId, index === 0 ? 'payment' : 'payout', `seeded/${index}`],
       );
-      ids.push(posting.rows[0]!.id);
+      ids.push(posting.rows[0].id);
       for (const [line, [account, amount]] of entries.entries()) {
         await client.query(
           `INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, $5)`,
-          [posting.rows[0]!.id, line + 1, account === 'held' ? `deal_held:${dealId}` : account, amount, currency],
+          [posting.rows[0].id, line + 1, account === 'held' ? `deal_held:${dealId}` : account, amount, currency],
         );
       }
     }

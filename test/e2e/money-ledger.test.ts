@@ -113,12 +113,12 @@ describe('the ledger', () => {
     const all = (await money.ledger(shop)).items;
     // Newest first: the second deal's payment, the first's payout sent, its release to payable, its fee, its payment.
     expect(all.map((posting) => posting.kind)).toEqual(['payment', 'payout', 'payout', 'fee', 'payment']);
-    expect(all[0]!.deal_id).toBe(second.id);
+    expect(all[0].deal_id).toBe(second.id);
 
     const page = await money.ledger(shop, { limit: '3' });
     expect(page).toMatchObject({ has_more: true });
     expect(page.items.map((posting) => posting.id)).toEqual(all.slice(0, 3).map((posting) => posting.id));
-    const next = await money.ledger(shop, { limit: '3', starting_after: page.items[2]!.id });
+    const next = await money.ledger(shop, { limit: '3', starting_after: page.items[2].id });
     expect(next.items.map((posting) => posting.id)).toEqual(all.slice(3).map((posting) => posting.id));
     expect(next.has_more).toBe(false);
     expect((await money.ledger(shop, { deal_id: first.id })).items).toHaveLength(4);
@@ -130,7 +130,7 @@ describe('the ledger', () => {
     const other = await money.marketplace();
     expect(await money.ledger(other, { deal_id: first.id })).toEqual({ items: [], has_more: false });
     expect((await money.balance(other)).items).toEqual([]);
-    const foreign = await fetch(money.api(`/ledger?starting_after=${all[0]!.id}`), { headers: other.key });
+    const foreign = await fetch(money.api(`/ledger?starting_after=${all[0].id}`), { headers: other.key });
     expect(foreign.status).toBe(400);
     expect((await json(foreign)).code).toBe('invalid_cursor');
 
@@ -158,8 +158,8 @@ describe('the ledger', () => {
         ),
     );
     expect(lines[1]).toContain(',payment,buyer,-0.50,RUB');
-    expect(csv.headers.get('link')).toBe(`</api/mkt/ledger?limit=3&starting_after=${all[2]!.id}>; rel="next"`);
-    const last = await fetch(money.api(`/ledger?limit=3&starting_after=${all[2]!.id}`), {
+    expect(csv.headers.get('link')).toBe(`</api/mkt/ledger?limit=3&starting_after=${all[2].id}>; rel="next"`);
+    const last = await fetch(money.api(`/ledger?limit=3&starting_after=${all[2].id}`), {
       headers: { ...shop.key, Accept: 'text/csv' },
     });
     expect((await last.text()).split('\r\n')).toHaveLength(6);
@@ -193,7 +193,7 @@ describe('the ledger', () => {
     // The release, recorded, and recorded again as a retried activity would.
     const released = {
       ...records,
-      payments: [{ ...records.payments[0]!, status: 'released' as const, updated_at: new Date().toISOString() }],
+      payments: [{ ...records.payments[0], status: 'released' as const, updated_at: new Date().toISOString() }],
     };
     const change = { dealId: held.dealId, status: 'paid' as const, records: released };
     await Promise.all([activities.recordDealChange(change), activities.recordDealChange(change)]);

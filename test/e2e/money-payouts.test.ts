@@ -4,7 +4,15 @@
 // the acquirer's per-payout limit; the events told, and the ledger to the kopeck.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectBalanced, moneyClient, type Shop } from '../money-helpers.ts';
-import { json, ownerDb, post, signInFromInvitation, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import {
+  json,
+  ownerDb,
+  post,
+  signInFromInvitation,
+  startTestServer,
+  uniqueEmail,
+  type TestServer,
+} from '../helpers.ts';
 import { randomUUID } from 'node:crypto';
 import { destinationForPayout, setDealDestination } from '../../src/money/destinations.ts';
 

@@ -295,7 +295,7 @@ beforeAll(async () => {
       `INSERT INTO marketplaces (name, mode, provider) VALUES ($1, 'live', 'yookassa_safe_deal') RETURNING id`,
       [uniqueId('Reconciled shop')],
     )
-  ).rows[0]!.id;
+  ).rows[0].id;
 });
 afterAll(async () => {
   await server?.stop();
@@ -357,7 +357,7 @@ async function seedDeal(options: {
       for (const [line, [account, amount]] of entries.entries()) {
         await client.query(
           `INSERT INTO ledger_entries (posting_id, line, account, amount, currency) VALUES ($1, $2, $3, $4, 'RUB')`,
-          [posting.rows[0]!.id, line + 1, account === 'held' ? `deal_held:${dealId}` : account, amount],
+          [posting.rows[0].id, line + 1, account === 'held' ? `deal_held:${dealId}` : account, amount],
         );
       }
     }
@@ -792,7 +792,7 @@ describe('a batch', () => {
     expect(dealsKept).not.toContain(first);
     expect(heartbeats.length).toBeGreaterThan(0);
     expect(heartbeats.at(-1)).toMatchObject({ deals: result.deals });
-    expect(heartbeats.at(-1)!.after >= second!).toBe(true);
+    expect(heartbeats.at(-1)!.after >= second).toBe(true);
   });
 });
 
@@ -812,6 +812,6 @@ describe('the schedule', () => {
     });
     expect(schedule.policies.overlap).toBe('SKIP');
     expect(schedule.state.paused).toBe(false);
-    expect(schedule.info.nextActionTimes[0]!.toISOString()).toMatch(/T03:00:00\.000Z$/);
+    expect(schedule.info.nextActionTimes[0].toISOString()).toMatch(/T03:00:00\.000Z$/);
   });
 });

@@ -151,7 +151,7 @@ describe('a live marketplace on YooKassa Safe Deal', () => {
       const pending = await read(deal.dealId);
       expect(pending).toMatchObject({ status: 'escrow_hold', payout: { status: 'pending' } });
       const [atDouble] = yookassa.payoutsFor(pending.payout.items[0].id);
-      await yookassa.settlePayout(atDouble!.id, 'succeeded');
+      await yookassa.settlePayout(atDouble.id, 'succeeded');
     } finally {
       yookassa.holdPayouts(false);
     }

@@ -97,7 +97,7 @@ describe('OpenAPI', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     const html = await page.text();
-    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
     expect(sources.length).toBeGreaterThanOrEqual(3);
     for (const source of sources) {
       expect(source.startsWith('/docs/')).toBe(true);

@@ -104,9 +104,9 @@ describe('the mail outbox', () => {
         [buyer.email],
       );
       expect(stored.rows).toHaveLength(1);
-      expect(stored.rows[0]!.status).toBe('sent');
-      expect(stored.rows[0]!.text_body).not.toMatch(LINK);
-      expect(stored.rows[0]!.text_body).toContain('rst_…');
+      expect(stored.rows[0].status).toBe('sent');
+      expect(stored.rows[0].text_body).not.toMatch(LINK);
+      expect(stored.rows[0].text_body).toContain('rst_…');
       const read = await json(
         await fetch(`${relayed.url}/admin/mail?to=${encodeURIComponent(buyer.email)}`, {
           headers: { Authorization: `Bearer ${relayed.adminToken}` },
@@ -138,7 +138,7 @@ async function openSetup(link: string) {
   const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
   const page = await browser.get(link);
   expect(page.status).toBe(200);
-  const secret = page.text.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1]!;
+  const secret = page.text.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
   return { browser, secret, form: { _csrf: field(page.text, '_csrf'), token: field(page.text, 'token') } };
 }
 
@@ -152,7 +152,7 @@ describe("an administrator's setup", () => {
     const [second, first] = await newcomer.links();
     expect(first && second && first !== second).toBe(true);
 
-    const setup = await openSetup(first!);
+    const setup = await openSetup(first);
     const done = await setup.browser.post('/admin/setup', {
       ...setup.form,
       password: 'a new admin password',
@@ -161,7 +161,7 @@ describe("an administrator's setup", () => {
     expect(done.status).toBe(303);
 
     // The other link neither shows the secret now in use nor signs in.
-    const later = await new PageBrowser(server, { 'Accept-Language': 'en' }).get(second!);
+    const later = await new PageBrowser(server, { 'Accept-Language': 'en' }).get(second);
     expect(later.status).toBe(400);
     expect(later.text).not.toContain(setup.secret);
     const accepted = await post(`${server.url}/cabinet/invite/accept`, {
@@ -180,7 +180,7 @@ describe("an administrator's setup", () => {
     // An account with a password already: the setup asks for it, which made the page a password oracle.
     await setPassword(server.services.db, newcomer.id, ADMIN_PASSWORD);
     const [link] = await newcomer.links();
-    const setup = await openSetup(link!);
+    const setup = await openSetup(link);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++)
       statuses.push(
@@ -204,7 +204,7 @@ describe("an administrator's setup", () => {
 
 /** An access token of the OpenID Connect flow for this person at the test's site. */
 async function ssoAccess(cabinet: Record<string, string>): Promise<string> {
-  const code = await codeFor(server, site, cabinet.Authorization!.slice('Bearer '.length));
+  const code = await codeFor(server, site, cabinet.Authorization.slice('Bearer '.length));
   const response = await oidcToken(
     server,
     { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },

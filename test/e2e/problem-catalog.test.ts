@@ -68,7 +68,7 @@ function makers(text: string, { withHelpers }: { withHelpers: boolean }): string
 function argumentsAt(text: string, open: number): string {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
-    const char = text[i]!;
+    const char = text[i];
     if (char === "'" || char === '"' || char === '`') {
       for (i++; i < text.length && text[i] !== char; i++) if (text[i] === '\\') i++;
     } else if (char === '(') depth++;
@@ -85,11 +85,10 @@ function emittedCodes(): Emission[] {
     for (const match of text.matchAll(literalCall)) {
       const args = argumentsAt(text, match.index + match[0].indexOf('('));
       const status = /\bstatus:\s*(\d{3})\b/.exec(args)?.[1];
-      emissions.push({ code: match[1]!, ...(status ? { status: Number(status) } : {}), where: file });
+      emissions.push({ code: match[1], ...(status ? { status: Number(status) } : {}), where: file });
     }
     if (file === REFUSALS)
-      for (const [, code] of text.matchAll(/\bcode: '([a-z][a-z0-9_]*)'/g))
-        emissions.push({ code: code!, where: file });
+      for (const [, code] of text.matchAll(/\bcode: '([a-z][a-z0-9_]*)'/g)) emissions.push({ code: code, where: file });
   }
   return emissions;
 }

@@ -84,10 +84,7 @@ const params = (extra: Record<string, string> = {}) => ({
 });
 const hidden = (page: Reply) =>
   Object.fromEntries(
-    [...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
-      m[1]!,
-      unescape(m[2]!),
-    ]),
+    [...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], unescape(m[2])]),
   );
 const unescape = (value: string) => value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 const cookieOf = (page: Reply) => (page.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
@@ -125,14 +122,14 @@ describe('the login form', () => {
     // The form posts here and its answer leads to the client: form-action allows exactly those two origins.
     expect(csp).toMatch(/form-action 'self' https:\/\/client\.example\.com(;|$)/);
     expect(csp).not.toMatch(/script-src/);
-    const sources = [...page.text.matchAll(/(?:src|href|action)="([^"]+)"/g)].map((m) => m[1]!);
+    const sources = [...page.text.matchAll(/(?:src|href|action)="([^"]+)"/g)].map((m) => m[1]);
     for (const source of sources) expect(source.startsWith('/')).toBe(true);
     expect(page.text).not.toMatch(/<script/);
     expect(page.text).toContain('<h1>Sign in to svc ID to continue to Bike Shop &#60;b&#62;</h1>'); // escaped, never markup
     expect(page.text).toContain('client.example.com');
     // Both links lead to the cabinet's pages; after signing up the user comes back to this very request.
     const signUp = new URL(
-      page.text.match(/<a href="([^"]+)">Create an account<\/a>/)![1]!.replace(/&#38;/g, '&'),
+      page.text.match(/<a href="([^"]+)">Create an account<\/a>/)![1].replace(/&#38;/g, '&'),
       server.url,
     );
     expect(signUp.pathname).toBe('/cabinet/sign-up');
@@ -161,7 +158,7 @@ describe('the login form', () => {
     ]);
     expect(sessions.rows[0].count).toBe(2);
 
-    const cookie = session!.split(';')[0]!;
+    const cookie = session!.split(';')[0];
     const page = await request('GET', consent.href, { cookie });
     expect(page.status).toBe(200);
     const allowed = await request('POST', `${server.url}/sso/consent`, {

@@ -108,7 +108,7 @@ describe('openid-client, unmodified', () => {
     });
     const callback = await visit(url);
     const tamper = async (url: string, options: oidc.CustomFetchOptions) => {
-      const response = await fetch(url, options as RequestInit);
+      const response = await fetch(url, options);
       if (!url.endsWith('/sso/oidc/token')) return response;
       const body = (await response.json()) as { id_token: string };
       const [header, payload, signature] = body.id_token.split('.');

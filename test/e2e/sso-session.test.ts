@@ -371,7 +371,7 @@ describe('connected sites', () => {
     expect(fields.confirmed).toBe('yes');
     expect((await browser.post(disconnect, { ...fields, _csrf: 'forged' })).status).toBe(403);
     // A form without the confirmation gets the confirmation page; nothing is disconnected yet.
-    expect((await browser.post(disconnect, { _csrf: fields._csrf! })).text).toContain('Disconnect Bike Shop?');
+    expect((await browser.post(disconnect, { _csrf: fields._csrf })).text).toContain('Disconnect Bike Shop?');
     expect(await sites(user)).toHaveLength(1);
 
     const done = await browser.post(disconnect, fields);

@@ -67,6 +67,6 @@ describe('processes run alone', () => {
   it('a bad variable stops start-up with a message naming it', async () => {
     const api = run('src/bin/api.ts', { ...shared(), PORT: 'eighty' });
     expect(await api.exited).toBe(1);
-    expect(api.output()).toMatch(/Invalid configuration:\n  PORT: /);
+    expect(api.output()).toMatch(/Invalid configuration:\n {2}PORT: /);
   });
 });

@@ -337,12 +337,12 @@ describe('the part of a search the index finds (selective searches at a million 
     const { rows } = await server.services.db.query<{ cars: string; maintenance: string }>(
       `SELECT tender_query('passenger cars Manchester')::text AS cars, tender_query('ремонт автомобилей')::text AS maintenance`,
     );
-    const lexemes = rows[0]!.cars.match(/'[^']+'/g)!;
+    const lexemes = rows[0].cars.match(/'[^']+'/g)!;
     expect(lexemes.length).toBe(new Set(lexemes).size);
-    expect(rows[0]!.cars).toContain("'vehicl'");
+    expect(rows[0].cars).toContain("'vehicl'");
     // «ремонт автомобилей» is vehicle maintenance, not every repair of every vehicle
-    expect(rows[0]!.maintenance).not.toContain("'overhaul'");
-    expect(rows[0]!.maintenance).toContain("'автосервис'");
+    expect(rows[0].maintenance).not.toContain("'overhaul'");
+    expect(rows[0].maintenance).toContain("'автосервис'");
   });
 
   it('reads the share of each lexeme from the planner statistics, prefixes summed, unknown ones at a floor', async () => {
@@ -350,7 +350,7 @@ describe('the part of a search the index finds (selective searches at a million 
       `SELECT tender_search_frequencies($1::tsquery) AS f`,
       ["'поставк' & '#okpd2:21':* & 'zzzunknown'"],
     );
-    const { f } = rows[0]!;
+    const { f } = rows[0];
     expect(Object.keys(f.lexemes).sort()).toEqual(['#okpd2:21:*', 'zzzunknown', 'поставк']);
     expect(f.default).toBeGreaterThan(0);
     expect(f.lexemes.zzzunknown).toBe(f.default);

@@ -52,7 +52,7 @@ describe('full-text search bounds', () => {
     const scores = result.items.map((t) => t.score!);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     expect(scores[0]).toBeGreaterThan(scores.at(-1)!);
-    expect(result.items[0]!.title).toContain(recentWord);
+    expect(result.items[0].title).toContain(recentWord);
     expect(result.items.at(-1)!.title).not.toContain(recentWord);
   });
 
@@ -76,7 +76,7 @@ describe('full-text search bounds', () => {
     const kz = await search(recentWord, { country: 'kz' });
     expect(kz.items.length).toBeGreaterThan(0);
     for (const item of kz.items) expect(item.country).toBe('KZ');
-    const threshold = kz.items[0]!.score!;
+    const threshold = kz.items[0].score!;
     const strong = await search(recentWord, { country: 'KZ', min_score: threshold });
     expect(strong.items.length).toBeLessThan(kz.items.length);
     for (const item of strong.items) expect(item.score).toBeGreaterThanOrEqual(threshold);
@@ -118,7 +118,7 @@ describe('full-text search bounds', () => {
       );
       const result = await client.callTool({ name: 'search_tenders', arguments: { query: 'поставка' } });
       expect(result.isError).toBe(true);
-      expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/^search_timeout: /);
+      expect((result.content as Array<{ text: string }>)[0].text).toMatch(/^search_timeout: /);
       await client.close();
       expect(await used()).toBe(before + 1); // the /v1/me that reads it
     } finally {

@@ -115,7 +115,7 @@ describe('the client address behind N proxies', () => {
   const ipSeenBy = async (hops: number, forwardedFor?: string) =>
     (
       await json(
-        await fetch(`${servers[hops]!.url}/ip`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }),
+        await fetch(`${servers[hops].url}/ip`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }),
       )
     ).ip;
 

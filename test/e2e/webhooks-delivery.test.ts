@@ -37,7 +37,7 @@ const fakeLookup: LookupFunction = (hostname, options, callback) => {
     }
     const all = now.map((address) => ({ address, family: isIP(address) }));
     if (options.all) callback(null, all);
-    else callback(null, all[0]!.address, all[0]!.family);
+    else callback(null, all[0].address, all[0].family);
   });
 };
 
@@ -235,9 +235,9 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
 
     // Our side gave up on the hanging connection after about a second; the retry came after the ~1 s backoff.
     expect(requests).toHaveLength(2);
-    expect(requests[0]!.closedAt! - requests[0]!.at).toBeGreaterThanOrEqual(900);
-    expect(requests[0]!.closedAt! - requests[0]!.at).toBeLessThan(5000);
-    expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(900 + 750);
+    expect(requests[0].closedAt! - requests[0].at).toBeGreaterThanOrEqual(900);
+    expect(requests[0].closedAt! - requests[0].at).toBeLessThan(5000);
+    expect(requests[1].at - requests[0].at).toBeGreaterThanOrEqual(900 + 750);
   });
 });
 
@@ -349,7 +349,7 @@ describe('postWebhook with a pinned address', () => {
     });
     expect(result.httpStatus).toBeNull(); // the fake service closes after the TLS ClientHello
     expect(service.connections).toHaveLength(1);
-    expect(service.connections[0]!.includes('only-pinned.example.test')).toBe(true);
+    expect(service.connections[0].includes('only-pinned.example.test')).toBe(true);
   });
 
   it('tries the next pinned address when the first refuses, as localhost (::1 first) needs for a 127.0.0.1 receiver', async () => {

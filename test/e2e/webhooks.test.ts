@@ -384,17 +384,17 @@ describe('delivery', () => {
 
     expect(hook.received).toHaveLength(1);
     const [request] = hook.received;
-    expect(request!.path).toBe('/hooks/svc');
-    expect(request!.headers).toMatchObject({
+    expect(request.path).toBe('/hooks/svc');
+    expect(request.headers).toMatchObject({
       'content-type': 'application/json',
       'user-agent': expect.stringMatching(/\S/),
       'x-svc-event': 'deal.approved',
       'x-svc-delivery': made.deliveryId,
       'webhook-id': made.eventId,
-      'x-svc-signature': hexSignature(secret, request!.body),
+      'x-svc-signature': hexSignature(secret, request.body),
     });
-    expect(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-    const payload = new Webhook(secret).verify(request!.body.toString('utf8'), standardHeaders(request!.headers));
+    expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    const payload = new Webhook(secret).verify(request.body.toString('utf8'), standardHeaders(request.headers));
     expect(payload).toEqual({
       event: 'deal.approved',
       id: made.deal.id,
@@ -409,9 +409,9 @@ describe('delivery', () => {
       occurred_at: made.occurredAt,
     });
     // The check is real: one changed byte fails both schemes.
-    const tampered = Buffer.from(request!.body.toString('utf8').replace('1234.5', '1234.6'));
-    expect(() => new Webhook(secret).verify(tampered.toString('utf8'), standardHeaders(request!.headers))).toThrow();
-    expect(hexSignature(secret, tampered)).not.toBe(request!.headers['x-svc-signature']);
+    const tampered = Buffer.from(request.body.toString('utf8').replace('1234.5', '1234.6'));
+    expect(() => new Webhook(secret).verify(tampered.toString('utf8'), standardHeaders(request.headers))).toThrow();
+    expect(hexSignature(secret, tampered)).not.toBe(request.headers['x-svc-signature']);
 
     expect(await deliveryStatus(made.deliveryId)).toBe('delivered');
     const [attempt] = await log(shop.id);
@@ -435,13 +435,13 @@ describe('delivery', () => {
 
     expect(hook.received).toHaveLength(3);
     for (const request of hook.received) {
-      expect(request.body.equals(hook.received[0]!.body)).toBe(true);
-      expect(request.headers['x-svc-signature']).toBe(hook.received[0]!.headers['x-svc-signature']);
+      expect(request.body.equals(hook.received[0].body)).toBe(true);
+      expect(request.headers['x-svc-signature']).toBe(hook.received[0].headers['x-svc-signature']);
       expect(request.headers['x-svc-delivery']).toBe(made.deliveryId);
       expect(request.headers['webhook-id']).toBe(made.eventId);
     }
     // Exponential from WEBHOOK_RETRY_BASE_SECONDS=1 with ±20% jitter: about 1 s, then about 2 s.
-    const gaps = [hook.received[1]!.at - hook.received[0]!.at, hook.received[2]!.at - hook.received[1]!.at];
+    const gaps = [hook.received[1].at - hook.received[0].at, hook.received[2].at - hook.received[1].at];
     expect(gaps[0]).toBeGreaterThanOrEqual(750);
     expect(gaps[1]).toBeGreaterThanOrEqual(1550);
 
@@ -463,7 +463,7 @@ describe('delivery', () => {
     const made = await makeEvent(shop.id);
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
     expect(hook.received).toHaveLength(2);
-    expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(1900);
+    expect(hook.received[1].at - hook.received[0].at).toBeGreaterThanOrEqual(1900);
     expect((await log(shop.id)).map((a) => a.status)).toEqual(['delivered', 'retrying']);
   });
 
@@ -491,7 +491,7 @@ describe('delivery', () => {
     expect(await handle.result()).toBe('delivered');
     expect(moved.received).toHaveLength(1);
     expect(old.received).toHaveLength(1);
-    expect(moved.received[0]!.headers['x-svc-signature']).toBe(hexSignature(secret, moved.received[0]!.body));
+    expect(moved.received[0].headers['x-svc-signature']).toBe(hexSignature(secret, moved.received[0].body));
   });
 
   it('marks the delivery and its last attempt failed when Temporal gives up', async () => {
@@ -786,11 +786,11 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
     const answer = await rotated(shop.key, { expire_previous_after_seconds: 600 });
     expect(await handle.result()).toBe('delivered');
     const [failed, retried] = hook.received;
-    expect(retried!.body.equals(failed!.body)).toBe(true);
-    expect(failed!.headers['x-svc-signature']).toBe(hexSignature(old, failed!.body));
-    expect(failed!.headers['x-svc-signature-previous']).toBeUndefined();
-    expect(retried!.headers['x-svc-signature']).toBe(hexSignature(answer.secret, retried!.body));
-    expect(retried!.headers['x-svc-signature-previous']).toBe(hexSignature(old, retried!.body));
+    expect(retried.body.equals(failed.body)).toBe(true);
+    expect(failed.headers['x-svc-signature']).toBe(hexSignature(old, failed.body));
+    expect(failed.headers['x-svc-signature-previous']).toBeUndefined();
+    expect(retried.headers['x-svc-signature']).toBe(hexSignature(answer.secret, retried.body));
+    expect(retried.headers['x-svc-signature-previous']).toBe(hexSignature(old, retried.body));
   });
 });
 
@@ -837,14 +837,14 @@ describe('administrators: webhook log and replay', () => {
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(3);
 
     const [original, again, third] = hook.received;
-    expect([again!.headers['x-svc-delivery'], third!.headers['x-svc-delivery']]).toEqual([
+    expect([again.headers['x-svc-delivery'], third.headers['x-svc-delivery']]).toEqual([
       replay.delivery_id,
       byDelivery.delivery_id,
     ]);
-    for (const request of [again!, third!]) {
+    for (const request of [again, third]) {
       expect(request.headers['webhook-id']).toBe(made.eventId);
-      expect(request.body.equals(original!.body)).toBe(true);
-      expect(request.headers['x-svc-signature']).toBe(original!.headers['x-svc-signature']);
+      expect(request.body.equals(original.body)).toBe(true);
+      expect(request.headers['x-svc-signature']).toBe(original.headers['x-svc-signature']);
       expect(new Webhook(secret).verify(request.body.toString('utf8'), standardHeaders(request.headers))).toMatchObject(
         { event_id: made.eventId },
       );

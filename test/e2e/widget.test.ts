@@ -73,7 +73,7 @@ async function create(
 async function created(fields: Record<string, unknown> = {}, marketplace = sandbox) {
   const result = await create(fields, {}, marketplace);
   expect(result.response.status).toBe(201);
-  return { ...result.deal, buyer_email: result.body.buyer_email as string, body: result.body };
+  return { ...result.deal, buyer_email: result.body.buyer_email, body: result.body };
 }
 
 const start = (id: string, token: string, locale = 'en') => post(widgetUrl(`/${id}/start`), { locale }, wt(token));
@@ -168,7 +168,7 @@ describe('the invitation line', () => {
     await expect
       .poll(
         async () =>
-          (await dealMails(first.deal.id, first.body.buyer_email as string)).map((mail) =>
+          (await dealMails(first.deal.id, first.body.buyer_email)).map((mail) =>
             /\/cabinet\/invite\?token=/.test(mail.text),
           ),
         { timeout: 20_000 },
@@ -183,18 +183,18 @@ describe('the invitation line', () => {
     expect(second.response.status).toBe(201);
     expect(second.deal.invitation_sent).toBe(true);
     await expect
-      .poll(async () => (await dealMails(second.deal.id, first.body.buyer_email as string)).length, { timeout: 20_000 })
+      .poll(async () => (await dealMails(second.deal.id, first.body.buyer_email)).length, { timeout: 20_000 })
       .toBe(1);
 
     // A buyer who has set a password gets the new-deal mail: the answer is the same, so it tells nobody which they are.
-    await signInFromInvitation(server, first.body.buyer_email as string);
+    await signInFromInvitation(server, first.body.buyer_email);
     const third = await create({ buyer_email: first.body.buyer_email });
     expect(third.response.status).toBe(201);
     expect(third.deal.invitation_sent).toBe(true);
     await expect
       .poll(
         async () =>
-          (await dealMails(third.deal.id, first.body.buyer_email as string)).map((mail) =>
+          (await dealMails(third.deal.id, first.body.buyer_email)).map((mail) =>
             /\/cabinet\/invite\?token=/.test(mail.text),
           ),
         { timeout: 20_000 },
@@ -527,7 +527,7 @@ describe('Pay safely', () => {
   async function approved(marketplace = sandbox, headers: Record<string, string> = {}) {
     const result = await create({}, headers, marketplace);
     expect(result.response.status).toBe(201);
-    const deal = { ...result.deal, buyer_email: result.body.buyer_email as string };
+    const deal = { ...result.deal, buyer_email: result.body.buyer_email };
     const view = await json(
       await post(widgetUrl(`/${deal.id}/start`), { locale: 'en' }, { ...wt(deal.widget_token), ...headers }),
     );

@@ -123,7 +123,7 @@ describe('faults against the cluster', () => {
       const receiver = new Receiver();
       await receiver.up();
       const market = await setUpMarketplace(client, cluster.admin, receiver, 'worker');
-      const worker = cluster.workers[0]!;
+      const worker = cluster.workers[0];
       let killedPid: number | undefined;
       const ids = await withFault(client, market, 'worker', async () => {
         killedPid = worker.pid;
@@ -151,7 +151,7 @@ describe('faults against the cluster', () => {
       const receiver = new Receiver();
       await receiver.up();
       const market = await setUpMarketplace(client, cluster.admin, receiver, 'api');
-      const api = cluster.apis[0]!;
+      const api = cluster.apis[0];
       let killedPid: number | undefined;
       // The burst: every creation at once, the main server killed a third of the way in.
       let created = 0;
@@ -196,7 +196,7 @@ describe('faults against the cluster', () => {
         `${DEALS} creations at once, SIGKILLed ${api.name} (pid ${killedPid}) after ${Math.ceil(DEALS / 3)} answers, every client repeated its creation, ${api.name} started again, every deal driven to paid`,
         tallied,
         client,
-        `first answers ${[...new Set(first.map((answer) => answer.status))].join('/')}, repeats ${[...new Set(again.map((answer) => answer.status))].join('/')}; deals rows ${rows.rows[0]!.rows}, distinct external ids ${rows.rows[0]!.distinct}`,
+        `first answers ${[...new Set(first.map((answer) => answer.status))].join('/')}, repeats ${[...new Set(again.map((answer) => answer.status))].join('/')}; deals rows ${rows.rows[0].rows}, distinct external ids ${rows.rows[0].distinct}`,
       );
       expect(first.every((answer) => answer.status === 201 || answer.status === 200)).toBe(true);
       expect(again.map((answer) => answer.status)).toEqual(Array(DEALS).fill(200));
@@ -253,7 +253,7 @@ describe('faults against the cluster', () => {
       });
       // A creation refused during the outage is made when the client repeats it, and goes the whole way too.
       for (const id of await inParallel(probeIds.length, CONCURRENCY, (index) =>
-        driveDeal(client, market, probeIds[index]!),
+        driveDeal(client, market, probeIds[index]),
       ))
         ids.add(id);
       const tallied = await tally(cluster.databaseUrl, receiver, ids, 120_000);

@@ -415,7 +415,7 @@ describe('money under faults', () => {
           () => (releasing.size >= toRelease * 0.6 || !driving ? true : undefined),
           50,
         );
-        await killMidPayout(cluster.workers[0]!.name, [cluster.workers[0]!]);
+        await killMidPayout(cluster.workers[0].name, [cluster.workers[0]]);
       })();
 
       /**
@@ -486,7 +486,7 @@ describe('money under faults', () => {
        * carry an Idempotency-Key, as an integrator retrying them must.
        */
       const drive = async (index: number): Promise<void> => {
-        const id = ids[index]!;
+        const id = ids[index];
         const plan = planOf(index);
         const deadline = Date.now() + DEAL_DEADLINE_MS;
         /** The failed payouts the marketplace has answered with a new destination. */
@@ -652,7 +652,7 @@ describe('money under faults', () => {
             problems.push(`deal ${index}: payout ${item.id} (${item.status}) is unknown to the double`);
         }
         for (const payout of atDouble) {
-          if (!ourPayoutIds.has(payout.metadata.payout_id!))
+          if (!ourPayoutIds.has(payout.metadata.payout_id))
             problems.push(`deal ${index}: the double has payout ${payout.id} that no record of ours names`);
         }
         const paidOut = sumOf(

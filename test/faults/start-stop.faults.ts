@@ -20,7 +20,10 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-start-'));
 chmodSync(dataDir, 0o755);
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const temporalCli = await resolveTemporalCli({ explicit: process.env.TEMPORAL_CLI || undefined, say: (message) => console.log(message) });
+const temporalCli = await resolveTemporalCli({
+  explicit: process.env.TEMPORAL_CLI || undefined,
+  say: (message) => console.log(message),
+});
 const [PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT] = await freePorts(5);
 const ports = { PORT, DATA_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, POSTGRES_PORT };
 const base = `http://127.0.0.1:${ports.PORT}`;
@@ -49,8 +52,8 @@ async function npmStart(extraEnv: Record<string, string> = {}): Promise<Started>
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const deadline = Date.now() + 150_000;
   while (!output.includes('Press Ctrl-C to stop.')) {

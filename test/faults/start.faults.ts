@@ -55,8 +55,8 @@ async function npmStart(): Promise<ChildProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   await until('npm start up', 180_000, () => {
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
     return output.includes('Press Ctrl-C to stop.') ? true : undefined;

@@ -71,7 +71,7 @@ async function routesOf(
     for (const [method, operation] of Object.entries(operations)) {
       if (!['post', 'put', 'patch'].includes(method) || !operation.requestBody) continue;
       const content = operation.requestBody.content as Record<string, { schema?: any }>;
-      const type = Object.keys(content)[0]!;
+      const type = Object.keys(content)[0];
       const kind: Kind | undefined =
         type === 'application/json'
           ? 'json'
@@ -81,7 +81,7 @@ async function routesOf(
               ? 'multipart'
               : undefined;
       if (!kind) continue; // a raw upload (a deal document) is bytes, not a shape
-      const schema = content[type]!.schema ?? {};
+      const schema = content[type].schema ?? {};
       const properties = Object.entries<any>(schema.properties ?? {});
       routes.push({
         server,
@@ -389,7 +389,7 @@ async function flood(requests: Request[]): Promise<Answer[]> {
 }
 
 const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 /**
  * Runs the pass against a running `npm start` and prints its figures with `say`. Answers whether it held, and one

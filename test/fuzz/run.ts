@@ -84,8 +84,8 @@ async function startService(): Promise<Service> {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   say('▸ npm start on a fresh DATA_DIR…');
   const deadline = Date.now() + 5 * 60_000;
   while (!output.includes('Press Ctrl-C to stop.')) {

@@ -29,9 +29,9 @@ describe('OCDS', () => {
       valueCurrency: 'GBP',
       procurementMethod: 'open',
     });
-    expect(tender!.title.length).toBeGreaterThan(5);
-    expect(tender!.classification).toContainEqual(expect.objectContaining({ scheme: 'CPV', id: '45233162-2' }));
-    expect((tender!.raw as { ocid: string }).ocid).toBe('ocds-213czf-000-00001');
+    expect(tender.title.length).toBeGreaterThan(5);
+    expect(tender.classification).toContainEqual(expect.objectContaining({ scheme: 'CPV', id: '45233162-2' }));
+    expect((tender.raw as { ocid: string }).ocid).toBe('ocds-213czf-000-00001');
   });
 
   it('reads record packages and follows links.next across release packages', async () => {
@@ -85,7 +85,7 @@ describe('EIS 44-FZ', () => {
       ],
       url: expect.stringContaining('regNumber=0373100043224000012'),
     });
-    expect(current!.buyerName).toContain('ГОРОДСКАЯ КЛИНИЧЕСКАЯ БОЛЬНИЦА № 12');
+    expect(current.buyerName).toContain('ГОРОДСКАЯ КЛИНИЧЕСКАЯ БОЛЬНИЦА № 12');
     expect(previous).toMatchObject({
       sourceId: '0158300047921000123',
       buyerId: '7421000190',

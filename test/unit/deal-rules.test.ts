@@ -165,7 +165,7 @@ describe('the buyer’s pay', () => {
   it('is refused before approval, once the money is held, and on a closed deal', () => {
     const unapproved: DealSnapshot = {
       ...approved,
-      approvals: [{ ...approved.approvals[0]!, status: 'pending', decided_at: null }],
+      approvals: [{ ...approved.approvals[0], status: 'pending', decided_at: null }],
     };
     expect(code(refusal(unapproved, 'pay', 'buyer'))).toBe('deal_not_approved');
     expect(code(refusal({ ...approved, approvals: [] }, 'pay', 'buyer'))).toBe('deal_not_approved');

@@ -92,7 +92,7 @@ describe.each([
     const document = sampleDocument();
     const results = [await store.put(document), ...(await Promise.all([store.put(document), store.put(document)]))];
     expect(new Set(results.map((result) => JSON.stringify(result))).size).toBe(1);
-    expect((await store.get(results[0]!.key)).equals(document.bytes)).toBe(true);
+    expect((await store.get(results[0].key)).equals(document.bytes)).toBe(true);
   });
 
   it('refuses ids that are not UUIDs and keys outside the scheme', async () => {
@@ -200,7 +200,7 @@ describe('S3 store', () => {
     const stored = await store.put(sampleDocument());
     const object = double.objects.get(stored.key)!;
     object.body = Buffer.from(object.body);
-    object.body[10] = object.body[10]! ^ 0xff;
+    object.body[10] = object.body[10] ^ 0xff;
     await expect(store.get(stored.key)).rejects.toThrow(/checksum/i);
   });
 

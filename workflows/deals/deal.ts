@@ -146,7 +146,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     );
     if (deliveries.length > 0) {
       // One after another, so the marketplace gets this deal's events in order; a failed one does not block the rest.
-      await deliverWebhookOrMarkFailed(deliveries[0]!);
+      await deliverWebhookOrMarkFailed(deliveries[0]);
       deliveries.shift();
       continue;
     }
