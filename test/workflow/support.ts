@@ -1,0 +1,543 @@
+// The workflow layer's harness: the real deal workflow on Temporal's time-skipping test server (the Java build that
+// src/dev/temporal-test-server.ts resolves once into ~/.cache/svc), with activities that are fakes held in memory by
+// the test instead of PostgreSQL, the acquirer and the marketplaces' receivers. Days pass in the server's clock: a
+// test moves it with env.sleep(), or lets it run to the next timer by awaiting a workflow's result.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type LogEntry,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import type { Activities } from '../../activities/index.ts';
+import type { ChangeEvent, DealChange, DealRecords } from '../../activities/deals/records.ts';
+import type { SellerPayoutResult } from '../../activities/deals/payouts.ts';
+import { resolveTemporalTestServer } from '../../src/dev/temporal-test-server.ts';
+import {
+  dealStatus,
+  dealWorkflowId,
+  type DealSnapshot,
+  type DealStatus,
+  type EscrowProviderName,
+  type PaymentRecord,
+} from '../../src/deals/model.ts';
+import { dealSearchAttributes } from '../../src/deals/search-attributes.ts';
+import type { CreatedPayment, ProviderPayout } from '../../src/escrow/provider.ts';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes.ts';
+import { WORKFLOWS_PATH } from '../../src/worker.ts';
+import type { DealSettings, DealWorkflowInput } from '../../workflows/deals/deal-messages.ts';
+import type { dealWorkflow } from '../../workflows/deals/deal.ts';
+import { WEBHOOK_GONE } from '../../workflows/webhooks/webhook-options.ts';
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+/** The service's defaults (src/config.ts): refund by policy, 12 hours before the lapse, a history of 10 000 events. */
+export const SETTINGS: DealSettings = { holdPolicy: 'refund', holdMarginSeconds: 12 * 3600, historyLimit: 10_000 };
+
+/**
+ * What the workflows and the SDK logged at WARN and above: a test reads what it expects (a payout re-read that failed).
+ * Kept out of the output, where the timers' deliberate failures would read as trouble; TEST_LOG_LEVEL prints them too.
+ */
+export const logged: LogEntry[] = [];
+const quiet = new DefaultLogger('WARN', (entry) => {
+  logged.push(entry);
+  if (process.env.TEST_LOG_LEVEL) console.error(entry.level, entry.message, entry.meta ?? '');
+});
+
+function installQuietRuntime(): void {
+  try {
+    Runtime.install({
+      logger: quiet,
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    });
+  } catch {
+    // Installed already in this process: its logger stays.
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The workflow bundle, once for the layer
+
+/** Everything the bundle is made of that changes with the code: the workflows and the sources they import. */
+function bundleInputsHash(): string {
+  const root = path.resolve(import.meta.dirname, '..', '..');
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const file = path.join(dir, name);
+      if (statSync(file).isDirectory()) walk(file);
+      else if (name.endsWith('.ts')) hash.update(file).update(readFileSync(file));
+    }
+  };
+  for (const dir of ['workflows', 'src']) walk(path.join(root, dir));
+  hash.update(readFileSync(path.join(root, 'package-lock.json')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The deal workflow's bundle. Bundling takes seconds, and each test file runs in a process of its own: the first file
+ * writes the bundle to the temporary directory under the hash of its sources while the others wait for it (a lock
+ * file), and later runs read it. Any change to workflows/ or src/ is another hash, so a stale bundle is never run.
+ */
+export async function workflowBundle(): Promise<WorkflowBundle> {
+  const dir = path.join(os.tmpdir(), 'svc-workflow-bundles');
+  const file = path.join(dir, `${bundleInputsHash()}.js`);
+  const lock = `${file}.lock`;
+  mkdirSync(dir, { recursive: true });
+  for (const deadline = Date.now() + 60_000; ;) {
+    if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      // Another file is bundling: its bundle comes within seconds. A lock left by a process that died is not waited
+      // for longer than a minute.
+      if (Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet });
+    // Written aside, then renamed: a reader finds a whole bundle or none.
+    const partial = `${file}.${process.pid}`;
+    writeFileSync(partial, bundle.code);
+    renameSync(partial, file);
+    return bundle;
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The time-skipping server
+
+/** Starts the test server with the deal search attributes known, and the bundle beside it. */
+export async function startTimeSkipping(): Promise<{ env: TestWorkflowEnvironment; bundle: WorkflowBundle }> {
+  installQuietRuntime();
+  const server = await resolveTemporalTestServer({
+    explicit: process.env.TEMPORAL_TEST_SERVER || undefined,
+    say: (message) => console.log(message),
+  });
+  const [env, bundle] = await Promise.all([
+    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: server } } }),
+    workflowBundle(),
+  ]);
+  // The workflow sets the deal search attributes, and the test server refuses ones it does not know. It has no flag
+  // for them and cannot list them (so not ensureSearchAttributes), but it adds them through the operator API.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [
+        name,
+        proto.temporal.api.enums.v1.IndexedValueType[
+          `INDEXED_VALUE_TYPE_${type.toUpperCase() as Uppercase<typeof type>}`
+        ],
+      ]),
+    ),
+  });
+  return { env, bundle };
+}
+
+/** A worker of the bundle with the given activities, running until stop(). */
+export async function runWorker(
+  env: TestWorkflowEnvironment,
+  bundle: WorkflowBundle,
+  activities: object,
+  taskQueue: string,
+): Promise<{ stop: () => Promise<void> }> {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities,
+  });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/** Replays a run's history on the bundle: a workflow whose timers fired must take the same steps again. */
+export async function expectReplays(bundle: WorkflowBundle, handle: WorkflowHandle, runId?: string): Promise<void> {
+  const history = await handle.client.getHandle(handle.workflowId, runId).fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: bundle, replayName: handle.workflowId }, history);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Deals as the records hold them
+
+let serial = 0;
+const unique = (prefix: string) => `${prefix}-${process.pid}-${++serial}`;
+
+/** A deal approved by its buyer, with its offer: ready for escrow. */
+export function approvedSnapshot(at: number, options: { amount?: number } = {}): DealSnapshot {
+  const created = new Date(at - HOUR).toISOString();
+  const id = crypto.randomUUID();
+  return {
+    deal: {
+      id,
+      marketplace_id: crypto.randomUUID(),
+      external_id: unique('order'),
+      title: 'Sofa',
+      buyer_email: `${unique('buyer')}@example.com`,
+      buyer_name: 'Buyer',
+      seller_email: '',
+      amount: options.amount ?? 2500,
+      fee: 0,
+      fee_moment: 'close',
+      currency: 'RUB',
+      description: '',
+      created_at: created,
+      updated_at: created,
+    },
+    version: 2,
+    documents: [
+      {
+        id: crypto.randomUUID(),
+        kind: 'offer',
+        name: 'offer.pdf',
+        content_type: 'application/pdf',
+        size: 5,
+        sha256: '0'.repeat(64),
+        created_at: created,
+      },
+    ],
+    approvals: [
+      {
+        id: crypto.randomUUID(),
+        status: 'approved',
+        approver: '',
+        comment: '',
+        created_at: created,
+        decided_at: created,
+      },
+    ],
+    payments: [],
+    dispute: null,
+    cancellation: null,
+    refunds: [],
+    payouts: [],
+    delivery: null,
+  };
+}
+
+/** A deal whose money the acquirer holds until `holdExpiresAt` (a sandbox payment unless told). */
+export function heldSnapshot(
+  at: number,
+  holdExpiresAt: number,
+  options: { provider?: EscrowProviderName; amount?: number } = {},
+): DealSnapshot {
+  const snapshot = approvedSnapshot(at, options);
+  const paymentId = crypto.randomUUID();
+  const provider = options.provider ?? 'sandbox';
+  const payment: PaymentRecord = {
+    id: paymentId,
+    amount: snapshot.deal.amount,
+    currency: 'RUB',
+    provider,
+    status: 'hold',
+    payment_url: null,
+    provider_payment_id: `${provider}_${paymentId}`,
+    hold_expires_at: new Date(holdExpiresAt).toISOString(),
+    ...(provider === 'yookassa_safe_deal' ? { provider_deal_id: `deal_${paymentId}` } : {}),
+    created_at: new Date(at).toISOString(),
+    updated_at: new Date(at).toISOString(),
+  };
+  return { ...snapshot, version: 3, payments: [payment] };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The activities, in memory
+
+/** Every activity the deal workflow calls (local and regular), with the real signatures. */
+type DealActivityName =
+  | 'recordDealChange'
+  | 'provisionParties'
+  | 'provisionApprover'
+  | 'createEscrowPayment'
+  | 'captureEscrowPayment'
+  | 'cancelEscrowPayment'
+  | 'prepareContract'
+  | 'createSellerPayout'
+  | 'getSellerPayout'
+  | 'refundEscrowPart'
+  | 'deliverWebhook'
+  | 'markWebhookDeliveryFailed';
+export type DealActivities = Pick<Activities, DealActivityName>;
+
+/** One call of an activity: its arguments, and when the server scheduled the attempt (its clock, not ours). */
+export interface ActivityCall {
+  name: DealActivityName;
+  args: unknown[];
+  dealId?: string;
+  /** The attempt's scheduled time in the test server's clock (regular activities; 0 for local ones). */
+  at: number;
+  attempt: number;
+}
+
+/** An event a change recorded, with the webhook delivery it got (none for a mail-only one). */
+export interface RecordedEvent extends ChangeEvent {
+  status: DealStatus;
+  webhook: boolean;
+}
+
+/** What a webhook receiver answers one attempt: delivered, 410 Gone, or a failure retried after `retryInMs`. */
+export type WebhookAnswer = 'delivered' | 'gone' | { fail: string; retryInMs?: number };
+
+/** What the acquirer answers a payout. */
+export type SellerPayoutAnswer = SellerPayoutResult;
+
+/** One deal as the fake records hold it. */
+export interface FakeDeal {
+  snapshot: DealSnapshot;
+  status: DealStatus;
+  /** Every write the workflow made, in order (changes and re-assertions). */
+  writes: DealChange[];
+  events: RecordedEvent[];
+  /** What the acquirer answers a payout (default: succeeded at once to a test card). */
+  payoutAnswers: SellerPayoutAnswer[];
+  /** What the acquirer answers each re-read of a pending payout, in turn (default: still pending). */
+  payoutReads: Array<ProviderPayout | 'refuse'>;
+  /** What the acquirer answers the creation of a payment (default: held at once, as the sandbox does). */
+  createdStatus: CreatedPayment['status'];
+}
+
+/**
+ * The records, the acquirer and the webhook receivers of the deal workflow, in memory: the activities write here, and
+ * the test reads what was written and called, and says what the acquirer and the receivers answer.
+ */
+export class FakeWorld {
+  readonly deals = new Map<string, FakeDeal>();
+  readonly calls: ActivityCall[] = [];
+  /** Delivery id → the deal and event it tells. */
+  readonly deliveries = new Map<string, { dealId: string; type: string }>();
+  /** Deliveries delivered and marked failed, in order. */
+  readonly delivered: string[] = [];
+  readonly failed: string[] = [];
+  /** What the receivers answer: by default every attempt is delivered (reset() puts it back). */
+  webhookAnswer: (delivery: { id: string; dealId: string; type: string }, attempt: number) => WebhookAnswer = () =>
+    'delivered';
+
+  /** The receivers answer every attempt again; what earlier tests recorded stays (each test reads its own deals). */
+  reset(): void {
+    this.webhookAnswer = () => 'delivered';
+  }
+
+  /** Puts a deal into the records, as the API does when it creates one; its deal.created waits for delivery. */
+  seed(snapshot: DealSnapshot): FakeDeal {
+    const deal: FakeDeal = {
+      snapshot: structuredClone(snapshot),
+      status: dealStatus(snapshot),
+      writes: [],
+      events: [],
+      payoutAnswers: [],
+      payoutReads: [],
+      createdStatus: 'hold',
+    };
+    this.deals.set(snapshot.deal.id, deal);
+    this.deliveries.set(`created/${snapshot.deal.id}`, { dealId: snapshot.deal.id, type: 'deal.created' });
+    return deal;
+  }
+
+  deal(dealId: string): FakeDeal {
+    const deal = this.deals.get(dealId);
+    if (!deal) throw new Error(`no deal ${dealId} in the fake records`);
+    return deal;
+  }
+
+  callsOf(name: DealActivityName, dealId?: string): ActivityCall[] {
+    return this.calls.filter((call) => call.name === name && (dealId === undefined || call.dealId === dealId));
+  }
+
+  /** The deal's webhook events with their deliveries, by type, in the order they were recorded. */
+  webhookEvents(dealId: string): string[] {
+    return this.deal(dealId)
+      .events.filter((event) => event.webhook)
+      .map((event) => event.type);
+  }
+
+  private log(name: DealActivityName, args: unknown[], dealId?: string): ActivityCall {
+    const { info } = Context.current();
+    const call = {
+      name,
+      args,
+      dealId,
+      at: info.isLocal ? 0 : info.currentAttemptScheduledTimestampMs,
+      attempt: info.attempt,
+    };
+    this.calls.push(call);
+    return call;
+  }
+
+  private dealOfPayment(providerPaymentId: string): string | undefined {
+    for (const [id, deal] of this.deals)
+      if (this.latestRecords(deal).payments.some((payment) => payment.provider_payment_id === providerPaymentId))
+        return id;
+    return undefined;
+  }
+
+  private dealOfPayout(providerPayoutId: string): string | undefined {
+    for (const [id, deal] of this.deals)
+      if ((this.latestRecords(deal).payouts ?? []).some((payout) => payout.provider_payout_id === providerPayoutId))
+        return id;
+    return undefined;
+  }
+
+  /** The records as the deal's last write left them. */
+  latestRecords(deal: FakeDeal): DealRecords {
+    return deal.writes.findLast((write) => write.records)?.records ?? deal.snapshot;
+  }
+
+  readonly activities: DealActivities = {
+    recordDealChange: async (change) => {
+      this.log('recordDealChange', [change], change.dealId);
+      const deal = this.deal(change.dealId);
+      deal.writes.push(structuredClone(change));
+      deal.status = change.status;
+      const told = [...(change.events ?? []), ...(change.event ? [change.event] : [])];
+      for (const event of told) {
+        const webhook = !event.mailOnly;
+        deal.events.push({ ...event, status: change.status, webhook });
+        if (webhook) this.deliveries.set(event.deliveryId, { dealId: change.dealId, type: event.type });
+      }
+      return {
+        deliveryId: change.event?.deliveryId ?? null,
+        ...(change.event ? { eventId: change.event.id } : {}),
+        deliveryIds: (change.events ?? []).filter((event) => !event.mailOnly).map((event) => event.deliveryId),
+      };
+    },
+    provisionParties: async (dealId) => {
+      this.log('provisionParties', [dealId], dealId);
+      const deal = this.deals.get(dealId);
+      if (!deal) return;
+      return {
+        eventId: `created/${dealId}`,
+        deliveryId: `created/${dealId}`,
+        snapshot: structuredClone(deal.snapshot),
+      };
+    },
+    provisionApprover: async (dealId, email) => {
+      this.log('provisionApprover', [dealId, email], dealId);
+    },
+    createEscrowPayment: async (name, input) => {
+      this.log('createEscrowPayment', [name, input], input.dealId);
+      return {
+        status: this.deal(input.dealId).createdStatus,
+        providerPaymentId: `${name}_${input.paymentId}`,
+        paymentUrl: null,
+        ...(name === 'yookassa_safe_deal' ? { providerDealId: `deal_${input.paymentId}` } : {}),
+      };
+    },
+    captureEscrowPayment: async (...args) => {
+      this.log('captureEscrowPayment', args, this.dealOfPayment(args[1]));
+    },
+    cancelEscrowPayment: async (...args) => {
+      this.log('cancelEscrowPayment', args, this.dealOfPayment(args[1]));
+    },
+    prepareContract: async (input) => {
+      this.log('prepareContract', [input], input.dealId);
+      return {
+        id: input.documentId,
+        kind: 'contract',
+        name: 'contract.docx',
+        content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        size: 1,
+        sha256: '0'.repeat(64),
+        created_at: input.createdAt,
+        organization_id: crypto.randomUUID(),
+        storage_key: `contracts/${input.documentId}`,
+      };
+    },
+    createSellerPayout: async (input) => {
+      this.log('createSellerPayout', [input], input.dealId);
+      const answer = this.deal(input.dealId).payoutAnswers.shift();
+      if (answer) return answer;
+      return {
+        providerPayoutId: `po_${input.payoutId}`,
+        status: 'succeeded',
+        failureReason: null,
+        amount: input.owed,
+        destination: { type: 'test_card', title: 'Test card ···1111' },
+      };
+    },
+    getSellerPayout: async (name, providerPayoutId) => {
+      const dealId = this.dealOfPayout(providerPayoutId);
+      this.log('getSellerPayout', [name, providerPayoutId], dealId);
+      const answer = dealId ? this.deal(dealId).payoutReads.shift() : undefined;
+      if (answer === 'refuse')
+        throw ApplicationFailure.create({ type: 'acquirer_refused', message: 'No such payout', nonRetryable: true });
+      return answer ?? { providerPayoutId, status: 'pending', failureReason: null };
+    },
+    refundEscrowPart: async (...args) => {
+      this.log('refundEscrowPart', args, this.dealOfPayment(args[1].providerPaymentId));
+    },
+    deliverWebhook: async (deliveryId) => {
+      const delivery = this.deliveries.get(deliveryId);
+      const call = this.log('deliverWebhook', [deliveryId], delivery?.dealId);
+      if (!delivery) throw ApplicationFailure.create({ message: `no delivery ${deliveryId}`, nonRetryable: true });
+      const answer = this.webhookAnswer({ id: deliveryId, ...delivery }, call.attempt);
+      if (answer === 'delivered') {
+        this.delivered.push(deliveryId);
+        return;
+      }
+      if (answer === 'gone') {
+        throw ApplicationFailure.create({ message: '410 Gone', type: WEBHOOK_GONE, nonRetryable: true });
+      }
+      // As the real activity fails an attempt: the delay it chose, or none (the retry policy's backoff then).
+      throw ApplicationFailure.create({
+        message: answer.fail,
+        type: 'WebhookAttemptFailed',
+        ...(answer.retryInMs !== undefined ? { nextRetryDelay: answer.retryInMs } : {}),
+      });
+    },
+    markWebhookDeliveryFailed: async (deliveryId) => {
+      this.log('markWebhookDeliveryFailed', [deliveryId], this.deliveries.get(deliveryId)?.dealId);
+      this.failed.push(deliveryId);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Starting a deal
+
+/** Starts the deal's workflow as the API does (src/deals/commands.ts startOptions): from the records, not provisioned. */
+export async function startDeal(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  snapshot: DealSnapshot,
+  settings: Partial<DealSettings> = {},
+): Promise<WorkflowHandle<typeof dealWorkflow>> {
+  const input: DealWorkflowInput = { snapshot, settings: { ...SETTINGS, ...settings } };
+  return env.client.workflow.start<typeof dealWorkflow>('dealWorkflow', {
+    workflowId: dealWorkflowId(snapshot.deal.marketplace_id, snapshot.deal.external_id),
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: dealSearchAttributes(snapshot.deal, dealStatus(snapshot)),
+    memo: { title: snapshot.deal.title },
+  });
+}
+
+/** The timers the run started so far, in its history: how long each was set for. */
+export async function timersStarted(handle: WorkflowHandle): Promise<number[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? [])
+    .map((event) => event.timerStartedEventAttributes?.startToFireTimeout)
+    .filter((timeout) => timeout != null)
+    .map((timeout) => Number(timeout.seconds ?? 0) * 1000 + Math.round((timeout.nanos ?? 0) / 1e6));
+}
