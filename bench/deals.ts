@@ -44,8 +44,9 @@ const phases = new Set(
 /** The requests one lifecycle makes: create, document, ask approval, approve, escrow, release. */
 const LIFECYCLE_REQUESTS = 6;
 /**
- * The webhooks one lifecycle makes, each once, in this order: one per status the deal enters (CONTRACT.md's
- * deal.<status>), and deal.payout_sent between the release and deal.paid: the deal is paid once its payout succeeded.
+ * The webhooks one lifecycle makes, each once, in this order: one per status the deal enters (deal.<status>,
+ * docs/decisions/0009-an-event-for-every-status.md), and deal.payout_sent between the release and deal.paid: the deal
+ * is paid once its payout succeeded.
  */
 const LIFECYCLE_EVENTS = [
   'deal.created',

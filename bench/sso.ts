@@ -1,6 +1,6 @@
 // bench/sso: against a running stack (`npm start` in another terminal), measures authorization code exchanges per
-// second with p50/p99 at 1, 10 and 50 concurrent: the spec's JSON exchange (POST /sso/token, answers the profile) and
-// the OpenID Connect token endpoint (also records an access token and signs an ID token); and, for scale, the
+// second with p50/p99 at 1, 10 and 50 concurrent: the simplified JSON exchange (POST /sso/token, answers the profile)
+// and the OpenID Connect token endpoint (also records an access token and signs an ID token); and, for scale, the
 // authorize step that issues the codes.
 // Usage: npm run bench:sso [-- --codes 2000]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL as for the service.

@@ -1,4 +1,4 @@
-// Cabinet tokens (ct_…): the spec's cabinet token, stored as a hash with an expiry. SSO accepts the same token. Each
+// Cabinet tokens (ct_…): the API's cabinet token, stored as a hash with an expiry. SSO accepts the same token. Each
 // session also has a public id, the browser it was started in and when it was last used, for its owner's list.
 import type { Middleware } from 'koa';
 import { inTransaction, type Db, type DbClient } from '../db.ts';

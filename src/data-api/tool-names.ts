@@ -1,4 +1,4 @@
-// The MCP tools of SPEC; /v1/me lists them as what a key may call.
+// The MCP tools of the data server (docs/architecture.md#data-api-and-mcp); /v1/me lists them as what a key may call.
 export const TOOL_NAMES = [
   'search_tenders',
   'get_tender',

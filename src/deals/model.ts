@@ -188,7 +188,7 @@ export interface DealSnapshot {
   delivery?: DeliveryRecord | null;
 }
 
-/** CONTRACT's order, first match wins. */
+/** The deal's status from its records, first match wins (docs/architecture.md#statuses). */
 export function dealStatus(
   records: Pick<DealSnapshot, 'documents' | 'approvals' | 'payments' | 'cancellation'>,
 ): DealStatus {
@@ -243,7 +243,7 @@ export const FIRST_STATUS_EVENTS: readonly DealStatus[] = [
   'disputed',
 ];
 
-/** Payment moves CONTRACT allows; anything else is 400 invalid_payment_state. */
+/** The moves a payment may make; anything else is 400 invalid_payment_state (docs/architecture.md#statuses). */
 export const PAYMENT_MOVES: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ['hold', 'refunded'],
   hold: ['released', 'refunded', 'disputed'],

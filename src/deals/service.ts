@@ -162,7 +162,8 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
     },
   );
   if (!created) refuseConflicts(deal, input);
-  // A new deal has no records yet: one insert and one workflow start make the hot path (DESIGN rule 9).
+  // A new deal has no records yet: one insert and one workflow start make the hot path
+  // (docs/decisions/0005-creation-is-one-insert-and-one-start.md).
   const snapshot = created
     ? { deal, version: 0, documents: [], approvals: [], payments: [], dispute: null, cancellation: null }
     : (await loadSnapshot(services.db, deal.id))!;

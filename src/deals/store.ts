@@ -1,5 +1,6 @@
-// Reading and writing deal records in PostgreSQL. Reads never need the workflow (DESIGN rule 2); writes after
-// creation happen only in the workflow's persistence activity (activities/deals/records.ts).
+// Reading and writing deal records in PostgreSQL. Reads never need the workflow
+// (docs/decisions/0002-postgresql-is-the-record.md); writes after creation happen only in the workflow's persistence
+// activity (activities/deals/records.ts).
 import type { DbClient } from '../db.ts';
 import type { FeeMoment } from '../money/fee.ts';
 import type {

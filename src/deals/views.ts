@@ -47,9 +47,9 @@ export const DEAL_DEFAULTS = {
 } as const;
 
 /**
- * The deal request fields of SPEC. A field left out stays undefined here, so that a repeat of a creation is compared
- * on the fields it gives (dealConflicts); withDealDefaults fills in the rest for a new deal. The OpenAPI document
- * shows each default (on the inner schema, which is what the document is made from).
+ * The request fields of a deal's creation (POST /api/mkt/deals). A field left out stays undefined here, so that a
+ * repeat of a creation is compared on the fields it gives (dealConflicts); withDealDefaults fills in the rest for a
+ * new deal. The OpenAPI document shows each default (on the inner schema, which is what the document is made from).
  */
 export const DealFields = z.object({
   external_id: z.string().min(1).max(128).describe("The marketplace's own deal id; creation is idempotent on it"),

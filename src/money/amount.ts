@@ -5,7 +5,7 @@
 // A JSON number of the API (at most two decimals, at most 10^13: the deal's `Money` schema) is exact as a double in
 // its shortest decimal form, the form String() and JSON.stringify write: parsing that text gives the amount exactly.
 
-/** Minor units per major unit: every amount has two decimals (CONTRACT: "Amounts ... with two decimals"). */
+/** Minor units per major unit: every amount has two decimals (docs/decisions/0011-money-in-minor-units.md). */
 export const MINOR_PER_UNIT = 100n;
 
 const DECIMAL = /^([+-])?(\d+)(?:\.(\d{1,2}))?$/;

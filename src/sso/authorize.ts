@@ -1,5 +1,5 @@
 // GET /sso/authorize and the login form it shows. With a cabinet token in Authorization it issues a code and answers
-// 302 to the client at once (the spec's flow, no consent). A browser reuses its cabinet session (the svc_session
+// 302 to the client at once (the simplified flow, no consent). A browser reuses its cabinet session (the svc_session
 // cookie) unless prompt=login or max_age asks for a fresh sign-in; otherwise it gets the form, whose POST signs in,
 // starts that browser session (so the next client needs no password) and answers 303 to the client (a top-level
 // navigation), or to the consent page the first time this client asks. Errors are pages (problem+json for callers

@@ -21,7 +21,7 @@ export interface CodeGrant {
   authTime?: Date;
 }
 
-/** The profile the spec's token exchange answers with, and what the code was issued for. */
+/** The profile the JSON token exchange (POST /sso/token) answers with, and what the code was issued for. */
 export interface Redeemed {
   user: { svc_id: string; email: string; name: string; org: { id: string; name: string } };
   scope: string;
@@ -62,7 +62,7 @@ export interface Redemption {
   client: { id: string; secret: string };
   redirectUri: string;
   codeVerifier?: string;
-  /** The access token to record with the code (the OpenID Connect endpoint), or none (the spec's endpoint). */
+  /** The access token to record with the code (the OpenID Connect endpoint), or none (POST /sso/token). */
   accessToken?: { token: string; ttlSeconds: number };
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   clientChallenge?: string;

@@ -1,7 +1,7 @@
-// Standard OpenID Connect beside the spec's flow, so stock client libraries work unchanged: discovery (issuer =
+// Standard OpenID Connect beside the simplified flow, so stock client libraries work unchanged: discovery (issuer =
 // BASE_URL), the JWKS, a form-encoded token endpoint (client_secret_basic or client_secret_post) that answers
 // access_token, token_type, expires_in and a signed id_token, and userinfo. Authorization is /sso/authorize, shared
-// with the spec's flow, and a code redeemed at either token endpoint is gone from both.
+// with the simplified flow, and a code redeemed at either token endpoint is gone from both.
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';

@@ -111,7 +111,7 @@ export function refuse(
   sendTo(ctx, withParams(refusal.target, values), status);
 }
 
-/** 302 answers a GET (as the spec says); 303 a form post, so the browser follows with a GET. */
+/** 302 answers a GET (as the simplified flow does); 303 a form post, so the browser follows with a GET. */
 export function sendTo(ctx: Context, location: string, status: 302 | 303) {
   if (status === 303) return redirect(ctx, location);
   ctx.status = 302;

@@ -1,6 +1,6 @@
-// Single sign-on: the spec's token exchange (JSON in, profile out), client registration and the administrative card,
-// plus the authorize and consent pages, the standard OpenID Connect endpoints beside them, and the user's connected
-// sites (JSON and page).
+// Single sign-on: the simplified token exchange (JSON in, profile out), client registration and the administrative
+// card, plus the authorize and consent pages, the standard OpenID Connect endpoints beside them, and the user's
+// connected sites (JSON and page).
 import { z } from 'zod';
 import { nonBlank } from '../http/text.ts';
 import type { Api } from '../http/api.ts';

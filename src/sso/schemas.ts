@@ -1,4 +1,4 @@
-// Shapes of the SSO API: the spec's profile (what a client learns about the user) and the client card.
+// Shapes of the SSO API: the profile (what a client learns about the user) and the client card.
 import { z } from 'zod';
 import { parseRedirectUris, redirectUriProblem } from './redirect-uris.ts';
 import { EXACT_REDIRECT_URI, WILDCARD_REDIRECT_URI } from '../http/web-addresses.ts';
@@ -30,7 +30,10 @@ export const ClientCard = z.object({
   secret_rotated_at: z.iso.datetime().nullable(),
 });
 
-/** The rules of CONTRACT's SSO section, so that a bad URI is a 400 naming the field. */
+/**
+ * The redirect URI rules (docs/decisions/0019-redirect-uris-compared-as-components.md), so that a bad URI is a 400
+ * naming the field.
+ */
 const ONE_REDIRECT_URI = `(?:${EXACT_REDIRECT_URI}|${WILDCARD_REDIRECT_URI})`;
 
 export const RedirectUris = z

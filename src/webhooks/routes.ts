@@ -110,7 +110,8 @@ const AttemptItem = z.object({
 
 const Replayed = z.object({ delivery_id: z.uuid(), event_id: z.uuid(), status: z.literal('pending') });
 
-// Ids that cannot be ours are simply unknown (404), as CONTRACT asks, rather than a 400 about their format.
+// Ids that cannot be ours are simply unknown (404), rather than a 400 about their format
+// (docs/decisions/0016-errors-are-problem-details-from-one-catalog.md).
 const IdParam = z.object({ id: z.string() });
 
 export function webhookRoutes(api: Api, services: Services): void {

@@ -1,6 +1,7 @@
-// Webhook secrets and signatures. Two schemes over the same stored bytes: the spec's X-Svc-Signature (hex HMAC of the
-// body, keyed with the whole whsec_ string) and Standard Webhooks (so receivers can use its libraries and reject
-// replays by timestamp). While a rotated-out secret still signs, each scheme carries its signature too.
+// Webhook secrets and signatures (docs/decisions/0008-webhooks-fixed-bytes-ordered-per-deal.md). Two schemes over the
+// same stored bytes: our own X-Svc-Signature (hex HMAC of the body, keyed with the whole whsec_ string) and Standard
+// Webhooks (so receivers can use its libraries and reject replays by timestamp). While a rotated-out secret still
+// signs, each scheme carries its signature too.
 import { createHmac, randomBytes } from 'node:crypto';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
@@ -44,7 +45,7 @@ export function webhookHeaders(input: SignInput): Record<string, string> {
   };
 }
 
-/** The spec's scheme: keyed with the whole whsec_ string as UTF-8, lowercase hex. */
+/** X-Svc-Signature: keyed with the whole whsec_ string as UTF-8, lowercase hex. */
 function svcSignature(secret: string, body: Buffer): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
 }

@@ -1,7 +1,8 @@
-// One workflow per deal: the only writer of the deal after creation (DESIGN rule 1). This function wires the deal
-// (workflows/deals/deal-entity.ts) to its messages: updates validate and answer, signals carry acquirer news. Its loop sends
-// webhook events one after another, in the order they happened, acts before an acquirer's hold lapses, ends when the
-// deal is closed and continues as new when the history grows long. Deterministic code only.
+// One workflow per deal: the only writer of the deal after creation (docs/decisions/0001-one-writer-per-deal.md).
+// This function wires the deal (workflows/deals/deal-entity.ts) to its messages: updates validate and answer, signals
+// carry acquirer news. Its loop sends webhook events one after another, in the order they happened, acts before an
+// acquirer's hold lapses, ends when the deal is closed and continues as new when the history grows long.
+// Deterministic code only.
 //
 // Changing this code: old histories must still replay (the determinism test in test/e2e/deal-workflow.test.ts replays
 // test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no

@@ -43,7 +43,7 @@ function init(options: InitOptions): Widget | undefined {
 }
 
 function initAll(): void {
-  // The spec names one id; a page that repeats it still gets every widget.
+  // The embedding snippet names one id; a page that repeats it still gets every widget.
   document.querySelectorAll<HTMLElement>('#aris-deal-widget').forEach((container) => {
     if (!container.shadowRoot) init({ container });
   });
