@@ -89,8 +89,8 @@ export function publicConsolePage(services: Services, handler: (p: Page & { c: C
 
 /**
  * The wrapper of every signed-in console page: no administrator, a redirect to the sign-in; a change (any method but
- * GET) by a role outside `may` (by default `admin` alone) is a 403 page, and its form's CSRF token is checked before
- * the handler runs (read the form with `consoleForm`).
+ * GET) by a role outside `may` (by default `admin` alone) is a 403 page. It does not check CSRF: a handler that changes
+ * something reads its form with `consoleForm`, which checks the form's token before it answers the fields.
  */
 export function consolePage(
   services: Services,

@@ -233,7 +233,7 @@ export const DEAL_EVENTS: DealEvent[] = [
 ];
 export const statusEvent = (status: DealStatus): DealEvent => `deal.${status}` as DealEvent;
 
-/** Statuses that sent a webhook before every status did (workflows without the 'all-status-events' patch). */
+/** Statuses that sent a webhook before every status did (workflows without the 'deal-people' patch). */
 export const FIRST_STATUS_EVENTS: readonly DealStatus[] = [
   'approved',
   'rejected',

@@ -1,6 +1,7 @@
-// The mail of each step of a deal to the people it concerns, in their language: sent by the deal's records activity
-// (activities/deals/records.ts) once a change is stored. Every mail is keyed by the change's event and the recipient's
-// role, so a retried activity writes (and sends) nothing twice. The wording lives in src/mail/templates.ts.
+// The mail of each step of a deal to the people it concerns, in their language. The deal's records activity
+// (activities/deals/records.ts) writes a change's notices in the change's transaction; the drainer of
+// src/deals/notice-outbox.ts sends them from here after the commit. Every mail is keyed by the change's event and the
+// recipient's role, so a notice sent twice mails once. The wording lives in src/mail/templates.ts.
 import type { Services } from '../services.ts';
 import { findMailRecipient } from '../accounts/users.ts';
 import { findMarketplace } from '../marketplaces/marketplaces.ts';

@@ -1,7 +1,10 @@
-// What each party may do to a deal now: pure functions of the deal's records, beside dealStatus. The deal's workflow
-// applies them to the deal as it is at the moment of each change (in the update's validator, and again in its handler
-// under the deal's lock), the pages offer only what they allow, and the API's allowed_actions list them, so the three
-// can never disagree. What a caller read before never decides a change: the workflow checks again when it applies it.
+// What each party may do to a deal now: pure functions of the deal's records, beside dealStatus. Who checks, in
+// order (docs/architecture.md#verbs-and-rules): the deal service (src/deals/service.ts) answers 404 for a deal that is
+// not the caller's or a verb outside the caller's role (roleMay), and decides nothing else; the deal's workflow, its
+// only writer, then applies `refusal` (and `moveRefusal` for a payment move) to the deal as it is at the moment of the
+// change, in the update's validator and again in its handler under the deal's lock. The pages and the API's
+// allowed_actions ask the same functions of the deal they read, only to choose what to offer: what a caller read
+// never decides a change.
 import {
   dealStatus,
   isFinal,
@@ -37,7 +40,7 @@ export const DEAL_VERBS = [
 ] as const;
 export type DealVerb = (typeof DEAL_VERBS)[number];
 
-/** The verbs each role has at all; `check` says whether the deal allows one now. */
+/** The verbs each role has at all; `refusal` says whether the deal allows one now. */
 const ROLE_VERBS: Record<DealRole, readonly DealVerb[]> = {
   // The marketplace acts for the seller: it marks shipment and delivery, agrees a partial refund, and may say where to
   // pay the seller for one deal.
@@ -129,7 +132,7 @@ export interface PaymentMoveRequest {
 /**
  * Why the deal refuses this move of its latest payment now, or undefined when it takes it: the rules of `refusal`,
  * plus the reasons they ask for (a dispute is opened, and decided by the arbiter, in words both sides read). The
- * workflow applies it to the deal as it is when the move happens; the API and the pages use the same function.
+ * workflow applies it to the deal as it is when the move happens; the pages ask `refusal` of the deal they read.
  */
 export function moveRefusal(snapshot: DealSnapshot, { action, role, reason }: PaymentMoveRequest): Refusal | undefined {
   const refused = refusal(snapshot, action, role);

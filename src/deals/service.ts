@@ -1,9 +1,10 @@
 // A deal's verbs, whoever asks: the marketplace's API, its widget, the buyer and the seller in the cabinet, and the
-// administrators. Each verb loads the deal once through one access policy (dealFor: another party's deal does not
-// exist, 404; a verb outside the party's role, 404 too), then asks the deal's workflow, its only writer, which applies
-// the rules of src/deals/rules.ts with the caller's role to the deal as it is when the change happens (the update's
-// validator, and its handler again under the deal's lock). Nothing here decides a rule from what it read: that read
-// may be older than a change the workflow applied in between, and PostgreSQL may not have a write yet.
+// administrators. Each verb first loads the deal through one access policy (dealFor: another party's deal does not
+// exist, 404; a verb outside the party's role, roleMay, 404 too), then asks the deal's workflow, its only writer, which
+// applies the rules of src/deals/rules.ts with the caller's role to the deal as it is when the change happens: in the
+// update's validator, then again in its handler under the deal's lock (docs/architecture.md#verbs-and-rules). Nothing
+// here decides a rule from what it read: that read may be older than a change the workflow applied in between, and
+// PostgreSQL may not have a write yet.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.ts';

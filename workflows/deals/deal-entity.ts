@@ -244,7 +244,7 @@ export class DealEntity {
     return dealStatus(this.state);
   }
 
-  /** Refuses the verb the way the API would (the same rules, src/deals/rules.ts). */
+  /** Refuses the verb for this role by the rules (src/deals/rules.ts), on the deal as the workflow holds it now. */
   check(verb: DealVerb, role: DealRole): void {
     const refused = refusal(this.state, verb, role);
     if (refused) throw refuse(refused.code, refused.message);
