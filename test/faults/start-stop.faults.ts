@@ -246,6 +246,23 @@ describe('npm start', () => {
     expect(leftoverProcesses()).toEqual([]);
   });
 
+  it(
+    'stops at once when PostgreSQL went first (Ctrl-C reached its whole process group)',
+    { timeout: 300_000 },
+    async () => {
+      const started = await npmStart();
+      // A signal to the service's whole group (kill -INT -- -pgid, a supervisor's stop) reaches PostgreSQL beside the
+      // service, and PostgreSQL may be gone before the orderly stop gets to it. Make that certain: it goes first.
+      const postmaster = pidIn('postgres/postmaster.pid');
+      process.kill(postmaster, 'SIGINT');
+      await expect.poll(() => alive(postmaster), { timeout: 30_000, interval: 100 }).toBe(false);
+      // The orderly stop must not wait out its limit (which exits 1) for a PostgreSQL that is gone.
+      expect(await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'))).toBe(0);
+      expect(started.output()).not.toContain('Did not stop within');
+      expect(leftoverProcesses()).toEqual([]);
+    },
+  );
+
   it('stops PostgreSQL and Temporal when the orderly stop runs past its limit', { timeout: 300_000 }, async () => {
     const started = await npmStart({ SHUTDOWN_LIMIT_SECONDS: '2' });
     // A request whose body never comes holds the main server's stop for its 10 s drain, past the 2 s limit.
@@ -273,6 +290,15 @@ describe('npm start', () => {
     for (const [name, port] of Object.entries(ports)) expect(await isPortFree('127.0.0.1', port), name).toBe(true);
   });
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function pidIn(file: string): number {
   return Number(readFileSync(path.join(dataDir, file), 'utf8').split('\n')[0]);
