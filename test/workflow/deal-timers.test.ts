@@ -50,7 +50,7 @@ const taskQueue = 'deal-timers';
 
 beforeAll(async () => {
   ({ env, bundle } = await startTimeSkipping());
-  ({ stop: stopWorker } = await runWorker(env, bundle, world.activities, taskQueue));
+  ({ stop: stopWorker } = await runWorker(env, bundle, world, taskQueue));
 });
 afterEach(() => world.reset());
 afterAll(async () => {

@@ -151,18 +151,19 @@ export async function startTimeSkipping(): Promise<{ env: TestWorkflowEnvironmen
   return { env, bundle };
 }
 
-/** A worker of the bundle with the given activities, running until stop(). */
+/** A worker of the bundle with the world's activities, running until stop(); the world reads the server's clock. */
 export async function runWorker(
   env: TestWorkflowEnvironment,
   bundle: WorkflowBundle,
-  activities: object,
+  world: FakeWorld,
   taskQueue: string,
 ): Promise<{ stop: () => Promise<void> }> {
+  world.clock = () => env.currentTimeMs();
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: bundle,
-    activities,
+    activities: world.activities,
   });
   const running = worker.run();
   return {
@@ -281,12 +282,15 @@ type DealActivityName =
   | 'markWebhookDeliveryFailed';
 export type DealActivities = Pick<Activities, DealActivityName>;
 
-/** One call of an activity: its arguments, and when the server scheduled the attempt (its clock, not ours). */
+/** One call of an activity: its arguments, and when it ran in the test server's clock (not ours). */
 export interface ActivityCall {
   name: DealActivityName;
   args: unknown[];
   dealId?: string;
-  /** The attempt's scheduled time in the test server's clock (regular activities; 0 for local ones). */
+  /**
+   * The server's time when the attempt ran. Read from the server itself: the test server dates a retry's
+   * currentAttemptScheduledTimestampMs at the failure before it, not when the retry starts.
+   */
   at: number;
   attempt: number;
 }
@@ -372,15 +376,13 @@ export class FakeWorld {
       .map((event) => event.type);
   }
 
-  private log(name: DealActivityName, args: unknown[], dealId?: string): ActivityCall {
-    const { info } = Context.current();
-    const call = {
-      name,
-      args,
-      dealId,
-      at: info.isLocal ? 0 : info.currentAttemptScheduledTimestampMs,
-      attempt: info.attempt,
-    };
+  /** The test server's clock (runWorker sets it). */
+  clock: () => Promise<number> = async () => {
+    throw new Error('the world has no clock: run its activities with runWorker()');
+  };
+
+  private async log(name: DealActivityName, args: unknown[], dealId?: string): Promise<ActivityCall> {
+    const call = { name, args, dealId, at: await this.clock(), attempt: Context.current().info.attempt };
     this.calls.push(call);
     return call;
   }
@@ -406,7 +408,7 @@ export class FakeWorld {
 
   readonly activities: DealActivities = {
     recordDealChange: async (change) => {
-      this.log('recordDealChange', [change], change.dealId);
+      await this.log('recordDealChange', [change], change.dealId);
       const deal = this.deal(change.dealId);
       deal.writes.push(structuredClone(change));
       deal.status = change.status;
@@ -423,7 +425,7 @@ export class FakeWorld {
       };
     },
     provisionParties: async (dealId) => {
-      this.log('provisionParties', [dealId], dealId);
+      await this.log('provisionParties', [dealId], dealId);
       const deal = this.deals.get(dealId);
       if (!deal) return;
       return {
@@ -433,10 +435,10 @@ export class FakeWorld {
       };
     },
     provisionApprover: async (dealId, email) => {
-      this.log('provisionApprover', [dealId, email], dealId);
+      await this.log('provisionApprover', [dealId, email], dealId);
     },
     createEscrowPayment: async (name, input) => {
-      this.log('createEscrowPayment', [name, input], input.dealId);
+      await this.log('createEscrowPayment', [name, input], input.dealId);
       return {
         status: this.deal(input.dealId).createdStatus,
         providerPaymentId: `${name}_${input.paymentId}`,
@@ -445,13 +447,13 @@ export class FakeWorld {
       };
     },
     captureEscrowPayment: async (...args) => {
-      this.log('captureEscrowPayment', args, this.dealOfPayment(args[1]));
+      await this.log('captureEscrowPayment', args, this.dealOfPayment(args[1]));
     },
     cancelEscrowPayment: async (...args) => {
-      this.log('cancelEscrowPayment', args, this.dealOfPayment(args[1]));
+      await this.log('cancelEscrowPayment', args, this.dealOfPayment(args[1]));
     },
     prepareContract: async (input) => {
-      this.log('prepareContract', [input], input.dealId);
+      await this.log('prepareContract', [input], input.dealId);
       return {
         id: input.documentId,
         kind: 'contract',
@@ -465,7 +467,7 @@ export class FakeWorld {
       };
     },
     createSellerPayout: async (input) => {
-      this.log('createSellerPayout', [input], input.dealId);
+      await this.log('createSellerPayout', [input], input.dealId);
       const answer = this.deal(input.dealId).payoutAnswers.shift();
       if (answer) return answer;
       return {
@@ -478,18 +480,18 @@ export class FakeWorld {
     },
     getSellerPayout: async (name, providerPayoutId) => {
       const dealId = this.dealOfPayout(providerPayoutId);
-      this.log('getSellerPayout', [name, providerPayoutId], dealId);
+      await this.log('getSellerPayout', [name, providerPayoutId], dealId);
       const answer = dealId ? this.deal(dealId).payoutReads.shift() : undefined;
       if (answer === 'refuse')
         throw ApplicationFailure.create({ type: 'acquirer_refused', message: 'No such payout', nonRetryable: true });
       return answer ?? { providerPayoutId, status: 'pending', failureReason: null };
     },
     refundEscrowPart: async (...args) => {
-      this.log('refundEscrowPart', args, this.dealOfPayment(args[1].providerPaymentId));
+      await this.log('refundEscrowPart', args, this.dealOfPayment(args[1].providerPaymentId));
     },
     deliverWebhook: async (deliveryId) => {
       const delivery = this.deliveries.get(deliveryId);
-      const call = this.log('deliverWebhook', [deliveryId], delivery?.dealId);
+      const call = await this.log('deliverWebhook', [deliveryId], delivery?.dealId);
       if (!delivery) throw ApplicationFailure.create({ message: `no delivery ${deliveryId}`, nonRetryable: true });
       const answer = this.webhookAnswer({ id: deliveryId, ...delivery }, call.attempt);
       if (answer === 'delivered') {
@@ -507,7 +509,7 @@ export class FakeWorld {
       });
     },
     markWebhookDeliveryFailed: async (deliveryId) => {
-      this.log('markWebhookDeliveryFailed', [deliveryId], this.deliveries.get(deliveryId)?.dealId);
+      await this.log('markWebhookDeliveryFailed', [deliveryId], this.deliveries.get(deliveryId)?.dealId);
       this.failed.push(deliveryId);
     },
   };
