@@ -1,6 +1,7 @@
 // A deal's records as the workflow keeps them, built in memory for the pure rules (dealStatus, rules.ts and
 // deal-money.ts): no database, no workflow. Each builder gives a plausible record with fixed ids and times, so a test
-// changes only what it is about. test/factories.ts is the other kind: records written into PostgreSQL for tests with services.
+// changes only what it is about. test/factories.ts is the other kind: records written into PostgreSQL, for tests with
+// services.
 import type {
   ApprovalRecord,
   ApprovalStatus,
