@@ -9,41 +9,14 @@ import {
   splitRefusal,
 } from '../../src/money/deal-money.ts';
 import type { PaymentRecord, PayoutRecord, RefundRecord } from '../../src/deals/model.ts';
+import { dealRecord, payment as paymentRecord, payout as payoutRecord, refund as refundRecord } from './snapshots.ts';
 
-const at = '2026-11-25T00:00:00.000Z';
-const payment = (amount: number, status: PaymentRecord['status'] = 'hold'): PaymentRecord => ({
-  id: 'p1',
-  amount,
-  currency: 'RUB',
-  provider: 'sandbox',
-  status,
-  payment_url: null,
-  provider_payment_id: 'sandbox_p1',
-  hold_expires_at: at,
-  created_at: at,
-  updated_at: at,
-});
-const refund = (id: string, amount: number): RefundRecord => ({
-  id,
-  payment_id: 'p1',
-  amount,
-  currency: 'RUB',
-  actor: 'marketplace',
-  reason: '',
-  created_at: at,
-});
-const payout = (id: string, amount: number, status: PayoutRecord['status']): PayoutRecord => ({
-  id,
-  payment_id: 'p1',
-  amount,
-  currency: 'RUB',
-  status,
-  destination: { type: 'test_card', title: '' },
-  provider_payout_id: null,
-  failure_reason: null,
-  created_at: at,
-  updated_at: at,
-});
+// The shared factory's records, in this file's argument order (the amount first).
+const payment = (amount: number, status: PaymentRecord['status'] = 'hold'): PaymentRecord =>
+  paymentRecord(status, { id: 'p1', amount });
+const refund = (id: string, amount: number): RefundRecord => refundRecord(id, amount, 'p1');
+const payout = (id: string, amount: number, status: PayoutRecord['status']): PayoutRecord =>
+  payoutRecord(id, amount, status, 'p1');
 
 describe('paymentSums', () => {
   it('takes refunds of parts and the fee from the payment, and counts what is paid out or on its way', () => {
@@ -107,21 +80,7 @@ describe('splitRefusal', () => {
 });
 
 describe('dealMoneyState', () => {
-  const deal = {
-    id: 'd',
-    marketplace_id: 'm',
-    external_id: 'e',
-    title: '',
-    buyer_email: '',
-    buyer_name: '',
-    seller_email: '',
-    amount: 1000,
-    fee: 100,
-    currency: 'RUB',
-    description: '',
-    created_at: at,
-    updated_at: at,
-  };
+  const deal = dealRecord({ amount: 1000, fee: 100 });
   it('shows the seller’s part of a release and the parts refunded', () => {
     expect(
       dealMoneyState({ deal, payments: [payment(1000, 'released')], refunds: [refund('r1', 250.5)], payouts: [] }),
