@@ -57,7 +57,8 @@ const quiet = new DefaultLogger('WARN', (entry) => {
   if (process.env.TEST_LOG_LEVEL) console.error(entry.level, entry.message, entry.meta ?? '');
 });
 
-function installQuietRuntime(): void {
+/** The SDK's runtime with the logger above, once per process (before any worker or replay). */
+export function installQuietRuntime(): void {
   try {
     Runtime.install({
       logger: quiet,

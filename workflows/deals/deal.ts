@@ -4,7 +4,7 @@
 // acquirer's hold lapses, ends when the deal is closed and continues as new when the history grows long.
 // Deterministic code only.
 //
-// Changing this code: old histories must still replay (the determinism test in test/e2e/deal-workflow.test.ts replays
+// Changing this code: old histories must still replay (test/workflow/deal-replay.test.ts replays
 // test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no
 // open workflow can take it.
 import {
