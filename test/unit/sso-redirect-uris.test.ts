@@ -108,6 +108,65 @@ const MATCHES: [string, string, boolean][] = [
   // Several registered URIs: any one of them.
   [`${EXACT} https://other.example.org/return`, 'https://other.example.org/return', true],
   [`${EXACT} https://other.example.org/return`, 'https://other.example.org/cb', false],
+  // A registered URI that no longer passes the rules is skipped, never read loosely: the others still match.
+  [`* ${EXACT}`, 'https://app.example.com/cb', true],
+  ['https://*.com/cb', 'https://evil.com/cb', false],
+  // Case: scheme and host are case-insensitive (the parser lowers them), the path and the query are not.
+  ['https://APP.example.com/cb', 'https://app.example.com/cb', true],
+  [EXACT, 'HTTPS://app.example.com/cb', true],
+  [WILDCARD, 'https://SHOP.example.com/cb', true],
+  [WITH_QUERY, 'https://app.example.com/cb?TENANT=1', false],
+  // Ports: the default one written or not, any other only when registered; never written oddly.
+  ['https://app.example.com:443/cb', 'https://app.example.com/cb', true],
+  ['https://app.example.com:8443/cb', 'https://app.example.com:8443/cb', true],
+  ['https://app.example.com:8443/cb', 'https://app.example.com/cb', false],
+  [EXACT, 'https://app.example.com:0443/cb', false],
+  [EXACT, 'https://app.example.com:/cb', false],
+  ['http://[::1]/cb', 'http://[::1]:5000/cb', true],
+  ['http://[::1]/cb', 'http://[0:0:0:0:0:0:0:1]:5000/cb', false],
+  ['http://localhost/cb', 'http://localhost:3000/cb', false],
+  [LOOPBACK_IP, 'http://127.0.0.2/cb', false],
+  [LOOPBACK_IP, 'http://localhost/cb', false],
+  [LOOPBACK_IP, 'http://127.0.0.1:99999/cb', false],
+  // Paths compare as written: no decoding of what the browser would send as is, no empty segments, no parameters.
+  [EXACT, 'https://app.example.com/c%62', false],
+  [EXACT, 'https://app.example.com/cb%2F', false],
+  [EXACT, 'https://app.example.com//cb', false],
+  [EXACT, 'https://app.example.com/cb;x', false],
+  [EXACT, 'https://app.example.com/cb/.', false],
+  [EXACT, 'https://app.example.com/cb%00', false],
+  // A URI without a path is the same URI as with '/': the parser reads both as '/'.
+  ['https://app.example.com', 'https://app.example.com/', true],
+  ['https://app.example.com', 'https://app.example.com', true],
+  ['https://*.example.com', 'https://shop.example.com', true],
+  // Queries: exactly as registered, in order and encoding; a bare '?' registered must be presented too.
+  ['https://app.example.com/cb?a=1&b=2', 'https://app.example.com/cb?b=2&a=1', false],
+  [WITH_QUERY, 'https://app.example.com/cb?tenant=%31', false],
+  ['https://app.example.com/cb?', 'https://app.example.com/cb?', true],
+  ['https://app.example.com/cb?', 'https://app.example.com/cb', false],
+  [WILDCARD, 'https://shop.example.com/cb#', false],
+  // Unicode tricks: look-alikes in punycode, invisible and direction characters, fullwidth solidus, encoded RLO.
+  [EXACT, 'https://xn--pp-8kc.example.com/cb', false],
+  [EXACT, 'https://app.exa\u200bmple.com/cb', false],
+  [EXACT, 'https://app.example.com/cb\u202e', false],
+  [EXACT, 'https://app.example.com\uff0fcb', false],
+  [EXACT, 'https://app.example.com/cb%E2%80%AE', false],
+  [EXACT, 'https://app.example.com/cb\u0000', false],
+  [WILDCARD, 'https://xn--80ak6aa92e.example.com/cb', true],
+  // Hosts written otherwise than canonically, and malformed schemes.
+  [EXACT, 'https://app%2Eexample.com/cb', false],
+  [EXACT, 'https://2130706433/cb', false],
+  [EXACT, 'ht\ttps://app.example.com/cb', false],
+  [EXACT, 'https:app.example.com/cb', false],
+  [EXACT, 'https:/app.example.com/cb', false],
+  [EXACT, 'https:///app.example.com/cb', false],
+  [WILDCARD, 'https://shop.example.com./cb', false],
+  [WILDCARD, 'https://a_b.example.com/cb', false],
+  [WILDCARD, 'https://a..example.com/cb', false],
+  [WILDCARD, 'https://.example.com/cb', false],
+  [WILDCARD, 'https://192.168.0.1/cb', false],
+  // Longer than any URI may be.
+  [EXACT, `https://app.example.com/cb?${'x'.repeat(2000)}`, false],
 ];
 
 describe('matching a presented redirect_uri', () => {
@@ -118,6 +177,8 @@ describe('matching a presented redirect_uri', () => {
   it.each(MATCHES)('registered %j, presented %j → %s', (registered, presented, expected) => {
     const target = matchRedirectUri(presented, registered.split(' '));
     expect(target !== undefined).toBe(expected);
+    // The browser goes to the presented URI as parsed, never to a registered one or anything rewritten.
+    if (target) expect(target.href).toBe(new URL(presented).href);
     // What is redirected to is the URL that was checked, on the registered origin.
     if (target)
       expect(registered.split(' ').some((uri) => uri.includes('*') || new URL(uri).hostname === target.hostname)).toBe(
@@ -172,6 +233,33 @@ const REGISTRATIONS: [string, boolean][] = [
   ['https://app.example.com/a/%2e%2e/cb', true],
   ['com.example.app:/callback', true],
   ['https://app.example.com/c b', true],
+  // Lengths: up to 2000 characters.
+  [`https://app.example.com/${'a'.repeat(2000 - 24)}`, false],
+  [`https://app.example.com/${'a'.repeat(2001 - 24)}`, true],
+  ['', true],
+  // Hosts: ASCII as written (punycode is ASCII), canonical, valid labels; IP literals over https.
+  ['https://APP.example.com/cb', false],
+  ['https://xn--80ak6aa92e.com/cb', false],
+  ['https://приложение.рф/cb', true],
+  ['https://a_b.example.com/cb', true],
+  ['https://-app.example.com/cb', true],
+  ['https://app.example.com:0443/cb', true],
+  ['https://app.example.com:/cb', true],
+  ['https://app.example.com:65536/cb', true],
+  ['https://10.0.0.1/cb', false],
+  ['https://[2001:db8::1]/cb', false],
+  // Loopback for plain http: 127.0.0.0/8, [::1] and localhost, nothing that only looks like them.
+  ['http://127.1.2.3/cb', false],
+  ['http://localhost.example.com/cb', true],
+  ['http://[::ffff:127.0.0.1]/cb', true],
+  // Paths: dot segments refused, dots inside a segment are a name like any other; a query may hold what it likes.
+  ['https://app.example.com/%2e%2e', true],
+  ['https://app.example.com/.well-known/cb', false],
+  ['https://app.example.com/..cb', false],
+  ['https://app.example.com/cb/...', false],
+  ['https://app.example.com/cb?x=%2e%2e', false],
+  ['https://app.example.com/cb\u202e', true],
+  ['https://app.example.com/cb\u0007', true],
 ];
 
 describe('registering redirect URIs', () => {
@@ -187,6 +275,23 @@ describe('registering redirect URIs', () => {
       problem: expect.stringContaining('"https://*.com/cb"'),
     });
     expect(parseRedirectUris('   ')).toMatchObject({ problem: expect.stringContaining('at least one') });
+  });
+
+  it('takes at most 20, counts a repeated URI once, and separates by spaces only', () => {
+    const uris = (count: number) => Array.from({ length: count }, (_, index) => `https://a${index}.example.com/cb`);
+    expect(parseRedirectUris(uris(20).join(' '))).toEqual({ uris: uris(20) });
+    expect(parseRedirectUris(uris(21).join(' '))).toEqual({ problem: 'at most 20 redirect URIs' });
+    expect(parseRedirectUris('https://a.example.com/cb https://a.example.com/cb')).toEqual({
+      uris: ['https://a.example.com/cb'],
+    });
+    // A tab or a line break is not a separator: the two URIs are one, refused for its whitespace.
+    for (const separator of ['\t', '\n'])
+      expect(parseRedirectUris(`https://a.example.com/cb${separator}https://b.example.com/cb`)).toMatchObject({
+        problem: expect.stringContaining('whitespace'),
+      });
+    // A refusal quotes at most 200 characters of the URI it names.
+    const long = parseRedirectUris('x'.repeat(5000));
+    expect('problem' in long && long.problem.length).toBeLessThan(300);
   });
 
   it('refuses wildcards where one fixed URI is expected (a marketplace)', () => {
