@@ -3,7 +3,16 @@
 // or width in linear time, builds a path only for what it reports, and names at most MAX_TEXT_ERRORS strings.
 import { describe, expect, it } from 'vitest';
 import { Problem } from '../../src/http/problem.ts';
-import { MAX_DEPTH, MAX_TEXT_ERRORS, assertText, badTextFields, jsonDepthError, tooDeep } from '../../src/http/text.ts';
+import {
+  MAX_DEPTH,
+  MAX_TEXT_ERRORS,
+  assertText,
+  badTextFields,
+  badTextReason,
+  jsonDepthError,
+  nonBlank,
+  tooDeep,
+} from '../../src/http/text.ts';
 import { parseJsonText } from '../../src/http/body.ts';
 
 const arrays = (depth: number, inner = '') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
@@ -178,5 +187,116 @@ describe('assertText and parseJsonText', () => {
     );
     expect(() => parseJsonText('[1,')).toThrow(expect.objectContaining({ code: 'invalid_json' }));
     expect(parseJsonText(objects(32))).toEqual(nested(32, 1, 'object'));
+  });
+});
+
+describe('the text rule, character by character (badTextReason)', () => {
+  // Of the C0 controls only these three may enter: written out, so widening the rule is a decision made here too.
+  const ALLOWED_C0 = new Set([0x09, 0x0a, 0x0d]);
+
+  const C0 = Array.from({ length: 0x20 }, (_, code) => ({
+    code,
+    name: `U+${code.toString(16).toUpperCase().padStart(4, '0')}`,
+  }));
+
+  it.each(C0)('$name', ({ code, name }) => {
+    const reason = badTextReason(`ok${String.fromCharCode(code)}`);
+    if (ALLOWED_C0.has(code)) expect(reason).toBeUndefined();
+    else
+      expect(reason).toBe(
+        `must not contain control characters; it holds ${name} at position 2 (only tab, line feed and carriage return are allowed)`,
+      );
+  });
+
+  // What the rule lets through today: it guards the database, the workflows and the logs, not how text looks (pages
+  // escape text, but nothing isolates its direction). Pinned so that a change to the rule is a change to this table.
+  it.each([
+    ['DEL', '\u007f'],
+    ['C1 controls (NEL, U+009F)', '\u0085\u009f'],
+    ['line and paragraph separators', '\u2028\u2029'],
+    ['bidi embeddings and overrides (LRE, RLE, PDF, LRO, RLO)', '\u202a\u202b\u202c\u202d\u202e'],
+    ['bidi isolates (LRI, RLI, FSI, PDI)', '\u2066\u2067\u2068\u2069'],
+    ['bidi marks (LRM, RLM, ALM)', '\u200e\u200f\u061c'],
+    ['zero-width space and joiner', '\u200b\u200d'],
+    ['byte order mark', '\ufeff'],
+    ['noncharacters', '\ufffe\uffff'],
+    ['a surrogate pair', '\ud83d\ude00'],
+    ['a tab, a line feed, a carriage return', '\t\n\r'],
+  ])('lets %s through', (_what, text) => {
+    expect(badTextReason(`a${text}b`)).toBeUndefined();
+  });
+
+  // [text, where the lone surrogate is, which]
+  it.each([
+    ['\ud83d', 0, 'U+D83D'],
+    ['\ude00', 0, 'U+DE00'],
+    ['\ude00\ud83d', 0, 'U+DE00'], // a pair in the wrong order is two lone halves
+    ['a\ud83d', 1, 'U+D83D'],
+    ['\ud83d\ud83d\ude00', 0, 'U+D83D'], // a high half followed by a full pair
+    ['😀\ude00', 2, 'U+DE00'],
+  ])('refuses the lone surrogate in %j at %s (%s)', (text, position, name) => {
+    expect(badTextReason(text)).toBe(
+      `must be valid Unicode text; it holds a lone surrogate (${name}) at position ${position}`,
+    );
+  });
+
+  it('names the first refused character of many', () => {
+    expect(badTextReason('ok\u0001\u0000\ud800')).toContain('U+0001 at position 2');
+  });
+});
+
+describe('free text that must say something (nonBlank)', () => {
+  const five = nonBlank(5);
+  // [input, what enters, or the refusal]
+  it.each<[string, string | RegExp]>([
+    ['12345', '12345'],
+    [' a ', 'a'],
+    ['😀😀😀😀😀', '😀😀😀😀😀'], // characters, as JSON Schema's maxLength counts them, not UTF-16 units
+    ['123456', /<=5 characters/],
+    ['😀😀😀😀😀😀', /<=5 characters/],
+    // The length is counted before trimming, as maxLength counts: what the schema refuses, the server refuses.
+    [' 1234 ', /<=5 characters/],
+    ['', /must not be blank/],
+    ['   ', /must not be blank/],
+    ['\t\n', /must not be blank/],
+    ['\u00a0', /must not be blank/], // no-break space
+    ['\u3000', /must not be blank/], // ideographic space
+    // Not whitespace to JavaScript, so not blank: a zero-width space alone says nothing, yet enters.
+    ['\u200b', '\u200b'],
+  ])('%j → %s', (input, expected) => {
+    const result = five.safeParse(input);
+    if (typeof expected === 'string') expect(result).toEqual({ success: true, data: expected });
+    else expect(result.error?.issues.map((issue) => issue.message).join('; ')).toMatch(expected);
+  });
+});
+
+describe('the depth rule at other limits, and where refusals are named', () => {
+  it('counts arrays and objects alike, at any limit', () => {
+    expect(jsonDepthError('[]', 1)).toBeUndefined();
+    expect(jsonDepthError('[[]]', 1)?.path).toBe('0');
+    expect(jsonDepthError('[]', 0)?.path).toBe('');
+    expect(jsonDepthError('{"a":[{"b":[[]]}]}', 4)?.path).toBe('a.0.b.0');
+    expect(jsonDepthError('{"a":[{"b":[[]]}]}', 5)).toBeUndefined();
+    expect(tooDeep([], 0)?.path).toBe('');
+    expect(tooDeep('scalar', 0)).toBeUndefined();
+    expect(tooDeep({ a: [{ b: [[]] }] }, 4)?.path).toBe('a.0.b.0');
+    expect(tooDeep({ a: [{ b: [[]] }] }, 5)).toBeUndefined();
+  });
+
+  it('names the part of the request a bare value came from', () => {
+    for (const where of ['query', 'header', 'form', 'arguments'] as const) {
+      expect(() => assertText('\u0001', where)).toThrow(
+        expect.objectContaining({ code: 'validation_failed', errors: [expect.objectContaining({ path: where })] }),
+      );
+    }
+  });
+
+  it('quotes a refused field name and cuts a long one', () => {
+    const errors = badTextFields({ [`\u0000${'k'.repeat(100)}`]: 1 });
+    expect(errors).toHaveLength(1);
+    const [error] = errors;
+    expect(error.path.startsWith('"\\u0000kkk')).toBe(true);
+    expect(error.path.length).toBeLessThanOrEqual(65);
+    expect(error.message).toMatch(/^has a field name that must not contain control characters/);
   });
 });
