@@ -5,6 +5,7 @@ import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { bearerToken } from '../admin/auth.ts';
 import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+import { isUuid } from '../uuid.ts';
 import { findUserById, type User } from './users.ts';
 
 export const CABINET_TOKEN_PREFIX = 'ct_';
@@ -100,8 +101,7 @@ export async function sessionsOfUser(db: Db, userId: string, currentId: string |
 
 /** Ends one of the user's sessions by its public id; 404 for an id that is not theirs (or not an id at all). */
 export async function revokeSessionOfUser(db: Db, userId: string, sessionId: string): Promise<void> {
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId);
-  const result = uuid
+  const result = isUuid(sessionId)
     ? await db.query('DELETE FROM cabinet_sessions WHERE id = $1 AND user_id = $2', [sessionId, userId])
     : undefined;
   if (!result?.rowCount) throw notFound('No such session.');

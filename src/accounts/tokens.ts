@@ -3,6 +3,7 @@
 // secret is stored, a retried mail carries the same link, and a token of one purpose never passes as another's.
 import type { Db, DbClient } from '../db.ts';
 import { keyedDigest, safeEqual } from '../secrets.ts';
+import { isUuid } from '../uuid.ts';
 
 export type TokenPurpose = 'invitation' | 'password_reset' | 'signup' | 'admin_setup';
 
@@ -45,9 +46,10 @@ export function maskLinks(text: string): string {
 
 /** The id the token carries, when it is of this purpose and its digest is genuine. */
 function tokenId(masterKey: Buffer, purpose: TokenPurpose, token: string): string | undefined {
-  const match = /^([a-z]+_)([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  const match = /^([a-z]+_)([^.]+)\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match || match[1] !== PREFIX[purpose]) return undefined;
   const [, , id, digest] = match as unknown as [string, string, string, string];
+  if (!isUuid(id)) return undefined;
   return safeEqual(Buffer.from(digest), Buffer.from(keyedDigest(masterKey, purpose, id))) ? id : undefined;
 }
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.ts';
 import type { DbClient } from '../db.ts';
 import { inTransaction } from '../db.ts';
+import { isUuid } from '../uuid.ts';
 import { problem, unauthorized } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret } from '../secrets.ts';
 import { ensureUser, findLogin, findMailRecipient } from '../accounts/users.ts';
@@ -45,7 +46,7 @@ export async function listAdministrators(db: DbClient): Promise<Administrator[]>
 }
 
 export async function findAdministrator(db: DbClient, id: string): Promise<Administrator | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const result = await db.query(
     `SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id WHERE a.user_id = $1`,
     [id],
@@ -169,8 +170,8 @@ export async function setupState(services: Services, token: string): Promise<Set
 
 /** The user a usable setup link is for (read without spending it). */
 async function setupUser(services: Services, token: string): Promise<string | undefined> {
-  const id = /^ads_([0-9a-f-]{36})\./.exec(token)?.[1];
-  if (!id) return undefined;
+  const id = /^ads_([^.]*)\./.exec(token)?.[1];
+  if (!id || !isUuid(id)) return undefined;
   const result = await services.db.query<{ user_id: string }>('SELECT user_id FROM account_tokens WHERE id = $1', [id]);
   return result.rows[0]?.user_id;
 }

@@ -4,9 +4,9 @@
 // (post/redirect/get); errors become pages in the reader's language, never JSON. Money moves only from a page that
 // says what will happen: a confirmation page for release, refund and dispute; the deal page's Pay, with its line.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { problemStatus } from '../http/problem-catalog.ts';
 import { STYLESHEET_PATH } from '../web/layout.ts';
@@ -435,7 +435,7 @@ async function orDealPage<T>(
 
 /** The deal of an approval in a deal the user may see (the page to answer on), or 404. */
 async function dealOfApprovalFor(services: Services, signed: SignedIn, approvalId: string): Promise<string> {
-  const dealId = z.uuid().safeParse(approvalId).success ? await dealOfApproval(services.db, approvalId) : undefined;
+  const dealId = isUuid(approvalId) ? await dealOfApproval(services.db, approvalId) : undefined;
   if (!dealId) throw notFound('No such approval.');
   return (await dealFor(services, person(signed), dealId)).snapshot.deal.id;
 }

@@ -3,6 +3,7 @@
 // quota set or cleared). They call the functions of the JSON operations and write the same audit records.
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
@@ -23,7 +24,6 @@ import { dataConsoleTranslator, type DataConsoleTranslate } from './console-i18n
 
 const LIST = '/admin/view/data-accounts';
 const PAGE_SIZE = 20;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DONE = ['tariff', 'quota', 'quota_cleared', 'revoked'] as const;
 type Done = (typeof DONE)[number];
 
@@ -44,7 +44,7 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       const q =
         typeof p.ctx.query.q === 'string' && p.ctx.query.q.trim() ? p.ctx.query.q.trim().slice(0, 320) : undefined;
       const after =
-        typeof p.ctx.query.starting_after === 'string' && UUID.test(p.ctx.query.starting_after)
+        typeof p.ctx.query.starting_after === 'string' && isUuid(p.ctx.query.starting_after)
           ? p.ctx.query.starting_after
           : undefined;
       const page = await listDataAccounts(db, { q, limit: PAGE_SIZE, starting_after: after });

@@ -2,11 +2,11 @@
 // public id, a name its owner gives it and a display prefix, so the owner can tell keys apart and revoke one without
 // the key itself ever being stored or shown again.
 import type { PoolClient } from 'pg';
-import { z } from 'zod';
 import { inTransaction, type Db } from '../db.ts';
 import { ensureUser } from '../accounts/users.ts';
 import { problem, notFound } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
+import { isUuid } from '../uuid.ts';
 
 export const DATA_KEY_PREFIX = 'svc_mcp_';
 /** Random characters shown after `svc_mcp_`: 24 of the key's 256 bits, enough to recognise it, never to use it. */
@@ -124,7 +124,7 @@ export async function listDataKeys(db: Db, userId: string): Promise<DataKeyItem[
  * up in the database. Revoking again changes nothing and keeps the first time. Another user's key is 404.
  */
 export async function revokeDataKey(db: Db, userId: string, keyId: string): Promise<DataKeyItem> {
-  if (!z.uuid().safeParse(keyId).success) throw notFound('No such data API key.');
+  if (!isUuid(keyId)) throw notFound('No such data API key.');
   const result = await db.query<KeyRow>(
     `UPDATE data_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND account_id = $2 RETURNING ${KEY_COLUMNS}`,
     [keyId, userId],
@@ -172,7 +172,7 @@ export async function revokeAnyDataKey(
   db: Db,
   keyId: string,
 ): Promise<{ account_id: string; before: DataKeyItem; after: DataKeyItem }> {
-  if (!z.uuid().safeParse(keyId).success) throw notFound('No such data API key.');
+  if (!isUuid(keyId)) throw notFound('No such data API key.');
   const result = await db.query<KeyRow & { account_id: string }>(
     `SELECT account_id, ${KEY_COLUMNS} FROM data_keys WHERE id = $1`,
     [keyId],
@@ -183,6 +183,6 @@ export async function revokeAnyDataKey(
 }
 
 export async function dataAccountExists(db: Db, accountId: string): Promise<boolean> {
-  if (!z.uuid().safeParse(accountId).success) return false;
+  if (!isUuid(accountId)) return false;
   return ((await db.query('SELECT 1 FROM data_accounts WHERE id = $1', [accountId])).rowCount ?? 0) > 0;
 }

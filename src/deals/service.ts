@@ -6,8 +6,8 @@
 // here decides a rule from what it read: that read may be older than a change the workflow applied in between, and
 // PostgreSQL may not have a write yet.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { Services } from '../services.ts';
+import { isUuid } from '../uuid.ts';
 import { webhookBody } from '../webhooks/events.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
@@ -82,7 +82,6 @@ export interface DealInContext {
   role: DealRole;
 }
 
-const isUuid = (value: string) => z.uuid().safeParse(value).success;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** A person's part in the deal, or undefined when they have none. */

@@ -1,9 +1,9 @@
 // The key scheme both stores share: `org/<organizationId>/<documentId>`. Only UUIDs are accepted, so a key can never
 // name a path outside the store (no `..`, no slashes) and every document has exactly one key.
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KEY =
-  /^org\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+import { isUuid } from '../uuid.ts';
+
+const KEY = /^org\/([^/]+)\/([^/]+)$/;
 
 /** A key or id that is not of our scheme: a caller's bug or an attack, never worth a retry. */
 export class InvalidDocumentKeyError extends Error {
@@ -24,7 +24,7 @@ export function documentKey(organizationId: string, documentId: string): string 
     ['organizationId', organizationId],
     ['documentId', documentId],
   ] as const) {
-    if (!UUID.test(id)) throw new InvalidDocumentKeyError(`${name} must be a UUID, got ${JSON.stringify(id)}`);
+    if (!isUuid(id)) throw new InvalidDocumentKeyError(`${name} must be a UUID, got ${JSON.stringify(id)}`);
   }
   return `org/${organizationId.toLowerCase()}/${documentId.toLowerCase()}`;
 }
@@ -32,6 +32,8 @@ export function documentKey(organizationId: string, documentId: string): string 
 /** Checks that a key is one `documentKey` made; returns its parts. */
 export function parseDocumentKey(key: string): { organizationId: string; documentId: string } {
   const match = KEY.exec(key);
-  if (!match) throw new InvalidDocumentKeyError(`Not a document key: ${JSON.stringify(key)}`);
+  // Only the lower-case form documentKey writes: one document, one key.
+  if (!match || !isUuid(match[1]) || !isUuid(match[2]) || key !== key.toLowerCase())
+    throw new InvalidDocumentKeyError(`Not a document key: ${JSON.stringify(key)}`);
   return { organizationId: match[1], documentId: match[2] };
 }
