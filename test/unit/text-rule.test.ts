@@ -25,12 +25,6 @@ function nested(depth: number, leaf: unknown, kind: 'array' | 'object' = 'array'
   return value;
 }
 
-function timed<T>(run: () => T): { result: T; ms: number } {
-  const started = performance.now();
-  const result = run();
-  return { result, ms: performance.now() - started };
-}
-
 describe('the depth rule on raw JSON text (jsonDepthError)', () => {
   it('takes 32 levels and refuses the 33rd, naming the path to it', () => {
     expect(MAX_DEPTH).toBe(32);
@@ -66,15 +60,11 @@ describe('the depth rule on raw JSON text (jsonDepthError)', () => {
     expect(jsonDepthError(`["\\\\", ${arrays(32)}]`)?.path).toBe(['1', ...Array(31).fill('0')].join('.'));
   });
 
-  it('reads 100,000 levels and a megabyte in one linear pass, and unbalanced text without complaint', () => {
-    const deepArrays = timed(() => jsonDepthError(arrays(100_000)));
-    const deepObjects = timed(() => jsonDepthError(objects(100_000)));
-    const wide = timed(() => jsonDepthError(`[${'"xxxxxxxxxxxxxx",'.repeat(60_000)}1]`));
-    expect(deepArrays.result?.path.split('.')).toHaveLength(32);
-    expect(deepObjects.result?.path.split('.')).toHaveLength(32);
-    expect(wide.result).toBeUndefined();
-    // Linear work is a few milliseconds here; the bound is generous for a loaded machine.
-    for (const { ms } of [deepArrays, deepObjects, wide]) expect(ms).toBeLessThan(250);
+  it('reads 100,000 levels and a megabyte without recursion, and unbalanced text without complaint', () => {
+    // How fast is for a benchmark, not a test; what this proves is that nothing recurses or gives up.
+    expect(jsonDepthError(arrays(100_000))?.path.split('.')).toHaveLength(32);
+    expect(jsonDepthError(objects(100_000))?.path.split('.')).toHaveLength(32);
+    expect(jsonDepthError(`[${'"xxxxxxxxxxxxxx",'.repeat(60_000)}1]`)).toBeUndefined();
     for (const text of [']]]]]', '[[[[', '{"a":', '"unterminated [[[[', '}{'])
       expect(jsonDepthError(text), text).toBeUndefined();
   });
@@ -92,9 +82,7 @@ describe('the depth rule on parsed values (tooDeep)', () => {
   });
 
   it('walks a value 200,000 deep without recursion', () => {
-    const { result, ms } = timed(() => tooDeep(nested(200_000, 'x')));
-    expect(result?.path.split('.')).toHaveLength(32);
-    expect(ms).toBeLessThan(250);
+    expect(tooDeep(nested(200_000, 'x'))?.path.split('.')).toHaveLength(32);
   });
 });
 
@@ -114,23 +102,21 @@ describe('the text walk (badTextFields)', () => {
     expect(badTextFields({ a: ['tab\tline\nreturn\r', 1, null, true, { b: '😀' }] })).toEqual([]);
   });
 
-  it('walks a value 100,000 levels deep without recursion, in linear time', () => {
+  it('walks a value 100,000 levels deep without recursion', () => {
     // The walk before this one recursed (RangeError a few thousand levels down) and copied its path at every level.
-    const { result, ms } = timed(() => badTextFields(nested(100_000, 'bad\u0000', 'object')));
+    const result = badTextFields(nested(100_000, 'bad\u0000', 'object'));
     expect(result).toHaveLength(1);
     expect(result[0].path.split('.')).toHaveLength(100_000);
-    expect(ms).toBeLessThan(500);
   });
 
   it(`stops at ${MAX_TEXT_ERRORS} errors, however many strings are bad`, () => {
     expect(MAX_TEXT_ERRORS).toBe(20);
-    const { result, ms } = timed(() => badTextFields(Array.from({ length: 300_000 }, () => 'x\u0001')));
+    const result = badTextFields(Array.from({ length: 300_000 }, () => 'x\u0001'));
     expect(result.map((error) => error.path)).toEqual(Array.from({ length: 20 }, (_, index) => String(index)));
-    expect(ms).toBeLessThan(250);
     expect(badTextFields(['\u0001', '\u0002', '\u0003'], 2)).toHaveLength(2);
   });
 
-  it('walks wide values (many fields, long arrays, long strings) in linear time', () => {
+  it('walks wide values (many fields, long arrays, long strings)', () => {
     const manyFields = Object.fromEntries(
       Array.from({ length: 200_000 }, (_, index) => [`field${index}`, `value ${index}`]),
     );
@@ -139,11 +125,7 @@ describe('the text walk (badTextFields)', () => {
       Array.from({ length: 300_000 }, (_, index) => (index % 2 ? 'text' : index)),
     );
     const longString = { text: 'x'.repeat(10_000_000) };
-    for (const value of [manyFields, longArrays, longString]) {
-      const { result, ms } = timed(() => badTextFields(value));
-      expect(result).toEqual([]);
-      expect(ms).toBeLessThan(1000);
-    }
+    for (const value of [manyFields, longArrays, longString]) expect(badTextFields(value)).toEqual([]);
   });
 });
 
