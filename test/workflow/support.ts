@@ -202,19 +202,20 @@ let serial = 0;
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++serial}`;
 
 /** A deal approved by its buyer, with its offer: ready for escrow. */
-export function approvedSnapshot(at: number, options: { amount?: number } = {}): DealSnapshot {
+export function approvedSnapshot(at: number): DealSnapshot {
   const created = new Date(at - HOUR).toISOString();
   const id = crypto.randomUUID();
+  const buyer = `${unique('buyer')}@example.com`;
   return {
     deal: {
       id,
       marketplace_id: crypto.randomUUID(),
       external_id: unique('order'),
       title: 'Sofa',
-      buyer_email: `${unique('buyer')}@example.com`,
+      buyer_email: buyer,
       buyer_name: 'Buyer',
       seller_email: '',
-      amount: options.amount ?? 2500,
+      amount: 2500,
       fee: 0,
       fee_moment: 'close',
       currency: 'RUB',
@@ -238,7 +239,7 @@ export function approvedSnapshot(at: number, options: { amount?: number } = {}):
       {
         id: crypto.randomUUID(),
         status: 'approved',
-        approver: '',
+        approver: buyer,
         comment: '',
         created_at: created,
         decided_at: created,
@@ -257,9 +258,9 @@ export function approvedSnapshot(at: number, options: { amount?: number } = {}):
 export function heldSnapshot(
   at: number,
   holdExpiresAt: number,
-  options: { provider?: EscrowProviderName; amount?: number } = {},
+  options: { provider?: EscrowProviderName } = {},
 ): DealSnapshot {
-  const snapshot = approvedSnapshot(at, options);
+  const snapshot = approvedSnapshot(at);
   const paymentId = crypto.randomUUID();
   const provider = options.provider ?? 'sandbox';
   const payment: PaymentRecord = {
