@@ -10,6 +10,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { DealSnapshot } from '../../src/deals/model.ts';
 import {
   acquirerNotificationSignal,
+  addDocumentUpdate,
   deliverUpdate,
   disputeMessageUpdate,
   movePaymentUpdate,
@@ -95,7 +96,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
     const start = await env.currentTimeMs();
     const snapshot = heldSnapshot(start, start + HOLD);
     const dealId = snapshot.deal.id;
-    const payment = snapshot.payments[0]!;
+    const payment = snapshot.payments[0];
     const handle = await begin(snapshot);
     const lapseAt = start + HOLD - MARGIN;
     // One timer, set for the margin before the lapse (6 days 12 hours), less the moments the start took.
@@ -106,14 +107,14 @@ describe('money still held shortly before the acquirer lets it go', () => {
     await sleepUntil(lapseAt - MINUTE);
     expect(await timersFired(handle)).toBe(0);
     expect(world.callsOf('refundEscrowPart', dealId)).toEqual([]);
-    expect((await handle.query(snapshotQuery)).payments[0]!.status).toBe('hold');
+    expect((await handle.query(snapshotQuery)).payments[0].status).toBe('hold');
 
     await sleepUntil(lapseAt + MINUTE);
     await expect.poll(() => world.deal(dealId).status).toBe('refunded');
     // A paying-out acquirer (the sandbox) returns all it holds by a refund keyed by the payment, so a retry is one refund.
     const [refund, ...more] = world.callsOf('refundEscrowPart', dealId);
     expect(more).toEqual([]);
-    expect(refund!.args).toEqual([
+    expect(refund.args).toEqual([
       'sandbox',
       {
         refundId: `${payment.id}/refund`,
@@ -123,8 +124,8 @@ describe('money still held shortly before the acquirer lets it go', () => {
         currency: 'RUB',
       },
     ]);
-    expect(refund!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(refund!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(refund.at).toBeGreaterThanOrEqual(lapseAt);
+    expect(refund.at).toBeLessThan(lapseAt + MINUTE);
     expect(eventsOf(dealId)).toEqual([
       expect.objectContaining({
         type: 'deal.refunded',
@@ -139,7 +140,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
     // The closed deal's workflow ends once its event is out.
     await handle.result();
     expect(world.webhookEvents(dealId)).toEqual(['deal.refunded']);
-    expect(world.delivered).toContain(eventsOf(dealId)[0]!.deliveryId);
+    expect(world.delivered).toContain(eventsOf(dealId)[0].deliveryId);
     await expectReplays(bundle, handle);
   });
 
@@ -147,7 +148,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
     const start = await env.currentTimeMs();
     const snapshot = heldSnapshot(start, start + HOLD, { provider: 'yookassa' });
     const dealId = snapshot.deal.id;
-    const payment = snapshot.payments[0]!;
+    const payment = snapshot.payments[0];
     // Two days' margin: the act comes at 5 days, not at the default 6 days 12 hours.
     const handle = await begin(snapshot, { holdPolicy: 'release', holdMarginSeconds: 2 * 24 * 3600 });
     const lapseAt = start + HOLD - 2 * DAY;
@@ -160,8 +161,8 @@ describe('money still held shortly before the acquirer lets it go', () => {
     expect(captures.map((call) => call.args)).toEqual([
       ['yookassa', payment.provider_payment_id, 2500, 'RUB', `${payment.id}/release`],
     ]);
-    expect(captures[0]!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(captures[0]!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(captures[0].at).toBeGreaterThanOrEqual(lapseAt);
+    expect(captures[0].at).toBeLessThan(lapseAt + MINUTE);
     // Captured money is the shop's: no payout, paid at once.
     expect(world.callsOf('createSellerPayout', dealId)).toEqual([]);
     expect(eventsOf(dealId)).toEqual([
@@ -179,11 +180,11 @@ describe('money still held shortly before the acquirer lets it go', () => {
     await handle.result();
     const lapseAt = start + HOLD - MARGIN;
     const [payout] = world.callsOf('createSellerPayout', dealId);
-    expect(payout!.args).toEqual([
+    expect(payout.args).toEqual([
       expect.objectContaining({ dealId, provider: 'yookassa_safe_deal', owed: '2500.00', currency: 'RUB' }),
     ]);
-    expect(payout!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(payout!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(payout.at).toBeGreaterThanOrEqual(lapseAt);
+    expect(payout.at).toBeLessThan(lapseAt + MINUTE);
     expect(world.callsOf('captureEscrowPayment', dealId)).toEqual([]);
     // Both told as the release's: the payout completes it.
     expect(eventsOf(dealId).map(({ type, actor, reason }) => ({ type, actor, reason }))).toEqual([
@@ -209,13 +210,13 @@ describe('money still held shortly before the acquirer lets it go', () => {
     const lapseAt = start + HOLD - MARGIN;
     expect(world.callsOf('createSellerPayout', dealId)).toEqual([]);
     const [refund] = world.callsOf('refundEscrowPart', dealId);
-    expect(refund!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(refund!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(refund.at).toBeGreaterThanOrEqual(lapseAt);
+    expect(refund.at).toBeLessThan(lapseAt + MINUTE);
     expect(eventsOf(dealId).map(({ type, actor }) => ({ type, actor }))).toEqual([
       { type: 'deal.disputed', actor: 'buyer' },
       { type: 'deal.refunded', actor: 'system' },
     ]);
-    expect(eventsOf(dealId)[1]!.reason).toContain('before the arbiter decided');
+    expect(eventsOf(dealId)[1].reason).toContain('before the arbiter decided');
     expect((await handle.query(snapshotQuery)).dispute).toMatchObject({
       status: 'decided',
       decision: { outcome: 'refund' },
@@ -273,17 +274,17 @@ describe('money still held shortly before the acquirer lets it go', () => {
     await expect.poll(() => world.deal(dealId).status).toBe('escrow_hold');
     const [confirmedAt] = eventTimes(dealId, 'deal.escrow_hold');
     expect(confirmedAt).toBeGreaterThanOrEqual(start + 10 * HOUR);
-    const held = (await handle.query(snapshotQuery)).payments[0]!;
-    expect(Date.parse(held.hold_expires_at!)).toBe(confirmedAt! + 3 * DAY);
+    const held = (await handle.query(snapshotQuery)).payments[0];
+    expect(Date.parse(held.hold_expires_at!)).toBe(confirmedAt + 3 * DAY);
 
-    const lapseAt = confirmedAt! + 3 * DAY - MARGIN;
+    const lapseAt = confirmedAt + 3 * DAY - MARGIN;
     await sleepUntil(lapseAt - MINUTE);
     expect(world.callsOf('refundEscrowPart', dealId)).toEqual([]);
     await handle.result();
     const [refund] = world.callsOf('refundEscrowPart', dealId);
-    expect(refund!.args[1]).toMatchObject({ refundId: `${payment.id}/refund`, providerDealId: `deal_${payment.id}` });
-    expect(refund!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(refund!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(refund.args[1]).toMatchObject({ refundId: `${payment.id}/refund`, providerDealId: `deal_${payment.id}` });
+    expect(refund.at).toBeGreaterThanOrEqual(lapseAt);
+    expect(refund.at).toBeLessThan(lapseAt + MINUTE);
     expect(world.deal(dealId).status).toBe('refunded');
     await expectReplays(bundle, handle);
   });
@@ -322,15 +323,15 @@ describe('the buyer’s inspection window after delivery', () => {
       webhook: false,
       data: { inspection_ends_at: new Date(endsAt).toISOString() },
     });
-    expect(Date.parse(reminders(dealId)[0]!.occurredAt)).toBeGreaterThanOrEqual(remindAt);
-    expect(Date.parse(reminders(dealId)[0]!.occurredAt)).toBeLessThan(remindAt + MINUTE);
+    expect(Date.parse(reminders(dealId)[0].occurredAt)).toBeGreaterThanOrEqual(remindAt);
+    expect(Date.parse(reminders(dealId)[0].occurredAt)).toBeLessThan(remindAt + MINUTE);
     const reminded = await handle.query(snapshotQuery);
-    expect(reminded.delivery?.reminded_at).toBe(reminders(dealId)[0]!.occurredAt);
-    expect(reminded.payments[0]!.status).toBe('hold');
+    expect(reminded.delivery?.reminded_at).toBe(reminders(dealId)[0].occurredAt);
+    expect(reminded.payments[0].status).toBe('hold');
 
     await sleepUntil(endsAt - MINUTE);
     expect(world.callsOf('createSellerPayout', dealId)).toEqual([]);
-    expect((await handle.query(snapshotQuery)).payments[0]!.status).toBe('hold');
+    expect((await handle.query(snapshotQuery)).payments[0].status).toBe('hold');
 
     await handle.result();
     expect(reminders(dealId)).toHaveLength(1);
@@ -355,7 +356,7 @@ describe('the buyer’s inspection window after delivery', () => {
     });
 
     await sleepUntil(endsAt + DAY);
-    expect((await handle.query(snapshotQuery)).payments[0]!.status).toBe('disputed');
+    expect((await handle.query(snapshotQuery)).payments[0].status).toBe('disputed');
     expect(world.callsOf('createSellerPayout', dealId)).toEqual([]);
 
     await handle.result();
@@ -417,15 +418,15 @@ describe('a payout the acquirer has not finished', () => {
     expect(world.deal(dealId).status).toBe('escrow_hold');
 
     await handle.result();
-    const made = world.callsOf('createSellerPayout', dealId)[0]!.at;
+    const made = world.callsOf('createSellerPayout', dealId)[0].at;
     const reads = world.callsOf('getSellerPayout', dealId).map((call) => call.at);
     expect(reads).toHaveLength(9);
-    const waits = reads.map((at, i) => at - (i === 0 ? made : reads[i - 1]!));
+    const waits = reads.map((at, i) => at - (i === 0 ? made : reads[i - 1]));
     const expected = [1, 2, 4, 8, 16, 32, 60, 60, 60].map((minutes) => minutes * MINUTE);
     // Each wait as set, give or take the moments a turn of the workflow takes.
     waits.forEach((wait, i) => {
-      expect(wait).toBeGreaterThanOrEqual(expected[i]!);
-      expect(wait).toBeLessThan(expected[i]! + 5000);
+      expect(wait).toBeGreaterThanOrEqual(expected[i]);
+      expect(wait).toBeLessThan(expected[i] + 5000);
     });
     expect(world.callsOf('createSellerPayout', dealId)).toHaveLength(1);
     // Logged, not fatal (the workflow's log reaches the worker's logger after its turn).
@@ -462,7 +463,7 @@ describe('a payout the acquirer has not finished', () => {
     expect(eventsOf(dealId).find((event) => event.type === 'deal.payout_failed')?.data).toMatchObject({
       failure_reason: 'card_expired',
     });
-    expect((await handle.query(snapshotQuery)).payments[0]!.payout_status).toBe('failed');
+    expect((await handle.query(snapshotQuery)).payments[0].payout_status).toBe('failed');
 
     // A day on: no more checks, no timer waiting, the money still held for the seller.
     const timers = (await timersStarted(handle)).length;
@@ -518,7 +519,7 @@ describe('a long history', () => {
     const firstRun = env.client.workflow.getHandle(handle.workflowId, first.runId);
     expect((await firstRun.describe()).status.name).toBe('CONTINUED_AS_NEW');
     const carried = await handle.query(snapshotQuery);
-    expect(carried.payments[0]!.status).toBe('disputed');
+    expect(carried.payments[0].status).toBe('disputed');
     expect(carried.dispute?.messages.map((message) => message.id)).toEqual(messages);
     // The new run writes the deal once more (a re-assertion: no change, no event), for a write PostgreSQL lost.
     await expect.poll(() => world.deal(dealId).writes.at(-1)).toMatchObject({ version: carried.version });
@@ -531,10 +532,61 @@ describe('a long history', () => {
     const lapseAt = start + HOLD - MARGIN;
     await handle.result();
     const [refund] = world.callsOf('refundEscrowPart', dealId);
-    expect(refund!.at).toBeGreaterThanOrEqual(lapseAt);
-    expect(refund!.at).toBeLessThan(lapseAt + MINUTE);
+    expect(refund.at).toBeGreaterThanOrEqual(lapseAt);
+    expect(refund.at).toBeLessThan(lapseAt + MINUTE);
     expect(world.webhookEvents(dealId)).toEqual(['deal.disputed', 'deal.refunded']);
     await expectReplays(bundle, handle, first.runId);
     await expectReplays(bundle, handle);
+  });
+
+  it('keeps the hold limit of a payment the acquirer has not confirmed, to date its lapse in the next run', async () => {
+    const start = await env.currentTimeMs();
+    const snapshot = approvedSnapshot(start);
+    const dealId = snapshot.deal.id;
+    world.seed(snapshot).createdStatus = 'pending';
+    const limit = 30;
+    const handle = await startDeal(env, taskQueue, snapshot, { historyLimit: limit });
+    const first = await handle.describe();
+    // A safe deal holds for 90 days, not the 7 a payment with no known limit is given.
+    const { payment } = await handle.executeUpdate(startEscrowUpdate, {
+      args: [
+        {
+          amount: 0,
+          description: '',
+          provider: 'yookassa_safe_deal',
+          return_url: 'https://shop.example/back',
+          hold_limit_seconds: 90 * 24 * 3600,
+        },
+      ],
+    });
+    expect(payment.status).toBe('pending');
+    // Documents until the run continues as new (it looks at its length when a task begins), the payment still pending.
+    for (let n = 1; (await handle.describe()).runId === first.runId; n++) {
+      expect(n).toBeLessThan(50);
+      await handle.executeUpdate(addDocumentUpdate, {
+        args: [
+          {
+            id: crypto.randomUUID(),
+            kind: 'invoice',
+            name: `scan ${n}.pdf`,
+            content_type: 'application/pdf',
+            size: 1,
+            sha256: '0'.repeat(64),
+            created_at: new Date(start).toISOString(),
+            organization_id: crypto.randomUUID(),
+            storage_key: `scan-${n}`,
+          },
+        ],
+      });
+    }
+    expect((await handle.query(snapshotQuery)).payments[0].status).toBe('pending');
+
+    await handle.signal(acquirerNotificationSignal, { paymentId: payment.id, status: 'hold' });
+    await expect.poll(() => world.deal(dealId).status).toBe('escrow_hold');
+    const [confirmedAt] = eventTimes(dealId, 'deal.escrow_hold');
+    const held = (await handle.query(snapshotQuery)).payments[0];
+    expect(Date.parse(held.hold_expires_at!)).toBe(confirmedAt + 90 * DAY);
+    await expectReplays(bundle, handle, first.runId);
+    await handle.terminate('the test is done: the lapse is 90 days away');
   });
 });

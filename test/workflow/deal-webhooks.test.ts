@@ -46,14 +46,14 @@ const attemptsOf = (deliveryId: string) =>
   world.callsOf('deliverWebhook').filter((call) => call.args[0] === deliveryId);
 
 /** The time between one attempt's scheduling and the next's, in the server's clock. */
-const waitsBetween = (attempts: ActivityCall[]) => attempts.slice(1).map((call, i) => call.at - attempts[i]!.at);
+const waitsBetween = (attempts: ActivityCall[]) => attempts.slice(1).map((call, i) => call.at - attempts[i].at);
 
 /** Each wait as expected, give or take the moments an attempt takes. */
 function expectWaits(waits: number[], expected: number[]): void {
   expect(waits).toHaveLength(expected.length);
   waits.forEach((wait, i) => {
-    expect(wait).toBeGreaterThanOrEqual(expected[i]!);
-    expect(wait).toBeLessThan(expected[i]! + 5 * SECOND);
+    expect(wait).toBeGreaterThanOrEqual(expected[i]);
+    expect(wait).toBeLessThan(expected[i] + 5 * SECOND);
   });
 }
 
@@ -97,7 +97,7 @@ describe('a receiver that fails', () => {
     // In the order they happened: deal.escrow_hold is first tried once deal.created is through.
     expect(world.delivered.indexOf(created)).toBeLessThan(world.delivered.indexOf(held));
     expect(attemptsOf(held).map((call) => call.at)).toEqual([expect.any(Number)]);
-    expect(attemptsOf(held)[0]!.at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
+    expect(attemptsOf(held)[0].at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
     expect(world.failed).not.toContain(created);
     await expectReplays(bundle, handle);
     await handle.terminate('the test is over');
@@ -110,7 +110,7 @@ describe('a receiver that fails', () => {
     await expect.poll(() => world.delivered).toContain(held);
 
     const attempts = attemptsOf(created);
-    const first = attempts[0]!.at;
+    const first = attempts[0].at;
     // 30 s, 1 min, 2 min … 8 h 32 min, then 12 hours at most; one more 12 hours would end after the 4 days.
     expectWaits(
       waitsBetween(attempts),
@@ -120,10 +120,10 @@ describe('a receiver that fails', () => {
     expect(attempts.at(-1)!.at + policyWait(attempts.length)).toBeGreaterThan(first + 4 * DAY);
     const [marked, ...more] = world.callsOf('markWebhookDeliveryFailed').filter((call) => call.args[0] === created);
     expect(more).toEqual([]);
-    expect(marked!.at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
-    expect(marked!.at).toBeLessThanOrEqual(first + 4 * DAY);
+    expect(marked.at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
+    expect(marked.at).toBeLessThanOrEqual(first + 4 * DAY);
     // The failed event does not hold up the rest: deal.escrow_hold went out after it was marked.
-    expect(attemptsOf(held)[0]!.at).toBeGreaterThanOrEqual(marked!.at);
+    expect(attemptsOf(held)[0].at).toBeGreaterThanOrEqual(marked.at);
     expect(world.failed.filter((id) => id === created)).toHaveLength(1);
     await expectReplays(bundle, handle);
     await handle.terminate('the test is over');
@@ -154,11 +154,11 @@ describe('an administrator’s replay of a delivery', () => {
     expect(await handle.result()).toBe('failed');
 
     const attempts = attemptsOf(deliveryId);
-    const first = attempts[0]!.at;
+    const first = attempts[0].at;
     expect(attempts.at(-1)!.at).toBeGreaterThanOrEqual(first + 3 * DAY);
     const marked = world.callsOf('markWebhookDeliveryFailed').filter((call) => call.args[0] === deliveryId);
     expect(marked).toHaveLength(1);
-    expect(marked[0]!.at).toBeLessThanOrEqual(first + 4 * DAY);
+    expect(marked[0].at).toBeLessThanOrEqual(first + 4 * DAY);
     await expectReplays(bundle, handle);
   });
 

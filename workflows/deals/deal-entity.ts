@@ -224,6 +224,7 @@ export class DealEntity {
     };
     this.dealId = this.state.deal.id;
     this.deliveries = [...(input.pendingDeliveries ?? [])];
+    for (const [paymentId, seconds] of Object.entries(input.holdLimits ?? {})) this.holdLimits.set(paymentId, seconds);
     this.records = patches.localRecords ? localRecords : serverRecords;
   }
 
@@ -949,6 +950,12 @@ export class DealEntity {
       moved.hold_expires_at = new Date(Date.now() + limit * 1000).toISOString();
     }
     await this.commit({ payment: moved }, { actor: 'acquirer' });
+  }
+
+  /** The hold limits a next run needs (continue-as-new): those of payments the acquirer has not confirmed yet. */
+  pendingHoldLimits(): Record<string, number> {
+    const pending = new Set(this.state.payments.filter((payment) => payment.status === 'pending').map((p) => p.id));
+    return Object.fromEntries([...this.holdLimits].filter(([paymentId]) => pending.has(paymentId)));
   }
 
   /** The held payment whose lapse comes first, and when to act on it. */

@@ -104,6 +104,11 @@ export interface DealWorkflowInput {
   /** Webhook deliveries a previous run had not finished (continue-as-new). */
   pendingDeliveries?: string[];
   provisioned?: boolean;
+  /**
+   * The acquirer's hold limits (seconds) of live payments not yet held, by payment id (continue-as-new): the lapse is
+   * dated from the acquirer's confirmation with the limit the escrow was started with, which no record keeps.
+   */
+  holdLimits?: Record<string, number>;
 }
 
 export interface DealSettings {

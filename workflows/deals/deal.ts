@@ -171,6 +171,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         snapshot: state,
         pendingDeliveries: deliveries,
         provisioned: true,
+        holdLimits: deal.pendingHoldLimits(),
       });
     }
   }
