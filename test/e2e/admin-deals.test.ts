@@ -3,21 +3,27 @@
 // and what each role may do (arbiter decides, support reads and resends invitations).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { insertHeldDeal } from '../factories.ts';
+import {
+  createDealViaApi,
+  insertHeldDeal,
+  insertMarketplace,
+  type CreatedDeal,
+  type TestMarketplace,
+} from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 
 let server: TestServer;
 let receiver: Receiver;
 let arbiter: TestAdministrator;
 let support: TestAdministrator;
-const shops: { id: string; secret_key: string }[] = [];
+const shops: TestMarketplace[] = [];
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true, env: { TEMPORAL_UI_URL: 'http://temporal-ui.example:8080/' } });
   receiver = await startReceiver();
   for (const name of ['Deal search shop A', 'Deal search shop B']) {
-    shops.push(await json(await post(`${server.url}/admin/marketplaces`, { name, mode: 'sandbox' }, bootstrap())));
+    shops.push(await insertMarketplace(server.services, { name }));
   }
   await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, { 'X-Svc-Key': shops[0].secret_key });
   arbiter = await administrator(server, 'arbiter');
@@ -38,31 +44,20 @@ const list = async (query: Record<string, string>) => {
 };
 const ids = (page: { items: { id: string }[] }) => page.items.map((item) => item.id);
 
-async function createDeal(shop: { secret_key: string }, buyerEmail: string) {
-  const externalId = uniqueId('order');
-  const response = await post(
-    `${server.url}/api/mkt/deals`,
-    { external_id: externalId, buyer_email: buyerEmail, title: 'Lamp', amount: 700 },
-    { 'X-Svc-Key': shop.secret_key },
-  );
-  expect(response.status).toBe(201);
-  return { ...(await json(response)), externalId } as { id: string; externalId: string };
-}
-
 describe('GET /admin/deals', () => {
-  let a1: { id: string; externalId: string };
-  let a2: { id: string; externalId: string };
-  let b1: { id: string; externalId: string };
+  let a1: CreatedDeal;
+  let a2: CreatedDeal;
+  let b1: CreatedDeal;
   let between: string;
   const buyer = uniqueEmail('searched');
 
   beforeAll(async () => {
-    a1 = await createDeal(shops[0], buyer);
+    a1 = await createDealViaApi(server, shops[0], { buyer_email: buyer, amount: 700 });
     await new Promise((resolve) => setTimeout(resolve, 30));
     between = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 30));
-    a2 = await createDeal(shops[0], uniqueEmail('other'));
-    b1 = await createDeal(shops[1], buyer.toUpperCase());
+    a2 = await createDealViaApi(server, shops[0], { buyer_email: uniqueEmail('other'), amount: 700 });
+    b1 = await createDealViaApi(server, shops[1], { buyer_email: buyer.toUpperCase(), amount: 700 });
   });
 
   it('narrows by marketplace, buyer e-mail (in any case), external id, status and dates', async () => {
@@ -71,7 +66,7 @@ describe('GET /admin/deals', () => {
     );
     expect(ids(await list({ marketplace_id: shops[0].id, limit: '100' }))).not.toContain(b1.id);
     expect(ids(await list({ buyer_email: buyer }))).toEqual([b1.id, a1.id]);
-    expect(ids(await list({ external_id: a2.externalId }))).toEqual([a2.id]);
+    expect(ids(await list({ external_id: a2.external_id }))).toEqual([a2.id]);
     expect(ids(await list({ buyer_email: buyer, marketplace_id: shops[1].id }))).toEqual([b1.id]);
     expect(ids(await list({ buyer_email: buyer, created_gte: between }))).toEqual([b1.id]);
     expect(ids(await list({ buyer_email: buyer, created_lte: between }))).toEqual([a1.id]);
@@ -80,7 +75,7 @@ describe('GET /admin/deals', () => {
     const held = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 86_400_000) });
     expect(ids(await list({ status: 'escrow_hold', limit: '100' }))).toContain(held.dealId);
     expect(ids(await list({ status: 'created', limit: '100' }))).not.toContain(held.dealId);
-    const item = (await list({ external_id: a1.externalId })).items[0];
+    const item = (await list({ external_id: a1.external_id })).items[0];
     expect(item).toMatchObject({
       id: a1.id,
       marketplace_id: shops[0].id,
@@ -123,13 +118,13 @@ describe('GET /admin/deals', () => {
 
   it('needs an administrator token; every role reads', async () => {
     expect((await get('/admin/deals', {})).status).toBe(401);
-    expect((await get(`/admin/deals?external_id=${a1.externalId}`, support.headers)).status).toBe(200);
+    expect((await get(`/admin/deals?external_id=${a1.external_id}`, support.headers)).status).toBe(200);
   });
 });
 
 describe('GET /admin/deals/{id}', () => {
   it('adds the webhook events, their deliveries and the workflow in the Temporal Web UI', async () => {
-    const deal = await createDeal(shops[0], uniqueEmail('timeline'));
+    const deal = await createDealViaApi(server, shops[0], { buyer_email: uniqueEmail('timeline'), amount: 700 });
     await fetch(`${server.url}/api/mkt/deals/${deal.id}/documents?kind=offer&name=offer.pdf`, {
       method: 'POST',
       headers: { 'X-Svc-Key': shops[0].secret_key, 'Content-Type': 'application/pdf' },
@@ -159,7 +154,7 @@ describe('GET /admin/deals/{id}', () => {
       error: null,
     });
     expect(body.temporal_url).toBe(
-      `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0].id}/${deal.externalId}`)}`,
+      `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0].id}/${deal.external_id}`)}`,
     );
     expect(body).toMatchObject({
       id: deal.id,
@@ -186,7 +181,7 @@ describe('GET /admin/deals/{id}', () => {
 });
 
 describe('disputes and roles', () => {
-  const held = () => insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000) });
+  const held = () => insertHeldDeal(server.services);
   const act = (dealId: string, path: string, body: unknown, headers: Record<string, string>) =>
     post(`${server.url}/admin/deals/${dealId}${path}`, body, headers);
 
@@ -273,7 +268,7 @@ describe('disputes and roles', () => {
 
   it('lets support resend the invitation, under the marketplace limit of 3 an hour', async () => {
     const email = uniqueEmail('invited');
-    const deal = await createDeal(shops[1], email);
+    const deal = await createDealViaApi(server, shops[1], { buyer_email: email, amount: 700 });
     const mails = async () => (await json(await get(`/admin/mail?to=${encodeURIComponent(email)}`))).items.length;
     await expect.poll(mails, { timeout: 20_000 }).toBe(1);
     for (let i = 0; i < 3; i++) expect((await act(deal.id, '/invitation', {}, support.headers)).status).toBe(202);
@@ -301,11 +296,11 @@ describe('the console pages', () => {
 
   it('searches the list, and shows support no money buttons and refuses them', async () => {
     const email = uniqueEmail('paged');
-    const deal = await createDeal(shops[0], email);
+    const deal = await createDealViaApi(server, shops[0], { buyer_email: email, amount: 700 });
     const found = await page(`/admin/view/deals?buyer_email=${encodeURIComponent(email)}&status=`, support);
     expect(found.status).toBe(200);
     const text = await found.text();
-    expect(text).toContain(deal.externalId);
+    expect(text).toContain(deal.external_id);
     expect(text).toContain('Deal search shop A');
     const bad = await page('/admin/view/deals?created_from=31.12.2024', support);
     expect(bad.status).toBe(400);

@@ -4,6 +4,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
+import { createMarketplaceViaApi } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 
@@ -46,12 +47,6 @@ const lookup = (publicKey: string, on = server) =>
     buyer_email: uniqueEmail('buyer'),
   });
 
-async function marketplace(name = uniqueId('shop'), extra: Record<string, unknown> = {}) {
-  const response = await post(url('/admin/marketplaces'), { name, mode: 'sandbox', ...extra }, admin.headers);
-  expect(response.status).toBe(201);
-  return json(response) as Promise<{ id: string; name: string; secret_key: string; public_key: string }>;
-}
-
 async function receiver(script: Parameters<typeof startReceiver>[0] = []) {
   const started = await startReceiver(script);
   receivers.push(started);
@@ -66,9 +61,9 @@ describe('the marketplace list and card', () => {
   it('searches by name or id, pages, and shows no secrets', async () => {
     const token = uniqueId('findme');
     const made = [
-      await marketplace(`${token} one`),
-      await marketplace(`${token} two`),
-      await marketplace(`${token} three`),
+      await createMarketplaceViaApi(server, { name: `${token} one` }, admin.headers),
+      await createMarketplaceViaApi(server, { name: `${token} two` }, admin.headers),
+      await createMarketplaceViaApi(server, { name: `${token} three` }, admin.headers),
     ];
     const first = await json(await get(`/admin/marketplaces?q=${token.toUpperCase()}&limit=2`));
     expect(first.items.map((m: { id: string }) => m.id)).toEqual([made[2].id, made[1].id]);
@@ -91,10 +86,15 @@ describe('the marketplace list and card', () => {
   });
 
   it('shows the card with the keys’ prefixes and the automatic SSO client', async () => {
-    const made = await marketplace(uniqueId('card'), {
-      sso_redirect_uri: 'https://card.example/sso',
-      allowed_origins: ['https://card.example'],
-    });
+    const made = await createMarketplaceViaApi(
+      server,
+      {
+        name: uniqueId('card'),
+        sso_redirect_uri: 'https://card.example/sso',
+        allowed_origins: ['https://card.example'],
+      },
+      admin.headers,
+    );
     const card = await json(await get(`/admin/marketplaces/${made.id}`));
     expect(card).toMatchObject({
       id: made.id,
@@ -118,7 +118,7 @@ describe('the marketplace list and card', () => {
 
 describe('changes', () => {
   it('patches the fields, the SSO client follows, and the audit has before and after', async () => {
-    const made = await marketplace('Before name');
+    const made = await createMarketplaceViaApi(server, { name: 'Before name' }, admin.headers);
     const response = await send('PATCH', `/admin/marketplaces/${made.id}`, {
       name: 'After name',
       mode: 'live',
@@ -146,7 +146,7 @@ describe('changes', () => {
   });
 
   it('refuses bad input with 400 and changes nothing', async () => {
-    const made = await marketplace('Unchanged');
+    const made = await createMarketplaceViaApi(server, { name: 'Unchanged' }, admin.headers);
     for (const body of [
       { mode: 'bogus' },
       { name: '   ' },
@@ -177,7 +177,7 @@ describe('changes', () => {
   });
 
   it('rotates the secret key: the old one works through the overlap, then 401 on every instance', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     const rotated = await send('POST', `/admin/marketplaces/${made.id}/rotate-secret-key`, {
       expire_previous_after_seconds: 2,
     });
@@ -215,7 +215,7 @@ describe('changes', () => {
   });
 
   it('rotates the public key: the old one is refused at once', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     expect((await lookup(made.public_key)).status).toBe(204);
     const rotated = await send('POST', `/admin/marketplaces/${made.id}/rotate-public-key`, {});
     expect(rotated.status).toBe(200);
@@ -225,7 +225,7 @@ describe('changes', () => {
   });
 
   it('deactivates: mk_ and pk_ 401 on another instance, the deal still readable; activates again', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     const deal = await json(
       await post(
         url('/api/mkt/deals'),
@@ -253,7 +253,7 @@ describe('changes', () => {
 
 describe('the webhook', () => {
   it('reveals the secret to admins (audited, redacted) and sends a signed test event', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     const hook = await receiver();
     const { secret } = await json(
       await post(url('/api/mkt/webhook'), { url: hook.url }, { 'X-Svc-Key': made.secret_key }),
@@ -280,7 +280,7 @@ describe('the webhook', () => {
     const events = await json(await fetch(url('/api/mkt/events'), { headers: { 'X-Svc-Key': made.secret_key } }));
     expect(events.items.map((event: { event_id: string }) => event.event_id)).not.toContain(started.event_id);
 
-    const noHook = await marketplace();
+    const noHook = await createMarketplaceViaApi(server, {}, admin.headers);
     const noHookTest = await send('POST', `/admin/marketplaces/${noHook.id}/webhook/test`, {});
     expect([noHookTest.status, (await json(noHookTest)).code]).toEqual([409, 'webhook_not_registered']);
     // No webhook registered yet: the card says so with nulls (404 is for an unknown marketplace).
@@ -295,7 +295,7 @@ describe('the webhook', () => {
   });
 
   it('logs attempts with the request body and the answer, filters them, and replays failed ones since a moment', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     // 410 ends a delivery at once (failed), then the receiver answers 200.
     const hook = await receiver([{ status: 410 }]);
     await post(url('/api/mkt/webhook'), { url: hook.url }, { 'X-Svc-Key': made.secret_key });
@@ -379,7 +379,7 @@ describe('the webhook', () => {
 
 describe('roles', () => {
   it('lets arbiter and support read but not change', async () => {
-    const made = await marketplace();
+    const made = await createMarketplaceViaApi(server, {}, admin.headers);
     const hook = await receiver();
     await post(url('/api/mkt/webhook'), { url: hook.url }, { 'X-Svc-Key': made.secret_key });
     for (const who of [arbiter, support]) {

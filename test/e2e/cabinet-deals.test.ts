@@ -1,27 +1,16 @@
 // The cabinet's JSON deal operations for buyer and seller, over real HTTP against PostgreSQL, Temporal and our worker:
 // each user's role and allowed actions, a dispute that needs a reason, and the dispute thread with evidence files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureUser, setPassword } from '../../src/accounts/users.ts';
 import { parseMultipart } from '../../src/http/multipart.ts';
-import {
-  json,
-  post,
-  signInFromInvitation,
-  startTestServer,
-  uniqueEmail,
-  uniqueId,
-  type TestServer,
-} from '../helpers.ts';
+import { cabinetSession, insertHeldDealSignedIn, insertMarketplace, type TestMarketplace } from '../factories.ts';
+import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 
 let server: TestServer;
-let marketplace: { id: string; secret_key: string };
+let marketplace: TestMarketplace;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  const admin = { Authorization: `Bearer ${server.adminToken}` };
-  marketplace = await json(
-    await post(`${server.url}/admin/marketplaces`, { name: 'Cabinet deals shop', mode: 'sandbox' }, admin),
-  );
+  marketplace = await insertMarketplace(server.services, { name: 'Cabinet deals shop' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -30,43 +19,6 @@ afterAll(async () => {
 const mkt = () => ({ 'X-Svc-Key': marketplace.secret_key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 const cabinet = (path: string) => `${server.url}/cabinet${path}`;
-
-/** A password account signed in with POST /cabinet/login: its bearer headers. */
-async function signIn(email: string): Promise<Record<string, string>> {
-  const { user } = await ensureUser(server.services.db, { email });
-  await setPassword(server.services.db, user.id, 'a strong password');
-  const session = await json(await post(cabinet('/login'), { email, password: 'a strong password' }));
-  return { Authorization: `Bearer ${session.token}` };
-}
-
-/** A deal with a seller, its money held: documents, the buyer's approval in the cabinet, sandbox escrow. */
-async function heldDeal() {
-  const sellerEmail = uniqueEmail('seller');
-  const created = await post(
-    api('/deals'),
-    {
-      external_id: uniqueId('order'),
-      buyer_email: uniqueEmail('buyer'),
-      seller_email: sellerEmail,
-      title: 'Lamp',
-      amount: 900,
-    },
-    mkt(),
-  );
-  const deal = await json(created);
-  const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
-    method: 'POST',
-    headers: { ...mkt(), 'Content-Type': 'application/pdf' },
-    body: Buffer.from('%PDF-1.4 terms'),
-  });
-  expect(upload.status).toBe(201);
-  const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
-  const { buyer_email: buyerEmail } = await json(await fetch(api(`/deals/${deal.id}`), { headers: mkt() }));
-  const buyer = await signInFromInvitation(server, buyerEmail);
-  expect((await post(cabinet(`/approvals/${approval.id}/approve`), {}, buyer)).status).toBe(200);
-  expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
-  return { dealId: deal.id as string, buyer, seller: await signIn(sellerEmail) };
-}
 
 function evidence(text: string, files: { name: string; type: string; body: string }[]): FormData {
   const form = new FormData();
@@ -80,7 +32,11 @@ const sendMessage = (dealId: string, headers: Record<string, string>, form: Form
 
 describe('GET /cabinet/deals and /cabinet/deals/{id}', () => {
   it('gives buyer and seller their role, and the seller no release, refund, dispute or approval', async () => {
-    const { dealId, buyer, seller } = await heldDeal();
+    const { dealId, buyer, seller } = await insertHeldDealSignedIn(server.services, {
+      marketplaceId: marketplace.id,
+      seller: true,
+      amount: 900,
+    });
 
     const sellerList = await json(await fetch(cabinet('/deals'), { headers: seller }));
     expect(sellerList.items.find((item: { id: string }) => item.id === dealId)).toMatchObject({
@@ -106,7 +62,11 @@ describe('GET /cabinet/deals and /cabinet/deals/{id}', () => {
 
 describe('a dispute in the cabinet API', () => {
   it('needs a reason, then carries a seller message with a file to the buyer, who downloads it', async () => {
-    const { dealId, buyer, seller } = await heldDeal();
+    const { dealId, buyer, seller } = await insertHeldDealSignedIn(server.services, {
+      marketplaceId: marketplace.id,
+      seller: true,
+      amount: 900,
+    });
 
     const early = await sendMessage(dealId, buyer, evidence('Before any dispute', []));
     expect(early.status).toBe(400);
@@ -164,13 +124,17 @@ describe('a dispute in the cabinet API', () => {
     expect(download.headers.get('content-type')).toBe('image/jpeg');
     expect(download.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await download.text()).toBe('jpeg bytes');
-    const stranger = await signIn(uniqueEmail('stranger'));
+    const stranger = (await cabinetSession(server.services, uniqueEmail('stranger'))).headers;
     expect((await fetch(cabinet(`/documents/${message.files[0].id}/content`), { headers: stranger })).status).toBe(404);
     expect((await sendMessage(dealId, stranger, evidence('Let me in', []))).status).toBe(404);
   });
 
   it('refuses a blank message, too many files, an unknown field and a body that is not multipart', async () => {
-    const { dealId, buyer } = await heldDeal();
+    const { dealId, buyer } = await insertHeldDealSignedIn(server.services, {
+      marketplaceId: marketplace.id,
+      seller: true,
+      amount: 900,
+    });
     expect((await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Late' }, buyer)).status).toBe(200);
 
     const blank = await json(await sendMessage(dealId, buyer, evidence(' ', [])));

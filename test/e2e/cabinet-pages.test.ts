@@ -4,17 +4,23 @@
 // buyers' deals, and Russian.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../../src/accounts/users.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, type TestServer } from '../helpers.ts';
+import {
+  createDealViaApi,
+  insertHeldDeal,
+  insertHeldDealSignedIn,
+  type CabinetSession,
+  insertMarketplace,
+  type TestMarketplace,
+} from '../factories.ts';
 import { PageBrowser, type Reply } from '../page-browser.ts';
 
 let server: TestServer;
-let marketplace: { id: string; secret_key: string };
+let marketplace: TestMarketplace;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  marketplace = await json(
-    await post(`${server.url}/admin/marketplaces`, { name: 'Pages shop', mode: 'sandbox' }, admin()),
-  );
+  marketplace = await insertMarketplace(server.services, { name: 'Pages shop' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -37,22 +43,23 @@ class Browser extends PageBrowser {
 const csrfOf = (page: Page) => /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
 const words = (page: Page) => page.text.replace(/\s+/g, ' ');
 
-async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = {
-    external_id: uniqueId('order'),
-    buyer_email: uniqueEmail('buyer'),
-    title: 'Bicycle',
-    amount: 1500.5,
-    ...fields,
-  };
-  const response = await post(api('/deals'), body, mkt());
-  expect(response.status).toBe(201);
-  return { ...(await json(response)), buyer_email: body.buyer_email };
-}
+/** What this file's deals sell. */
+const BICYCLE = { title: 'Bicycle', amount: 1500.5 };
+/**
+ * A bicycle with a seller whose money is held, written as the workflow leaves it (the approval and the escrow on the
+ * pages have tests of their own).
+ */
+const heldBicycle = () =>
+  ({
+    ...BICYCLE,
+    marketplaceId: marketplace.id,
+    seller: true,
+    document: { kind: 'contract', name: 'Terms.pdf' },
+  }) as const;
 
 /** A deal waiting for the buyer's approval, with one contract. */
 async function dealInApproval(fields: Record<string, unknown> = {}) {
-  const deal = await createDeal(fields);
+  const deal = await createDealViaApi(server, marketplace, { ...BICYCLE, ...fields });
   const upload = await fetch(api(`/deals/${deal.id}/documents?kind=contract&name=Terms.pdf`), {
     method: 'POST',
     headers: { ...mkt(), 'Content-Type': 'application/pdf' },
@@ -388,7 +395,7 @@ describe('sessions', () => {
 describe("another buyer's deal", () => {
   it('is a 404 page, its document cannot be downloaded, and its approval cannot be decided', async () => {
     const { deal, document, approval } = await dealInApproval();
-    const other = await createDeal();
+    const other = await createDealViaApi(server, marketplace, BICYCLE);
     const stranger = await buyerBrowser(other.buyer_email);
 
     const page = await stranger.get(`/cabinet/view/deals/${deal.id}`);
@@ -440,17 +447,11 @@ describe('language', () => {
   });
 });
 
-/** A deal with a seller whose money is held: the buyer approved on the page, the marketplace started escrow. */
-async function heldDeal(buyerHeaders: Record<string, string> = {}) {
-  const sellerEmail = uniqueEmail('seller');
-  const { deal, approval } = await dealInApproval({ seller_email: sellerEmail });
-  const buyer = await buyerBrowser(deal.buyer_email, buyerHeaders);
-  const home = await buyer.get('/cabinet');
-  expect((await buyer.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) })).status).toBe(
-    303,
-  );
-  expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
-  return { deal, buyer, sellerEmail };
+/** A page browser signed in with this session. */
+function signedIn(session: CabinetSession, headers: Record<string, string> = {}): Browser {
+  const browser = new Browser(headers);
+  browser.cookies.set(...session.cookie);
+  return browser;
 }
 
 /** The seller signs in on the sign-in page with a password of their account. */
@@ -465,14 +466,14 @@ async function sellerBrowser(email: string, headers: Record<string, string> = {}
 
 describe('the seller', () => {
   it('sees the deal with their role and no buyer move, and cannot reach a confirmation', async () => {
-    const { deal, sellerEmail } = await heldDeal();
-    const seller = await sellerBrowser(sellerEmail);
+    const held = await insertHeldDeal(server.services, heldBicycle());
+    const seller = await sellerBrowser(held.sellerEmail);
 
     const home = await seller.get('/cabinet');
-    expect(home.text).toContain(`href="/cabinet/view/deals/${deal.id}"`);
+    expect(home.text).toContain(`href="/cabinet/view/deals/${held.dealId}"`);
     expect(words(home)).toContain('Your role: Seller');
 
-    const page = await seller.get(`/cabinet/view/deals/${deal.id}`);
+    const page = await seller.get(`/cabinet/view/deals/${held.dealId}`);
     expect(page.status).toBe(200);
     expect(words(page)).toContain('Paid: the money is held in escrow');
     expect(words(page)).toContain('Terms.pdf');
@@ -480,10 +481,10 @@ describe('the seller', () => {
     expect(page.text).not.toContain('/escrow/');
     expect(page.text).not.toContain('/approve"');
     for (const action of ['release', 'refund', 'dispute']) {
-      expect((await seller.get(`/cabinet/view/deals/${deal.id}/escrow/${action}`)).status).toBe(404);
+      expect((await seller.get(`/cabinet/view/deals/${held.dealId}/escrow/${action}`)).status).toBe(404);
       expect(
         (
-          await seller.post(`/cabinet/view/deals/${deal.id}/escrow/${action}`, {
+          await seller.post(`/cabinet/view/deals/${held.dealId}/escrow/${action}`, {
             _csrf: csrfOf(page),
             confirmed: 'yes',
             reason: 'mine',
@@ -491,19 +492,20 @@ describe('the seller', () => {
         ).status,
       ).toBe(404);
     }
-    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+    expect(await dealStatus(held.dealId)).toBe('escrow_hold');
   });
 });
 
 describe('a dispute on the pages', () => {
   it('asks for a reason on the confirmation, opens, and carries messages with files both ways', async () => {
-    const { deal, buyer, sellerEmail } = await heldDeal();
+    const held = await insertHeldDealSignedIn(server.services, heldBicycle());
+    const buyer = signedIn(held.sessions.buyer);
 
-    const confirm = await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`);
+    const confirm = await buyer.get(`/cabinet/view/deals/${held.dealId}/escrow/dispute`);
     expect(words(confirm)).toContain('Open a dispute?');
     expect(words(confirm)).toContain('The money (RUB 1,500.50) stays held until the arbiter decides');
     expect(confirm.text).toContain('<textarea id="reason" name="reason" required maxlength="2000"');
-    const blank = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, {
+    const blank = await buyer.post(`/cabinet/view/deals/${held.dealId}/escrow/dispute`, {
       _csrf: csrfOf(confirm),
       confirmed: 'yes',
       reason: '   ',
@@ -511,24 +513,24 @@ describe('a dispute on the pages', () => {
     expect(blank.status).toBe(400);
     expect(words(blank)).toContain('Say why you open the dispute: the reason is required.');
     expect(words(blank)).toContain('Open a dispute?');
-    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+    expect(await dealStatus(held.dealId)).toBe('escrow_hold');
 
-    const opened = await buyer.post(`/cabinet/view/deals/${deal.id}/escrow/dispute`, {
+    const opened = await buyer.post(`/cabinet/view/deals/${held.dealId}/escrow/dispute`, {
       _csrf: csrfOf(confirm),
       confirmed: 'yes',
       reason: 'No <wheels>',
     });
-    expect(opened.location).toBe(`/cabinet/view/deals/${deal.id}?done=disputed`);
+    expect(opened.location).toBe(`/cabinet/view/deals/${held.dealId}?done=disputed`);
     const disputed = await buyer.follow(opened);
     expect(words(disputed)).toContain('The dispute is open. The money stays held until the arbiter decides.');
     expect(disputed.text).toContain('No &#60;wheels&#62;');
     expect(disputed.text).toContain(
-      `action="/cabinet/view/deals/${deal.id}/dispute/messages" enctype="multipart/form-data"`,
+      `action="/cabinet/view/deals/${held.dealId}/dispute/messages" enctype="multipart/form-data"`,
     );
-    expect(await dealStatus(deal.id)).toBe('disputed');
+    expect(await dealStatus(held.dealId)).toBe('disputed');
 
-    const seller = await sellerBrowser(sellerEmail);
-    const sellerPage = await seller.get(`/cabinet/view/deals/${deal.id}`);
+    const seller = await sellerBrowser(held.sellerEmail);
+    const sellerPage = await seller.get(`/cabinet/view/deals/${held.dealId}`);
     expect(sellerPage.text).toContain('enctype="multipart/form-data"');
     const form = new FormData();
     form.append('_csrf', csrfOf(sellerPage));
@@ -536,12 +538,14 @@ describe('a dispute on the pages', () => {
     form.append('files', new Blob(['tracking 42'], { type: 'text/plain' }), 'Трекинг.txt');
     const forged = new FormData();
     forged.append('text', 'no token');
-    expect((await seller.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, forged)).status).toBe(403);
-    const sent = await seller.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, form);
-    expect(sent.location).toBe(`/cabinet/view/deals/${deal.id}?done=message_sent`);
+    expect((await seller.postMultipart(`/cabinet/view/deals/${held.dealId}/dispute/messages`, forged)).status).toBe(
+      403,
+    );
+    const sent = await seller.postMultipart(`/cabinet/view/deals/${held.dealId}/dispute/messages`, form);
+    expect(sent.location).toBe(`/cabinet/view/deals/${held.dealId}?done=message_sent`);
     expect(words(await seller.follow(sent))).toContain('Your message was added to the dispute.');
 
-    const read = await buyer.get(`/cabinet/view/deals/${deal.id}`);
+    const read = await buyer.get(`/cabinet/view/deals/${held.dealId}`);
     expect(read.text).toContain('<strong>Seller</strong>');
     expect(read.text).toMatch(/The wheels were\r?\nin a second box/); // browsers send line breaks as CRLF
     const link = /href="(\/cabinet\/documents\/[^"]+\/content)" download>Трекинг\.txt<\/a>/.exec(read.text);
@@ -556,7 +560,7 @@ describe('a dispute on the pages', () => {
     const empty = new FormData();
     empty.append('_csrf', csrfOf(read));
     empty.append('text', '  ');
-    const refused = await buyer.postMultipart(`/cabinet/view/deals/${deal.id}/dispute/messages`, empty);
+    const refused = await buyer.postMultipart(`/cabinet/view/deals/${held.dealId}/dispute/messages`, empty);
     expect(refused.status).toBe(400);
     expect(words(refused)).toContain('Write the message: it must not be empty.');
   });
@@ -564,18 +568,19 @@ describe('a dispute on the pages', () => {
 
 describe('confirmations in Russian', () => {
   it('state each consequence in Russian', async () => {
-    const { deal, buyer } = await heldDeal({ 'Accept-Language': 'ru' });
-    const release = await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/release`);
+    const held = await insertHeldDealSignedIn(server.services, heldBicycle());
+    const buyer = signedIn(held.sessions.buyer, { 'Accept-Language': 'ru' });
+    const release = await buyer.get(`/cabinet/view/deals/${held.dealId}/escrow/release`);
     expect(release.text).toContain('<html lang="ru">');
     expect(release.text).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
     expect(words(release)).toContain('Перевести деньги продавцу?');
     expect(words(release)).toContain('Отменить это нельзя');
-    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/refund`))).toContain(
+    expect(words(await buyer.get(`/cabinet/view/deals/${held.dealId}/escrow/refund`))).toContain(
       'вернутся вам, и сделка завершится',
     );
-    expect(words(await buyer.get(`/cabinet/view/deals/${deal.id}/escrow/dispute`))).toContain(
+    expect(words(await buyer.get(`/cabinet/view/deals/${held.dealId}/escrow/dispute`))).toContain(
       'остаются удержанными, пока арбитр не решит',
     );
-    expect(await dealStatus(deal.id)).toBe('escrow_hold');
+    expect(await dealStatus(held.dealId)).toBe('escrow_hold');
   });
 });

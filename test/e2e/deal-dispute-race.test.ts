@@ -8,26 +8,22 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createServices } from '../../src/services.ts';
 import { createLogger } from '../../src/log.ts';
 import { startWorker } from '../../src/worker.ts';
-import { ensureUser } from '../../src/accounts/users.ts';
-import { createSession } from '../../src/accounts/sessions.ts';
 import { dealWorkflowId } from '../../src/deals/model.ts';
 import { loadSnapshot } from '../../src/deals/store.ts';
 import { startDealWorkflow, updateDeal } from '../../src/deals/commands.ts';
 import { movePaymentUpdate, snapshotQuery, type MovePaymentInput } from '../../workflows/deals/deal-messages.ts';
-import { insertHeldDeal } from '../factories.ts';
+import { insertHeldDeal, insertHeldDealSignedIn, insertMarketplace, type TestMarketplace } from '../factories.ts';
 import { json, post, startTestServer, testConfig, uniqueId, type TestServer } from '../helpers.ts';
 
 const BOOTSTRAP = `bootstrap-${uniqueId('token')}-long-enough`;
 const REASON = 'Arrived broken';
 
 let server: TestServer;
-let shop: { id: string; secret_key: string };
+let shop: TestMarketplace;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true, env: { SVC_BOOTSTRAP_ADMIN_TOKEN: BOOTSTRAP } });
-  shop = await json(
-    await post(`${server.url}/admin/marketplaces`, { name: 'Dispute race shop', mode: 'sandbox' }, bootstrap()),
-  );
+  shop = await insertMarketplace(server.services, { name: 'Dispute race shop' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -54,17 +50,6 @@ const adminDeal = (dealId: string) =>
     return { ...found, status: found.deal?.status ?? found.status, payout: found.deal?.payout ?? found.payout };
   });
 
-/** A deal of the shop with its money held (sandbox), and its buyer signed in to the cabinet. */
-async function heldDeal() {
-  const held = await insertHeldDeal(server.services, {
-    holdExpiresAt: new Date(Date.now() + 7 * 86_400_000),
-    marketplaceId: shop.id,
-  });
-  const { user } = await ensureUser(server.services.db, { email: held.buyerEmail });
-  const { token } = await createSession(server.services.db, user.id, 3600);
-  return { ...held, buyer: { Authorization: `Bearer ${token}` } };
-}
-
 async function answer(response: Response) {
   return { status: response.status, body: await json(response) };
 }
@@ -85,7 +70,9 @@ async function refusalOf(update: Promise<unknown>): Promise<string> {
 
 describe("the buyer's dispute and an administrator's plain release at the same moment", () => {
   it('never decide the dispute: either the release comes first and no dispute opens, or the release is refused', async () => {
-    const deals = await Promise.all(Array.from({ length: 12 }, () => heldDeal()));
+    const deals = await Promise.all(
+      Array.from({ length: 12 }, () => insertHeldDealSignedIn(server.services, { marketplaceId: shop.id })),
+    );
     const raced = await Promise.all(
       deals.map(async (deal) => {
         const [dispute, release] = await Promise.all([
@@ -137,7 +124,9 @@ describe("the buyer's dispute and an administrator's plain release at the same m
 
 describe("the buyer's release and refund at the same moment", () => {
   it('move the money once, refuse the other, and the worker lives on', async () => {
-    const deals = await Promise.all(Array.from({ length: 4 }, () => heldDeal()));
+    const deals = await Promise.all(
+      Array.from({ length: 4 }, () => insertHeldDealSignedIn(server.services, { marketplaceId: shop.id })),
+    );
     const raced = await Promise.all(
       deals.map((deal) =>
         Promise.all(
@@ -156,7 +145,7 @@ describe("the buyer's release and refund at the same moment", () => {
     }
     // A closed deal whose refused update was still waiting for the lock once made the workflow spin until the worker
     // thread died; the same worker still moves money now.
-    const after = await heldDeal();
+    const after = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id });
     expect((await post(`${server.url}/cabinet/deals/${after.dealId}/escrow/release`, {}, after.buyer)).status).toBe(
       200,
     );
@@ -165,7 +154,7 @@ describe("the buyer's release and refund at the same moment", () => {
 
 describe('a disputed payment', () => {
   it("refuses every move but the arbiter's decision with 400 dispute_open, whoever asks, and stays as it was", async () => {
-    const deal = await heldDeal();
+    const deal = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id });
     const early = await post(
       `${server.url}/admin/deals/${deal.dealId}/escrow/resolve`,
       { outcome: 'release', reason: 'Nothing to decide' },
@@ -238,7 +227,7 @@ describe('a disputed payment', () => {
   });
 
   it("is the workflow's own rule: a move sent straight to it is refused the same way", async () => {
-    const deal = await heldDeal();
+    const deal = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id });
     const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(shop.id, deal.externalId));
     const move = (input: MovePaymentInput) => handle.executeUpdate(movePaymentUpdate, { args: [input] });
     // The arbiter decides disputes only.
@@ -285,7 +274,7 @@ describe('two moves the workflow accepted together', () => {
       createLogger('silent'),
     );
     try {
-      const held = await insertHeldDeal(services, { holdExpiresAt: new Date(Date.now() + 7 * 86_400_000) });
+      const held = await insertHeldDeal(services);
       await startDealWorkflow(services, (await loadSnapshot(services.db, held.dealId))!);
       const handle = services.temporal.workflow.getHandle(dealWorkflowId(held.marketplaceId, held.externalId));
       const dispute = refusalOf(
@@ -327,7 +316,7 @@ describe('two moves the workflow accepted together', () => {
 
 describe('a move that reaches a deal after its workflow ended', () => {
   it('meets the deal as its records stand, not as its caller read it: a late dispute on a paid deal is refused and changes nothing', async () => {
-    const deal = await heldDeal();
+    const deal = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id });
     // What a caller read while the money was still held, before the release reached the deal.
     const stale = (await loadSnapshot(server.services.db, deal.dealId))!;
     expect((await post(`${server.url}/admin/deals/${deal.dealId}/escrow/release`, {}, bootstrap())).status).toBe(200);

@@ -108,10 +108,8 @@ async function startDeal(
   });
 }
 
-/** A deal whose sandbox payment is held for 7 days from now in the test server's clock. */
-async function heldDeal(options: { webhookUrl?: string } = {}): Promise<HeldDeal> {
-  return insertHeldDeal(services, { holdExpiresAt: new Date((await env.currentTimeMs()) + HOLD_LIMIT), ...options });
-}
+/** 7 days from now in the test server's clock: when the sandbox lets a payment held now go. */
+const holdLimit = async () => new Date((await env.currentTimeMs()) + HOLD_LIMIT);
 
 async function history(handle: WorkflowHandle) {
   return (await handle.fetchHistory()).events ?? [];
@@ -152,7 +150,7 @@ const marginMs = () => services.config.ESCROW_HOLD_MARGIN_SECONDS * 1000;
 describe('money still held shortly before the acquirer lets it go', () => {
   it('is refunded by policy, once the margin is reached and not before, and the marketplace is told why', async () => {
     expect(services.config.ESCROW_HOLD_MARGIN_SECONDS).toBe(12 * 3600); // the default
-    const held = await heldDeal({ webhookUrl: receiver.url });
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit(), webhookUrl: receiver.url });
     const handle = await startDeal(held, 'refund');
     const lapseAt = Date.parse(held.holdExpiresAt) - marginMs();
     // The timer runs until the margin before the lapse (6 days 12 hours), less the moments the start took.
@@ -197,7 +195,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
   });
 
   it('is released to the seller when the policy says release', async () => {
-    const held = await heldDeal();
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit() });
     const handle = await startDeal(held, 'release');
     await lapseTimer(handle);
     await env.sleep(6 * DAY);
@@ -222,7 +220,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
   });
 
   it('goes back to the buyer while a dispute is open, whatever the policy: only the arbiter releases disputed money', async () => {
-    const held = await heldDeal();
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit() });
     const handle = await startDeal(held, 'release');
     await lapseTimer(handle);
     await env.sleep(2 * DAY);
@@ -250,7 +248,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
   });
 
   it('is left alone once the buyer has released it: no lapse action afterwards', async () => {
-    const held = await heldDeal();
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit() });
     const handle = await startDeal(held, 'refund');
     await lapseTimer(handle);
     await env.sleep(3 * DAY);
@@ -283,7 +281,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
 
 describe('the buyer’s inspection window after delivery', () => {
   it('reminds the buyer a day before it ends, then releases to the seller and pays out, by system', async () => {
-    const held = await heldDeal();
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit() });
     const handle = await startDeal(held, 'refund');
     await lapseTimer(handle);
     await handle.executeUpdate(shipUpdate, { args: [{ actor: 'marketplace', carrier: 'CDEK', tracking: 'RU1' }] });
@@ -319,7 +317,7 @@ describe('the buyer’s inspection window after delivery', () => {
   });
 
   it('does not release while the buyer’s dispute is open: the arbiter decides', async () => {
-    const held = await heldDeal();
+    const held = await insertHeldDeal(services, { holdExpiresAt: await holdLimit() });
     const handle = await startDeal(held, 'refund');
     await lapseTimer(handle);
     await handle.executeUpdate(deliverUpdate, { args: [{ actor: 'marketplace', inspection_days: 1 }] });

@@ -18,6 +18,7 @@ import {
   startApprovalUpdate,
   type NewDocument,
 } from '../../workflows/deals/deal-messages.ts';
+import { createDealViaApi, insertMarketplace, type TestMarketplace } from '../factories.ts';
 import {
   json,
   post,
@@ -29,7 +30,7 @@ import {
 } from '../helpers.ts';
 
 let server: TestServer;
-let marketplace: { id: string; secret_key: string; public_key: string };
+let marketplace: TestMarketplace;
 let buyerEmail: string;
 let buyer: Record<string, string>;
 let firstDealId: string;
@@ -102,12 +103,10 @@ function rawPost(path: string, headers: Record<string, string>, body: Buffer): P
 beforeAll(async () => {
   // The widget test sends more creations from one address than the default limit allows.
   server = await startTestServer({ worker: true, env: { WIDGET_CREATE_LIMIT_PER_ADDRESS: '1000' } });
-  marketplace = await json(
-    await post(`${server.url}/admin/marketplaces`, { name: 'Hostile shop', mode: 'sandbox' }, admin()),
-  );
+  marketplace = await insertMarketplace(server.services, { name: 'Hostile shop' });
   // One buyer for every deal, signed in from the first deal's invitation (in a test: it polls the outbox).
   buyerEmail = uniqueEmail('buyer');
-  firstDealId = (await createDeal()).id;
+  firstDealId = (await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 })).id;
 });
 beforeEach(async () => {
   if (buyer) return;
@@ -118,16 +117,6 @@ beforeEach(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-async function createDeal(): Promise<{ id: string; external_id: string }> {
-  const response = await post(
-    api('/deals'),
-    { external_id: uniqueId('order'), buyer_email: buyerEmail, title: 'Lamp', amount: 120 },
-    mkt(),
-  );
-  expect(response.status).toBe(201);
-  return json(response);
-}
 
 function upload(dealId: string, query = 'kind=act&name=Act.pdf', contentType = 'application/pdf'): Promise<Response> {
   return fetch(api(`/deals/${dealId}/documents?${query}`), {
@@ -195,7 +184,7 @@ const each = <T>(input: string, values: Record<string, T>, request: (value: T) =
 
 describe('over HTTP, every input that reaches a deal', () => {
   it('marketplace approval: comment and approver_email', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     expect((await upload(deal.id)).status).toBe(201);
     await refusesAll({
       ...each(
@@ -215,7 +204,7 @@ describe('over HTTP, every input that reaches a deal', () => {
   });
 
   it('documents: kind, name and the file content type', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     await refusesAll({
       ...each('kind', HOSTILE_BYTES_TEXT, (value) => () => upload(deal.id, `kind=${encodeURIComponent(value)}`)),
       ...each(
@@ -238,7 +227,7 @@ describe('over HTTP, every input that reaches a deal', () => {
   });
 
   it('escrow: description and amount', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     await toApproved(deal.id);
     const escrow = (body: string) => () => post(api(`/deals/${deal.id}/escrow`), body, mkt());
     await refusesAll(each('description', HOSTILE_TEXT, (value) => escrow(JSON.stringify({ description: value }))));
@@ -255,7 +244,7 @@ describe('over HTTP, every input that reaches a deal', () => {
   });
 
   it("cabinet: the buyer's reject comment, as JSON and in the web form", async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     const approval = await toApproval(deal.id);
     const page = await signedInPage();
     const csrf = await page.csrf();
@@ -291,7 +280,7 @@ describe('over HTTP, every input that reaches a deal', () => {
   });
 
   it('cabinet release, refund and dispute, then the arbiter in administration', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     await toHeld(deal.id);
     const move =
       (who: 'cabinet' | 'admin', id: string, action: string, body: unknown = {}) =>
@@ -387,7 +376,7 @@ describe('over HTTP, every input that reaches a deal', () => {
 describe('straight to the workflow, past the boundary', () => {
   /** A deal with a document, its workflow handle, and the organization that holds the deal's files. */
   async function dealWithDocument() {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { buyer_email: buyerEmail, amount: 120 });
     expect((await upload(deal.id)).status).toBe(201);
     const handle = server.services.temporal.workflow.getHandle(dealWorkflowId(marketplace.id, deal.external_id));
     const { rows } = await server.services.db.query('SELECT organization_id FROM deal_documents WHERE deal_id = $1', [

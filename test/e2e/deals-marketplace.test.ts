@@ -1,25 +1,18 @@
 // What a marketplace does with its deals besides driving them: list and page them, cancel before payment, mail the
 // buyer's invitation again, write in a dispute, and read who made each move in the webhooks and the deal state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDealViaApi, insertHeldDeal, insertMarketplace, type TestMarketplace } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
-import {
-  json,
-  post,
-  signInFromInvitation,
-  startTestServer,
-  uniqueEmail,
-  uniqueId,
-  type TestServer,
-} from '../helpers.ts';
+import { json, post, signInFromInvitation, startTestServer, type TestServer } from '../helpers.ts';
 
 let server: TestServer;
 let receiver: Receiver;
-let marketplace: { id: string; name: string; secret_key: string };
+let marketplace: TestMarketplace;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
   receiver = await startReceiver();
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'People shop' }, admin()));
+  marketplace = await insertMarketplace(server.services, { name: 'People shop' });
   await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, mkt());
 });
 afterAll(async () => {
@@ -31,20 +24,6 @@ const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const mkt = (key = marketplace.secret_key) => ({ 'X-Svc-Key': key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 const get = async (path: string) => json(await fetch(api(path), { headers: mkt() }));
-
-async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = {
-    external_id: uniqueId('order'),
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-    title: 'Lamp',
-    amount: 250,
-    ...fields,
-  };
-  const response = await post(api('/deals'), body, mkt());
-  expect(response.status).toBe(201);
-  return { ...(await json(response)), buyer_email: body.buyer_email };
-}
 
 const upload = (dealId: string) =>
   fetch(api(`/deals/${dealId}/documents?kind=contract`), {
@@ -66,7 +45,11 @@ const events = (dealId: string) =>
 
 describe('the list of deals', () => {
   it('pages newest first with starting_after, filters by status, and refuses a cursor that is not its own', async () => {
-    const made = [await createDeal(), await createDeal(), await createDeal()];
+    const made = [
+      await createDealViaApi(server, marketplace, { seller: true }),
+      await createDealViaApi(server, marketplace, { seller: true }),
+      await createDealViaApi(server, marketplace, { seller: true }),
+    ];
     const first = await get('/deals?limit=2');
     expect(first.items.map((item: { id: string }) => item.id)).toEqual([made[2].id, made[1].id]);
     expect(first.has_more).toBe(true);
@@ -78,7 +61,7 @@ describe('the list of deals', () => {
     expect(docs.items.map((item: { id: string }) => item.id)).toEqual([made[0].id]);
     expect(docs.items[0]).toMatchObject({ status: 'docs', dispute: null, cancellation: null });
 
-    const other = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Another shop' }, admin()));
+    const other = await insertMarketplace(server.services);
     const foreign = await fetch(api(`/deals?starting_after=${made[0].id}`), { headers: mkt(other.secret_key) });
     expect(foreign.status).toBe(400);
     expect((await json(foreign)).code).toBe('invalid_cursor');
@@ -94,7 +77,7 @@ describe('the list of deals', () => {
 
 describe('cancellation', () => {
   it('cancels before money is held, tells who and why, and closes the deal', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { seller: true });
     await upload(deal.id);
     const cancelled = await post(api(`/deals/${deal.id}/cancel`), { reason: 'Out of stock' }, mkt());
     expect(cancelled.status).toBe(200);
@@ -114,18 +97,16 @@ describe('cancellation', () => {
   });
 
   it('refuses once the money is held: 400 deal_not_cancellable, the deal unchanged', async () => {
-    const deal = await createDeal();
-    await approved(deal);
-    expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
-    const refused = await post(api(`/deals/${deal.id}/cancel`), {}, mkt());
+    const { dealId } = await insertHeldDeal(server.services, { marketplaceId: marketplace.id });
+    const refused = await post(api(`/deals/${dealId}/cancel`), {}, mkt());
     expect(refused.status).toBe(400);
     expect((await json(refused)).code).toBe('deal_not_cancellable');
-    expect(await get(`/deals/${deal.id}`)).toMatchObject({ status: 'escrow_hold', cancellation: null });
+    expect(await get(`/deals/${dealId}`)).toMatchObject({ status: 'escrow_hold', cancellation: null });
   });
 
   it('is not for another marketplace: 404', async () => {
-    const deal = await createDeal();
-    const other = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Third shop' }, admin()));
+    const deal = await createDealViaApi(server, marketplace, { seller: true });
+    const other = await insertMarketplace(server.services);
     expect((await post(api(`/deals/${deal.id}/cancel`), {}, mkt(other.secret_key))).status).toBe(404);
     expect((await get(`/deals/${deal.id}`)).status).toBe('created');
   });
@@ -133,7 +114,7 @@ describe('cancellation', () => {
 
 describe('documents while the buyer decides', () => {
   it('refuses a document while an approval is pending, and takes it again after a rejection', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { seller: true });
     await upload(deal.id);
     const approval = await json(await post(api(`/deals/${deal.id}/approval`), {}, mkt()));
     const refused = await upload(deal.id);
@@ -149,7 +130,7 @@ describe('documents while the buyer decides', () => {
 
 describe("the buyer's invitation, again", () => {
   it('mails a fresh invitation naming the marketplace, at most three times an hour', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { seller: true });
     const mails = async () =>
       (
         await json(
@@ -173,7 +154,7 @@ describe("the buyer's invitation, again", () => {
 
 describe('a dispute, as the marketplace sees and joins it', () => {
   it('takes messages only while a dispute is open, shows who wrote what, and tells the arbiter’s decision', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, { seller: true });
     const buyer = await approved(deal);
     expect((await post(api(`/deals/${deal.id}/escrow`), {}, mkt())).status).toBe(201);
 

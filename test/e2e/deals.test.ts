@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { dealWorkflowId } from '../../src/deals/model.ts';
 import type { FilesystemDocumentStore } from '../../src/documents/index.ts';
+import { createDealViaApi, insertMarketplace, type TestMarketplace } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 import {
   json,
@@ -20,13 +21,13 @@ import {
 
 let server: TestServer;
 let receiver: Receiver;
-let marketplace: { id: string; secret_key: string; public_key: string };
+let marketplace: TestMarketplace;
 let webhookSecret: string;
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
   receiver = await startReceiver();
-  marketplace = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Lifecycle shop' }, admin()));
+  marketplace = await insertMarketplace(server.services, { name: 'Lifecycle shop' });
   webhookSecret = (await json(await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, mkt()))).secret;
 });
 afterAll(async () => {
@@ -38,23 +39,8 @@ const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const mkt = (key = marketplace.secret_key) => ({ 'X-Svc-Key': key });
 const api = (path: string) => `${server.url}/api/mkt${path}`;
 
-async function createDeal(fields: Record<string, unknown> = {}) {
-  const body = {
-    external_id: uniqueId('order'),
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-    title: 'Bicycle',
-    amount: 1500.5,
-    ...fields,
-  };
-  const response = await post(api('/deals'), body, mkt());
-  expect(response.status).toBe(201);
-  return {
-    ...(await json(response)),
-    buyer_email: body.buyer_email,
-    external_id: body.external_id,
-  };
-}
+/** The deal this file's lifecycles sell: a bicycle, with a seller. */
+const BICYCLE = { seller: true, title: 'Bicycle', amount: 1500.5 };
 
 async function uploadDocument(dealId: string, kind = 'contract', bytes = Buffer.from('%PDF-1.4 terms of the deal')) {
   return fetch(api(`/deals/${dealId}/documents?kind=${kind}&name=Terms.pdf`), {
@@ -87,7 +73,7 @@ async function waitForEvents(dealId: string, events: string[]) {
 
 describe('a deal that is paid', () => {
   it('goes created → docs → approval → approved → escrow_hold → paid, with a signed webhook for each step', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     expect(deal.status).toBe('created');
 
     const upload = await uploadDocument(deal.id);
@@ -214,7 +200,7 @@ describe('a deal that is paid', () => {
   });
 
   it('signs each webhook over the raw bytes, verifiable by a plain HMAC and by the Standard Webhooks library', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
@@ -239,7 +225,7 @@ describe('a deal that is paid', () => {
 
 describe('a deal that is disputed, then refunded', () => {
   it('lets the buyer open a dispute and the arbiter refund', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);
@@ -306,7 +292,7 @@ describe('a deal that is disputed, then refunded', () => {
 
 describe('a deal that is rejected', () => {
   it('records the comment, tells the marketplace, and lets a new approval start', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
     const rejected = await post(
@@ -354,7 +340,13 @@ describe('creation', () => {
   });
 
   it('answers a repeat with the same given fields 200 and the stored deal unchanged, fields left out or not', async () => {
-    const deal = await createDeal({ title: 'Original', amount: 5, currency: 'usd', buyer_name: 'Ivan' });
+    const deal = await createDealViaApi(server, marketplace, {
+      ...BICYCLE,
+      title: 'Original',
+      amount: 5,
+      currency: 'usd',
+      buyer_name: 'Ivan',
+    });
     const same = {
       external_id: deal.external_id,
       buyer_email: deal.buyer_email.toUpperCase(),
@@ -377,7 +369,12 @@ describe('creation', () => {
   });
 
   it('refuses a repeat that gives other values with 409 deal_conflict naming exactly those fields', async () => {
-    const deal = await createDeal({ title: 'Original', amount: 5, description: 'Blue' });
+    const deal = await createDealViaApi(server, marketplace, {
+      ...BICYCLE,
+      title: 'Original',
+      amount: 5,
+      description: 'Blue',
+    });
     const repeat = await post(
       api('/deals'),
       // title and currency left out (a default would differ from 'Original' but is not given), seller the same.
@@ -433,7 +430,7 @@ describe('creation', () => {
   });
 
   it('gives the buyer and the seller a svc ID, a personal organization and an invitation', async () => {
-    const deal = await createDeal({ buyer_name: 'Ivan Petrov' });
+    const deal = await createDealViaApi(server, marketplace, { ...BICYCLE, buyer_name: 'Ivan Petrov' });
     const { seller_email } = await getDeal(deal.id);
     for (const email of [deal.buyer_email, seller_email]) {
       await expect
@@ -457,7 +454,7 @@ describe('creation', () => {
   });
 
   it('finds a deal by external_id and hides other marketplaces’ deals', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const found = await fetch(api(`/deals?external_id=${encodeURIComponent(deal.external_id)}`), { headers: mkt() });
     expect((await json(found)).id).toBe(deal.id);
     expect((await fetch(api('/deals?external_id=nope'), { headers: mkt() })).status).toBe(404);
@@ -495,7 +492,7 @@ describe('creation', () => {
   it.each([0, 0.07, 0.29, 19.99, 1234567.89, 9999999999999.99, 1e13])(
     'keeps the amount %s to the cent',
     async (amount) => {
-      const deal = await createDeal({ amount });
+      const deal = await createDealViaApi(server, marketplace, { ...BICYCLE, amount });
       expect((await getDeal(deal.id)).amount).toBe(amount);
     },
   );
@@ -523,14 +520,14 @@ describe('creation', () => {
   });
 
   it('upper-cases the currency', async () => {
-    const deal = await createDeal({ currency: 'usd' });
+    const deal = await createDealViaApi(server, marketplace, { ...BICYCLE, currency: 'usd' });
     expect((await getDeal(deal.id)).currency).toBe('USD');
   });
 });
 
 describe('documents and approvals', () => {
   it('needs a document before the approval, a known kind, and at most 25 MiB', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const early = await post(api(`/deals/${deal.id}/approval`), {}, mkt());
     expect(early.status).toBe(400);
     expect((await json(early)).code).toBe('no_documents');
@@ -550,7 +547,7 @@ describe('documents and approvals', () => {
   });
 
   it('invites an approver who is not the buyer, and only they decide', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     expect((await uploadDocument(deal.id)).status).toBe(201);
     const approverEmail = uniqueEmail('cfo');
     const started = await json(
@@ -568,9 +565,9 @@ describe('documents and approvals', () => {
   });
 
   it('lets only the approver decide', async () => {
-    const deal = await createDeal();
+    const deal = await createDealViaApi(server, marketplace, BICYCLE);
     const approval = await toApproval(deal.id);
-    const stranger = await createDeal();
+    const stranger = await createDealViaApi(server, marketplace, BICYCLE);
     const strangerToken = await buyerSignsIn(stranger.buyer_email);
     const response = await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, strangerToken);
     expect(response.status).toBe(404);
@@ -581,7 +578,7 @@ describe('documents and approvals', () => {
 
 describe('the Temporal UI view', () => {
   it('finds a deal by DealStatus and carries its title in the memo', async () => {
-    const deal = await createDeal({ title: 'Searchable bike' });
+    const deal = await createDealViaApi(server, marketplace, { ...BICYCLE, title: 'Searchable bike' });
     const approval = await toApproval(deal.id);
     const buyer = await buyerSignsIn(deal.buyer_email);
     await post(`${server.url}/cabinet/approvals/${approval.id}/approve`, {}, buyer);

@@ -3,6 +3,7 @@
 // does what one click does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/secrets.ts';
+import { insertMarketplace } from '../factories.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 
 let one: TestServer;
@@ -13,16 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([one?.stop(), two?.stop()]);
 });
-
-async function marketplace(): Promise<{ id: string; secret_key: string; public_key: string }> {
-  return json(
-    await post(
-      `${one.url}/admin/marketplaces`,
-      { name: uniqueId('shop'), mode: 'sandbox' },
-      { Authorization: `Bearer ${one.adminToken}` },
-    ),
-  );
-}
 
 const ping = async (server: TestServer, key: string) =>
   (await fetch(`${server.url}/api/mkt/ping`, { headers: { 'X-Svc-Key': key } })).status;
@@ -37,7 +28,7 @@ const widgetCreate = async (server: TestServer, publicKey: string) =>
 
 describe('two main server instances', () => {
   it('both refuse a revoked secret key at once, having both accepted it a moment before', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(one.services);
     expect([await ping(one, shop.secret_key), await ping(two, shop.secret_key)]).toEqual([200, 200]);
     await one.services.db.query('UPDATE marketplace_keys SET revoked_at = now() WHERE key_hash = $1', [
       hashSecret(shop.secret_key),
@@ -46,7 +37,7 @@ describe('two main server instances', () => {
   });
 
   it('both refuse the secret and public keys of a deactivated marketplace at once', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(one.services);
     expect([await widgetCreate(one, shop.public_key), await widgetCreate(two, shop.public_key)]).toEqual([201, 201]);
     expect([await ping(one, shop.secret_key), await ping(two, shop.secret_key)]).toEqual([200, 200]);
     await one.services.db.query('UPDATE marketplaces SET active = false WHERE id = $1', [shop.id]);
@@ -62,7 +53,7 @@ describe('two main server instances', () => {
       startTestServer({ env: { TEMPORAL_TASK_QUEUE: queue } }),
     ]);
     try {
-      const shop = await marketplace();
+      const shop = await insertMarketplace(one.services);
       const deal = await json(
         await post(`${a.url}/api/mkt/widget/deals`, {
           public_key: shop.public_key,

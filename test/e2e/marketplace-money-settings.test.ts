@@ -3,7 +3,8 @@
 // before and after, the admin role's only) and by the console's card form in English and Russian.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { json, post, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
+import { insertMarketplace } from '../factories.ts';
+import { json, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
 
 let server: TestServer;
 let admin: TestAdministrator;
@@ -34,19 +35,9 @@ const auditOf = async (id: string) =>
     )
   ).items;
 
-async function marketplace(): Promise<{ id: string; name: string }> {
-  const response = await post(
-    `${server.url}/admin/marketplaces`,
-    { name: uniqueId('Settings shop'), mode: 'live' },
-    bearer(),
-  );
-  expect(response.status).toBe(201);
-  return json(response);
-}
-
 describe('the acquirer and the inspection window over JSON', () => {
   it('starts as a two-stage payment with 3 days, and a PATCH changes both, keeps the rest and is audited', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     expect(await cardOf(shop.id)).toMatchObject({
       provider: 'yookassa_two_stage',
       inspection_days: 3,
@@ -95,7 +86,7 @@ describe('the acquirer and the inspection window over JSON', () => {
   });
 
   it('refuses an unknown acquirer and a window outside 0–60 whole days, naming the field, and changes nothing', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     const wrong: [Record<string, unknown>, string][] = [
       [{ provider: 'stripe' }, 'provider'],
       [{ provider: 'sandbox' }, 'provider'],
@@ -118,7 +109,7 @@ describe('the acquirer and the inspection window over JSON', () => {
   });
 
   it('is the admin role’s: support reads the settings but may not change them', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     const read = await fetch(`${server.url}/admin/marketplaces/${shop.id}`, { headers: support.headers });
     expect(await json(read)).toMatchObject({ provider: 'yookassa_two_stage', inspection_days: 3 });
     const refused = await patch(shop.id, { provider: 'yookassa_safe_deal' }, support.headers);
@@ -163,7 +154,7 @@ describe("the console's marketplace card", () => {
     });
 
   it('shows the acquirer as a choice and the window as a number, in English and Russian', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     expect((await patch(shop.id, { provider: 'yookassa_safe_deal', inspection_days: 7 })).status).toBe(200);
     const english = await (await page(shop.id, 'en')).text();
     expect(english).toContain('Acquirer of live payments');
@@ -180,7 +171,7 @@ describe("the console's marketplace card", () => {
   });
 
   it('saves both from the form, audited as the administrator, and shows a wrong window back in words', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     const saved = await save(shop, { provider: 'yookassa_safe_deal', inspection_days: '21' });
     expect(saved.status).toBe(303);
     expect(await cardOf(shop.id)).toMatchObject({ provider: 'yookassa_safe_deal', inspection_days: 21 });
@@ -212,7 +203,7 @@ describe("the console's marketplace card", () => {
   });
 
   it('lets support see the card but not save it', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services, { name: uniqueId('Settings shop'), mode: 'live' });
     const read = await fetch(`${server.url}/admin/view/marketplaces/${shop.id}?lang=en`, {
       headers: { Cookie: support.cookie },
     });

@@ -14,6 +14,7 @@ import {
   uniqueId,
   type TestServer,
 } from '../helpers.ts';
+import { insertMarketplace } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 
 let server: TestServer;
@@ -28,17 +29,6 @@ afterAll(async () => {
   await server?.stop();
   await receiver?.stop();
 });
-
-async function marketplace(): Promise<{ id: string; key: string }> {
-  const created = await json(
-    await post(
-      `${server.url}/admin/marketplaces`,
-      { name: uniqueId('shop') },
-      { Authorization: `Bearer ${server.adminToken}` },
-    ),
-  );
-  return { id: created.id, key: created.secret_key };
-}
 
 /** A deal row, as the deal workflow makes it. */
 async function dealRow(marketplaceId: string): Promise<string> {
@@ -86,7 +76,7 @@ async function page(key: string, query = ''): Promise<{ items: any[]; has_more: 
 
 /** A marketplace with seven events over two deals, a minute apart; their ids newest first. */
 async function sevenEvents() {
-  const shop = await marketplace();
+  const shop = await insertMarketplace(server.services);
   const [one, two] = [await dealRow(shop.id), await dealRow(shop.id)];
   const start = Date.now() - 3600_000;
   const plan: [string, string][] = [
@@ -112,7 +102,7 @@ describe('GET /api/mkt/events', () => {
 
   it('lists the events newest first, with the stored body, 20 by default', async () => {
     const { shop, newestFirst, plannedNewestFirst } = await sevenEvents();
-    const all = await page(shop.key);
+    const all = await page(shop.secret_key);
     expect(all.has_more).toBe(false);
     expect(all.items.map((item) => item.event_id)).toEqual(newestFirst);
     expect(all.items.map((item) => [item.deal_id, item.type])).toEqual(plannedNewestFirst);
@@ -133,41 +123,41 @@ describe('GET /api/mkt/events', () => {
     const stored = await server.services.db.query('SELECT body FROM webhook_events WHERE id = $1', [newest.event_id]);
     expect(JSON.stringify(newest.body)).toBe(stored.rows[0].body.toString('utf8'));
 
-    const many = await marketplace();
+    const many = await insertMarketplace(server.services);
     const deal = await dealRow(many.id);
     for (let index = 0; index < 21; index += 1)
       await event(many.id, deal, 'deal.approved', new Date(Date.now() - index * 1000));
-    const first = await page(many.key);
+    const first = await page(many.secret_key);
     expect(first.items).toHaveLength(20);
     expect(first.has_more).toBe(true);
   });
 
   it('pages older with starting_after and newer with ending_before, has_more telling each direction', async () => {
     const { shop, newestFirst } = await sevenEvents();
-    const first = await page(shop.key, '?limit=3');
+    const first = await page(shop.secret_key, '?limit=3');
     expect(first.items.map((item) => item.event_id)).toEqual(newestFirst.slice(0, 3));
     expect(first.has_more).toBe(true);
-    const second = await page(shop.key, `?limit=3&starting_after=${first.items.at(-1).event_id}`);
+    const second = await page(shop.secret_key, `?limit=3&starting_after=${first.items.at(-1).event_id}`);
     expect(second.items.map((item) => item.event_id)).toEqual(newestFirst.slice(3, 6));
     expect(second.has_more).toBe(true);
-    const last = await page(shop.key, `?limit=3&starting_after=${second.items.at(-1).event_id}`);
+    const last = await page(shop.secret_key, `?limit=3&starting_after=${second.items.at(-1).event_id}`);
     expect(last.items.map((item) => item.event_id)).toEqual(newestFirst.slice(6));
     expect(last.has_more).toBe(false);
 
     // Back from the oldest: the page just before it (newer), still newest first.
-    const back = await page(shop.key, `?limit=3&ending_before=${newestFirst[6]}`);
+    const back = await page(shop.secret_key, `?limit=3&ending_before=${newestFirst[6]}`);
     expect(back.items.map((item) => item.event_id)).toEqual(newestFirst.slice(3, 6));
     expect(back.has_more).toBe(true);
-    const front = await page(shop.key, `?limit=3&ending_before=${back.items[0].event_id}`);
+    const front = await page(shop.secret_key, `?limit=3&ending_before=${back.items[0].event_id}`);
     expect(front.items.map((item) => item.event_id)).toEqual(newestFirst.slice(0, 3));
     expect(front.has_more).toBe(false);
-    expect(await page(shop.key, `?ending_before=${newestFirst[0]}`)).toEqual({ items: [], has_more: false });
-    expect(await page(shop.key, `?starting_after=${newestFirst[6]}`)).toEqual({ items: [], has_more: false });
+    expect(await page(shop.secret_key, `?ending_before=${newestFirst[0]}`)).toEqual({ items: [], has_more: false });
+    expect(await page(shop.secret_key, `?starting_after=${newestFirst[6]}`)).toEqual({ items: [], has_more: false });
   });
 
   it('filters by deal_id and type, with cursors that may be events the filters leave out', async () => {
     const { shop, one, two, newestFirst, plannedNewestFirst } = await sevenEvents();
-    const ofOne = await page(shop.key, `?deal_id=${one}`);
+    const ofOne = await page(shop.secret_key, `?deal_id=${one}`);
     expect(ofOne.items.map((item) => item.type)).toEqual([
       'deal.refunded',
       'deal.disputed',
@@ -176,53 +166,56 @@ describe('GET /api/mkt/events', () => {
     ]);
     expect(ofOne.items.every((item) => item.deal_id === one && item.body.id === one)).toBe(true);
 
-    const approved = await page(shop.key, '?type=deal.approved');
+    const approved = await page(shop.secret_key, '?type=deal.approved');
     expect(approved.items.map((item) => item.event_id)).toEqual(
       newestFirst.filter((_, index) => plannedNewestFirst[index][1] === 'deal.approved'),
     );
-    const approvedOfTwo = await page(shop.key, `?type=deal.approved&deal_id=${two}&limit=1`);
+    const approvedOfTwo = await page(shop.secret_key, `?type=deal.approved&deal_id=${two}&limit=1`);
     expect(approvedOfTwo.items.map((item) => [item.deal_id, item.type, item.event_id])).toEqual([
       [two, 'deal.approved', newestFirst[1]],
     ]);
     expect(approvedOfTwo.has_more).toBe(true);
 
     // newestFirst[2] is deal one's disputed event: after it, deal two's approvals older than it.
-    const afterOther = await page(shop.key, `?type=deal.approved&deal_id=${two}&starting_after=${newestFirst[2]}`);
+    const afterOther = await page(
+      shop.secret_key,
+      `?type=deal.approved&deal_id=${two}&starting_after=${newestFirst[2]}`,
+    );
     expect(afterOther.items.map((item) => item.event_id)).toEqual([newestFirst[5]]);
     expect(afterOther.has_more).toBe(false);
-    expect((await page(shop.key, `?type=deal.paid`)).items).toEqual([]);
-    expect((await page(shop.key, `?deal_id=${randomUUID()}`)).items).toEqual([]);
+    expect((await page(shop.secret_key, `?type=deal.paid`)).items).toEqual([]);
+    expect((await page(shop.secret_key, `?deal_id=${randomUUID()}`)).items).toEqual([]);
   });
 
   it('orders events of the same millisecond as they were written', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services);
     const deal = await dealRow(shop.id);
     const at = new Date();
     const written = [];
     for (const type of ['deal.approved', 'deal.escrow_hold', 'deal.paid'])
       written.push(await event(shop.id, deal, type, at));
     const newestFirst = [...written].reverse();
-    expect((await page(shop.key)).items.map((item) => item.event_id)).toEqual(newestFirst);
-    const older = await page(shop.key, `?starting_after=${newestFirst[0]}&limit=1`);
+    expect((await page(shop.secret_key)).items.map((item) => item.event_id)).toEqual(newestFirst);
+    const older = await page(shop.secret_key, `?starting_after=${newestFirst[0]}&limit=1`);
     expect(older.items.map((item) => item.event_id)).toEqual([newestFirst[1]]);
     expect(older.has_more).toBe(true);
   });
 
   it('keeps events older than 30 days', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services);
     const deal = await dealRow(shop.id);
     const old = await event(shop.id, deal, 'deal.paid', new Date(Date.now() - 40 * 24 * 3600_000));
-    expect((await page(shop.key)).items.map((item) => item.event_id)).toEqual([old]);
+    expect((await page(shop.secret_key)).items.map((item) => item.event_id)).toEqual([old]);
   });
 
   it("shows only the marketplace's own events and refuses a cursor that is not one of them as invalid_cursor", async () => {
     const mine = await sevenEvents();
     const theirs = await sevenEvents();
-    expect((await page(theirs.shop.key)).items.map((item) => item.event_id)).toEqual(theirs.newestFirst);
-    expect((await page(mine.shop.key, `?deal_id=${theirs.one}`)).items).toEqual([]);
+    expect((await page(theirs.shop.secret_key)).items.map((item) => item.event_id)).toEqual(theirs.newestFirst);
+    expect((await page(mine.shop.secret_key, `?deal_id=${theirs.one}`)).items).toEqual([]);
 
     for (const query of [`?starting_after=${theirs.newestFirst[0]}`, `?ending_before=${randomUUID()}`]) {
-      const response = await list(mine.shop.key, query);
+      const response = await list(mine.shop.secret_key, query);
       expect(response.status, query).toBe(400);
       const problem = await json(response);
       expect(problem).toMatchObject({
@@ -232,7 +225,7 @@ describe('GET /api/mkt/events', () => {
       expect(response.headers.get('content-type')).toContain('application/problem+json');
     }
     const both = await list(
-      mine.shop.key,
+      mine.shop.secret_key,
       `?starting_after=${mine.newestFirst[3]}&ending_before=${mine.newestFirst[1]}`,
     );
     expect(both.status).toBe(400);
@@ -253,8 +246,8 @@ describe('GET /api/mkt/events', () => {
     ['colour=red', 'colour'],
     ['limit=5&limit=6', 'limit'],
   ])('refuses ?%s as validation_failed naming %s', async (query, path) => {
-    const shop = await marketplace();
-    const response = await list(shop.key, `?${query}`);
+    const shop = await insertMarketplace(server.services);
+    const response = await list(shop.secret_key, `?${query}`);
     expect(response.status).toBe(400);
     const problem = await json(response);
     expect(problem.code).toBe('validation_failed');
@@ -278,11 +271,11 @@ describe('GET /api/mkt/events', () => {
 
 describe('the events list and the webhooks agree', () => {
   it('lists the event a webhook carried with its id and exactly its body, and those of types it was not sent', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(server.services);
     const registered = await post(
       `${server.url}/api/mkt/webhook`,
       { url: receiver.url, events: ['deal.paid'] },
-      { 'X-Svc-Key': shop.key },
+      { 'X-Svc-Key': shop.secret_key },
     );
     expect(registered.status).toBe(200);
     const deal = await dealRow(shop.id);
@@ -316,7 +309,7 @@ describe('the events list and the webhooks agree', () => {
     const delivered = receiver.received.filter((request) => request.headers['webhook-id'] === eventId);
     expect(delivered).toHaveLength(1);
 
-    const listed = await page(shop.key, `?deal_id=${deal}`);
+    const listed = await page(shop.secret_key, `?deal_id=${deal}`);
     expect(listed.items.map((item) => [item.event_id, item.type])).toEqual([
       [eventId, 'deal.paid'],
       [unsent, 'deal.escrow_hold'],
@@ -331,8 +324,8 @@ describe('the events list and the webhooks agree', () => {
   });
 
   it('through a real deal: every event listed, only the subscribed type delivered, with the listed body', async () => {
-    const shop = await marketplace();
-    const key = { 'X-Svc-Key': shop.key };
+    const shop = await insertMarketplace(server.services);
+    const key = { 'X-Svc-Key': shop.secret_key };
     const registered = await post(
       `${server.url}/api/mkt/webhook`,
       { url: receiver.url, events: ['deal.escrow_hold'] },
@@ -366,7 +359,7 @@ describe('the events list and the webhooks agree', () => {
     const [delivered] = ofDeal();
     expect(delivered.headers['x-svc-event']).toBe('deal.escrow_hold');
 
-    const listed = await page(shop.key, `?deal_id=${deal.id}`);
+    const listed = await page(shop.secret_key, `?deal_id=${deal.id}`);
     const types = listed.items.map((item) => item.type);
     // deal.approved happened and is listed, though the webhook does not take it.
     expect(types.slice(0, 2)).toEqual(['deal.escrow_hold', 'deal.approved']);
@@ -374,7 +367,7 @@ describe('the events list and the webhooks agree', () => {
     expect(held.event_id).toBe(delivered.headers['webhook-id']);
     expect(held.body).toEqual(JSON.parse(delivered.body.toString('utf8')));
     expect(Buffer.from(JSON.stringify(held.body), 'utf8').equals(delivered.body)).toBe(true);
-    const approvedOnly = await page(shop.key, `?deal_id=${deal.id}&type=deal.approved`);
+    const approvedOnly = await page(shop.secret_key, `?deal_id=${deal.id}&type=deal.approved`);
     expect(approvedOnly.items).toHaveLength(1);
     expect(approvedOnly.items[0].body).toMatchObject({ event: 'deal.approved', id: deal.id, status: 'approved' });
 

@@ -16,6 +16,7 @@ import { startWorker, type RunningWorker } from '../../src/worker.ts';
 import { insertWebhookEvent, type WebhookEventInput } from '../../src/webhooks/events.ts';
 import { createWebhookActivities } from '../../activities/webhooks/delivery.ts';
 import { json, post, testConfig, uniqueEmail, uniqueId } from '../helpers.ts';
+import { insertMarketplace } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 
 const logLines: string[] = [];
@@ -49,11 +50,6 @@ afterAll(async () => {
 });
 
 const admin = () => ({ Authorization: `Bearer ${adminToken}` });
-
-async function marketplace(mode: 'sandbox' | 'live' = 'sandbox'): Promise<{ id: string; key: string }> {
-  const created = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('shop'), mode }, admin()));
-  return { id: created.id, key: created.secret_key };
-}
 
 function register(key: string, url: unknown): Promise<Response> {
   return post(`${server.url}/api/mkt/webhook`, { url }, { 'X-Svc-Key': key });
@@ -172,12 +168,12 @@ describe('POST and GET /api/mkt/webhook', () => {
   });
 
   it('answers 404 before registration, then registers a sandbox http receiver with a whsec_ secret', async () => {
-    const shop = await marketplace();
-    const before = await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } });
+    const shop = await insertMarketplace(services);
+    const before = await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } });
     expect(before.status).toBe(404);
     expect(await json(before)).toMatchObject({ code: 'not_found' });
 
-    const response = await register(shop.key, 'http://127.0.0.1:9/hook');
+    const response = await register(shop.secret_key, 'http://127.0.0.1:9/hook');
     expect(response.status).toBe(200);
     const body = await json(response);
     expect(body).toEqual({
@@ -189,7 +185,7 @@ describe('POST and GET /api/mkt/webhook', () => {
     expect(Buffer.from(body.secret.slice(6), 'base64')).toHaveLength(32);
     secretsSeen.push(body.secret);
 
-    const read = await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } });
+    const read = await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } });
     expect(read.status).toBe(200);
     const registration = await json(read);
     expect(registration).toMatchObject({
@@ -209,11 +205,13 @@ describe('POST and GET /api/mkt/webhook', () => {
   });
 
   it('keeps the secret when the URL changes', async () => {
-    const shop = await marketplace();
-    const first = await registered(shop.key, 'http://127.0.0.1:9/one');
-    const second = await json(await register(shop.key, 'http://localhost:9/two'));
+    const shop = await insertMarketplace(services);
+    const first = await registered(shop.secret_key, 'http://127.0.0.1:9/one');
+    const second = await json(await register(shop.secret_key, 'http://localhost:9/two'));
     expect(second).toEqual({ ok: true, url: 'http://localhost:9/two', events: ALL_EVENTS, secret: first });
-    const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+    const read = await json(
+      await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } }),
+    );
     expect(read.url).toBe('http://localhost:9/two');
   });
 
@@ -227,23 +225,27 @@ describe('POST and GET /api/mkt/webhook', () => {
     'http://user:pw@127.0.0.1/x',
     42,
   ])('refuses url %j with 400 validation_failed and changes nothing', async (url) => {
-    const shop = await marketplace();
-    await registered(shop.key, 'http://127.0.0.1:9/kept');
-    const response = await register(shop.key, url);
+    const shop = await insertMarketplace(services);
+    await registered(shop.secret_key, 'http://127.0.0.1:9/kept');
+    const response = await register(shop.secret_key, url);
     expect(response.status).toBe(400);
     const problem = await json(response);
     expect(problem.code).toBe('validation_failed');
     expect(problem.errors.map((error: { path: string }) => error.path)).toContain('url');
-    const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+    const read = await json(
+      await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } }),
+    );
     expect(read.url).toBe('http://127.0.0.1:9/kept');
   });
 
   it('requires https for live marketplaces', async () => {
-    const shop = await marketplace('live');
-    const response = await register(shop.key, 'http://8.8.8.8/hook');
+    const shop = await insertMarketplace(services, { mode: 'live' });
+    const response = await register(shop.secret_key, 'http://8.8.8.8/hook');
     expect(response.status).toBe(400);
     expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'url' }] });
-    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } })).status).toBe(404);
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } })).status).toBe(
+      404,
+    );
   });
 
   it.each([
@@ -265,15 +267,17 @@ describe('POST and GET /api/mkt/webhook', () => {
     async (url) => {
       // The tests allow the loopback (WEBHOOK_ALLOW_LOOPBACK=true): every other special-use address stays refused.
       for (const mode of ['sandbox', 'live'] as const) {
-        const shop = await marketplace(mode);
-        await registered(shop.key, 'https://8.8.8.8/kept'); // a public address: accepted
-        const response = await register(shop.key, url);
+        const shop = await insertMarketplace(services, { mode: mode });
+        await registered(shop.secret_key, 'https://8.8.8.8/kept'); // a public address: accepted
+        const response = await register(shop.secret_key, url);
         expect(response.status, mode).toBe(400);
         expect(await json(response)).toMatchObject({
           code: 'webhook_url_not_allowed',
           detail: expect.stringContaining('must reach a public or loopback address:'),
         });
-        const read = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+        const read = await json(
+          await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } }),
+        );
         expect(read.url).toBe('https://8.8.8.8/kept');
       }
     },
@@ -303,9 +307,7 @@ describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
     'http://api.localhost/hook',
   ])('refuses the loopback %s for every marketplace, sandbox included', async (url) => {
     for (const mode of ['sandbox', 'live'] as const) {
-      const created = await json(
-        await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode }, admin()),
-      );
+      const created = await insertMarketplace(strictServices, { mode });
       const target = mode === 'live' ? url.replace('http:', 'https:') : url;
       const response = await post(
         `${strictServer.url}/api/mkt/webhook`,
@@ -326,9 +328,7 @@ describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
   it.each(['http://2130706433/hook', 'http://0x7f.1/hook', 'http://LOCALHOST/hook'])(
     'refuses %s, a host not written as the document says (lower-case name or dotted IPv4), before any lookup',
     async (url) => {
-      const created = await json(
-        await post(`${strictServer.url}/admin/marketplaces`, { name: uniqueId('shop'), mode: 'sandbox' }, admin()),
-      );
+      const created = await insertMarketplace(strictServices);
       const response = await post(`${strictServer.url}/api/mkt/webhook`, { url }, { 'X-Svc-Key': created.secret_key });
       expect(response.status).toBe(400);
       expect(await json(response)).toMatchObject({ code: 'validation_failed', errors: [{ path: 'url' }] });
@@ -338,7 +338,7 @@ describe('webhook URLs with the default WEBHOOK_ALLOW_LOOPBACK (false)', () => {
 
 describe('insertWebhookEvent', () => {
   it('stores the body once and makes a delivery only when an endpoint exists; repeats change nothing', async () => {
-    const quiet = await marketplace();
+    const quiet = await insertMarketplace(services);
     const lonely = await makeEvent(quiet.id);
     expect(lonely.result).toBeNull();
     const kept = await services.db.query('SELECT event FROM webhook_events WHERE id = $1', [lonely.eventId]);
@@ -347,8 +347,8 @@ describe('insertWebhookEvent', () => {
       (await services.db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [lonely.eventId])).rowCount,
     ).toBe(0);
 
-    const shop = await marketplace();
-    await registered(shop.key, 'http://127.0.0.1:9/hook');
+    const shop = await insertMarketplace(services);
+    await registered(shop.secret_key, 'http://127.0.0.1:9/hook');
     const made = await makeEvent(shop.id, 'deal.paid');
     expect(made.result).toBe(made.deliveryId);
     const again = await insertWebhookEvent(services.db, { ...made, title: 'changed' } as WebhookEventInput);
@@ -376,9 +376,9 @@ describe('insertWebhookEvent', () => {
 
 describe('delivery', () => {
   it('signs the exact bytes so that Standard Webhooks and a plain HMAC both verify them', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver();
-    const secret = await registered(shop.key, hook.url);
+    const secret = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
 
@@ -427,9 +427,9 @@ describe('delivery', () => {
   });
 
   it('retries failures (3xx included) with the same body, signature and delivery id, and logs each attempt', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 500 }, { status: 302, headers: { Location: 'http://127.0.0.1:9/' } }]);
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.escrow_hold');
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
 
@@ -457,9 +457,9 @@ describe('delivery', () => {
   });
 
   it('waits as long as a 503 Retry-After asks', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '2' } }]);
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
     expect(hook.received).toHaveLength(2);
@@ -468,9 +468,9 @@ describe('delivery', () => {
   });
 
   it('stops at once on 410 Gone and marks the delivery failed', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 410 }]);
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.refunded');
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('failed');
     await new Promise((resolve) => setTimeout(resolve, 1500)); // a retry would come after ~1 s
@@ -480,14 +480,14 @@ describe('delivery', () => {
   });
 
   it('sends retries to the URL registered now, signed with the same secret', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const old = await receiver([{ status: 500 }]);
     const moved = await receiver();
-    const secret = await registered(shop.key, old.url);
+    const secret = await registered(shop.secret_key, old.url);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => old.received.length, { timeout: 10_000 }).toBe(1);
-    await registered(shop.key, moved.url);
+    await registered(shop.secret_key, moved.url);
     expect(await handle.result()).toBe('delivered');
     expect(moved.received).toHaveLength(1);
     expect(old.received).toHaveLength(1);
@@ -495,9 +495,9 @@ describe('delivery', () => {
   });
 
   it('marks the delivery and its last attempt failed when Temporal gives up', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '3600' } }]);
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBe(1);
@@ -509,8 +509,8 @@ describe('delivery', () => {
   });
 
   it('checks the address again at delivery, for sandbox marketplaces too, and never connects to a private one', async () => {
-    const shop = await marketplace('sandbox');
-    await registered(shop.key, 'https://8.8.8.8/hook');
+    const shop = await insertMarketplace(services);
+    await registered(shop.secret_key, 'https://8.8.8.8/hook');
     // As if the name now resolved to the cloud metadata service (DNS rebinding): the stored URL points at it.
     await services.db.query('UPDATE webhook_endpoints SET url = $2 WHERE marketplace_id = $1', [
       shop.id,
@@ -535,48 +535,48 @@ describe('the events a webhook is sent', () => {
     json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': key } }));
 
   it('stores the chosen types (repeats once, in the list order), shows them, and takes all again without events', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const chosen = await post(
       `${server.url}/api/mkt/webhook`,
       { url: 'http://127.0.0.1:9/hook', events: ['deal.paid', 'deal.escrow_hold', 'deal.paid'] },
-      { 'X-Svc-Key': shop.key },
+      { 'X-Svc-Key': shop.secret_key },
     );
     expect(chosen.status).toBe(200);
     const body = await json(chosen);
     secretsSeen.push(body.secret);
     expect(body.events).toEqual(['deal.escrow_hold', 'deal.paid']);
-    expect((await read(shop.key)).events).toEqual(['deal.escrow_hold', 'deal.paid']);
+    expect((await read(shop.secret_key)).events).toEqual(['deal.escrow_hold', 'deal.paid']);
 
-    const again = await json(await register(shop.key, 'http://127.0.0.1:9/hook'));
+    const again = await json(await register(shop.secret_key, 'http://127.0.0.1:9/hook'));
     expect(again).toMatchObject({ events: ALL_EVENTS, secret: body.secret });
-    expect((await read(shop.key)).events).toEqual(ALL_EVENTS);
+    expect((await read(shop.secret_key)).events).toEqual(ALL_EVENTS);
   });
 
   it.each([[[]], [['deal.unknown']], [['webhook.test']], ['deal.paid'], [[null]]])(
     'refuses events %j with 400 validation_failed and changes nothing',
     async (events) => {
-      const shop = await marketplace();
-      await registered(shop.key, 'http://127.0.0.1:9/kept');
+      const shop = await insertMarketplace(services);
+      await registered(shop.secret_key, 'http://127.0.0.1:9/kept');
       const response = await post(
         `${server.url}/api/mkt/webhook`,
         { url: 'http://127.0.0.1:9/other', events },
-        { 'X-Svc-Key': shop.key },
+        { 'X-Svc-Key': shop.secret_key },
       );
       expect(response.status).toBe(400);
       const problem = await json(response);
       expect(problem.code).toBe('validation_failed');
       expect(problem.errors.every((error: { path: string }) => error.path.startsWith('events'))).toBe(true);
-      expect(await read(shop.key)).toMatchObject({ url: 'http://127.0.0.1:9/kept', events: ALL_EVENTS });
+      expect(await read(shop.secret_key)).toMatchObject({ url: 'http://127.0.0.1:9/kept', events: ALL_EVENTS });
     },
   );
 
   it('stores every event but makes deliveries only of the chosen types', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver();
     const chosen = await post(
       `${server.url}/api/mkt/webhook`,
       { url: hook.url, events: ['deal.paid'] },
-      { 'X-Svc-Key': shop.key },
+      { 'X-Svc-Key': shop.secret_key },
     );
     secretsSeen.push((await json(chosen)).secret);
 
@@ -597,7 +597,7 @@ describe('the events a webhook is sent', () => {
     expect(hook.received.map((request) => request.headers['x-svc-event'])).toEqual(['deal.paid']);
 
     // Choosing again applies to events from then on.
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     expect((await makeEvent(shop.id, 'deal.approved')).result).not.toBeNull();
   });
 });
@@ -607,46 +607,52 @@ describe('DELETE /api/mkt/webhook', () => {
     fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE', headers: { 'X-Svc-Key': key } });
 
   it('refuses requests without a valid X-Svc-Key with 401 and keeps the webhook', async () => {
-    const shop = await marketplace();
-    await registered(shop.key, 'http://127.0.0.1:9/kept');
+    const shop = await insertMarketplace(services);
+    await registered(shop.secret_key, 'http://127.0.0.1:9/kept');
     expect((await fetch(`${server.url}/api/mkt/webhook`, { method: 'DELETE' })).status).toBe(401);
     expect((await unregister('mk_nope')).status).toBe(401);
-    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } })).status).toBe(200);
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } })).status).toBe(
+      200,
+    );
   });
 
   it('unregisters (204, also when repeated): no delivery for later events, which are still stored; a new registration makes a new secret', async () => {
-    const shop = await marketplace();
-    const other = await marketplace();
-    const first = await registered(shop.key, 'http://127.0.0.1:9/hook');
-    await registered(other.key, 'http://127.0.0.1:9/hook');
+    const shop = await insertMarketplace(services);
+    const other = await insertMarketplace(services);
+    const first = await registered(shop.secret_key, 'http://127.0.0.1:9/hook');
+    await registered(other.secret_key, 'http://127.0.0.1:9/hook');
 
-    const response = await unregister(shop.key);
+    const response = await unregister(shop.secret_key);
     expect(response.status).toBe(204);
     expect(await response.text()).toBe('');
-    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } })).status).toBe(404);
-    expect((await unregister(shop.key)).status).toBe(204);
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } })).status).toBe(
+      404,
+    );
+    expect((await unregister(shop.secret_key)).status).toBe(204);
     // Another marketplace's webhook is not touched.
-    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': other.key } })).status).toBe(200);
+    expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': other.secret_key } })).status).toBe(
+      200,
+    );
 
     const later = await makeEvent(shop.id, 'deal.paid');
     expect(later.result).toBeNull();
     expect((await services.db.query('SELECT 1 FROM webhook_events WHERE id = $1', [later.eventId])).rowCount).toBe(1);
 
-    const again = await registered(shop.key, 'http://127.0.0.1:9/hook');
+    const again = await registered(shop.secret_key, 'http://127.0.0.1:9/hook');
     expect(again).not.toBe(first);
   });
 
   it('stops a delivery that is still being retried: no further attempt, the delivery is skipped', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '3' } }]);
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.escrow_hold');
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
-    expect((await unregister(shop.key)).status).toBe(204);
+    expect((await unregister(shop.secret_key)).status).toBe(204);
     expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
     // Registered again before the retry is due: the old delivery still goes nowhere.
-    await registered(shop.key, hook.url);
+    await registered(shop.secret_key, hook.url);
     expect(await handle.result()).toBe('delivered'); // the workflow is done with it
     expect(hook.received).toHaveLength(1);
     expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
@@ -685,8 +691,8 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
 
   it('answers 401 without a valid key and 404 before a webhook is registered', async () => {
     expect((await post(`${server.url}/api/mkt/webhook/rotate-secret`, {})).status).toBe(401);
-    const shop = await marketplace();
-    const response = await rotate(shop.key);
+    const shop = await insertMarketplace(services);
+    const response = await rotate(shop.secret_key);
     expect(response.status).toBe(404);
     expect((await json(response)).code).toBe('not_found');
   });
@@ -694,32 +700,34 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
   it.each([-1, 604_801, 1.5, '60', null])(
     'refuses expire_previous_after_seconds %j with 400 validation_failed and keeps the secret',
     async (value) => {
-      const shop = await marketplace();
-      const secret = await registered(shop.key, 'http://127.0.0.1:9/hook');
-      const response = await rotate(shop.key, { expire_previous_after_seconds: value });
+      const shop = await insertMarketplace(services);
+      const secret = await registered(shop.secret_key, 'http://127.0.0.1:9/hook');
+      const response = await rotate(shop.secret_key, { expire_previous_after_seconds: value });
       expect(response.status).toBe(400);
       expect(await json(response)).toMatchObject({
         code: 'validation_failed',
         errors: [{ path: 'expire_previous_after_seconds' }],
       });
-      expect((await json(await register(shop.key, 'http://127.0.0.1:9/hook'))).secret).toBe(secret);
+      expect((await json(await register(shop.secret_key, 'http://127.0.0.1:9/hook'))).secret).toBe(secret);
     },
   );
 
   it('signs with both secrets during the overlap and with the new one only after it', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver();
-    const old = await registered(shop.key, hook.url);
+    const old = await registered(shop.secret_key, hook.url);
 
     const before = Date.now();
-    const answer = await rotated(shop.key, { expire_previous_after_seconds: 600 });
+    const answer = await rotated(shop.secret_key, { expire_previous_after_seconds: 600 });
     expect(answer.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(answer.secret).not.toBe(old);
     expect(Date.parse(answer.previous_expires_at) - before).toBeGreaterThan(590_000);
     expect(Date.parse(answer.previous_expires_at) - before).toBeLessThan(610_000);
     // The registration keeps the new secret and tells the overlap.
-    expect((await json(await register(shop.key, hook.url))).secret).toBe(answer.secret);
-    const reading = await json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.key } }));
+    expect((await json(await register(shop.secret_key, hook.url))).secret).toBe(answer.secret);
+    const reading = await json(
+      await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': shop.secret_key } }),
+    );
     expect(reading.previous_expires_at).toBe(answer.previous_expires_at);
 
     // At rest both are encrypted with the master key.
@@ -756,19 +764,19 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
   });
 
   it('stops the old secret at once with 0, and a second rotation drops the secret before the last', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver();
-    const first = await registered(shop.key, hook.url);
-    const second = await rotated(shop.key, { expire_previous_after_seconds: 0 });
+    const first = await registered(shop.secret_key, hook.url);
+    const second = await rotated(shop.secret_key, { expire_previous_after_seconds: 0 });
     expect(Date.parse(second.previous_expires_at)).toBeLessThanOrEqual(Date.now() + 1000);
     const right = await deliverOne(shop.id, hook);
     expect(right.headers['x-svc-signature-previous']).toBeUndefined();
     expect(verifies(first, right)).toBe(false);
     expect(verifies(second.secret, right)).toBe(true);
 
-    const third = await rotated(shop.key); // the default overlap: a day
+    const third = await rotated(shop.secret_key); // the default overlap: a day
     expect(Date.parse(third.previous_expires_at) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
-    const fourth = await rotated(shop.key, { expire_previous_after_seconds: 60 });
+    const fourth = await rotated(shop.secret_key, { expire_previous_after_seconds: 60 });
     const signed = await deliverOne(shop.id, hook);
     expect(signed.headers['x-svc-signature']).toBe(hexSignature(fourth.secret, signed.body));
     expect(signed.headers['x-svc-signature-previous']).toBe(hexSignature(third.secret, signed.body));
@@ -777,13 +785,13 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
   });
 
   it('signs retries of an earlier event with the secrets of the moment, over the same bytes', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '2' } }]);
-    const old = await registered(shop.key, hook.url);
+    const old = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
-    const answer = await rotated(shop.key, { expire_previous_after_seconds: 600 });
+    const answer = await rotated(shop.secret_key, { expire_previous_after_seconds: 600 });
     expect(await handle.result()).toBe('delivered');
     const [failed, retried] = hook.received;
     expect(retried.body.equals(failed.body)).toBe(true);
@@ -796,7 +804,7 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
 
 describe('administrators: webhook log and replay', () => {
   it('refuses requests without an administrator token', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     expect((await fetch(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries`)).status).toBe(401);
     expect((await post(`${server.url}/admin/webhook-deliveries/${randomUUID()}/replay`, {})).status).toBe(401);
   });
@@ -813,9 +821,9 @@ describe('administrators: webhook log and replay', () => {
   });
 
   it('replays by attempt id or delivery id: same event id and bytes, a new X-Svc-Delivery', async () => {
-    const shop = await marketplace();
+    const shop = await insertMarketplace(services);
     const hook = await receiver();
-    const secret = await registered(shop.key, hook.url);
+    const secret = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.disputed');
     expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
     const [first] = await log(shop.id);

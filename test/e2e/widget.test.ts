@@ -6,6 +6,7 @@ import JSZip from 'jszip';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startYooKassaDouble, type YooKassaDouble } from '../doubles/yookassa.ts';
+import { createWidgetDealViaApi, insertMarketplace, postWidgetDeal, type TestMarketplace } from '../factories.ts';
 import {
   json,
   post,
@@ -20,9 +21,8 @@ import { formatAmount } from '../../src/widget/contract.ts';
 
 let server: TestServer;
 let yookassa: YooKassaDouble;
-type Created = { id: string; secret_key: string; public_key: string };
-let sandbox: Created;
-let live: Created;
+let sandbox: TestMarketplace;
+let live: TestMarketplace;
 const SHOP = 'https://shop.example';
 
 beforeAll(async () => {
@@ -31,16 +31,8 @@ beforeAll(async () => {
     worker: true,
     env: { YOOKASSA_API_URL: `${yookassa.url}/v3`, YOOKASSA_SHOP_ID: '123456', YOOKASSA_SECRET_KEY: 'test_secret' },
   });
-  sandbox = await json(
-    await post(`${server.url}/admin/marketplaces`, { name: 'Widget shop', mode: 'sandbox' }, admin()),
-  );
-  live = await json(
-    await post(
-      `${server.url}/admin/marketplaces`,
-      { name: 'Live widget shop', mode: 'live', allowed_origins: [SHOP] },
-      admin(),
-    ),
-  );
+  sandbox = await insertMarketplace(server.services, { name: 'Widget shop' });
+  live = await insertMarketplace(server.services, { name: 'Live widget shop', mode: 'live', allowed_origins: [SHOP] });
 });
 afterAll(async () => {
   await server?.stop();
@@ -51,30 +43,8 @@ const admin = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const widgetUrl = (path: string) => `${server.url}/api/mkt/widget/deals${path}`;
 const wt = (token: string) => ({ 'X-Svc-Widget-Token': token });
 
-async function create(
-  fields: Record<string, unknown> = {},
-  headers: Record<string, string> = {},
-  marketplace = sandbox,
-) {
-  const body = {
-    public_key: marketplace.public_key,
-    external_id: uniqueId('order'),
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-    title: 'Bicycle Aris',
-    amount: 1500.5,
-    description: 'Aluminium frame, 21 gears',
-    ...fields,
-  };
-  const response = await post(widgetUrl(''), body, headers);
-  return { response, body, deal: await json(response) };
-}
-
-async function created(fields: Record<string, unknown> = {}, marketplace = sandbox) {
-  const result = await create(fields, {}, marketplace);
-  expect(result.response.status).toBe(201);
-  return { ...result.deal, buyer_email: result.body.buyer_email, body: result.body };
-}
+/** What this file's deals sell, with a seller. */
+const ARIS = { seller: true, title: 'Bicycle Aris', amount: 1500.5, description: 'Aluminium frame, 21 gears' };
 
 const start = (id: string, token: string, locale = 'en') => post(widgetUrl(`/${id}/start`), { locale }, wt(token));
 const getDeal = async (id: string, token: string) => json(await fetch(widgetUrl(`/${id}`), { headers: wt(token) }));
@@ -82,7 +52,7 @@ const getDeal = async (id: string, token: string) => json(await fetch(widgetUrl(
 describe('widget deal creation', () => {
   it('creates with the public key (201) and answers a repeat with the same deal and a fresh token (200)', async () => {
     const before = Date.now();
-    const { response, body, deal } = await create();
+    const { response, body, deal } = await postWidgetDeal(server, sandbox, ARIS);
     expect(response.status).toBe(201);
     expect(deal).toMatchObject({
       id: expect.any(String),
@@ -106,7 +76,7 @@ describe('widget deal creation', () => {
   });
 
   it('gives no token for an existing external_id to another buyer, or with other deal values (409 naming them)', async () => {
-    const first = await created();
+    const first = await createWidgetDealViaApi(server, sandbox, ARIS);
     const other = await post(widgetUrl(''), { ...first.body, buyer_email: uniqueEmail('intruder') });
     expect(other.status).toBe(409);
     expect(await json(other)).toMatchObject({ code: 'deal_conflict', fields: ['buyer_email'] });
@@ -121,12 +91,15 @@ describe('widget deal creation', () => {
   });
 
   it('refuses an unknown public key, the secret key in its place, and a missing one', async () => {
-    const unknown = await create({ public_key: `pk_${randomBytes(24).toString('base64url')}` });
+    const unknown = await postWidgetDeal(server, sandbox, {
+      ...ARIS,
+      public_key: `pk_${randomBytes(24).toString('base64url')}`,
+    });
     expect(unknown.response.status).toBe(401);
-    const secret = await create({ public_key: sandbox.secret_key });
+    const secret = await postWidgetDeal(server, sandbox, { ...ARIS, public_key: sandbox.secret_key });
     expect(secret.response.status).toBe(401);
     expect(secret.deal.detail).toContain('never takes the secret mk_ key');
-    const withHeader = await create({}, { 'X-Svc-Key': sandbox.secret_key });
+    const withHeader = await postWidgetDeal(server, sandbox, ARIS, { 'X-Svc-Key': sandbox.secret_key });
     expect(withHeader.response.status).toBe(401);
     const missing = await post(widgetUrl(''), { external_id: uniqueId(), buyer_email: uniqueEmail() });
     expect(missing.status).toBe(400);
@@ -162,7 +135,7 @@ async function dealMails(dealId: string, email: string): Promise<{ subject: stri
 
 describe('the invitation line', () => {
   it('is true whenever the creation mails the buyer about the deal, known or not; false for a repeat', async () => {
-    const first = await create();
+    const first = await postWidgetDeal(server, sandbox, ARIS);
     expect(first.response.status).toBe(201);
     expect(first.deal.invitation_sent).toBe(true);
     await expect
@@ -179,7 +152,7 @@ describe('the invitation line', () => {
     expect((await json(repeat)).invitation_sent).toBe(false);
 
     // The same buyer, invited already and without a password yet, opens another deal: the invitation tells of it too.
-    const second = await create({ buyer_email: first.body.buyer_email });
+    const second = await postWidgetDeal(server, sandbox, { ...ARIS, buyer_email: first.body.buyer_email });
     expect(second.response.status).toBe(201);
     expect(second.deal.invitation_sent).toBe(true);
     await expect
@@ -188,7 +161,7 @@ describe('the invitation line', () => {
 
     // A buyer who has set a password gets the new-deal mail: the answer is the same, so it tells nobody which they are.
     await signInFromInvitation(server, first.body.buyer_email);
-    const third = await create({ buyer_email: first.body.buyer_email });
+    const third = await postWidgetDeal(server, sandbox, { ...ARIS, buyer_email: first.body.buyer_email });
     expect(third.response.status).toBe(201);
     expect(third.deal.invitation_sent).toBe(true);
     await expect
@@ -205,17 +178,16 @@ describe('the invitation line', () => {
 
 describe('mails an anonymous creation causes', () => {
   it('reach one address at most 3 times an hour per marketplace; a marketplace server is not limited', async () => {
-    const shop = await json(
-      await post(`${server.url}/admin/marketplaces`, { name: 'Flooded shop', mode: 'sandbox' }, admin()),
-    );
+    const shop = await insertMarketplace(server.services, { name: 'Flooded shop' });
     const stranger = uniqueEmail('stranger');
     const made: { id: string; external_id: string; widget_token: string; invitation_sent: boolean }[] = [];
     for (let i = 0; i < 4; i++) {
-      const { response, deal } = await create(
-        { buyer_email: stranger, seller_email: '', title: `Click here ${i}` },
-        {},
-        shop,
-      );
+      const { response, deal } = await postWidgetDeal(server, shop, {
+        ...ARIS,
+        buyer_email: stranger,
+        seller_email: '',
+        title: `Click here ${i}`,
+      });
       expect(response.status).toBe(201);
       made.push(deal);
     }
@@ -265,7 +237,10 @@ describe('mails an anonymous creation causes', () => {
       })
       .toBe(1);
     // And another marketplace's widget counts apart.
-    expect((await create({ buyer_email: stranger, seller_email: '' })).deal.invitation_sent).toBe(true);
+    expect(
+      (await postWidgetDeal(server, sandbox, { ...ARIS, buyer_email: stranger, seller_email: '' })).deal
+        .invitation_sent,
+    ).toBe(true);
   });
 });
 
@@ -292,7 +267,7 @@ describe('the widget lookup (a page load)', () => {
   });
 
   it('finds the deal of the order in its real state with a fresh token, and never says an invitation went', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const { public_key, external_id, buyer_email, seller_email, title, amount, description } = deal.body;
     const found = await lookup({ public_key, external_id, buyer_email, seller_email, title, amount, description });
     expect(found.status).toBe(200);
@@ -315,7 +290,7 @@ describe('the widget lookup (a page load)', () => {
   });
 
   it('gives no token to another buyer or for other deal values, answering as for an unknown order (204), nor for a wrong key', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const { public_key, external_id } = deal.body;
     // Which field differs is not said: a guesser would learn that the others (the buyer's e-mail) are right.
     for (const body of [
@@ -355,7 +330,7 @@ describe('the widget lookup (a page load)', () => {
   });
 
   it("keeps a live marketplace's origins", async () => {
-    const deal = await created({}, live);
+    const deal = await createWidgetDealViaApi(server, live, ARIS);
     const body = { public_key: live.public_key, external_id: deal.body.external_id, buyer_email: deal.buyer_email };
     const ok = await lookup(body, { Origin: SHOP });
     expect(ok.status).toBe(200);
@@ -379,7 +354,7 @@ describe('the widget lookup (a page load)', () => {
 
 describe('the widget token', () => {
   it('reads the deal as the buyer sees it, with the cabinet link; from the header or the wt query', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const view = await getDeal(deal.id, deal.widget_token);
     expect(view).toMatchObject({
       id: deal.id,
@@ -397,7 +372,7 @@ describe('the widget token', () => {
   });
 
   it('is 401 when missing, tampered, signed with another key, of another algorithm or expired', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const status = async (headers: Record<string, string>) => {
       const response = await fetch(widgetUrl(`/${deal.id}`), { headers });
       return { status: response.status, code: (await json(response)).code };
@@ -424,7 +399,10 @@ describe('the widget token', () => {
   });
 
   it('is 403 on another deal, and the secret key is never a widget credential', async () => {
-    const [mine, theirs] = await Promise.all([created(), created()]);
+    const [mine, theirs] = await Promise.all([
+      createWidgetDealViaApi(server, sandbox, ARIS),
+      createWidgetDealViaApi(server, sandbox, ARIS),
+    ]);
     const other = await fetch(widgetUrl(`/${theirs.id}`), { headers: wt(mine.widget_token) });
     expect(other.status).toBe(403);
     expect((await start(theirs.id, mine.widget_token)).status).toBe(403);
@@ -438,7 +416,7 @@ describe('the widget token', () => {
   });
 
   it('is never accepted on marketplace operations', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     for (const headers of [{ 'X-Svc-Key': deal.widget_token }, wt(deal.widget_token)]) {
       expect((await fetch(`${server.url}/api/mkt/deals/${deal.id}`, { headers })).status).toBe(401);
       expect((await post(`${server.url}/api/mkt/deals/${deal.id}/approval`, {}, headers)).status).toBe(401);
@@ -449,7 +427,7 @@ describe('the widget token', () => {
 
 describe('Continue', () => {
   it('generates the DOCX contract into the buyer cloud and starts the approval; a repeat changes nothing', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const response = await start(deal.id, deal.widget_token);
     expect(response.status).toBe(200);
     const view = await json(response);
@@ -478,7 +456,7 @@ describe('Continue', () => {
   });
 
   it('writes the contract in Russian for a Russian widget', async () => {
-    const deal = await created({ title: 'Велосипед «Арис»', amount: 98765.4 });
+    const deal = await createWidgetDealViaApi(server, sandbox, { ...ARIS, title: 'Велосипед «Арис»', amount: 98765.4 });
     const view = await json(await start(deal.id, deal.widget_token, 'ru'));
     expect(view.documents[0].name).toBe('Договор.docx');
     const stored = await server.services.db.query('SELECT storage_key FROM deal_documents WHERE id = $1', [
@@ -493,7 +471,7 @@ describe('Continue', () => {
 
   it('keeps the documents a deal has and an approval already pending; a double click makes one contract', async () => {
     const mk = { 'X-Svc-Key': sandbox.secret_key };
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const upload = await fetch(`${server.url}/api/mkt/deals/${deal.id}/documents?kind=offer&name=Offer.pdf`, {
       method: 'POST',
       headers: { ...mk, 'Content-Type': 'application/pdf' },
@@ -504,7 +482,7 @@ describe('Continue', () => {
     expect(view.documents.map((d: { kind: string }) => d.kind)).toEqual(['offer']);
     expect(view.status).toBe('approval');
 
-    const pending = await created();
+    const pending = await createWidgetDealViaApi(server, sandbox, ARIS);
     await fetch(`${server.url}/api/mkt/deals/${pending.id}/documents?kind=contract`, {
       method: 'POST',
       headers: mk,
@@ -514,7 +492,7 @@ describe('Continue', () => {
     const after = await json(await start(pending.id, pending.widget_token));
     expect(after.approvals.map((a: { id: string }) => a.id)).toEqual([approval.id]);
 
-    const twice = await created();
+    const twice = await createWidgetDealViaApi(server, sandbox, ARIS);
     const both = await Promise.all([start(twice.id, twice.widget_token), start(twice.id, twice.widget_token)]);
     expect(both.map((r) => r.status)).toEqual([200, 200]);
     const final = await getDeal(twice.id, twice.widget_token);
@@ -525,9 +503,7 @@ describe('Continue', () => {
 
 describe('Pay safely', () => {
   async function approved(marketplace = sandbox, headers: Record<string, string> = {}) {
-    const result = await create({}, headers, marketplace);
-    expect(result.response.status).toBe(201);
-    const deal = { ...result.deal, buyer_email: result.body.buyer_email };
+    const deal = await createWidgetDealViaApi(server, marketplace, ARIS, headers);
     const view = await json(
       await post(widgetUrl(`/${deal.id}/start`), { locale: 'en' }, { ...wt(deal.widget_token), ...headers }),
     );
@@ -543,7 +519,7 @@ describe('Pay safely', () => {
     });
 
   it('refuses before approval: 400 for JSON, a 303 to the result page that explains for a navigation', async () => {
-    const deal = await created();
+    const deal = await createWidgetDealViaApi(server, sandbox, ARIS);
     const response = await post(widgetUrl(`/${deal.id}/escrow`), {}, wt(deal.widget_token));
     expect(response.status).toBe(400);
     expect((await json(response)).code).toBe('deal_not_approved');
@@ -608,13 +584,13 @@ describe('CORS', () => {
   });
 
   it("allows a live marketplace's registered origins only; a sandbox marketplace any origin", async () => {
-    const ok = await create({}, { Origin: SHOP }, live);
+    const ok = await postWidgetDeal(server, live, ARIS, { Origin: SHOP });
     expect(ok.response.status).toBe(201);
     expect(ok.response.headers.get('access-control-allow-origin')).toBe(SHOP);
     const read = await fetch(widgetUrl(`/${ok.deal.id}`), { headers: { ...wt(ok.deal.widget_token), Origin: SHOP } });
     expect(read.headers.get('access-control-allow-origin')).toBe(SHOP);
 
-    const evil = await create({}, { Origin: 'https://evil.example' }, live);
+    const evil = await postWidgetDeal(server, live, ARIS, { Origin: 'https://evil.example' });
     expect(evil.response.status).toBe(403);
     expect(evil.deal.code).toBe('origin_not_allowed');
     expect(evil.response.headers.get('access-control-allow-origin')).toBeNull();
@@ -624,22 +600,20 @@ describe('CORS', () => {
     expect(evilRead.status).toBe(403);
     expect(evilRead.headers.get('access-control-allow-origin')).toBeNull();
 
-    const anywhere = await create({}, { Origin: 'http://localhost:8080' }, sandbox);
+    const anywhere = await postWidgetDeal(server, sandbox, ARIS, { Origin: 'http://localhost:8080' });
     expect(anywhere.response.status).toBe(201);
     expect(anywhere.response.headers.get('access-control-allow-origin')).toBe('http://localhost:8080');
   });
 
   it('lets administrators set the origins, effective at once', async () => {
-    const shop = await json(
-      await post(`${server.url}/admin/marketplaces`, { name: 'Origins shop', mode: 'live' }, admin()),
-    );
+    const shop = await insertMarketplace(server.services, { name: 'Origins shop', mode: 'live' });
     const patch = (body: unknown, headers: Record<string, string> = admin(), id = shop.id) =>
       fetch(`${server.url}/admin/marketplaces/${id}`, {
         method: 'PATCH',
         headers: { ...headers, 'Content-Type': 'application/json' },
         body: JSON.stringify(body),
       });
-    expect((await create({}, { Origin: 'https://new.example' }, shop)).response.status).toBe(403);
+    expect((await postWidgetDeal(server, shop, ARIS, { Origin: 'https://new.example' })).response.status).toBe(403);
 
     const updated = await patch({ allowed_origins: ['https://new.example', 'http://127.0.0.1:8080'] });
     expect(updated.status).toBe(200);
@@ -647,7 +621,7 @@ describe('CORS', () => {
       id: shop.id,
       allowed_origins: ['https://new.example', 'http://127.0.0.1:8080'],
     });
-    expect((await create({}, { Origin: 'https://new.example' }, shop)).response.status).toBe(201);
+    expect((await postWidgetDeal(server, shop, ARIS, { Origin: 'https://new.example' })).response.status).toBe(201);
 
     expect((await patch({ allowed_origins: ['https://new.example/path'] })).status).toBe(400);
     expect((await patch({ allowed_origins: ['*'] })).status).toBe(400);
