@@ -18,9 +18,11 @@ export function uniqueId(prefix = 't'): string {
 /**
  * An id as the service writes it: a UUID in PostgreSQL's canonical form, lower case with hyphens (src/uuid.ts's isUuid
  * also takes upper case, since it reads what callers send). Anchored: `expect(id).toMatch(UUID_PATTERN)`,
- * `expect.stringMatching(UUID_PATTERN)`; inside a larger pattern, `UUID_PATTERN.source.slice(1, -1)`.
+ * `expect.stringMatching(UUID_PATTERN)`; inside a larger pattern, UUID_SOURCE.
  */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** UUID_PATTERN without its anchors, for a larger pattern: new RegExp(`/deals/(${UUID_SOURCE})`). */
+export const UUID_SOURCE = UUID_PATTERN.source.slice(1, -1);
 
 /**
  * A loopback address of this test's own (all of 127.0.0.0/8 reaches this machine): limits per client address are

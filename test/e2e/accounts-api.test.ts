@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser, setPassword } from '../../src/accounts/users.ts';
 import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts';
 import { keyedDigest } from '../../src/secrets.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueLoopback, type TestServer } from '../helpers.ts';
+import {
+  json,
+  post,
+  startTestServer,
+  uniqueEmail,
+  uniqueLoopback,
+  type TestServer,
+  UUID_PATTERN,
+  UUID_SOURCE,
+} from '../helpers.ts';
 
 let server: TestServer;
 
@@ -82,7 +91,7 @@ describe('sign-up', () => {
     expect(session.token).toMatch(/^ct_/);
     const profile = await json(await me(session.token));
     expect(profile).toMatchObject({ email, name: 'Boris Petrov', locale: 'en', org: { name: 'Boris Petrov' } });
-    expect(profile.svc_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(profile.svc_id).toMatch(UUID_PATTERN);
     const org = await server.services.db.query('SELECT personal, owner_id FROM organizations WHERE id = $1', [
       profile.org.id,
     ]);
@@ -174,7 +183,7 @@ describe('forgotten password', () => {
     const { email, user } = await userWithPassword();
     await post(url('/cabinet/password/forgot'), { email });
     const token = await linkToken(email, '/cabinet/reset-password');
-    const id = /^rst_([0-9a-f-]{36})\./.exec(token)![1];
+    const id = new RegExp(`^rst_(${UUID_SOURCE})\\.`).exec(token)![1];
     const forged = `rst_${id}.${'A'.repeat(43)}`;
     // The same id under another purpose's prefix and digest: a reset link never passes as an invitation.
     const asInvitation = `inv_${id}.${keyedDigest(server.services.masterKey, 'invitation', id)}`;

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db.ts';
 import { ensureUser, findUserByEmail, personalOrganization, setPassword } from '../../src/accounts/users.ts';
 import { hashPassword, verifyPassword } from '../../src/accounts/passwords.ts';
-import { testConfig, uniqueEmail } from '../helpers.ts';
+import { testConfig, uniqueEmail, UUID_PATTERN } from '../helpers.ts';
 
 const db = createDb(testConfig().DATABASE_URL!);
 afterAll(() => db.end());
@@ -13,7 +13,7 @@ describe('accounts', () => {
     const email = uniqueEmail('buyer');
     const { user, created } = await ensureUser(db, { email, name: 'Anna Buyer' });
     expect(created).toBe(true);
-    expect(user.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(user.id).toMatch(UUID_PATTERN);
     const org = await personalOrganization(db, user.id);
     expect(org).toMatchObject({ name: 'Anna Buyer', personal: true });
     const membership = await db.query('SELECT role FROM memberships WHERE user_id = $1 AND organization_id = $2', [

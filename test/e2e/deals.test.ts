@@ -17,6 +17,7 @@ import {
   uniqueEmail,
   uniqueId,
   type TestServer,
+  UUID_PATTERN,
 } from '../helpers.ts';
 
 let server: TestServer;
@@ -449,7 +450,7 @@ describe('creation', () => {
         `SELECT u.id, o.personal FROM users u JOIN organizations o ON o.owner_id = u.id WHERE lower(u.email) = lower($1)`,
         [email],
       );
-      expect(user.rows).toEqual([{ id: expect.stringMatching(/^[0-9a-f-]{36}$/), personal: true }]);
+      expect(user.rows).toEqual([{ id: expect.stringMatching(UUID_PATTERN), personal: true }]);
     }
   });
 

@@ -1,7 +1,7 @@
 // Administrator authentication, marketplace activation with mk_/pk_ keys, and X-Svc-Key on GET /api/mkt/ping.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/secrets.ts';
-import { json, post, startTestServer, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, type TestServer, UUID_PATTERN } from '../helpers.ts';
 
 const BOOTSTRAP = 'bootstrap-admin-token-for-tests';
 let server: TestServer;
@@ -53,7 +53,7 @@ describe('POST /admin/marketplaces', () => {
     expect(response.status).toBe(201);
     const body = await json(response);
     expect(body).toMatchObject({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      id: expect.stringMatching(UUID_PATTERN),
       name: 'Shop One',
       mode: 'live',
       secret_key: expect.stringMatching(/^mk_[A-Za-z0-9_-]{43}$/),

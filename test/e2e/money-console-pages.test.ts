@@ -8,7 +8,7 @@ import { freePort } from '../../src/dev/ports.ts';
 import { beginRun, finishRun, recordFindings } from '../../src/money/reconciliation.ts';
 import { dealPostingsSection } from '../../src/money/console-pages.ts';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { json, startTestServer, uniqueEmail, uniqueId, type TestServer, UUID_SOURCE } from '../helpers.ts';
 
 let server: TestServer;
 let admin: TestAdministrator;
@@ -34,7 +34,8 @@ const form = (path: string, fields: Record<string, string>, who: TestAdministrat
 const runCount = async () =>
   Number((await server.services.db.query<{ n: string }>('SELECT count(*) AS n FROM reconciliation_runs')).rows[0].n);
 /** The ids of the postings a page lists, in its order. */
-const postingIds = (text: string) => [...text.matchAll(/data-posting="([0-9a-f-]{36})"/g)].map((match) => match[1]);
+const postingIds = (text: string) =>
+  [...text.matchAll(new RegExp(`data-posting="(${UUID_SOURCE})"`, 'g'))].map((match) => match[1]);
 
 /** A marketplace of its own with one deal and its postings, oldest first (`held` is the deal's held account). */
 async function seedLedger(
@@ -243,7 +244,10 @@ describe('the reconciliation page', () => {
     expect(text).toMatch(/RUB\s1,900\.00/u);
     expect(text).toContain('payout status');
     expect(text).toContain('The acquirer did not answer: timeout');
-    expect([...text.matchAll(/data-deal="([0-9a-f-]{36})"/g)].map((match) => match[1])).toEqual([dealId, dealId]);
+    expect([...text.matchAll(new RegExp(`data-deal="(${UUID_SOURCE})"`, 'g'))].map((match) => match[1])).toEqual([
+      dealId,
+      dealId,
+    ]);
 
     const errors = await (await page(`/admin/view/reconciliation?run_id=${runId}&status=error&lang=en`)).text();
     expect([...errors.matchAll(/data-kind="(\w+)"/g)].map((match) => match[1])).toEqual(['payout_status']);

@@ -24,7 +24,7 @@ import {
 } from '../../src/money/reconciliation.ts';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
 import { startYooKassaDouble, type YooKassaDouble } from '../doubles/yookassa.ts';
-import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer, UUID_PATTERN } from '../helpers.ts';
 
 /** A deal as the reconciliation reads it, with nothing in it unless given. */
 function dealOf(fields: Partial<DealToReconcile> = {}): DealToReconcile {
@@ -706,7 +706,7 @@ describe('a reconciliation run', () => {
       workflowId: uniqueId('money-reconciliation-test'),
       args: [],
     });
-    expect(result).toMatchObject({ status: 'finished', runId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(result).toMatchObject({ status: 'finished', runId: expect.stringMatching(UUID_PATTERN) });
     const run = await json(await api(`/admin/reconciliation/runs/${result.runId}`));
     expect(run).toMatchObject({
       trigger: 'schedule',

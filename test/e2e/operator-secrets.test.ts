@@ -10,7 +10,7 @@ import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts'
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
 import { sendSetupLink } from '../../src/admin/administrators.ts';
 import { freePort } from '../../src/dev/ports.ts';
-import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, uniqueEmail, type TestServer, UUID_SOURCE } from '../helpers.ts';
 import { PageBrowser } from '../page-browser.ts';
 import { ADMIN_PASSWORD, administrator, signIn, type TestAdministrator } from '../console-helpers.ts';
 import { REDIRECT_URI, basic, codeFor, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
@@ -32,7 +32,7 @@ afterAll(async () => {
 const bootstrap = () => ({ Authorization: `Bearer ${server.adminToken}` });
 const outbox = async (email: string, headers: Record<string, string>) =>
   json(await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, { headers }));
-const LINK = /(inv|rst|ads|sup)_[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}/;
+const LINK = new RegExp(`(inv|rst|ads|sup)_${UUID_SOURCE}\\.[A-Za-z0-9_-]{43}`);
 const audit = async (query: string) =>
   (await json(await fetch(`${server.url}/admin/audit?${query}`, { headers: bootstrap() }))).items;
 
