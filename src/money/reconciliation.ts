@@ -34,7 +34,7 @@ export const RECONCILIATION_WORKFLOW = 'reconciliationWorkflow';
 export const RECONCILIATION_HOUR_UTC = 3;
 /**
  * Names the schedule's settings: a worker that finds the schedule with another note (or another task queue) brings it
- * up to date. Change it with the spec or the policies below.
+ * up to date. Change it whenever the schedule or the policies below change.
  */
 const SCHEDULE_NOTE = `money reconciliation, daily at ${String(RECONCILIATION_HOUR_UTC).padStart(2, '0')}:00 UTC (v1)`;
 /** Closed deals are reconciled this many days after they last changed: late payouts and refunds settle within it. */

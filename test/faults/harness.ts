@@ -233,8 +233,8 @@ export class Client {
 }
 
 /**
- * The webhook events a sandbox lifecycle must make, in this order, each once: SPEC.md's. The service may make more
- * (CONTRACT.md's deal.<status> for every status); the receiver must get every event it made, in the order it made them.
+ * The webhook events a sandbox lifecycle must make, in this order, each once: the specification's three. The service may
+ * make more (deal.<status> for every status: docs/decisions/0009-an-event-for-every-status.md); the receiver must get every event it made, in the order it made them.
  */
 export const LIFECYCLE_EVENTS = ['deal.approved', 'deal.escrow_hold', 'deal.paid'];
 
@@ -441,7 +441,7 @@ export async function tally(
   };
 }
 
-/** Every deal made the same events, each arrived (by id), none lost, in the order made; SPEC's three among them. */
+/** Every deal made the same events, each arrived (by id), none lost, in the order made; the specification's three among them. */
 export function expectAllArrived(tallied: Tally, deals: number): void {
   expect(tallied).toMatchObject({
     deals,

@@ -1,6 +1,6 @@
 // dealStatus (src/deals/model.ts) from records, as the workflow and the API both compute it: every status, each of the
 // ways a deal's records reach it (approvals redone, payments cancelled and made again, partial refunds, payouts that
-// wait, fail or succeed, disputes opened and decided, cancellations), and where CONTRACT's order decides.
+// wait, fail or succeed, disputes opened and decided, cancellations), and where the order of docs/decisions/0004-status-computed-from-records.md decides.
 import { describe, expect, it } from 'vitest';
 import { DEAL_STATUSES, dealStatus, isFinal, type DealSnapshot, type DealStatus } from '../../src/deals/model.ts';
 import { approval, cancellation, delivery, dispute, document, payment, payout, refund, snapshot } from './snapshots.ts';
@@ -175,7 +175,7 @@ describe('dealStatus', () => {
     expect(new Set(CASES.map(([, , status]) => status))).toEqual(new Set(DEAL_STATUSES));
   });
 
-  // CONTRACT's order, first match wins: where two rules could answer, the earlier one does.
+  // The decision's order (docs/decisions/0004), first match wins: where two rules could answer, the earlier one does.
   it.each<[string, Partial<DealSnapshot>, DealStatus]>([
     [
       'a cancellation before a held payment',
