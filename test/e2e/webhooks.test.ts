@@ -1,6 +1,8 @@
 // Webhooks end to end: registration over HTTP, events stored once, delivery by a real worker on the real Temporal dev
 // server to a local receiver, signatures checked by independent code, retries, Retry-After, 410, the admin log and
-// replay. WEBHOOK_RETRY_BASE_SECONDS=1 keeps the retries quick.
+// replay. WEBHOOK_RETRY_BASE_SECONDS=1 keeps the retries quick (Temporal retries an activity a second apart at the
+// least, so no smaller base would); a test that acts between two attempts has the receiver ask for a second of
+// Retry-After.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -644,7 +646,7 @@ describe('DELETE /api/mkt/webhook', () => {
 
   it('stops a delivery that is still being retried: no further attempt, the delivery is skipped', async () => {
     const shop = await insertMarketplace(services);
-    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '3' } }]);
+    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '1' } }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.escrow_hold');
     const handle = await startDelivery(made.deliveryId);
@@ -786,7 +788,7 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
 
   it('signs retries of an earlier event with the secrets of the moment, over the same bytes', async () => {
     const shop = await insertMarketplace(services);
-    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '2' } }]);
+    const hook = await receiver([{ status: 503, headers: { 'Retry-After': '1' } }]);
     const old = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
     const handle = await startDelivery(made.deliveryId);
