@@ -20,6 +20,7 @@ import {
   UUID_SOURCE,
 } from '../helpers.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE } from '../chromium.ts';
+import { createWidgetDealViaApi, insertMarketplace, type TestMarketplace } from '../factories.ts';
 
 // Launch flags documented in DEVELOPERS.md.
 const SCREENSHOTS = path.resolve('test-output/widget');
@@ -33,7 +34,7 @@ let server: TestServer;
 let storefront: { url: string; close(): Promise<void> };
 let context: BrowserContext;
 let userDataDir: string;
-let marketplace: { id: string; public_key: string; secret_key: string };
+let marketplace: TestMarketplace;
 const DESKTOP = { width: 1280, height: 720 };
 
 /** A shop on another origin, with CSS that would restyle the widget if Shadow DOM let it in. */
@@ -68,13 +69,7 @@ async function startStorefront(apiUrl: string): Promise<typeof storefront> {
 
 beforeAll(async () => {
   server = await startTestServer({ worker: true });
-  marketplace = await json(
-    await post(
-      `${server.url}/admin/marketplaces`,
-      { name: 'Browser shop', mode: 'sandbox' },
-      { Authorization: `Bearer ${server.adminToken}` },
-    ),
-  );
+  marketplace = await insertMarketplace(server.services, { name: 'Browser shop' });
   storefront = await startStorefront(server.url);
   userDataDir = mkdtempSync(path.join(tmpdir(), 'svc-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, {
@@ -234,12 +229,8 @@ describe('the widget on a storefront', () => {
   it('tells a returning buyer nothing about an invitation, on a phone, in Russian; a reload keeps the step', async () => {
     // The buyer has an account with a password from an earlier deal.
     const email = uniqueEmail('returning');
-    const earlier = await post(`${server.url}/api/mkt/widget/deals`, {
-      public_key: marketplace.public_key,
-      external_id: uniqueId('order'),
-      buyer_email: email,
-    });
-    expect((await json(earlier)).invitation_sent).toBe(true);
+    const earlier = await createWidgetDealViaApi(server, marketplace, { buyer_email: email });
+    expect(earlier.invitation_sent).toBe(true);
     await signInFromInvitation(server, email);
 
     const { page, problems } = await openPage();
@@ -267,7 +258,6 @@ describe('the widget on a storefront', () => {
   it('shows every status of a deal in words on load, in Russian and English, never step 1', async () => {
     const email = uniqueEmail('buyer');
     const fields = {
-      public_key: marketplace.public_key,
       buyer_email: email,
       seller_email: 'seller@example.com',
       title: 'Bicycle Aris',
@@ -279,14 +269,15 @@ describe('the widget on a storefront', () => {
       post(`${server.url}/api/mkt/widget/deals/${id}/${action}`, action === 'start' ? { locale: 'en' } : {}, {
         'X-Svc-Widget-Token': token,
       });
-    let buyer: Record<string, string> | undefined;
-    /** A deal of a new order taken as far as `steps` say, as the buyer and the shop would. */
-    async function dealAt(
-      steps: ('start' | 'approve' | 'reject' | 'escrow' | 'release' | 'refund' | 'dispute' | 'cancel')[],
-    ): Promise<string> {
-      const order = uniqueId('order');
-      const created = await json(await post(`${server.url}/api/mkt/widget/deals`, { ...fields, external_id: order }));
-      buyer ??= await signInFromInvitation(server, email);
+    type Step = 'start' | 'approve' | 'reject' | 'escrow' | 'release' | 'refund' | 'dispute' | 'cancel';
+    /** A deal of a new order, as the widget makes it. */
+    const newDeal = () => createWidgetDealViaApi(server, marketplace, fields);
+    /** The deal taken as far as `steps` say, as the buyer (signed in) and the shop would. */
+    async function advance(
+      created: { id: string; widget_token: string },
+      steps: Step[],
+      buyer: Record<string, string>,
+    ): Promise<void> {
       for (const step of steps) {
         let response: Response;
         if (step === 'start' || step === 'escrow') response = await widgetCall(created.id, created.widget_token, step);
@@ -329,7 +320,6 @@ describe('the widget on a storefront', () => {
           )
           .toBe('paid');
       }
-      return order;
     }
     const cases = [
       {
@@ -362,10 +352,16 @@ describe('the widget on a storefront', () => {
         ru: 'Заказ отменён. Деньги с вас не списаны.',
       },
     ] as const;
+    // Every case's deal at once (they are independent): the buyer signs in from the first one's invitation.
+    const first = await newDeal();
+    const buyer = await signInFromInvitation(server, email);
+    const deals = [first, ...(await Promise.all(cases.slice(1).map(() => newDeal())))];
+    await Promise.all(cases.map(({ steps }, i) => advance(deals[i], [...steps], buyer)));
+
     const { page, problems } = await openPage();
     const widget = page.locator('#aris-deal-widget');
-    for (const { steps, en, ru, ...rest } of cases) {
-      const order = await dealAt([...steps]);
+    for (const [i, { steps, en, ru, ...rest }] of cases.entries()) {
+      const { external_id: order } = deals[i];
       for (const [locale, words] of [
         ['en', en],
         ['ru', ru],
