@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { createServices } from '../../src/services.ts';
 import { createLogger } from '../../src/log.ts';
 import { startWorker } from '../../src/worker.ts';
@@ -15,6 +16,8 @@ import { movePaymentUpdate, snapshotQuery, type MovePaymentInput } from '../../w
 import { insertHeldDeal, insertHeldDealSignedIn, insertMarketplace, type TestMarketplace } from '../factories.ts';
 import { json, post, startTestServer, testConfig, uniqueId, type TestServer } from '../helpers.ts';
 
+const ADMITTED =
+  proto.temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED;
 const BOOTSTRAP = `bootstrap-${uniqueId('token')}-long-enough`;
 const REASON = 'Arrived broken';
 
@@ -277,20 +280,38 @@ describe('two moves the workflow accepted together', () => {
       const held = await insertHeldDeal(services);
       await startDealWorkflow(services, (await loadSnapshot(services.db, held.dealId))!);
       const handle = services.temporal.workflow.getHandle(dealWorkflowId(held.marketplaceId, held.externalId));
+      /** Until the server has the update (admitted: it waits for the workflow's next task); unknown until it comes. */
+      const admitted = (updateId: string) =>
+        expect
+          .poll(
+            () =>
+              services.temporal.workflowService
+                .pollWorkflowExecutionUpdate({
+                  namespace: services.config.TEMPORAL_NAMESPACE,
+                  updateRef: { workflowExecution: { workflowId: handle.workflowId }, updateId },
+                  waitPolicy: { lifecycleStage: ADMITTED },
+                })
+                .then(
+                  () => true,
+                  () => false,
+                ),
+            { timeout: 10_000 },
+          )
+          .toBe(true);
       const dispute = refusalOf(
         handle.executeUpdate(movePaymentUpdate, {
           args: [{ action: 'dispute', actor: 'buyer', reason: REASON }],
           updateId: 'dispute',
         }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await admitted('dispute');
       const release = refusalOf(
         handle.executeUpdate(movePaymentUpdate, {
           args: [{ action: 'release', actor: 'administrator' }],
           updateId: 'release',
         }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await admitted('release');
 
       const worker = await startWorker(services);
       try {

@@ -272,7 +272,8 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   await seller.context().close();
 }
 
-describe('a seller paid out, in a browser', () => {
+// The two journeys are independent (a marketplace, a deal and people of their own each): they run at once.
+describe.concurrent('a seller paid out, in a browser', () => {
   it('in English on a desktop', { timeout: 180_000 }, async () => {
     await journey('en', DESKTOP);
   });
