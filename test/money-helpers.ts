@@ -1,7 +1,8 @@
 // What the money tests share: marketplaces with a fee schedule, deals made, approved and held through the servers as
 // a marketplace and a buyer would, and the ledger read back.
 import { expect } from 'vitest';
-import { json, post, signInFromInvitation, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
+import { createMarketplaceViaApi, postDeal } from './factories.ts';
+import { json, post, signInFromInvitation, uniqueId, type TestServer } from './helpers.ts';
 
 export interface Shop {
   id: string;
@@ -30,21 +31,14 @@ export function moneyClient(server: TestServer) {
 
   /** A new sandbox marketplace, with these changes (a fee schedule) made by an administrator. */
   async function marketplace(changes?: Record<string, unknown>): Promise<Shop> {
-    const made = await json(await post(`${server.url}/admin/marketplaces`, { name: uniqueId('Money shop') }, admin()));
+    const made = await createMarketplaceViaApi(server, { name: uniqueId('Money shop') });
     if (changes) expect((await patch(made.id, changes)).status).toBe(200);
     return { id: made.id, key: { 'X-Svc-Key': made.secret_key }, public_key: made.public_key };
   }
 
-  async function createDeal(shop: Shop, fields: Record<string, unknown>) {
-    const body: Record<string, unknown> = {
-      external_id: uniqueId('order'),
-      buyer_email: uniqueEmail('buyer'),
-      title: 'Sofa',
-      ...fields,
-    };
-    const response = await post(api('/deals'), body, shop.key);
-    return { response, body, created: await json(response) };
-  }
+  /** The marketplace's deal of these fields (factories.ts's postDeal), whatever the answer. */
+  const createDeal = (shop: Shop, fields: Record<string, unknown>) =>
+    postDeal(server, { secret_key: shop.key['X-Svc-Key'] }, fields);
 
   const getDeal = async (shop: Shop, id: string) => json(await fetch(api(`/deals/${id}`), { headers: shop.key }));
 
