@@ -268,7 +268,8 @@ export async function insertHeldDeal(
   return { marketplaceId, dealId, externalId, buyerEmail, sellerEmail, paymentId, holdExpiresAt };
 }
 
-type Headers = Record<string, string>;
+/** A person's bearer headers for the cabinet. */
+type BearerHeaders = Record<string, string>;
 
 /**
  * insertHeldDeal with its buyer, and its seller when it has one, signed in to the cabinet (cabinetSession): their
@@ -277,12 +278,22 @@ type Headers = Record<string, string>;
 export function insertHeldDealSignedIn(
   services: Pick<Services, 'db' | 'masterKey'>,
   options: HeldDealOptions & { seller: true },
-): Promise<HeldDeal & { buyer: Headers; seller: Headers; sessions: { buyer: CabinetSession; seller: CabinetSession } }>;
+): Promise<
+  HeldDeal & {
+    buyer: BearerHeaders;
+    seller: BearerHeaders;
+    sessions: { buyer: CabinetSession; seller: CabinetSession };
+  }
+>;
 export function insertHeldDealSignedIn(
   services: Pick<Services, 'db' | 'masterKey'>,
   options?: HeldDealOptions,
 ): Promise<
-  HeldDeal & { buyer: Headers; seller?: Headers; sessions: { buyer: CabinetSession; seller?: CabinetSession } }
+  HeldDeal & {
+    buyer: BearerHeaders;
+    seller?: BearerHeaders;
+    sessions: { buyer: CabinetSession; seller?: CabinetSession };
+  }
 >;
 export async function insertHeldDealSignedIn(
   services: Pick<Services, 'db' | 'masterKey'>,
