@@ -97,8 +97,7 @@ const people = [
   },
 ] as const;
 
-// The two people are independent (an address, a browser context and keys of their own each): they go at once.
-describe.concurrent.each(people)('a person in $lang', ({ lang, viewport, name, words }) => {
+describe.each(people)('a person in $lang', ({ lang, viewport, name, words }) => {
   it('signs up from a client, confirms, consents, comes back named; a second client needs no password; resets a forgotten password; uses and revokes a data key', async () => {
     const email = uniqueEmail(`browser-${lang}`);
     const context = await browser.newContext({ locale: lang === 'ru' ? 'ru-RU' : 'en-US', viewport });

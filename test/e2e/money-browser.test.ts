@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
 import { ensureUser, setPassword } from '../../src/accounts/users.ts';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
 import { moneyClient } from '../money-helpers.ts';
@@ -78,8 +78,16 @@ async function dealInApproval(shop: Shop, buyerEmail: string, sellerEmail: strin
   return deal.id;
 }
 
-/** A person's own browser, in their language and screen, from the invitation link in their mail to a set password. */
-async function fromInvitation(email: string, locale: 'en' | 'ru', viewport: typeof DESKTOP): Promise<Page> {
+/**
+ * A person's own browser, in their language and screen, from the invitation link in their mail to a set password.
+ * `expect` is the running test's: the journeys run at once, and expect.poll needs to know whose it is.
+ */
+async function fromInvitation(
+  expect: ExpectStatic,
+  email: string,
+  locale: 'en' | 'ru',
+  viewport: typeof DESKTOP,
+): Promise<Page> {
   let link: string | undefined;
   await expect
     .poll(
@@ -159,7 +167,8 @@ const WORDS = {
   },
 } as const;
 
-async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
+/** `expect` is the running test's (see fromInvitation). */
+async function journey(expect: ExpectStatic, locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   const words = WORDS[locale];
   const shop = await shopWithoutInspection();
   const buyerEmail = uniqueEmail('buyer');
@@ -168,7 +177,7 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   const dealPage = `${server.url}/cabinet/view/deals/${dealId}`;
 
   // The buyer approves the terms and pays (sandbox: held at once).
-  const buyer = await fromInvitation(buyerEmail, locale, viewport);
+  const buyer = await fromInvitation(expect, buyerEmail, locale, viewport);
   await buyer.click('form[action$="/approve"] button[type=submit]');
   await buyer.waitForURL(`${dealPage}?done=approved`);
   await buyer.click(`form[action="/cabinet/view/deals/${dealId}/pay"] button[type=submit]`);
@@ -176,7 +185,7 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
   expect(await text(buyer, 'dd.status')).toBe(words.held);
 
   // The seller gives a test card on the Payouts page, found in the cabinet's navigation.
-  const seller = await fromInvitation(sellerEmail, locale, viewport);
+  const seller = await fromInvitation(expect, sellerEmail, locale, viewport);
   await seller.click('header nav.sections a[href="/cabinet/view/payouts"]');
   expect(await text(seller, 'h1')).toBe(words.payoutsTitle);
   expect(await text(seller, '#payout-current')).toContain(words.noDestination);
@@ -274,12 +283,12 @@ async function journey(locale: 'en' | 'ru', viewport: typeof DESKTOP) {
 
 // The two journeys are independent (a marketplace, a deal and people of their own each): they run at once.
 describe.concurrent('a seller paid out, in a browser', () => {
-  it('in English on a desktop', { timeout: 180_000 }, async () => {
-    await journey('en', DESKTOP);
+  it('in English on a desktop', { timeout: 180_000 }, async ({ expect }) => {
+    await journey(expect, 'en', DESKTOP);
   });
 
-  it('in Russian on a phone', { timeout: 180_000 }, async () => {
-    await journey('ru', PHONE);
+  it('in Russian on a phone', { timeout: 180_000 }, async ({ expect }) => {
+    await journey(expect, 'ru', PHONE);
   });
 });
 
