@@ -205,15 +205,14 @@ describe('forms cannot nest, and are read in one pass', () => {
     expect([response.status, (await json(response)).code]).toEqual([413, 'payload_too_large']);
   });
 
-  it('reads 12,000 repeats of one field in linear time', async () => {
+  it('reads a form of nothing but repeats of one field, as many as 64 KiB holds', async () => {
     // Before: every repeat copied the list of the ones before it, and the text rule read each name's whole list again
-    // for every repeat (12,000 × 12,000 values: seconds and gigabytes; at 64 KiB of them the process ran out of memory).
+    // for every repeat (12,000 × 12,000 values: seconds and gigabytes; at 64 KiB of them the process ran out of memory,
+    // which this form would do again).
     for (const path of ['/sso/oidc/token', '/sso/authorize']) {
-      const started = performance.now();
-      const response = await sendForm(path, 'a=&'.repeat(12_000)); // 36 KB, within the 64 KiB of a form
+      const response = await sendForm(path, 'a=&'.repeat(Math.floor((64 * KiB - 1) / 3)));
       expect(response.status, path).toBeGreaterThanOrEqual(400);
       expect(response.status, path).toBeLessThan(500);
-      expect(performance.now() - started, path).toBeLessThan(1000);
     }
   });
 });

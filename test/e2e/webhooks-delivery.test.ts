@@ -258,13 +258,12 @@ describe('resolveWebhookAddresses with a resolver', () => {
     zone.set('mixed.rebind.test', [['8.8.8.8', '10.0.0.7']]);
     await expect(resolve('mixed.rebind.test')).rejects.toThrow(/resolves to 10\.0\.0\.7/);
     await expect(resolve('nowhere.rebind.test')).rejects.toBeInstanceOf(AddressNotAllowed);
-    // A DNS server that never answers: refused once the deadline passes, so the attempt ends and is logged.
+    // A DNS server that never answers: refused once the deadline passes, so the attempt ends and is logged (without
+    // the deadline this would wait for ever, and the test would fail by its timeout).
     const silent: LookupFunction = () => {};
-    const began = Date.now();
     await expect(resolve('silent.rebind.test', { lookup: silent, deadlineMs: 200 })).rejects.toThrow(
       /does not resolve/,
     );
-    expect(Date.now() - began).toBeLessThan(2_000);
   });
 
   it('refuses the loopback by default and allows it, and only it, with allowLoopback', async () => {
