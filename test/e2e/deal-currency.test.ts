@@ -1,4 +1,4 @@
-// A deal's currency is an ISO 4217 code of money in use (CONTRACT, Security), wherever a deal is made: the marketplace
+// A deal's currency is an ISO 4217 code of money in use (docs/decisions/0011-money-in-minor-units.md), wherever a deal is made: the marketplace
 // API and the widget share one schema (src/deals/currencies.ts), the OpenAPI document lists the codes, and a live
 // marketplace takes only what its acquirer takes (YooKassa: roubles).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

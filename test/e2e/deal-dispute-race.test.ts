@@ -1,4 +1,4 @@
-// A disputed payment moves only by the arbiter's decision, with a reason (CONTRACT, Security): whatever a caller read
+// A disputed payment moves only by the arbiter's decision, with a reason (docs/decisions/0015-the-arbiter-decides-disputes.md): whatever a caller read
 // before, and whoever asks. The deal's workflow checks the rule when it applies a move, under the deal's lock, so a
 // plain release that raced a dispute cannot decide it. Played through the API (a race on many deals, then each refused
 // move in turn), straight to the workflow, and with two moves the workflow accepted together, then applied in turn.
@@ -195,7 +195,7 @@ describe('a disputed payment', () => {
       expect(refused.status, who).toBe(400);
       expect((await json(refused)).code, who).toBe('dispute_open');
     }
-    // The marketplace has no release or refund of its own at all (SPEC: not through any marketplace API operation).
+    // The marketplace has no release or refund of its own at all (the specification: not through any marketplace API operation).
     for (const move of ['release', 'refund']) {
       const response = await post(`${server.url}/api/mkt/deals/${deal.dealId}/escrow/${move}`, {}, mkt());
       expect([404, 405], move).toContain(response.status);

@@ -138,7 +138,7 @@ describe('live escrow through YooKassa', () => {
   });
 });
 
-// What happens at the lapse is played on the time-skipping test server (test/deal-hold-lapse.test.ts), from records
+// What happens at the lapse is played on the time-skipping test server (test/e2e/deal-hold-lapse.test.ts, and with activities in memory in test/workflow/deal-timers.test.ts), from records
 // like these: here only that a hold made through the API is dated to lapse when the acquirer lets the money go.
 describe('the hold limit', () => {
   let server: TestServer;

@@ -1,6 +1,6 @@
 // The deal lifecycle end to end over HTTP, against the real PostgreSQL, the Temporal dev server and our worker:
 // each ending (paid; dispute then refund; rejected), with the buyer in the cabinet and webhooks at the marketplace.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,7 +43,9 @@ const api = (path: string) => `${server.url}/api/mkt${path}`;
 /** The deal this file's lifecycles sell: a bicycle, with a seller. */
 const BICYCLE = { seller: true, title: 'Bicycle', amount: 1500.5 };
 
-async function uploadDocument(dealId: string, kind = 'contract', bytes = Buffer.from('%PDF-1.4 terms of the deal')) {
+const TERMS = Buffer.from('%PDF-1.4 terms of the deal');
+
+async function uploadDocument(dealId: string, kind = 'contract', bytes = TERMS) {
   return fetch(api(`/deals/${dealId}/documents?kind=${kind}&name=Terms.pdf`), {
     method: 'POST',
     headers: { ...mkt(), 'Content-Type': 'application/pdf' },
@@ -85,7 +87,7 @@ describe('a deal that is paid', () => {
       name: 'Terms.pdf',
       content_type: 'application/pdf',
       size: 26,
-      sha256: createHmac('sha256', '').constructor.name ? expect.stringMatching(/^[0-9a-f]{64}$/) : '',
+      sha256: createHash('sha256').update(TERMS).digest('hex'),
     });
     expect((await getDeal(deal.id)).status).toBe('docs');
 

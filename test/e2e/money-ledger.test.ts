@@ -43,7 +43,7 @@ describe('the ledger', () => {
     expect((await money.balance(shop)).items).toEqual([
       { currency: 'RUB', held: 0, payable: 0, paid_out: 1193.7, refunded: 0, fees: 40.86 },
     ]);
-    // Written exactly with two decimals, as CONTRACT says.
+    // Written exactly with two decimals, as docs/decisions/0011-money-in-minor-units.md says.
     expect(await (await fetch(money.api('/balance'), { headers: shop.key })).text()).toBe(
       '{"items":[{"currency":"RUB","held":0.00,"payable":0.00,"paid_out":1193.70,"refunded":0.00,"fees":40.86}]}',
     );

@@ -1,5 +1,5 @@
 // The spec's SSO flow over HTTP against the real PostgreSQL: client registration and its card, authorize with the
-// cabinet token, the JSON token exchange and every error SPEC and CONTRACT name, 20 concurrent exchanges of one code,
+// cabinet token, the JSON token exchange and every error the specification and our decisions name, 20 concurrent exchanges of one code,
 // expiry, secret rotation, and the marketplace's SSO client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
