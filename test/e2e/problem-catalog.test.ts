@@ -153,7 +153,7 @@ describe('the problem catalog', () => {
     expect([...variableCodes].sort()).toEqual(Object.keys(FORWARDING).sort());
     for (const helper of helpers) {
       const calls = sources.flatMap(({ file, text }) =>
-        [...text.matchAll(new RegExp(`\\b${helper}\\((.{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`),
+        [...text.matchAll(new RegExp(`\\b${helper}\\(([\\s\\S]{0,80})`, 'g'))].map((m) => `${file}: ${helper}(${m[1]}`),
       );
       const withLiteral = calls.filter((call) => /\(\s*'[a-z][a-z0-9_]*'/.test(call));
       expect(withLiteral, `${helper} must be called with a literal code`).toEqual(calls);
