@@ -557,6 +557,8 @@ export interface ReconciliationInput {
   trigger?: RunRecord['trigger'];
 }
 
+const START_DEADLINE_MS = 5_000;
+
 /**
  * An administrator's "run now": the run's row, then its workflow under an id of its own (so it never meets the daily
  * run's). A workflow that cannot be started fails the run, and the error goes on to the caller.
@@ -567,11 +569,15 @@ export async function startReconciliation(services: Services, startedBy: string)
   const run = await beginRun(services.db, { runId, trigger: 'manual', workflowId, startedBy });
   try {
     const input: ReconciliationInput = { runId, trigger: 'manual' };
-    await services.temporal.workflow.start(RECONCILIATION_WORKFLOW, {
-      taskQueue: services.config.TEMPORAL_TASK_QUEUE,
-      workflowId,
-      args: [input],
-    });
+    // A start answers in milliseconds; an administrator is told within seconds that Temporal is away, not after the
+    // client's own retries (about 20 s).
+    await services.temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      services.temporal.workflow.start(RECONCILIATION_WORKFLOW, {
+        taskQueue: services.config.TEMPORAL_TASK_QUEUE,
+        workflowId,
+        args: [input],
+      }),
+    );
   } catch (error) {
     await finishRun(services.db, {
       runId,
