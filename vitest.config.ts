@@ -5,12 +5,16 @@
 //   e2e       the HTTP and browser journeys over one embedded PostgreSQL and one Temporal dev server that
 //             test/global-setup.ts starts for the run (`npm run test:e2e`).
 // The process-level start and stop tests live in the faults suite (vitest.faults.config.ts).
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     // The Temporal native bridge crashes under worker threads.
     pool: 'forks',
+    // At least two files at once, even on two cores (vitest would take one): most of an e2e file's time is spent
+    // waiting on PostgreSQL, Temporal, a browser or a retry, which the other file fills (263 s against 390 s here).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 10_000 } },
       {
