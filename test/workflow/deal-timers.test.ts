@@ -3,7 +3,7 @@
 // the inspection window, the checks of a payout the acquirer has not finished, and a long history continued as new
 // with its timer. Each timer is shown not to act a minute before its time and to act within a minute after it, in
 // the server's clock; each run's history then replays on the same code.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
@@ -29,11 +29,10 @@ import {
   heldSnapshot,
   HOUR,
   MINUTE,
-  runWorker,
   SETTINGS,
   startDeal,
   logged,
-  startTimeSkipping,
+  useTimeSkippingWorker,
   timersStarted,
   type SellerPayoutAnswer,
 } from './support.ts';
@@ -45,19 +44,9 @@ const LAPSE_REASON = (policy: string) =>
 
 let env: TestWorkflowEnvironment;
 let bundle: WorkflowBundle;
-let stopWorker: () => Promise<void>;
 const world = new FakeWorld();
 const taskQueue = 'deal-timers';
-
-beforeAll(async () => {
-  ({ env, bundle } = await startTimeSkipping());
-  ({ stop: stopWorker } = await runWorker(env, bundle, world, taskQueue));
-});
-afterEach(() => world.reset());
-afterAll(async () => {
-  await stopWorker?.();
-  await env?.teardown();
-});
+useTimeSkippingWorker(taskQueue, world, (started) => ({ env, bundle } = started));
 
 /** Moves the server's clock to `at` (firing every timer on the way); the clock stands still afterwards. */
 async function sleepUntil(at: number): Promise<void> {

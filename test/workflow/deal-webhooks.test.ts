@@ -3,7 +3,7 @@
 // 12 hours, workflows/webhooks/webhook-options.ts), and Temporal gives up within the 4 days of the schedule-to-close
 // timeout, when the workflow marks the delivery failed and goes on with the deal's next event. What one attempt does
 // (the delay it chooses, 410, the log) is the activity's own, tested in webhook-delivery.test.ts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { retryDelayMs } from '../../src/webhooks/delivery.ts';
@@ -16,28 +16,17 @@ import {
   FakeWorld,
   HOUR,
   MINUTE,
-  runWorker,
   SECOND,
   startDeal,
-  startTimeSkipping,
+  useTimeSkippingWorker,
   type ActivityCall,
 } from './support.ts';
 
 let env: TestWorkflowEnvironment;
 let bundle: WorkflowBundle;
-let stopWorker: () => Promise<void>;
 const world = new FakeWorld();
 const taskQueue = 'deal-webhooks';
-
-beforeAll(async () => {
-  ({ env, bundle } = await startTimeSkipping());
-  ({ stop: stopWorker } = await runWorker(env, bundle, world, taskQueue));
-});
-afterEach(() => world.reset());
-afterAll(async () => {
-  await stopWorker?.();
-  await env?.teardown();
-});
+useTimeSkippingWorker(taskQueue, world, (started) => ({ env, bundle } = started));
 
 /** The retry policy's own backoff (WEBHOOK_ACTIVITY_OPTIONS.retry): 30 s, doubling, at most 12 hours. */
 const policyWait = (attempt: number) => Math.min(30 * SECOND * 2 ** (attempt - 1), 12 * HOUR);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, vi } from 'vitest';
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -187,6 +187,30 @@ export async function runWorker(
       await running;
     },
   };
+}
+
+/**
+ * A file's time-skipping server and the world's worker on `taskQueue`, for all its tests: started before them (`ready`
+ * gets the server and the bundle), the world forgotten after each, both stopped after the last.
+ */
+export function useTimeSkippingWorker(
+  taskQueue: string,
+  world: FakeWorld,
+  ready: (started: { env: TestWorkflowEnvironment; bundle: WorkflowBundle }) => void,
+): void {
+  let env: TestWorkflowEnvironment | undefined;
+  let stopWorker: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const started = await startTimeSkipping();
+    env = started.env;
+    ({ stop: stopWorker } = await runWorker(started.env, started.bundle, world, taskQueue));
+    ready(started);
+  });
+  afterEach(() => world.reset());
+  afterAll(async () => {
+    await stopWorker?.();
+    await env?.teardown();
+  });
 }
 
 /** Replays a run's history on the bundle: a workflow whose timers fired must take the same steps again. */
