@@ -9,7 +9,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { findOnPath, isExecutable, resolveTemporalCli } from '../src/dev/temporal-cli.ts';
-import { resolveTemporalTestServer, temporalTestServerCacheDir } from '../src/dev/temporal-test-server.ts';
+import { cachedTemporalTestServer, resolveTemporalTestServer } from '../src/dev/temporal-test-server.ts';
 import { runWithProgress } from '../src/dev/progress.ts';
 import { CHROMIUM } from './chromium.ts';
 
@@ -51,7 +51,7 @@ try {
 async function installMissingPackages(): Promise<void> {
   const packages: string[] = [];
   if (needs.chromium && !process.env.CHROMIUM_PATH && !isExecutable(CHROMIUM)) packages.push('chromium');
-  const testServerBuilt = isExecutable(`${temporalTestServerCacheDir()}/temporal-test-server`);
+  const testServerBuilt = cachedTemporalTestServer() !== undefined;
   if (needs.java && !process.env.TEMPORAL_TEST_SERVER) {
     if (!findOnPath('java', process.env)) packages.push('openjdk-17-jdk-headless');
     if (!testServerBuilt && !findOnPath('mvn', process.env)) packages.push('maven');

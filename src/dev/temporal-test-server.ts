@@ -27,6 +27,12 @@ export function temporalTestServerCacheDir(env: NodeJS.ProcessEnv = process.env)
   return path.join(cacheRoot, 'svc', `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`);
 }
 
+/** The wrapper a build left in the cache, if one did (it is written last: a build that stopped half way left none). */
+export function cachedTemporalTestServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const wrapper = path.join(temporalTestServerCacheDir(env), 'temporal-test-server');
+  return isExecutable(wrapper) ? wrapper : undefined;
+}
+
 /**
  * The executable to give `TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type:
  * 'existing-path', path } } })`: TEMPORAL_TEST_SERVER when set, else the cached wrapper, built once with Maven
@@ -46,9 +52,10 @@ export async function resolveTemporalTestServer(options: {
     }
     return options.explicit;
   }
+  const cached = cachedTemporalTestServer(env);
+  if (cached) return cached;
   const dir = temporalTestServerCacheDir(env);
   const wrapper = path.join(dir, 'temporal-test-server');
-  if (isExecutable(wrapper)) return wrapper;
 
   const java = findOnPath('java', env);
   const mvn = findOnPath('mvn', env);
