@@ -24,6 +24,7 @@ const WORDS = {
     acquirer_refused: 'The payment service refused the payment. Try again later or choose another card.',
     other: 'Something went wrong. Try again in a few minutes.',
     cabinet: 'Open the deal in your cabinet',
+    test: 'Test mode: this shop is not live yet, so no real money was taken.',
   },
   ru: {
     heldTitle: 'Деньги зарезервированы',
@@ -35,6 +36,7 @@ const WORDS = {
     acquirer_refused: 'Платёжный сервис отклонил оплату. Попробуйте позже или выберите другую карту.',
     other: 'Что-то пошло не так. Попробуйте через несколько минут.',
     cabinet: 'Открыть сделку в личном кабинете',
+    test: 'Тестовый режим: магазин ещё не подключён к оплате, настоящие деньги не списаны.',
   },
 } as const;
 
@@ -52,7 +54,9 @@ export function widgetPages(api: Api, services: Services): void {
     const held = !query.error && (query.status === 'hold' || query.status === 'released');
     const reason = query.error && query.error in w ? w[query.error as keyof typeof w] : w.other;
     const title = held ? w.heldTitle : w.failedTitle;
+    // Only a sandbox payment lands here held (a live one goes to the acquirer's page): say that it was a test.
     const body = html`<h1>${title}</h1><p role="status">${held ? w.held : reason}</p>
+${held && html`<p class="notice">${w.test}</p>`}
 ${query.deal_id && html`<p><a href="/cabinet/view/deals/${query.deal_id}">${w.cabinet}</a></p>`}`;
     sendPage(ctx, query.locale, title, body);
   });

@@ -185,7 +185,8 @@ export function widgetRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'The deal', schema: WidgetDeal } },
     handler: (ctx) => {
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = widgetDeal(widget(ctx).snapshot, config.BASE_URL);
+      const { snapshot, marketplace } = widget(ctx);
+      ctx.body = widgetDeal(snapshot, config.BASE_URL, marketplace.mode);
     },
   });
 
@@ -206,6 +207,7 @@ export function widgetRoutes(api: Api, services: Services): void {
       ctx.body = widgetDeal(
         await continueDeal(services, { kind: 'widget', marketplace }, snapshot.deal.id, body.locale),
         config.BASE_URL,
+        marketplace.mode,
       );
     },
   });

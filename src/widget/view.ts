@@ -47,10 +47,22 @@ export const WidgetDeal = z.object({
   cabinet_url: z
     .string()
     .describe("The deal's page in the buyer cabinet, where the buyer approves and moves the escrow"),
+  contract_url: z
+    .string()
+    .nullable()
+    .describe("The deal's documents in the buyer cabinet (the contract among them), or null while the deal has none"),
+  mode: z
+    .enum(['sandbox', 'live'])
+    .describe("The marketplace's mode: a sandbox deal's payment holds no real money, and the widget says so"),
 });
 
-export function widgetDeal(snapshot: DealSnapshot, baseUrl: string): z.infer<typeof WidgetDeal> {
+export function widgetDeal(
+  snapshot: DealSnapshot,
+  baseUrl: string,
+  mode: 'sandbox' | 'live',
+): z.infer<typeof WidgetDeal> {
   const { deal } = snapshot;
+  const cabinetUrl = `${baseUrl}/cabinet/view/deals/${deal.id}`;
   return {
     id: deal.id,
     external_id: deal.external_id,
@@ -69,6 +81,9 @@ export function widgetDeal(snapshot: DealSnapshot, baseUrl: string): z.infer<typ
       status,
       payment_url,
     })),
-    cabinet_url: `${baseUrl}/cabinet/view/deals/${deal.id}`,
+    cabinet_url: cabinetUrl,
+    // Documents are the buyer's: they open in the cabinet, where the buyer is signed in, never through the widget token.
+    contract_url: snapshot.documents.length > 0 ? `${cabinetUrl}#documents` : null,
+    mode,
   };
 }

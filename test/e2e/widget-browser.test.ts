@@ -190,9 +190,15 @@ describe('the widget on a storefront', () => {
     expect(await cabinet.content()).toContain('Bicycle Aris');
     await cabinet.close();
 
-    // The widget follows the status by itself: Pay safely appears, then the held state.
-    const pay = widget.getByRole('button', { name: 'Pay safely' });
+    // The widget follows the status by itself: Pay safely appears, then the held state. The marketplace is a sandbox:
+    // the widget says it is a test before anything is paid, and links to the contract in the cabinet.
+    const pay = widget.getByRole('button', { name: 'Pay safely (test)' });
     await expect.poll(() => pay.isVisible(), { timeout: 20_000 }).toBe(true);
+    expect(await widget.locator('.badge').textContent()).toBe('Test mode');
+    expect(await widget.locator('section').textContent()).toContain('no real money is taken');
+    expect(await widget.getByRole('link', { name: 'Read the contract' }).getAttribute('href')).toBe(
+      `${cabinetUrl}#documents`,
+    );
     await pay.click();
     await expect
       .poll(() => widget.locator('section').textContent(), { timeout: 20_000 })
@@ -250,6 +256,21 @@ describe('the widget on a storefront', () => {
     expect(await widget.getByRole('button', { name: 'Продолжить' }).count()).toBe(0);
     const box = (await widget.locator('section').boundingBox())!;
     expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    // The step labels stay apart on a phone: each fits its own step, and a clear gap separates its words from the next.
+    const labels = await widget.locator('li').evaluateAll((items) =>
+      items.map((item) => {
+        const range = document.createRange();
+        range.selectNodeContents(item);
+        const text = range.getBoundingClientRect();
+        const own = item.getBoundingClientRect();
+        return { text: item.textContent, textLeft: text.left, textRight: text.right, ownRight: own.right };
+      }),
+    );
+    expect(labels.map((label) => label.text)).toEqual(['Договор', 'Согласование', 'Оплата', 'Деньги в резерве']);
+    for (const [index, label] of labels.entries()) {
+      expect(label.textRight).toBeLessThanOrEqual(label.ownRight + 0.5);
+      if (index > 0) expect(label.textLeft - labels[index - 1].textRight).toBeGreaterThanOrEqual(8);
+    }
     await widget.screenshot({ path: path.join(SCREENSHOTS, 'returning-approve-ru-phone.png') });
     expect(problems).toEqual([]);
     await page.close();
@@ -332,7 +353,7 @@ describe('the widget on a storefront', () => {
         steps: ['start', 'approve'],
         en: 'The terms are approved',
         ru: 'Условия согласованы',
-        button: { en: 'Pay safely', ru: 'Оплатить безопасно' },
+        button: { en: 'Pay safely (test)', ru: 'Оплатить безопасно (тест)' },
       },
       { steps: ['start', 'approve', 'escrow'], en: 'The money is held in escrow', ru: 'Деньги зарезервированы' },
       {

@@ -365,6 +365,9 @@ describe('the widget token', () => {
       documents: [],
       approvals: [],
       payments: [],
+      // A sandbox marketplace's deal says so, and has no contract to read before Continue.
+      mode: 'sandbox',
+      contract_url: null,
     });
     expect(view.cabinet_url).toBe(`${server.url}/cabinet/view/deals/${deal.id}`);
     const byQuery = await fetch(widgetUrl(`/${deal.id}?wt=${encodeURIComponent(deal.widget_token)}`));
@@ -548,8 +551,13 @@ describe('Pay safely', () => {
     expect(location.searchParams.get('status')).toBe('hold');
     const page = await fetch(location);
     expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toContain('The money is held in escrow');
-    expect((await getDeal(other.id, other.widget_token)).status).toBe('escrow_hold');
+    const text = await page.text();
+    expect(text).toContain('The money is held in escrow');
+    expect(text).toContain('Test mode: this shop is not live yet, so no real money was taken.');
+    const held = await getDeal(other.id, other.widget_token);
+    expect(held.status).toBe('escrow_hold');
+    // After Continue the deal has its contract, which the buyer reads in the cabinet.
+    expect(held.contract_url).toBe(`${server.url}/cabinet/view/deals/${other.id}#documents`);
   });
 
   it("sends a live buyer to the acquirer's payment page with a 303", async () => {
@@ -558,6 +566,7 @@ describe('Pay safely', () => {
     expect(navigation.status).toBe(303);
     expect(navigation.headers.get('location')).toContain(yookassa.url);
     const view = await getDeal(deal.id, deal.widget_token);
+    expect(view.mode).toBe('live');
     expect(view.payments).toEqual([
       expect.objectContaining({ status: 'pending', payment_url: navigation.headers.get('location') }),
     ]);

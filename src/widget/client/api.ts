@@ -28,6 +28,9 @@ export interface Deal {
   currency: string;
   payments: { status: string; payment_url: string | null }[];
   cabinet_url: string;
+  /** The deal's documents in the cabinet, or null while it has none. */
+  contract_url: string | null;
+  mode: 'sandbox' | 'live';
 }
 
 export interface Payment {

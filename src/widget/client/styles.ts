@@ -11,8 +11,9 @@ export const STYLES = `
 .brand{font-weight:600}
 .amount{font-weight:600;white-space:nowrap}
 .title{margin:0 0 8px;color:var(--muted)}
-ol{list-style:none;display:flex;gap:4px;padding:0;margin:10px 0}
-li{flex:1;font-size:12px;color:var(--muted);border-top:3px solid var(--line);padding-top:4px}
+ol{list-style:none;display:flex;gap:8px;padding:0;margin:10px 0}
+li{flex:1 1 0;min-width:0;font-size:12px;color:var(--muted);border-top:3px solid var(--line);padding:4px 2px 0 0;
+  overflow-wrap:anywhere;hyphens:auto}
 li.done{border-color:var(--accent);color:var(--fg)}
 li[aria-current=step]{border-color:var(--accent);color:var(--fg);font-weight:600}
 p{margin:6px 0}
@@ -22,6 +23,9 @@ p{margin:6px 0}
 .action:focus-visible,a:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 a{color:var(--accent)}
 .state{font-weight:600}
+.badge{font-size:12px;font-weight:600;padding:1px 8px;border-radius:999px;background:#fff3bf;color:#5c4400;white-space:nowrap}
+.test{font-size:12px;color:var(--muted);border-left:3px solid #e0a800;padding-left:8px}
+.contract{display:inline-block;margin:6px 0 0 12px}
 .error{color:var(--error)}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .note{font-size:12px;color:var(--muted)}

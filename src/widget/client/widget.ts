@@ -272,22 +272,38 @@ export class Widget {
 
     const message = h('p', { class: this.error ? 'error' : phase === 'held' ? 'state' : '' }, statusText);
     const amount = h('span', { class: 'amount' }, money);
+    // A sandbox deal says so before anything is pressed: its "payment" holds no real money.
+    const extras: HTMLElement[] = [];
+    if (deal?.mode === 'sandbox') extras.push(h('p', { class: 'test' }, t('testText')));
+    if (deal?.contract_url && (phase === 'approve' || phase === 'pay'))
+      extras.push(
+        h('a', { class: 'contract', href: deal.contract_url, target: '_blank', rel: 'noopener' }, t('readContract')),
+      );
     const parts: Node[] = [];
     switch (this.options.mode) {
       case 'full':
-        parts.push(h('div', { class: 'head' }, h('span', { class: 'brand' }, t('brand')), amount));
+        parts.push(
+          h(
+            'div',
+            { class: 'head' },
+            h('span', { class: 'brand' }, t('brand')),
+            deal?.mode === 'sandbox' && h('span', { class: 'badge' }, t('testMode')),
+            amount,
+          ),
+        );
         if (input.title) parts.push(h('p', { class: 'title' }, input.title));
         parts.push(this.steps(phase));
         if (phase === 'start' && !this.error) parts.push(h('p', {}, t('intro')));
-        parts.push(message, ...(action ? [action] : []));
+        parts.push(message, ...(action ? [action] : []), ...extras);
         break;
       case 'compact':
         // One row: the amount, where the deal stands, the next step; under it, what a safe deal is.
-        parts.push(amount, message, ...(action ? [action] : []), h('p', { class: 'note' }, t('about')));
+        parts.push(amount, message, ...(action ? [action] : []), ...extras, h('p', { class: 'note' }, t('about')));
         break;
       case 'button':
         parts.push(
           ...(action ? [action] : []),
+          ...extras,
           h('p', { class: 'note' }, amount, ' · ', t('about')),
           h('p', { class: `note${this.error ? ' error' : ''}` }, statusText),
         );
@@ -322,7 +338,7 @@ export class Widget {
         return [`${t('approveText')}${invitation}`, link(t('approveLink'), deal!.cabinet_url)];
       }
       case 'pay':
-        return [t('payText', { amount: money }), button(t('pay'), this.onPay)];
+        return [t('payText', { amount: money }), button(t(deal?.mode === 'sandbox' ? 'payTest' : 'pay'), this.onPay)];
       case 'finish':
         return [
           t('finishText'),
