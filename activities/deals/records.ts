@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Services } from '../../src/services.ts';
 import { inTransaction, type DbClient } from '../../src/db.ts';
 import { refuse } from '../../src/temporal/refusal.ts';
-import { ensureUser, findMailRecipient } from '../../src/accounts/users.ts';
+import { ensureUser, findMailRecipient, followLocale } from '../../src/accounts/users.ts';
 import { findMarketplace } from '../../src/marketplaces/marketplaces.ts';
 import { dealPageUrl, invitationMail } from '../../src/mail/templates.ts';
 import type { DealNotice } from '../../src/deals/notifications.ts';
@@ -537,13 +537,15 @@ export function createDealActivities(services: Services) {
 
   async function provision(deal: DealRecord, role: 'buyer' | 'seller' | 'approver', email: string, name: string) {
     const { user } = await ensureUser(db, { email, name });
+    // The language the marketplace gave for this party, before anything is mailed to them.
+    const locale = role === 'buyer' ? deal.buyer_locale : role === 'seller' ? deal.seller_locale : undefined;
+    if (locale) await followLocale(db, user.id, locale);
     const invitation = await ensureInvitation(db, user.id);
     if (invitation && (await widgetMailAllowed(db, deal, 'created', email))) {
       const marketplace = await findMarketplace(db, deal.marketplace_id);
-      const locale = (await findMailRecipient(db, user.email))?.locale ?? 'ru';
       const mail = invitationMail({
         role,
-        locale,
+        locale: (await findMailRecipient(db, user.email))?.locale ?? 'ru',
         name: user.name,
         svcId: user.id,
         dealTitle: deal.title,

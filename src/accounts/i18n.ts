@@ -42,7 +42,8 @@ const en = {
   // Profile
   profileTitle: 'Profile',
   svcId: 'svc ID',
-  personalOrg: 'Personal organization',
+  // What the personal organization is to a private person: the name they take part in deals under.
+  personalOrg: 'Your name in deals (as a private person)',
   name: 'Name',
   language: 'Language of pages and mail',
   save: 'Save',
@@ -106,7 +107,7 @@ const ru: Record<AccountMessage, string> = {
   resetButton: 'Сохранить пароль и войти',
   profileTitle: 'Профиль',
   svcId: 'svc ID',
-  personalOrg: 'Личная организация',
+  personalOrg: 'Ваше имя в сделках (как частного лица)',
   name: 'Имя',
   language: 'Язык страниц и писем',
   save: 'Сохранить',

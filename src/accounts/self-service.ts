@@ -83,7 +83,8 @@ export async function confirmSignUp(
   const { user } = await ensureUser(db, { email: row.email, name });
   const completed = await inTransaction(db, async (client) => {
     const updated = await client.query(
-      `UPDATE users SET password_hash = $2, name = CASE WHEN $3 = '' THEN name ELSE $3 END, locale = coalesce($4, locale), updated_at = now()
+      `UPDATE users SET password_hash = $2, name = CASE WHEN $3 = '' THEN name ELSE $3 END, locale = coalesce($4, locale),
+              locale_chosen = locale_chosen OR $4::text IS NOT NULL, updated_at = now()
         WHERE id = $1 AND password_hash IS NULL`,
       [user.id, data.password_hash, name, data.locale ?? null],
     );

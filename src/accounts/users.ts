@@ -103,7 +103,9 @@ export async function updateProfile(
 ): Promise<User> {
   return inTransaction(db, async (client) => {
     const updated = await client.query<User>(
-      `UPDATE users SET name = coalesce($2, name), locale = coalesce($3, locale), updated_at = now() WHERE id = $1
+      // A language set here is the person's own choice: a deal's or an invitation's language no longer replaces it.
+      `UPDATE users SET name = coalesce($2, name), locale = coalesce($3, locale),
+              locale_chosen = locale_chosen OR $3::text IS NOT NULL, updated_at = now() WHERE id = $1
        RETURNING ${USER_COLUMNS}`,
       [user.id, changes.name ?? null, changes.locale ?? null],
     );
@@ -117,6 +119,26 @@ export async function updateProfile(
     }
     return after;
   });
+}
+
+/**
+ * The language a marketplace (buyer_locale, seller_locale) or an administrator's invitation gives for this person:
+ * taken unless the person chose one themselves (the profile, a page's language switch, their own sign-up).
+ */
+export async function followLocale(db: DbClient, userId: string, locale: 'ru' | 'en'): Promise<void> {
+  await db.query(
+    'UPDATE users SET locale = $2, updated_at = now() WHERE id = $1 AND NOT locale_chosen AND locale <> $2',
+    [userId, locale],
+  );
+}
+
+/** The language the person chose themselves (a page's language switch): written only when it changes something. */
+export async function chooseLocale(db: DbClient, userId: string, locale: 'ru' | 'en'): Promise<void> {
+  await db.query(
+    `UPDATE users SET locale = $2, locale_chosen = true, updated_at = now()
+      WHERE id = $1 AND (locale <> $2 OR NOT locale_chosen)`,
+    [userId, locale],
+  );
 }
 
 /** The user and their password hash, for signing in. */

@@ -7,7 +7,7 @@ import { inTransaction } from '../db.ts';
 import { isUuid } from '../uuid.ts';
 import { problem, unauthorized } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret } from '../secrets.ts';
-import { ensureUser, findLogin, findMailRecipient } from '../accounts/users.ts';
+import { ensureUser, findLogin, findMailRecipient, followLocale } from '../accounts/users.ts';
 import { hashPassword, verifyPassword } from '../accounts/passwords.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { consumeToken, issueToken, tokenUsable } from '../accounts/tokens.ts';
@@ -61,10 +61,12 @@ export async function findAdministrator(db: DbClient, id: string): Promise<Admin
 export async function createAdministrator(
   services: Services,
   actor: string,
-  input: { email: string; role: AdminRole },
+  input: { email: string; role: AdminRole; locale?: 'ru' | 'en' },
 ): Promise<Administrator> {
   const { db } = services;
   const { user } = await ensureUser(db, { email: input.email });
+  // The invitation's language, and the account's unless its person chose one: a new account is Russian without it.
+  if (input.locale) await followLocale(db, user.id, input.locale);
   const inserted = await db.query(
     `INSERT INTO administrators (user_id, role, created_by) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO NOTHING`,
     [user.id, input.role, actor],

@@ -98,7 +98,16 @@ export function adminRoutes(api: Api, services: Services): void {
     summary: 'Make someone an administrator',
     description:
       'Their account (made when the e-mail has none) gets the role and a mail with a one-time link, valid 3 days, to set a password and TOTP. 409 administrator_exists.',
-    body: z.object({ email: EmailSchema, role: Role }),
+    body: z.object({
+      email: EmailSchema,
+      role: Role,
+      locale: z
+        .enum(['ru', 'en'])
+        .optional()
+        .describe(
+          "The language of the mail, and of the account unless its person chose one themselves (then the mail is in the person's). Left out: Russian for a new account.",
+        ),
+    }),
     responses: { 201: { description: 'The administrator, invited', schema: Administrator } },
     handler: async (ctx, { body }) => {
       ctx.status = 201;

@@ -42,6 +42,12 @@ export interface DealRecord {
   fee_moment?: 'payment' | 'close';
   currency: string;
   description: string;
+  /**
+   * The languages the marketplace gave for the buyer's and the seller's mail (null: not given). Absent in the snapshots
+   * of workflows started before them; only the provisioning of the parties reads them, from PostgreSQL.
+   */
+  buyer_locale?: 'ru' | 'en' | null;
+  seller_locale?: 'ru' | 'en' | null;
   created_at: string;
   updated_at: string;
 }

@@ -21,7 +21,7 @@ export type NewDeal = Omit<DealRecord, 'created_at' | 'updated_at'>;
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
 export const DEAL_COLUMNS = `id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, fee, fee_moment, currency,
-  description, created_at, updated_at`;
+  description, buyer_locale, seller_locale, created_at, updated_at`;
 
 const DEAL_COLUMN_NAMES = DEAL_COLUMNS.split(',').map((name) => name.trim());
 
@@ -51,8 +51,8 @@ export async function insertDeal(
   const event = announce({ ...deal, fee: Number(deal.fee), created_at: at, updated_at: at });
   const inserted = await db.query(
     `WITH made AS (
-       INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $13)
+       INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment, created_at, updated_at, buyer_locale, seller_locale)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $13, $18, $19)
        ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}),
      told AS (
        INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
@@ -80,6 +80,8 @@ export async function insertDeal(
       event.event,
       event.body,
       event.deliveryId,
+      deal.buyer_locale ?? null,
+      deal.seller_locale ?? null,
     ],
   );
   if (inserted.rows[0]) return { deal: toDeal(inserted.rows[0]), created: true };

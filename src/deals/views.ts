@@ -75,9 +75,22 @@ export const MarketplaceDealFields = DealFields.extend({
       'otherwise; a deal of amount 0 takes only 0). Left out: the schedule applied to the amount now. Kept with the deal; ' +
       'a repeat of the creation that gives another fee is 409 deal_conflict.',
   ),
+  buyer_locale: z
+    .enum(['ru', 'en'])
+    .optional()
+    .describe(
+      "The language of the buyer's mail and pages: an account this deal makes gets it, and an existing one follows it " +
+        'unless its person chose a language themselves (their profile or a page while signed in). Left out: Russian ' +
+        'for a new account, the language it has for an existing one.',
+    ),
+  seller_locale: z.enum(['ru', 'en']).optional().describe("The seller's language, as `buyer_locale` is the buyer's"),
 });
 
-export type DealInput = z.output<typeof DealFields> & { fee?: number };
+export type DealInput = z.output<typeof DealFields> & {
+  fee?: number;
+  buyer_locale?: 'ru' | 'en';
+  seller_locale?: 'ru' | 'en';
+};
 
 /** The request's fields with the defaults filled in: the deal as it is created. */
 export function withDealDefaults(input: DealInput) {
@@ -90,6 +103,8 @@ export function withDealDefaults(input: DealInput) {
     amount: input.amount ?? DEAL_DEFAULTS.amount,
     currency: input.currency ?? DEAL_DEFAULTS.currency,
     description: input.description ?? DEAL_DEFAULTS.description,
+    buyer_locale: input.buyer_locale ?? null,
+    seller_locale: input.seller_locale ?? null,
   };
 }
 
@@ -103,7 +118,7 @@ export function dealConflicts(stored: DealRecord, input: DealInput): string[] {
   return (Object.keys(MarketplaceDealFields.shape) as (keyof DealInput)[]).filter((field) => {
     const given = input[field];
     if (given === undefined) return false;
-    const kept = field === 'fee' ? (stored.fee ?? 0) : stored[field];
+    const kept = field === 'fee' ? (stored.fee ?? 0) : (stored[field] ?? null);
     return EMAIL_FIELDS.has(field) ? String(given).toLowerCase() !== String(kept).toLowerCase() : given !== kept;
   });
 }

@@ -124,7 +124,8 @@ const en: Words = {
     subject: 'your account for safe deals',
     opening: {
       buyer: (marketplace, title) => `The marketplace ${marketplace} has opened a safe deal for you${colon(title)}`,
-      seller: (marketplace, title) => `A buyer on ${marketplace} has opened a safe deal with you${colon(title)}`,
+      seller: (marketplace, title) =>
+        `The marketplace ${marketplace} has opened a safe deal with you as the seller${colon(title)}`,
       approver: (marketplace, title) =>
         `You are asked to approve the terms of a safe deal on ${marketplace}${colon(title)}`,
     },
@@ -136,7 +137,7 @@ const en: Words = {
       body: [
         n.role === 'buyer'
           ? `The marketplace ${d.marketplace} has opened a safe deal for you${colon(d.title)}, ${d.amount}.`
-          : `A buyer on ${d.marketplace} has opened a safe deal with you${colon(d.title)}, ${d.amount}.`,
+          : `The marketplace ${d.marketplace} has opened a safe deal with you as the seller${colon(d.title)}, ${d.amount}.`,
       ],
     }),
     approval_requested: (d) => ({
@@ -284,13 +285,14 @@ const ru: Words = {
   openDeal: 'Открыть сделку',
   marketplace: 'Маркетплейс',
   invitation: {
-    subject: 'ваш аккаунт для безопасных сделок',
+    subject: 'ваша учётная запись для безопасных сделок',
     opening: {
       buyer: (marketplace, title) => `Маркетплейс ${marketplace} открыл для вас безопасную сделку${title}`,
-      seller: (marketplace, title) => `Покупатель на ${marketplace} открыл с вами безопасную сделку${title}`,
+      seller: (marketplace, title) =>
+        `Маркетплейс ${marketplace} открыл безопасную сделку${title}, в которой вы продавец`,
       approver: (marketplace, title) => `Вас просят согласовать условия безопасной сделки${title} на ${marketplace}`,
     },
-    account: (svcId) => `Ваш аккаунт (svc ID ${svcId}) готов. Задайте пароль, чтобы войти в личный кабинет:`,
+    account: (svcId) => `Ваша учётная запись (svc ID ${svcId}) готова. Задайте пароль, чтобы войти в личный кабинет:`,
   },
   notices: {
     new_deal: (d, n) => ({
@@ -298,7 +300,7 @@ const ru: Words = {
       body: [
         n.role === 'buyer'
           ? `Маркетплейс ${d.marketplace} открыл для вас безопасную сделку${d.title} на сумму ${d.amount}.`
-          : `Покупатель на ${d.marketplace} открыл с вами безопасную сделку${d.title} на сумму ${d.amount}.`,
+          : `Маркетплейс ${d.marketplace} открыл безопасную сделку${d.title} на сумму ${d.amount}, в которой вы продавец.`,
       ],
     }),
     approval_requested: (d) => ({
@@ -651,6 +653,12 @@ export function passwordChangedMail(locale: Lang, name: string, links: AccountLi
 }
 
 /** A new administrator's mail: the link to set a password (when the account has none) and the second factor. */
+/** The roles as a person reads them (src/admin/auth.ts ADMIN_ROLES); an unknown one is shown as it is. */
+const ROLE_NAMES: Record<Lang, Record<string, string>> = {
+  en: { admin: 'administrator', arbiter: 'arbiter', support: 'support' },
+  ru: { admin: 'администратор', arbiter: 'арбитр', support: 'поддержка' },
+};
+
 const ADMIN_SETUP_WORDS: Record<Lang, { subject: string; body: (role: string) => string; expires: string }> = {
   en: {
     subject: 'svc console: you are an administrator now',
@@ -673,7 +681,10 @@ export function adminSetupMail(locale: Lang, name: string, role: string, link: s
   return {
     subject: words.subject,
     text:
-      [ACCOUNT_WORDS[locale].greeting(name.trim()), `${words.body(role)}\n\n${link}`, words.expires].join('\n\n') +
-      '\n',
+      [
+        ACCOUNT_WORDS[locale].greeting(name.trim()),
+        `${words.body(ROLE_NAMES[locale][role] ?? role)}\n\n${link}`,
+        words.expires,
+      ].join('\n\n') + '\n',
   };
 }

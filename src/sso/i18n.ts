@@ -17,14 +17,14 @@ const en = {
   receivesEmail: 'your e-mail address: {email}',
   receivesName: 'your name: {name}',
   receivesNoName: 'your name (you have not given one yet)',
-  receivesOrg: 'your personal organization: its identifier and name ({org})',
+  receivesOrg: 'the name you take part in deals under as a private person ({org}), and its identifier',
   allow: 'Allow',
   cancel: 'Cancel',
   consentHint:
     'Either way you return to {host}. You can disconnect the site at any time under Connected sites in your cabinet.',
   // Connected sites
   sitesIntro:
-    'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and personal organization.',
+    'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and the name you use in deals as a private person.',
   noSites: 'You have not signed in to any site with {service} yet.',
   connectedOn: 'Connected on {date}',
   lastSignIn: 'last sign-in on {date}',
@@ -52,23 +52,24 @@ export type SsoMessage = keyof typeof en;
 const ru: Record<SsoMessage, string> = {
   signInTo: 'Войдите в {service}, чтобы продолжить на {client}',
   returnTo: 'После входа вы вернётесь на {host}.',
-  createAccount: 'Создать аккаунт',
+  createAccount: 'Создать учётную запись',
   forgotPassword: 'Забыли пароль?',
-  consentTitle: 'Разрешить {client} вход через {service}?',
+  // A site's name is quoted, so any name reads as one: «Разрешить сайту «Форум велосипедистов» вход через svc ID?»
+  consentTitle: 'Разрешить сайту «{client}» вход через {service}?',
   signedInAs: 'Вы вошли в {service} как {email}.',
-  otherAccount: 'Войти с другим аккаунтом',
+  otherAccount: 'Войти с другой учётной записью',
   consentReceives: '{client} ({host}) получит:',
-  receivesSvcId: 'ваш svc ID — постоянный идентификатор вашего аккаунта',
+  receivesSvcId: 'ваш svc ID — постоянный идентификатор вашей учётной записи',
   receivesEmail: 'адрес электронной почты: {email}',
   receivesName: 'ваше имя: {name}',
   receivesNoName: 'ваше имя (вы его пока не указали)',
-  receivesOrg: 'вашу личную организацию: её идентификатор и название ({org})',
+  receivesOrg: 'имя, под которым вы участвуете в сделках как частное лицо ({org}), и его идентификатор',
   allow: 'Разрешить',
   cancel: 'Отмена',
   consentHint:
     'В любом случае вы вернётесь на {host}. Отключить сайт можно в любой момент в разделе «Подключённые сайты» вашего кабинета.',
   sitesIntro:
-    'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и личную организацию.',
+    'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и имя в сделках как частного лица.',
   noSites: 'Вы ещё не входили ни на один сайт через {service}.',
   connectedOn: 'Подключён {date}',
   lastSignIn: 'последний вход {date}',
@@ -79,7 +80,7 @@ const ru: Record<SsoMessage, string> = {
   disconnectButton: 'Да, отключить',
   disconnectBack: 'Нет, вернуться к подключённым сайтам',
   disconnected: '{site} отключён.',
-  notConnected: 'Этот сайт не подключён к вашему аккаунту: возможно, его уже отключили.',
+  notConnected: 'Этот сайт не подключён к вашей учётной записи: возможно, его уже отключили.',
   errorTitle: 'Эта ссылка для входа не работает',
   unknown_client: 'Сайт, который направил вас сюда, у нас не зарегистрирован, поэтому войти на него так нельзя.',
   redirect_uri_not_allowed:

@@ -2,7 +2,7 @@
 // the reader's language (never JSON), redirects, form bodies, the signed-in check and the safe `next` rule.
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
-import type { User } from '../accounts/users.ts';
+import { chooseLocale, type User } from '../accounts/users.ts';
 import type { Logger } from '../log.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { readUrlencodedForm } from '../http/body.ts';
@@ -72,6 +72,7 @@ export function page(services: Services, handler: (p: Page) => Promise<void>, op
     ctx.set('X-Frame-Options', 'DENY');
     ctx.set('Vary', 'Cookie, Accept-Language');
     try {
+      if (site === CABINET_SITE && isLang(ctx.query.lang)) await saveChosenLang(ctx, services, ctx.query.lang);
       await handler(p);
     } catch (error) {
       await errorPage(p, services, error, await signedIn(ctx).catch(() => undefined));
@@ -162,6 +163,15 @@ function chooseLang(ctx: Context, services: Services): Lang {
   }
   const remembered = readCookie(ctx, LANG_COOKIE);
   return isLang(remembered) ? remembered : preferredLang(ctx.get('Accept-Language'));
+}
+
+/**
+ * The language a signed-in person switched to on a cabinet page is their choice: saved to their profile, so their mail
+ * and their pages on another device are in it too (a marketplace's buyer_locale no longer replaces it).
+ */
+async function saveChosenLang(ctx: Context, services: Services, lang: Lang): Promise<void> {
+  const signed = await pageUser(ctx, services);
+  if (signed) await chooseLocale(services.db, signed.user.id, lang);
 }
 
 export async function signedInOrRedirect(

@@ -248,7 +248,8 @@ describe('notifyDealChange', () => {
     const [ruMail] = await outbox(russianSeller);
     expect(ruMail.subject).toBe(`${marketplace.name}: новая безопасная сделка «Bicycle»`);
     expect(plain(ruMail.text)).toContain(
-      `Покупатель на ${marketplace.name} открыл с вами безопасную сделку «Bicycle» на сумму 990,50 ₽.`,
+      // The marketplace opened the deal, not the buyer.
+      `Маркетплейс ${marketplace.name} открыл безопасную сделку «Bicycle» на сумму 990,50 ₽, в которой вы продавец.`,
     );
   });
 

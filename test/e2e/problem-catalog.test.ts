@@ -188,6 +188,37 @@ describe('GET /problems/{code}', () => {
   });
 
   it.each([
+    ['Accept-Language', { 'Accept-Language': 'ru-RU,ru;q=0.9,en;q=0.5' }, ''],
+    ['the language cookie', { 'Accept-Language': 'en', Cookie: 'svc_lang=ru' }, ''],
+    ['?lang=ru', { 'Accept-Language': 'en' }, '?lang=ru'],
+  ])(
+    'answers a Russian reader (%s) in Russian, the English details marked as English',
+    async (_how, headers, query) => {
+      const response = await fetch(`${main.url}/problems/deal_closed${query}`, {
+        headers: { Accept: 'text/html', ...headers },
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-language')).toBe('ru');
+      expect(response.headers.get('vary')).toMatch(/Accept-Language/);
+      const html = await response.text();
+      expect(html).toContain('<html lang="ru">');
+      expect(html).toContain('<h1>Сделка закрыта</h1>');
+      expect(html).toContain('<dt>Что делать дальше</dt>');
+      expect(html).toMatch(/<dd lang="en">/);
+      expect(html).not.toContain('What to do next');
+    },
+  );
+
+  it('keeps English for an English reader whatever the page was before', async () => {
+    const response = await fetch(`${main.url}/problems/deal_closed`, {
+      headers: { Accept: 'text/html', 'Accept-Language': 'en-GB,en;q=0.9,ru;q=0.3' },
+    });
+    const html = await response.text();
+    expect(html).toContain('<h1>The deal is closed</h1>');
+    expect(html).not.toMatch(/[а-яё]/i);
+  });
+
+  it.each([
     ['main', () => main],
     ['data', () => data],
   ])('answers JSON on the %s server, with the type URI errors carry', async (_name, server) => {

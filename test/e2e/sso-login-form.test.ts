@@ -234,7 +234,8 @@ describe('the login form', () => {
     });
     expect(ru.text).toContain('<html lang="ru">');
     expect(ru.text).toContain('<h1>Войдите в svc ID, чтобы продолжить на Bike Shop &#60;b&#62;</h1>');
-    expect(ru.text).toContain('Создать аккаунт');
+    expect(ru.text).toContain('Создать учётную запись');
+    expect(ru.text).not.toContain('аккаунт');
     expect(ru.text).toContain('Забыли пароль?');
     expect((await request('GET', authorizeUrl(server, params({ ui_locales: 'ru en' })))).text).toContain(
       'чтобы продолжить на',

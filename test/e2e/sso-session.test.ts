@@ -239,14 +239,16 @@ describe('consent', () => {
       'your svc ID',
       `your e-mail address: ${user.email}`,
       'your name: Pavel &#60;Admin&#62;',
-      'your personal organization',
+      'the name you take part in deals under as a private person',
     ])
       expect(page.text).toContain(item);
     expect(page.text).toMatch(/<button type="submit" name="decision" value="allow">Allow<\/button>/);
     expect(page.text).toMatch(/<button type="submit" name="decision" value="cancel"[^>]*>Cancel<\/button>/);
 
     const ru = await browser.get(`${redirect.location!}&lang=ru`);
-    expect(ru.text).toContain('Разрешить Bike Shop вход через svc ID?');
+    // The site's name in quotes, so the question reads as one sentence whatever the name.
+    expect(ru.text).toContain('Разрешить сайту «Bike Shop» вход через svc ID?');
+    expect(ru.text).not.toContain('аккаунт');
     expect(ru.text).toContain('Разрешить</button>');
     expect(ru.text).toContain('Отмена</button>');
   });
