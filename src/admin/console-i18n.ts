@@ -91,6 +91,14 @@ const en = {
   page: 'Page',
   next: 'Next page',
   done: 'Done.',
+  // Keys shown once, copy buttons
+  copy: 'Copy',
+  copied: 'Copied to the clipboard.',
+  copyFailed: 'Could not copy: the key is selected, copy it with Ctrl+C (⌘C).',
+  shownGoneTitle: 'These keys are not shown again',
+  shownGoneText:
+    'Keys and secrets are shown only once, right after they are made, and this page was already opened. Nothing was created or changed again. If you did not save them, make new ones on the card.',
+  backToConsole: 'Back to the console',
 };
 
 export type ConsoleMessage = keyof typeof en;
@@ -176,6 +184,13 @@ const ru: Record<ConsoleMessage, string> = {
   page: 'Страница',
   next: 'Следующая страница',
   done: 'Готово.',
+  copy: 'Скопировать',
+  copied: 'Скопировано в буфер обмена.',
+  copyFailed: 'Не удалось скопировать: ключ выделен, скопируйте его с помощью Ctrl+C (⌘C).',
+  shownGoneTitle: 'Эти ключи больше не показываются',
+  shownGoneText:
+    'Ключи и секреты показываются только один раз, сразу после создания, и эта страница уже была открыта. Ничего не создано и не изменено повторно. Если вы их не сохранили, создайте новые в карточке.',
+  backToConsole: 'Вернуться в консоль',
 };
 
 export type ConsoleTranslate = (key: ConsoleMessage, values?: Record<string, string | number>) => string;

@@ -36,6 +36,8 @@ import {
 } from './console.ts';
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
+import { consoleAssets } from './console-assets.ts';
+import { onceField, runOnce, showOnce } from './console-once.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 100;
@@ -48,6 +50,19 @@ const consoleNext = (value: unknown, baseUrl: string) => {
 export function consolePages(api: Api, services: Services): void {
   const router = api.router;
   const base = () => services.config.BASE_URL;
+  consoleAssets(api);
+
+  // The keys a console form made, shown once after its redirect (console-once.ts); a reload says they are gone.
+  router.get(
+    '/admin/view/shown/:id',
+    consolePage(services, (p) =>
+      showOnce(p, services, {
+        goneTitle: p.c('shownGoneTitle'),
+        goneText: p.c('shownGoneText'),
+        back: p.c('backToConsole'),
+      }),
+    ),
+  );
 
   router.get(
     '/admin/sign-in',
@@ -235,14 +250,16 @@ export function consolePages(api: Api, services: Services): void {
       const email = EmailSchema.safeParse((form.get('email') ?? '').trim());
       const role = form.get('role');
       if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
-      const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
-      await auditConsole(p, services, {
-        action: 'createAdministrator',
-        object_type: 'administrator',
-        object_id: created.id,
-        after: created,
+      await runOnce(p, services, form, async () => {
+        const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
+        await auditConsole(p, services, {
+          action: 'createAdministrator',
+          object_type: 'administrator',
+          object_id: created.id,
+          after: created,
+        });
+        return { location: '/admin/view/administrators?done=added' };
       });
-      redirect(p.ctx, '/admin/view/administrators?done=added');
     }),
   );
 
@@ -421,7 +438,7 @@ ${
 </div></li>`,
   )}</ul>
 <section aria-labelledby="add"><h2 id="add">${c('addAdministrator')}</h2>
-<form method="post" action="/admin/view/administrators">${csrfField(p.admin.csrf)}
+<form method="post" action="/admin/view/administrators">${csrfField(p.admin.csrf)}${onceField()}
 <label for="new-email">${c('email')}</label><input id="new-email" name="email" type="email" required maxlength="254">
 <label for="new-role">${c('role')}</label>${roleSelect('new-role', 'support')}
 <div><button type="submit">${c('addButton')}</button></div></form></section>`;

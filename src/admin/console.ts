@@ -50,7 +50,7 @@ export interface ConsolePage extends Page {
 }
 
 const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function setConsoleCookie(ctx: Context, services: Services, token: string, maxAgeSeconds: number): void {

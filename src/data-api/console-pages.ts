@@ -6,6 +6,7 @@ import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem, problem } from '../http/problem.ts';
+import { onceField, runOnce, type Reveal } from '../admin/console-once.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
@@ -113,29 +114,21 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       if (intent === 'issue-key') {
         const name = (form.get('name') ?? '').trim();
         if (name.length > DATA_KEY_NAME_MAX) return refuse(400, p.d('badName', { max: DATA_KEY_NAME_MAX }));
-        let issued: { id: string; key: string };
         try {
-          issued = await issueAccountKey(db, account.id, name);
+          return await runOnce(p, services, form, async () => {
+            const issued = await issueAccountKey(db, account.id, name);
+            await auditConsole(p, services, {
+              action: 'issueDataAccountKey',
+              object_type: 'data_account',
+              object_id: account.id,
+              after: { id: issued.id, key: issued.key },
+            });
+            return { reveal: issuedReveal(p, account, issued.key) };
+          });
         } catch (error) {
           if (error instanceof Problem && error.code === 'too_many_data_keys') return refuse(409, p.d('tooManyKeys'));
           throw error;
         }
-        const answer = { id: issued.id, key: issued.key };
-        await auditConsole(p, services, {
-          action: 'issueDataAccountKey',
-          object_type: 'data_account',
-          object_id: account.id,
-          after: answer,
-        });
-        p.ctx.set('Cache-Control', 'no-store');
-        return send(
-          p,
-          201,
-          p.d('issuedTitle', { email: account.email }),
-          issuedBody(p, account, issued.key),
-          accountPath(account.id),
-          p.admin,
-        );
       }
       if (intent === 'revoke') {
         const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
@@ -202,7 +195,7 @@ function accountBody(p: DataPage, account: DataAccountItem, state: { notice?: st
   const { d } = p;
   const path = accountPath(account.id);
   const form = (intent: string, body: SafeHtml, extra = '') =>
-    html`<form method="post" action="${path}"${extra ? html` class="${extra}"` : ''}>${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="${intent}">${body}</form>`;
+    html`<form method="post" action="${path}"${extra ? html` class="${extra}"` : ''}>${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="${intent}">${intent === 'issue-key' && onceField()}${body}</form>`;
   const tariffLabel = (tariff: Tariff) =>
     d('tariffOption', {
       tariff,
@@ -268,9 +261,12 @@ function revokeConfirmBody(p: DataPage, account: DataAccountItem, key: DataKeyIt
 <div class="actions"><button type="submit" class="danger">${p.d('revokeConfirmButton')}</button> <a class="button secondary" href="${path}">${p.c('cancel')}</a></div></form>`;
 }
 
-function issuedBody(p: DataPage, account: DataAccountItem, key: string): SafeHtml {
-  return html`<h1>${p.d('issuedTitle', { email: account.email })}</h1>
-<p>${p.d('issuedText')}</p>
-<p><code id="issued-key">${key}</code></p>
-<p><a class="button secondary" href="${accountPath(account.id)}">${p.d('backToAccount')}</a></p>`;
+/** A new key, shown once on the page after the redirect (console-once.ts). */
+function issuedReveal(p: DataPage, account: DataAccountItem, key: string): Reveal {
+  return {
+    title: p.d('issuedTitle', { email: account.email }),
+    warning: p.d('issuedText'),
+    items: [[p.d('issuedKey'), 'issued-key', key]],
+    back: { href: accountPath(account.id), label: p.d('backToAccount') },
+  };
 }

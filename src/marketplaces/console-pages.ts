@@ -3,11 +3,11 @@
 // call and write the audit log under the same action names. Dangerous actions ask for a confirmation first.
 import type { z } from 'zod';
 import type { Api } from '../http/api.ts';
-import { html } from '../http/html.ts';
 import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { runOnce } from '../admin/console-once.ts';
 import { redirect, send } from '../web/page.ts';
 import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
@@ -187,7 +187,8 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     '/admin/view/marketplaces',
     consolePage(services, async (cp) => {
       const p = view(cp);
-      const values = formFields(await consoleForm(p));
+      const form = await consoleForm(p);
+      const values = formFields(form);
       const parsed = CreateMarketplaceBody.safeParse(asBody(values));
       if (!parsed.success) {
         return send(
@@ -199,33 +200,28 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           p.admin,
         );
       }
-      const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, parsed.data);
-      const answer = {
-        ...marketplace,
-        created_at: marketplace.created_at.toISOString(),
-        secret_key: secretKey,
-        public_key: publicKey,
-        sso_client: ssoClient,
-      };
-      await auditConsole(p, services, {
-        action: 'createMarketplace',
-        object_type: 'marketplace',
-        object_id: marketplace.id,
-        after: answer,
+      await runOnce(p, services, form, async () => {
+        const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, parsed.data);
+        const answer = {
+          ...marketplace,
+          created_at: marketplace.created_at.toISOString(),
+          secret_key: secretKey,
+          public_key: publicKey,
+          sso_client: ssoClient,
+        };
+        await auditConsole(p, services, {
+          action: 'createMarketplace',
+          object_type: 'marketplace',
+          object_id: marketplace.id,
+          after: answer,
+        });
+        const keys: [string, string, string][] = [
+          [p.m('secretKey'), 'secret-key', secretKey],
+          [p.m('publicKey'), 'public-key', publicKey],
+          ...(ssoClient ? [[p.m('ssoSecret'), 'sso-secret', ssoClient.client_secret] as [string, string, string]] : []),
+        ];
+        return { reveal: shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, marketplace.id) };
       });
-      const keys: [string, string, string][] = [
-        [p.m('secretKey'), 'secret-key', secretKey],
-        [p.m('publicKey'), 'public-key', publicKey],
-        ...(ssoClient ? [[p.m('ssoSecret'), 'sso-secret', ssoClient.client_secret] as [string, string, string]] : []),
-      ];
-      send(
-        p,
-        200,
-        p.m('activatedTitle', { name: marketplace.name }),
-        shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, '', marketplace.id),
-        '/admin/view/marketplaces',
-        p.admin,
-      );
     }),
   );
 
@@ -321,25 +317,20 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
               p.admin,
             );
           }
-          const rotated = (await rotateSecretKey(db, id, overlap))!;
-          const previous = rotated.previousExpiresAt?.toISOString() ?? null;
-          await audit('rotateMarketplaceSecretKey', cardJson(rotated.before), {
-            secret_key: rotated.secretKey,
-            previous_expires_at: previous,
+          return runOnce(p, services, form, async () => {
+            const rotated = (await rotateSecretKey(db, id, overlap))!;
+            const previous = rotated.previousExpiresAt?.toISOString() ?? null;
+            await audit('rotateMarketplaceSecretKey', cardJson(rotated.before), {
+              secret_key: rotated.secretKey,
+              previous_expires_at: previous,
+            });
+            const note =
+              overlap > 0 && previous
+                ? p.m('rotatedSecretText', { until: `${previous.slice(0, 19).replace('T', ' ')} UTC` })
+                : p.m('rotatedSecretNow');
+            const title = p.m('rotatedSecretTitle', { name: card.name });
+            return { reveal: shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], id, note) };
           });
-          const title = p.m('rotatedSecretTitle', { name: card.name });
-          const note =
-            overlap > 0 && previous
-              ? p.m('rotatedSecretText', { until: `${previous.slice(0, 19).replace('T', ' ')} UTC` })
-              : p.m('rotatedSecretNow');
-          return send(
-            p,
-            200,
-            title,
-            shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], html`<p>${note}</p>`, id),
-            cardPath(id),
-            p.admin,
-          );
         }
         case 'rotate-public-key': {
           if (!confirmed) {
@@ -356,17 +347,12 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
               p.admin,
             );
           }
-          const rotated = (await rotatePublicKey(db, id))!;
-          await audit('rotateMarketplacePublicKey', cardJson(rotated.before), { public_key: rotated.publicKey });
-          const title = p.m('rotatedPublicTitle', { name: card.name });
-          return send(
-            p,
-            200,
-            title,
-            shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], '', id),
-            cardPath(id),
-            p.admin,
-          );
+          return runOnce(p, services, form, async () => {
+            const rotated = (await rotatePublicKey(db, id))!;
+            await audit('rotateMarketplacePublicKey', cardJson(rotated.before), { public_key: rotated.publicKey });
+            const title = p.m('rotatedPublicTitle', { name: card.name });
+            return { reveal: shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], id) };
+          });
         }
         case 'deactivate':
         case 'activate': {
@@ -416,22 +402,17 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
               p.admin,
             );
           }
-          const endpoint = (await rotateWebhookSecret(db, masterKey, id, overlap))!;
-          const previous = endpoint.previous_expires_at?.toISOString() ?? null;
-          await audit(
-            'rotateMarketplaceWebhookSecret',
-            { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null },
-            { secret: endpoint.secret, previous_expires_at: previous },
-          );
-          const title = p.m('rotatedWebhookTitle', { name: card.name });
-          return send(
-            p,
-            200,
-            title,
-            shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], '', id),
-            cardPath(id),
-            p.admin,
-          );
+          return runOnce(p, services, form, async () => {
+            const endpoint = (await rotateWebhookSecret(db, masterKey, id, overlap))!;
+            const previous = endpoint.previous_expires_at?.toISOString() ?? null;
+            await audit(
+              'rotateMarketplaceWebhookSecret',
+              { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null },
+              { secret: endpoint.secret, previous_expires_at: previous },
+            );
+            const title = p.m('rotatedWebhookTitle', { name: card.name });
+            return { reveal: shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], id) };
+          });
         }
         case 'test-webhook': {
           if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();

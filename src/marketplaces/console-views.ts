@@ -1,8 +1,9 @@
-// The HTML of the console's marketplace pages. Keys and secrets appear only in the answer to the POST that made or
-// revealed them, never in a URL.
+// The HTML of the console's marketplace pages. Keys and secrets appear only once: on the page a creation or rotation
+// redirects to (read once from console_once), or in the answer to the POST that revealed them; never in a URL.
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { ConsolePage } from '../admin/console.ts';
+import { copyStatus, onceField, secretBlock, type Reveal } from '../admin/console-once.ts';
 import type { WebhookEndpoint } from '../webhooks/endpoints.ts';
 import type { AttemptLogItem } from '../webhooks/deliveries.ts';
 import type { Marketplace } from './marketplaces.ts';
@@ -116,23 +117,25 @@ ${amount('fee_percent', m('feePercent'))}${amount('fee_fixed', m('feeFixed'))}${
 
 export function activateBody(p: MarketplaceView, values: MarketplaceFields, error?: string): SafeHtml {
   return html`<h1>${p.m('activateTitle')}</h1>${message('error', error)}
-<form method="post" action="/admin/view/marketplaces">${csrfField(p.admin.csrf)}${fields(p, values)}
+<form method="post" action="/admin/view/marketplaces">${csrfField(p.admin.csrf)}${onceField()}${fields(p, values)}
 <div><button type="submit">${p.m('activateButton')}</button></div></form>`;
 }
 
-/** The one time a key or secret is shown: with the warning to copy it now. */
+/** The one time a key or secret is shown (on the page after the redirect): with the warning to copy it now. */
 export function shownOnce(
   p: MarketplaceView,
   title: string,
   items: [label: string, id: string, value: string][],
-  extra: SafeHtml | string,
   cardId: string,
-): SafeHtml {
-  return html`<h1>${title}</h1>
-<p class="error" role="alert">${p.m('keysOnce')}</p>
-<dl>${items.map(([label, id, value]) => html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd>`)}</dl>
-${extra}
-<p><a class="button secondary" href="/admin/view/marketplaces/${cardId}">${p.m('toCard')}</a></p>`;
+  note?: string,
+): Reveal {
+  return {
+    title,
+    warning: p.m('keysOnce'),
+    items,
+    note,
+    back: { href: `/admin/view/marketplaces/${cardId}`, label: p.m('toCard') },
+  };
 }
 
 export function confirmBody(
@@ -144,7 +147,7 @@ export function confirmBody(
   return html`<h1>${words.title}</h1>
 <p class="consequence">${words.text}</p>
 <form method="post" action="/admin/view/marketplaces/${card.id}">${csrfField(p.admin.csrf)}
-${Object.entries(fieldsToSend).map(([name, value]) => hidden(name, value))}${hidden('confirmed', 'yes')}
+${Object.entries(fieldsToSend).map(([name, value]) => hidden(name, value))}${hidden('confirmed', 'yes')}${onceField()}
 <div class="actions"><button type="submit" class="danger">${p.m('confirmButton')}</button> <a class="button secondary" href="/admin/view/marketplaces/${card.id}">${p.c('cancel')}</a></div></form>`;
 }
 
@@ -230,8 +233,8 @@ function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint,
   return html`<dl><dt>${m('url')}</dt><dd><code>${endpoint.url}</code></dd>
 <dt>${m('events')}</dt><dd>${endpoint.events.join(', ')}</dd>
 <dt>${m('created')}</dt><dd>${when(endpoint.created_at)}</dd>
-<dt>${m('secret')}</dt><dd>${revealed ? html`<code id="webhook-secret">${endpoint.secret}</code>` : html`<span class="muted">${m('hiddenSecret')}</span>`}</dd></dl>
-${revealed && html`<p class="muted">${m('revealedNote')}</p>`}
+<dt>${m('secret')}</dt><dd>${revealed ? secretBlock(p, 'webhook-secret', endpoint.secret) : html`<span class="muted">${m('hiddenSecret')}</span>`}</dd></dl>
+${revealed && html`<p class="muted">${m('revealedNote')}</p>${copyStatus()}`}
 <div class="actions">
 ${!revealed && html`<form method="post" action="${action}" id="reveal-webhook-secret">${intent('reveal-webhook-secret')}<button type="submit" class="secondary">${m('revealSecret')}</button></form>`}
 <form method="post" action="${action}" id="test-webhook">${intent('test-webhook')}<button type="submit" class="secondary">${m('sendTest')}</button></form>

@@ -6,6 +6,7 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem, problem } from '../http/problem.ts';
+import { copyStatus, onceField, runOnce, secretBlock, type Reveal } from '../admin/console-once.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { redirect, send } from '../web/page.ts';
@@ -87,32 +88,27 @@ export function ssoConsolePages(api: Api, services: Services): void {
       if (!fields.name || fields.name.length > NAME_MAX) return refuse(400, p.s('badName'));
       const uris = parseRedirectUris(fields.redirect_uris);
       if ('problem' in uris) return refuse(400, p.s('badRedirectUris', { reason: uris.problem }));
-      let created: ClientCard;
       try {
-        created = await createClient(db, masterKey, {
-          client_id: fields.client_id,
-          name: fields.name,
-          redirect_uris: uris.uris,
+        await runOnce(p, services, form, async () => {
+          const created = await createClient(db, masterKey, {
+            client_id: fields.client_id,
+            name: fields.name,
+            redirect_uris: uris.uris,
+          });
+          await auditConsole(p, services, {
+            action: 'createSsoClient',
+            object_type: 'sso_client',
+            object_id: created.client_id,
+            after: created,
+          });
+          return {
+            reveal: secretReveal(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')),
+          };
         });
       } catch (error) {
         if (error instanceof Problem && error.code === 'client_id_taken') return refuse(409, p.s('clientIdTaken'));
         throw error;
       }
-      await auditConsole(p, services, {
-        action: 'createSsoClient',
-        object_type: 'sso_client',
-        object_id: created.client_id,
-        after: created,
-      });
-      p.ctx.set('Cache-Control', 'no-store');
-      send(
-        p,
-        201,
-        p.s('registeredTitle', { client: created.name }),
-        secretBody(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')),
-        LIST,
-        p.admin,
-      );
     }),
   );
 
@@ -203,18 +199,14 @@ export function ssoConsolePages(api: Api, services: Services): void {
         );
 
       if (intent === 'rotate') {
-        const rotated = await rotateSecret(db, masterKey, client.client_id);
-        if (!rotated) throw notInConsole('SSO client');
-        await audit('rotateSsoClientSecret', client, rotated);
-        p.ctx.set('Cache-Control', 'no-store');
-        return send(
-          p,
-          200,
-          p.s('rotatedTitle', { client: client.name }),
-          secretBody(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')),
-          cardPath(client.client_id),
-          p.admin,
-        );
+        return runOnce(p, services, form, async () => {
+          const rotated = await rotateSecret(db, masterKey, client.client_id);
+          if (!rotated) throw notInConsole('SSO client');
+          await audit('rotateSsoClientSecret', client, rotated);
+          return {
+            reveal: secretReveal(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')),
+          };
+        });
       }
       if (intent === 'delete') {
         const deleted = await deleteClient(db, client.client_id);
@@ -267,7 +259,7 @@ ${next && html`<p><a href="${next}">${c('next')}</a></p>`}
 ${
   canChange(p)
     ? html`<section aria-labelledby="register"><h2 id="register">${s('registerTitle')}</h2>
-<form method="post" action="${LIST}">${csrfField(p.admin.csrf)}
+<form method="post" action="${LIST}">${csrfField(p.admin.csrf)}${onceField()}
 <label for="client_id">${s('clientId')}</label><input id="client_id" name="client_id" required maxlength="128" value="${state.fields?.client_id ?? ''}" aria-describedby="client-id-hint">
 <p class="hint" id="client-id-hint">${s('clientIdHint')}</p>
 <label for="name">${s('name')}</label><input id="name" name="name" required maxlength="${NAME_MAX}" value="${state.fields?.name ?? ''}">
@@ -327,15 +319,29 @@ function confirmBody(p: SsoPage, client: ClientSummary, intent: Confirmed): Safe
   return html`<h1>${p.s(title, { client: client.name })}</h1>
 <p>${p.s(text)}</p>
 <form method="post" action="${path}">${csrfField(p.admin.csrf)}
-<input type="hidden" name="intent" value="${intent}"><input type="hidden" name="confirmed" value="yes">
+<input type="hidden" name="intent" value="${intent}"><input type="hidden" name="confirmed" value="yes">${onceField()}
 <div class="actions">${intent === 'enable' ? html`<button type="submit">${p.s(button)}</button>` : html`<button type="submit" class="danger">${p.s(button)}</button>`} <a class="button secondary" href="${path}">${p.c('cancel')}</a></div></form>`;
 }
 
-/** A secret shown in the answer to a POST (registration, rotation, reveal); the page is not stored (no-store). */
+/** A secret shown in the answer to the POST that reveals it; the page is not stored (no-store). */
 function secretBody(p: SsoPage, card: ClientCard, title: string, text: string): SafeHtml {
   return html`<h1>${title}</h1>
 <p>${text}</p>
-<dl><dt>${p.s('clientId')}</dt><dd><code>${card.client_id}</code></dd>
-<dt>${p.s('secret')}</dt><dd><code id="client-secret">${card.client_secret}</code></dd></dl>
+<dl class="secrets"><dt>${p.s('clientId')}</dt><dd><code>${card.client_id}</code></dd>
+<dt>${p.s('secret')}</dt><dd>${secretBlock(p, 'client-secret', card.client_secret ?? '')}</dd></dl>
+${copyStatus()}
 <p><a class="button secondary" href="${cardPath(card.client_id)}">${p.s('openCard')}</a></p>`;
+}
+
+/** A new secret (registration, rotation), shown once on the page after the redirect (console-once.ts). */
+function secretReveal(p: SsoPage, card: ClientCard, title: string, text: string): Reveal {
+  return {
+    title,
+    warning: text,
+    items: [
+      [p.s('clientId'), 'client-id', card.client_id],
+      [p.s('secret'), 'client-secret', card.client_secret ?? ''],
+    ],
+    back: { href: cardPath(card.client_id), label: p.s('openCard') },
+  };
 }

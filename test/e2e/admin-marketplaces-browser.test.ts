@@ -75,7 +75,17 @@ describe('marketplaces in the console', () => {
       expect(publicKey).toMatch(/^pk_/);
       expect(await page.textContent('.error')).toContain('shown only this once');
       expect(page.url()).not.toContain(secretKey);
+      // Post/redirect/get: the keys are on a page of their own, and reloading it creates nothing and shows them no more.
+      expect(new URL(page.url()).pathname).toMatch(/^\/admin\/view\/shown\/[0-9a-f-]{36}$/);
       expect(await ping(secretKey)).toBe(200);
+      const shownUrl = page.url();
+      await page.reload();
+      expect(page.url()).toBe(shownUrl);
+      expect(await page.textContent('h1')).toBe('These keys are not shown again');
+      expect(await page.textContent('.notice')).toContain('Nothing was created or changed again');
+      expect(await page.content()).not.toContain(secretKey);
+      const named = await server.services.db.query('SELECT id FROM marketplaces WHERE name = $1', [name]);
+      expect(named.rows).toHaveLength(1);
       await page.click('text=Open the marketplace’s card');
       const cardUrl = page.url();
       const marketplaceId = cardUrl.split('/').at(-1)!;
@@ -92,6 +102,13 @@ describe('marketplaces in the console', () => {
       const newKey = (await page.textContent('#secret-key'))!;
       expect(newKey).toMatch(/^mk_/);
       expect(newKey).not.toBe(secretKey);
+      // Reloading the rotation's answer rotates nothing again: only the first rotation is in the audit log.
+      await page.reload();
+      expect(await page.textContent('h1')).toBe('These keys are not shown again');
+      expect(await ping(newKey)).toBe(200);
+      const rotations = await adminJson(`/admin/audit?object_id=${marketplaceId}&action=rotateMarketplaceSecretKey`);
+      expect(rotations.items).toHaveLength(1);
+      await page.goto(`${cardUrl}?lang=en`);
       expect(await ping(secretKey)).toBe(200); // during the overlap
       expect(await ping(newKey)).toBe(200);
       // The hour passes (the database's clock decides; the JSON tests wait out a real overlap of 2 s).
@@ -162,6 +179,46 @@ describe('marketplaces in the console', () => {
       );
       expect(await page.locator('tbody tr').count()).toBe(1);
       expect(await page.content()).not.toContain(newKey);
+    },
+  );
+
+  it(
+    'in Russian on a phone: the new keys fit the screen, each copies with its button, and a reload creates nothing',
+    { timeout: 120_000 },
+    async () => {
+      const page = await operator('ru', PHONE);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+      const name = `Магазин на телефоне ${uniqueId()}`;
+      await page.goto(`${server.url}/admin/view/marketplaces/new?lang=ru`);
+      await page.fill('#name', name);
+      await page.fill('#allowed_origins', 'https://phone-shop.example');
+      await page.click('form[action="/admin/view/marketplaces"] button[type=submit]');
+      const secretKey = (await page.textContent('#secret-key'))!.trim();
+      expect(secretKey).toMatch(/^mk_/);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+      // The key is one block as wide as the page, in a few lines, not a column of single characters.
+      const box = (await page.locator('#secret-key').boundingBox())!;
+      expect(box.width).toBeGreaterThan(PHONE.width / 2);
+      const lineHeight = Number(
+        await page.evaluate("parseFloat(getComputedStyle(document.getElementById('secret-key')).lineHeight) || 20"),
+      );
+      expect(box.height / lineHeight).toBeLessThan(6);
+      const copy = page.locator('button[data-copy-target="secret-key"]');
+      expect(await copy.isVisible()).toBe(true);
+      const copyBox = (await copy.boundingBox())!;
+      expect(copyBox.x + copyBox.width).toBeLessThanOrEqual(PHONE.width);
+      expect(await copy.textContent()).toBe('Скопировать');
+      await copy.click();
+      await expect.poll(() => page.textContent('#copy-status')).toBe('Скопировано в буфер обмена.');
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secretKey);
+      await page.locator('button[data-copy-target="public-key"]').click();
+      expect(await page.evaluate('navigator.clipboard.readText()')).toMatch(/^pk_/);
+
+      await page.reload();
+      expect(await page.textContent('h1')).toBe('Эти ключи больше не показываются');
+      expect(await page.content()).not.toContain(secretKey);
+      const named = await server.services.db.query('SELECT id FROM marketplaces WHERE name = $1', [name]);
+      expect(named.rows).toHaveLength(1);
     },
   );
 

@@ -1,0 +1,133 @@
+// Console forms that create something, sent twice (the back button and "send again", a double click), over real
+// HTTP: the second post of the same form (its `_once` key) creates nothing and is redirected to the first one's page;
+// new keys are shown once on that page to the administrator who made them, and a reload shows them no more.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { administrator, type TestAdministrator } from '../console-helpers.ts';
+import { issueDataKey } from '../../src/data-api/keys.ts';
+import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+
+let server: TestServer;
+let admin: TestAdministrator;
+let colleague: TestAdministrator;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = await administrator(server, 'admin');
+  colleague = await administrator(server, 'admin');
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function submit(who: TestAdministrator, path: string, fields: Record<string, string>) {
+  return fetch(`${server.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { Cookie: who.cookie, 'Content-Type': 'application/x-www-form-urlencoded', 'Accept-Language': 'en' },
+    body: new URLSearchParams({ _csrf: who.csrf, ...fields }).toString(),
+  });
+}
+const open = (who: TestAdministrator, path: string) =>
+  fetch(`${server.url}${path}`, { headers: { Cookie: who.cookie, 'Accept-Language': 'en' }, redirect: 'manual' });
+const count = async (sql: string, values: unknown[]) =>
+  Number((await server.services.db.query<{ n: string }>(sql, values)).rows[0].n);
+
+describe('console forms sent twice', () => {
+  it('a marketplace: the second post is redirected to the first one’s page, one marketplace, keys shown once', async () => {
+    const name = `Twice ${uniqueId()}`;
+    const form = { _once: randomUUID(), name, mode: 'sandbox', allowed_origins: '', sso_redirect_uri: '' };
+    const first = await submit(admin, '/admin/view/marketplaces', form);
+    expect(first.status).toBe(303);
+    const location = first.headers.get('location')!;
+    expect(location).toMatch(/^\/admin\/view\/shown\/[0-9a-f-]{36}$/);
+    const again = await submit(admin, '/admin/view/marketplaces', form);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(location);
+    expect(await count('SELECT count(*) AS n FROM marketplaces WHERE name = $1', [name])).toBe(1);
+    expect(
+      await count("SELECT count(*) AS n FROM audit_log WHERE action = 'createMarketplace' AND after->>'name' = $1", [
+        name,
+      ]),
+    ).toBe(1);
+
+    // Another administrator cannot read the page; the maker reads it once; then it says the keys are gone.
+    expect((await open(colleague, location)).status).toBe(404);
+    const shown = await open(admin, location);
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get('cache-control')).toBe('no-store');
+    const page = await shown.text();
+    const secretKey = /id="secret-key" class="secret-value">(mk_[^<]+)</.exec(page)?.[1];
+    expect(secretKey).toMatch(/^mk_/);
+    expect((await fetch(`${server.url}/api/mkt/ping`, { headers: { 'X-Svc-Key': secretKey! } })).status).toBe(200);
+    const reloaded = await (await open(admin, location)).text();
+    expect(reloaded).toContain('These keys are not shown again');
+    expect(reloaded).not.toContain(secretKey);
+    // Nothing readable stays behind in the database.
+    expect(
+      await count('SELECT count(*) AS n FROM console_once WHERE location = $1 AND reveal_sealed IS NOT NULL', [
+        location,
+      ]),
+    ).toBe(0);
+  });
+
+  it('a form that fails frees its key: the corrected form with the same key creates once', async () => {
+    const key = randomUUID();
+    const name = `Fixed ${uniqueId()}`;
+    const bad = await submit(admin, '/admin/view/marketplaces', { _once: key, name, mode: 'neither' });
+    expect(bad.status).toBe(400);
+    const good = await submit(admin, '/admin/view/marketplaces', { _once: key, name, mode: 'sandbox' });
+    expect(good.status).toBe(303);
+    expect(await count('SELECT count(*) AS n FROM marketplaces WHERE name = $1', [name])).toBe(1);
+  });
+
+  it('an SSO client, a data key, an administrator and a key rotation are each made once', async () => {
+    const clientId = `twice-${uniqueId()}`.toLowerCase();
+    const client = {
+      _once: randomUUID(),
+      client_id: clientId,
+      name: 'Twice',
+      redirect_uris: 'https://twice.example/cb',
+    };
+    const sso = await submit(admin, '/admin/view/sso-clients', client);
+    expect(sso.status).toBe(303);
+    const ssoAgain = await submit(admin, '/admin/view/sso-clients', client);
+    expect(ssoAgain.headers.get('location')).toBe(sso.headers.get('location'));
+    expect(await (await open(admin, sso.headers.get('location')!)).text()).toContain('id="client-secret"');
+
+    const { account_id } = await issueDataKey(server.services.db, { email: uniqueEmail('data'), tariff: 'free' });
+    const issue = { _once: randomUUID(), intent: 'issue-key', name: 'twice' };
+    const path = `/admin/view/data-accounts/${account_id}`;
+    expect((await submit(admin, path, issue)).status).toBe(303);
+    expect((await submit(admin, path, issue)).status).toBe(303);
+    expect(
+      await count("SELECT count(*) AS n FROM data_keys WHERE account_id = $1 AND name = 'twice'", [account_id]),
+    ).toBe(1);
+
+    const email = uniqueEmail('colleague');
+    const invite = { _once: randomUUID(), email, role: 'support' };
+    expect((await submit(admin, '/admin/view/administrators', invite)).headers.get('location')).toBe(
+      '/admin/view/administrators?done=added',
+    );
+    expect((await submit(admin, '/admin/view/administrators', invite)).headers.get('location')).toBe(
+      '/admin/view/administrators?done=added',
+    );
+    expect(
+      await count("SELECT count(*) AS n FROM audit_log WHERE action = 'createAdministrator' AND after->>'email' = $1", [
+        email,
+      ]),
+    ).toBe(1);
+
+    const made = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Rotate twice' }, admin.headers));
+    const rotate = { _once: randomUUID(), intent: 'rotate-public-key', confirmed: 'yes' };
+    const card = `/admin/view/marketplaces/${made.id}`;
+    expect((await submit(admin, card, rotate)).status).toBe(303);
+    expect((await submit(admin, card, rotate)).status).toBe(303);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM audit_log WHERE action = 'rotateMarketplacePublicKey' AND object_id = $1",
+        [made.id],
+      ),
+    ).toBe(1);
+  });
+});
