@@ -58,7 +58,7 @@ export async function listAudit(
     `SELECT id::text, at, actor, action, object_type, object_id, before, after FROM audit_log
       WHERE ($1::text IS NULL OR actor = $1) AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR object_id = $3)
         AND ($4::bigint IS NULL OR id < $4)
-      ORDER BY id DESC LIMIT $5`,
+      ORDER BY audit_log.id DESC LIMIT $5`,
     [
       filter.actor ?? null,
       filter.action ?? null,

@@ -37,6 +37,7 @@ import {
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
+import { when } from './console-kit.ts';
 import { onceField, runOnce, showOnce } from './console-once.ts';
 
 const AUDIT_PAGE = 50;
@@ -196,7 +197,7 @@ export function consolePages(api: Api, services: Services): void {
     '/admin',
     consolePage(services, async (p) => {
       const body = html`<h1>${p.c('homeTitle')}</h1>
-<p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`role_${p.admin.role}`) })}</p>
+<p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`roleName_${p.admin.role}`) })}</p>
 <ul class="plain">${p.site.sections(p.lang).map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul>`;
       send(p, 200, p.c('homeTitle'), body, undefined, p.admin);
     }),
@@ -329,7 +330,7 @@ ${
     ? html`<p>${p.c('noMail')}</p>`
     : html`<ul class="plain">${mails.map(
         (mail) =>
-          html`<li><details><summary><time datetime="${mail.created_at.toISOString()}">${mail.created_at.toISOString().slice(0, 16).replace('T', ' ')}</time> · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
+          html`<li><details><summary>${when(p.lang, mail.created_at)} · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
       )}</ul>`
 }`;
       send(p, 200, p.c('mailTitle'), body, undefined, p.admin);
@@ -405,9 +406,7 @@ ${
     : html`<div class="table"><table>
 <thead><tr><th>${c('at')}</th><th>${c('actor')}</th><th>${c('action')}</th><th>${c('object')}</th><th>${c('changes')}</th></tr></thead>
 <tbody>${page.items.map(
-        (
-          record,
-        ) => html`<tr><td><time datetime="${record.at}">${record.at.slice(0, 19).replace('T', ' ')}</time></td><td>${record.actor}</td><td>${record.action}</td>
+        (record) => html`<tr><td>${when(p.lang, record.at)}</td><td>${record.actor}</td><td>${record.action}</td>
 <td>${record.object_type}${record.object_id && html` <code>${record.object_id}</code>`}</td>
 <td><details><summary>${c('changes')}</summary><pre class="text">${JSON.stringify({ before: record.before, after: record.after }, null, 2)}</pre></details></td></tr>`,
       )}</tbody></table></div>`

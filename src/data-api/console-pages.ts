@@ -1,6 +1,8 @@
 // The console's data account pages: the accounts searched by e-mail with tariff, quota and this month's usage, and an
 // account's card (keys issued, shown once, and revoked after a confirmation; the tariff changed; the account's own
 // quota set or cleared). They call the functions of the JSON operations and write the same audit records.
+import { when } from '../admin/console-kit.ts';
+import { formatDate } from '../web/i18n.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
@@ -32,7 +34,6 @@ type DataPage = ConsolePage & { d: DataConsoleTranslate };
 const withWords = (p: ConsolePage): DataPage => ({ ...p, d: dataConsoleTranslator(p.lang) });
 const accountPath = (id: string) => `${LIST}/${id}`;
 const isTariff = (value: unknown): value is Tariff => TARIFFS.includes(value as Tariff);
-const when = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')}</time>`;
 
 export function dataAccountConsolePages(api: Api, services: Services): void {
   const router = api.router;
@@ -218,8 +219,8 @@ ${
 <tbody>${account.keys.map(
         (
           key,
-        ) => html`<tr><td>${keyName(p, key)}</td><td><code>${key.prefix ?? d('unknownPrefix')}</code></td><td>${when(key.created_at)}</td>
-<td>${key.revoked_at ? d('revokedOn', { date: key.revoked_at.slice(0, 16).replace('T', ' ') }) : d('active')}</td>
+        ) => html`<tr><td>${keyName(p, key)}</td><td><code>${key.prefix ?? d('unknownPrefix')}</code></td><td>${when(p.lang, key.created_at)}</td>
+<td>${key.revoked_at ? d('revokedOn', { date: formatDate(p.lang, key.revoked_at) }) : d('active')}</td>
 <td>${key.revoked_at === null && canChange(p) && form('revoke', html`<input type="hidden" name="key_id" value="${key.id}"><button type="submit" class="danger">${d('revokeButton')}</button>`, 'inline')}</td></tr>`,
       )}</tbody></table></div>`
 }

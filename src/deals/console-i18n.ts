@@ -225,7 +225,7 @@ const ru: Record<DealConsoleMessage, string> = {
   move_dispute: 'Открыть спор',
   move_cancel: 'Отменить сделку',
   noMoves: 'Сейчас деньги никуда перевести нельзя.',
-  readOnlyMoney: 'Ваша роль только читает сделки; переводы денег — для ролей admin и arbiter.',
+  readOnlyMoney: 'Ваша роль только читает сделки; переводы денег — для ролей «администратор» и «арбитр».',
   resendInvitation: 'Отправить покупателю приглашение ещё раз',
   invitationHint:
     'Новое приглашение, если покупатель ещё не задал пароль, иначе ссылка на сделку; не больше 3 в час на сделку.',
@@ -370,7 +370,7 @@ const ru: Record<DealConsoleMessage, string> = {
   yourReason: 'Ваша причина — так её прочитают обе стороны:',
   confirmDecideButton: 'Да, решить',
   backToQueue: 'Нет, вернуться к спорам',
-  readOnlyDisputes: 'Ваша роль только читает споры; решать их и писать в них могут роли admin и arbiter.',
+  readOnlyDisputes: 'Ваша роль только читает споры; решать их и писать в них могут роли «администратор» и «арбитр».',
 };
 
 export type DealConsoleTranslate = (key: DealConsoleMessage, values?: Record<string, string | number>) => string;

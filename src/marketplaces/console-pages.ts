@@ -7,6 +7,7 @@ import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { formatDate } from '../web/i18n.ts';
 import { runOnce } from '../admin/console-once.ts';
 import { redirect, send } from '../web/page.ts';
 import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
@@ -326,7 +327,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
             });
             const note =
               overlap > 0 && previous
-                ? p.m('rotatedSecretText', { until: `${previous.slice(0, 19).replace('T', ' ')} UTC` })
+                ? p.m('rotatedSecretText', { until: formatDate(p.lang, previous) })
                 : p.m('rotatedSecretNow');
             const title = p.m('rotatedSecretTitle', { name: card.name });
             return { reveal: shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], id, note) };

@@ -1,5 +1,6 @@
 // The HTML of the console's marketplace pages. Keys and secrets appear only once: on the page a creation or rotation
 // redirects to (read once from console_once), or in the answer to the POST that revealed them; never in a URL.
+import { when } from '../admin/console-kit.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { ConsolePage } from '../admin/console.ts';
@@ -23,10 +24,6 @@ export interface LogFilter {
   deal_id?: string;
 }
 
-const when = (date: Date | string) => {
-  const iso = typeof date === 'string' ? date : date.toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
-};
 const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
 
 export function listBody(p: MarketplaceView, q: string, page: { items: Marketplace[]; has_more: boolean }): SafeHtml {
@@ -46,7 +43,7 @@ ${
         (
           item,
         ) => html`<tr><td><a href="/admin/view/marketplaces/${item.id}">${item.name}</a></td><td>${m(`mode_${item.mode}`)}</td>
-<td>${item.active ? m('active') : m('inactive')}</td><td>${when(item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
+<td>${item.active ? m('active') : m('inactive')}</td><td>${when(p.lang, item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
       )}</tbody></table></div>`
 }
 ${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}`;
@@ -187,7 +184,7 @@ ${message('notice', s.notice)}${message('error', s.error)}
 ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <dl><dt>${m('id')}</dt><dd><code>${card.id}</code></dd>
 <dt>${m('state')}</dt><dd class="status">${card.active ? m('active') : m('inactive')}</dd>
-<dt>${m('created')}</dt><dd>${when(card.created_at)}</dd>
+<dt>${m('created')}</dt><dd>${when(p.lang, card.created_at)}</dd>
 <dt>${m('ssoClient')}</dt><dd>${card.sso_client_id ? html`<a href="/admin/view/sso-clients/${card.sso_client_id}"><code>${card.sso_client_id}</code></a>` : m('none')}</dd></dl>
 
 <h2 id="details">${m('details')}</h2>
@@ -199,7 +196,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
     (
       key,
     ) => html`<tr><td>${m(`kind_${key.kind}`)}</td><td>${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
-<td>${m(`status_${key.status}`)}</td><td>${when(key.created_at)}</td><td>${key.expires_at ? when(key.expires_at) : '—'}</td><td>${key.revoked_at ? when(key.revoked_at) : '—'}</td></tr>`,
+<td>${m(`status_${key.status}`)}</td><td>${when(p.lang, key.created_at)}</td><td>${key.expires_at ? when(p.lang, key.expires_at) : '—'}</td><td>${key.revoked_at ? when(p.lang, key.revoked_at) : '—'}</td></tr>`,
   )}</tbody></table></div>
 <div class="actions">
 <form method="post" action="${action}" id="rotate-secret-key">${intent('rotate-secret-key')}
@@ -232,7 +229,7 @@ function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint,
   const intent = (name: string) => html`${csrfField(p.admin.csrf)}${hidden('intent', name)}`;
   return html`<dl><dt>${m('url')}</dt><dd><code>${endpoint.url}</code></dd>
 <dt>${m('events')}</dt><dd>${endpoint.events.join(', ')}</dd>
-<dt>${m('created')}</dt><dd>${when(endpoint.created_at)}</dd>
+<dt>${m('created')}</dt><dd>${when(p.lang, endpoint.created_at)}</dd>
 <dt>${m('secret')}</dt><dd>${revealed ? secretBlock(p, 'webhook-secret', endpoint.secret) : html`<span class="muted">${m('hiddenSecret')}</span>`}</dd></dl>
 ${revealed && html`<p class="muted">${m('revealedNote')}</p>${copyStatus()}`}
 <div class="actions">
@@ -267,7 +264,7 @@ ${
 <tbody>${s.log.items.map(
         (
           a,
-        ) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(a.attempted_at)}</td><td>${a.event}</td>
+        ) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(p.lang, a.attempted_at)}</td><td>${a.event}</td>
 <td>${a.deal_id ? html`<a href="/admin/view/deals/${a.deal_id}"><code>${a.deal_id.slice(0, 8)}</code></a>` : '—'}</td><td>${a.attempt}</td>
 <td class="status">${m(`attempt_${a.status}`)}</td><td>${a.http_status ?? '—'}</td><td>${a.error ?? ''}</td><td>${m('ms', { ms: a.duration_ms })}</td>
 <td><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>

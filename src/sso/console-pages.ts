@@ -2,6 +2,7 @@
 // (name and redirect URIs, the secret revealed on request, rotation, disable and enable, deletion). They call the
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
 // first, and a secret is only ever in the answer to a POST, never in an address.
+import { when } from '../admin/console-kit.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
@@ -43,7 +44,6 @@ type SsoPage = ConsolePage & { s: SsoConsoleTranslate };
 const withWords = (p: ConsolePage): SsoPage => ({ ...p, s: ssoConsoleTranslator(p.lang) });
 const doneOf = (value: unknown): Done | undefined => DONE.find((done) => done === value);
 const cardPath = (clientId: string) => `${LIST}/${encodeURIComponent(clientId)}`;
-const when = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')}</time>`;
 /** Redirect URIs as people type them: one a line or separated by spaces. */
 const uriText = (value: string) => value.split(/\s+/).filter(Boolean).join(' ');
 
@@ -252,7 +252,7 @@ ${
           client,
         ) => html`<tr><td><a href="${cardPath(client.client_id)}"><code>${client.client_id}</code></a></td><td>${client.name}</td>
 <td>${client.automatic ? html`<span class="status">${s('automatic')}</span>` : s('registeredHere')}</td>
-<td>${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</td><td>${when(client.created_at)}</td></tr>`,
+<td>${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</td><td>${when(p.lang, client.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }
 ${next && html`<p><a href="${next}">${c('next')}</a></p>`}
@@ -283,8 +283,8 @@ ${message('notice', state.notice)}${message('error', state.error)}
 <dt>${s('kind')}</dt><dd>${client.automatic ? s('automatic') : s('registeredHere')}</dd>
 <dt>${s('state')}</dt><dd id="client-state">${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</dd>
 <dt>${s('redirectUris')}</dt><dd><ul class="plain">${client.redirect_uris.split(' ').map((uri) => html`<li><code>${uri}</code></li>`)}</ul></dd>
-<dt>${s('created')}</dt><dd>${when(client.created_at)}</dd>
-<dt>${s('rotatedAt')}</dt><dd>${client.secret_rotated_at ? when(client.secret_rotated_at) : s('never')}</dd>
+<dt>${s('created')}</dt><dd>${when(p.lang, client.created_at)}</dd>
+<dt>${s('rotatedAt')}</dt><dd>${client.secret_rotated_at ? when(p.lang, client.secret_rotated_at) : s('never')}</dd>
 </dl>
 ${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/admin/view/marketplaces/${client.marketplace_id}">${s('openMarketplace')}</a></p>`}
 ${

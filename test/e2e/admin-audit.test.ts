@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminToken } from '../../src/admin/auth.ts';
 import { json, post, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
+import { administrator } from '../console-helpers.ts';
 
 let server: TestServer;
 let otherToken: string;
@@ -79,6 +80,36 @@ describe('the audit log', () => {
     const bad = await fetch(`${server.url}/admin/audit?starting_after=abc`, { headers: as(server.adminToken) });
     expect(bad.status).toBe(400);
     expect((await json(bad)).code).toBe('validation_failed');
+  });
+
+  it('is newest first by number, in the JSON and on the console page, across a change in the count of digits', async () => {
+    // Ids of 9 and 10 digits (far above the run's own), so that an order of the ids as text would put 9… first.
+    const actor = `digits ${uniqueId()}`;
+    const low = 900_000_000 + Math.floor(Math.random() * 90_000_000);
+    const high = 1_000_000_000 + Math.floor(Math.random() * 90_000_000);
+    for (const [id, action] of [
+      [low, 'first'],
+      [high, 'second'],
+      [high + 1, 'third'],
+    ] as const)
+      await server.services.db.query(
+        `INSERT INTO audit_log (id, actor, action, object_type) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, 'test')`,
+        [id, actor, action],
+      );
+    const { items } = await audit({ actor });
+    expect(items.map((item: { id: string; action: string }) => `${item.id} ${item.action}`)).toEqual([
+      `${high + 1} third`,
+      `${high} second`,
+      `${low} first`,
+    ]);
+    const operator = await administrator(server, 'support');
+    const page = await (
+      await fetch(`${server.url}/admin/view/audit?${new URLSearchParams({ actor, lang: 'en' })}`, {
+        headers: { Cookie: operator.cookie },
+      })
+    ).text();
+    const rows = [...page.matchAll(/<td>(first|second|third)<\/td>/g)].map((match) => match[1]);
+    expect(rows).toEqual(['third', 'second', 'first']);
   });
 
   it('needs an administrator token', async () => {

@@ -156,6 +156,10 @@ describe('GET /admin/deals/{id}', () => {
     expect(body.temporal_url).toBe(
       `http://temporal-ui.example:8080/namespaces/default/workflows/${encodeURIComponent(`deal/${shops[0].id}/${deal.external_id}`)}`,
     );
+    // The console's "Open in Temporal" link is the same address.
+    const consolePage = await (await get(`/admin/view/deals/${deal.id}?lang=en`, { Cookie: arbiter.cookie })).text();
+    expect(consolePage).toContain(`href="${body.temporal_url}"`);
+    expect(consolePage).not.toContain(':8233');
     expect(body).toMatchObject({
       id: deal.id,
       marketplace_id: shops[0].id,
