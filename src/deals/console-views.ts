@@ -2,10 +2,19 @@
 // through the deal service and decides what to answer; the moves offered are the rules' (allowedActions).
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
-import { formatDate, formatMoney, formatSize, kindWords, paymentWords, statusWords } from '../web/i18n.ts';
+import {
+  formatDate,
+  formatMoney,
+  formatSize,
+  kindWords,
+  paymentWords,
+  statusWords,
+  type Translate,
+} from '../web/i18n.ts';
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
-import { DEAL_STATUSES, dealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
+import { badge, type BadgeTone } from '../admin/console-kit.ts';
+import { DEAL_STATUSES, dealStatus, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
 import type { DealConsoleTranslate } from './console-i18n.ts';
@@ -27,6 +36,20 @@ const MOVE_CLASS = { release: 'primary', refund: 'secondary', dispute: 'danger',
 export const dealPath = (id: string) => `/admin/view/deals/${id}`;
 const fileHref = (id: string) => `/admin/documents/${id}/content`;
 const when = (p: DealConsolePage, iso: string) => html`<time datetime="${iso}">${formatDate(p.lang, iso)}</time>`;
+/** A deal's status as a badge: its words, coloured by what it asks of an operator. */
+const DEAL_TONES: Record<DealStatus, BadgeTone> = {
+  created: 'info',
+  docs: 'info',
+  approval: 'info',
+  approved: 'info',
+  rejected: 'muted',
+  escrow_hold: 'warn',
+  paid: 'ok',
+  refunded: 'muted',
+  disputed: 'bad',
+  cancelled: 'muted',
+};
+const dealBadge = (t: Translate, status: DealStatus) => badge(DEAL_TONES[status], statusWords(t, status));
 const amountOf = (p: DealConsolePage, snapshot: DealSnapshot) =>
   formatMoney(p.lang, snapshot.deal.amount, snapshot.deal.currency);
 const fileLink = (id: string, name: string) => html`<a href="${fileHref(id)}" download>${name}</a>`;
@@ -59,7 +82,7 @@ export function dealListBody(
   const rows = data.snapshots.map(
     (snapshot) => html`<tr><td><a href="${dealPath(snapshot.deal.id)}">${snapshot.deal.external_id}</a></td>
 <td>${data.marketplaces.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id}</td><td>${snapshot.deal.buyer_email}</td>
-<td>${amountOf(p, snapshot)}</td><td>${statusWords(t, dealStatus(snapshot))}</td><td>${when(p, snapshot.deal.created_at)}</td></tr>`,
+<td>${amountOf(p, snapshot)}</td><td>${dealBadge(t, dealStatus(snapshot))}</td><td>${when(p, snapshot.deal.created_at)}</td></tr>`,
   );
   return html`<h1>${d('dealsTitle')}</h1><p class="muted">${d('dealsIntro')}</p>
 ${message('error', data.error)}
@@ -105,7 +128,7 @@ export function dealBody(p: DealConsolePage, data: DealPageData): SafeHtml {
   return html`<h1>${d('dealTitle', { external_id: deal.external_id })}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
-<dt>${d('status')}</dt><dd class="status">${statusWords(t, dealStatus(snapshot))} <code>${dealStatus(snapshot)}</code></dd>
+<dt>${d('status')}</dt><dd class="status">${dealBadge(t, dealStatus(snapshot))} <code>${dealStatus(snapshot)}</code></dd>
 <dt>${d('title')}</dt><dd>${deal.title.trim() || d('untitled')}</dd>
 <dt>${d('marketplace')}</dt><dd>${data.marketplace}</dd>
 <dt>${d('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} · ` : ''}${deal.buyer_email}</dd>

@@ -47,6 +47,8 @@ import {
   type MarketplaceFields,
   type MarketplaceView,
   type Overlap,
+  type Replaced,
+  type Sending,
 } from './console-views.ts';
 
 const LIST_PAGE = 50;
@@ -254,9 +256,53 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       card,
       endpoint: await findWebhookEndpoint(db, masterKey, card.id),
       log,
+      ...(await replays(card.id, [...new Set(log.items.map((item) => item.delivery_id))])),
       filter,
       events: LOGGED_EVENTS,
       ...extra,
+    };
+  }
+
+  /**
+   * Which deliveries replay an earlier one (the same event's delivery before it), for the log's page; and the
+   * deliveries started in the last hour and not attempted yet, so a replay shows at once after its redirect.
+   */
+  async function replays(marketplaceId: string, deliveryIds: string[]) {
+    const previous = `LEFT JOIN LATERAL (
+        SELECT prev.id, prev.status, prev.created_at FROM webhook_deliveries prev
+         WHERE prev.event_id = d.event_id AND (prev.created_at, prev.id) < (d.created_at, d.id)
+         ORDER BY prev.created_at DESC, prev.id DESC LIMIT 1) prev ON true`;
+    type Row = {
+      delivery_id: string;
+      event: string;
+      created_at: Date;
+      prev_id: string | null;
+      prev_status: string;
+      prev_at: Date;
+    };
+    const replaced = (row: Row): Replaced | undefined =>
+      row.prev_id ? { delivery_id: row.prev_id, status: row.prev_status, created_at: row.prev_at } : undefined;
+    const onPage = await db.query<Row>(
+      `SELECT d.id AS delivery_id, '' AS event, d.created_at, prev.id AS prev_id, prev.status AS prev_status, prev.created_at AS prev_at
+         FROM webhook_deliveries d ${previous} WHERE d.id = ANY($1::uuid[]) AND prev.id IS NOT NULL`,
+      [deliveryIds],
+    );
+    const sending = await db.query<Row>(
+      `SELECT d.id AS delivery_id, e.event, d.created_at, prev.id AS prev_id, prev.status AS prev_status, prev.created_at AS prev_at
+         FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id ${previous}
+        WHERE e.marketplace_id = $1 AND d.status = 'pending' AND d.created_at > now() - interval '1 hour'
+          AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id)
+        ORDER BY d.created_at DESC LIMIT 20`,
+      [marketplaceId],
+    );
+    return {
+      replaces: new Map(onPage.rows.map((row) => [row.delivery_id, replaced(row)!])),
+      sending: sending.rows.map((row): Sending => ({
+        delivery_id: row.delivery_id,
+        event: row.event,
+        created_at: row.created_at,
+        replaces: replaced(row),
+      })),
     };
   }
 

@@ -1,6 +1,6 @@
 // The HTML of the console's marketplace pages. Keys and secrets appear only once: on the page a creation or rotation
 // redirects to (read once from console_once), or in the answer to the POST that revealed them; never in a URL.
-import { when } from '../admin/console-kit.ts';
+import { badge, when, type BadgeTone } from '../admin/console-kit.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { ConsolePage } from '../admin/console.ts';
@@ -148,8 +148,35 @@ ${Object.entries(fieldsToSend).map(([name, value]) => hidden(name, value))}${hid
 <div class="actions"><button type="submit" class="danger">${p.m('confirmButton')}</button> <a class="button secondary" href="/admin/view/marketplaces/${card.id}">${p.c('cancel')}</a></div></form>`;
 }
 
+/** A replayed delivery's link to the one it replaced (the same event's delivery before it). */
+export interface Replaced {
+  delivery_id: string;
+  status: string;
+  created_at: Date;
+}
+
+/** A delivery started but not attempted yet (a replay or a test a moment ago). */
+export interface Sending {
+  delivery_id: string;
+  event: string;
+  created_at: Date;
+  replaces?: Replaced;
+}
+
+const ATTEMPT_TONES = { delivered: 'ok', retrying: 'warn', failed: 'bad' } as const satisfies Record<
+  AttemptLogItem['status'],
+  BadgeTone
+>;
+
+function replacesLink(p: MarketplaceView, replaced: Replaced): SafeHtml {
+  return html`${p.m('replaces')} <a href="#delivery-${replaced.delivery_id}">${p.m(`delivery_${replaced.status}` as 'delivery_failed')} · ${when(p.lang, replaced.created_at)}</a>`;
+}
+
 export interface CardState {
   card: MarketplaceCard;
+  /** Deliveries on this page of the log that replay an earlier one, by delivery id. */
+  replaces: Map<string, Replaced>;
+  sending: Sending[];
   endpoint: WebhookEndpoint | undefined;
   /** The signing secret, on the page that answers "reveal the secret". */
   revealed?: boolean;
@@ -257,20 +284,27 @@ function logBlock(p: MarketplaceView, id: string, s: CardState): SafeHtml {
 <div><label for="f-deal">${m('deal')}</label><input id="f-deal" name="deal_id" value="${s.filter.deal_id ?? ''}" maxlength="36" pattern="[0-9a-fA-F-]{36}"></div>
 <div><button type="submit">${m('filterButton')}</button></div></form>
 ${
+  s.sending.length > 0 &&
+  html`<ul class="plain" id="sending">${s.sending.map(
+    (row) =>
+      html`<li>${badge('info', m('attempt_sending'))} ${row.event} · ${when(p.lang, row.created_at)}${row.replaces && html` · ${replacesLink(p, row.replaces)}`}</li>`,
+  )}</ul>`
+}
+${
   s.log.items.length === 0
     ? html`<p>${m('noAttempts')}</p>`
-    : html`<div class="table"><table id="webhook-log">
-<thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th></th></tr></thead>
-<tbody>${s.log.items.map(
-        (
-          a,
-        ) => html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"><td>${when(p.lang, a.attempted_at)}</td><td>${a.event}</td>
-<td>${a.deal_id ? html`<a href="/admin/view/deals/${a.deal_id}"><code>${a.deal_id.slice(0, 8)}</code></a>` : '—'}</td><td>${a.attempt}</td>
-<td class="status">${m(`attempt_${a.status}`)}</td><td>${a.http_status ?? '—'}</td><td>${a.error ?? ''}</td><td>${m('ms', { ms: a.duration_ms })}</td>
-<td><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>
+    : html`<div class="table"><table id="webhook-log" class="stack">
+<thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th><span class="visually-hidden">${m('replay')}</span></th></tr></thead>
+<tbody>${s.log.items.map((a, index) => {
+        const first = s.log.items.findIndex((other) => other.delivery_id === a.delivery_id) === index;
+        const replaces = s.replaces.get(a.delivery_id);
+        return html`<tr data-attempt="${a.id}" data-delivery="${a.delivery_id}"${first ? html` id="delivery-${a.delivery_id}"` : ''}><td data-label="${m('at')}">${when(p.lang, a.attempted_at)}</td><td data-label="${m('event')}">${a.event}${replaces && html`<br><span class="hint">${replacesLink(p, replaces)}</span>`}</td>
+<td data-label="${m('deal')}">${a.deal_id ? html`<a href="/admin/view/deals/${a.deal_id}"><code>${a.deal_id.slice(0, 8)}</code></a>` : '—'}</td><td data-label="${m('attempt')}">${a.attempt}</td>
+<td data-label="${m('status')}">${badge(ATTEMPT_TONES[a.status], m(`attempt_${a.status}`))}</td><td data-label="${m('httpStatus')}">${a.http_status ?? '—'}</td><td data-label="${m('error')}" class="text">${a.error ?? ''}</td><td data-label="${m('duration')}">${m('ms', { ms: a.duration_ms })}</td>
+<td data-label="${m('body')}"><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>
 <p>${m('responseExcerpt')}</p><pre class="text">${a.response_excerpt ?? m('noAnswer')}</pre></details></td>
-<td><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`,
-      )}</tbody></table></div>`
+<td class="actions-cell"><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`;
+      })}</tbody></table></div>`
 }
 ${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}
 <form method="post" action="${action}" id="replay-since">${csrfField(p.admin.csrf)}${hidden('intent', 'replay-since')}

@@ -334,6 +334,10 @@ describe('the console pages', () => {
     expect(opened.headers.get('location')).toBe(`/admin/view/deals/${held.dealId}?done=dispute`);
     expect(await (await page(opened.headers.get('location')!, arbiter)).text()).toContain('Done: a dispute is open');
     expect((await json(await get(`/admin/deals/${held.dealId}`))).status).toBe('disputed');
+    // The status is a badge: its words on the colour of a deal that needs an arbiter.
+    expect(await (await page(`/admin/view/deals/${held.dealId}?lang=en`, arbiter)).text()).toMatch(
+      /<dd class="status"><span class="badge badge-bad">[^<]+<\/span> <code>disputed<\/code>/,
+    );
     const audit = await json(await get(`/admin/audit?object_id=${held.dealId}&action=adminEscrowDispute`));
     expect(audit.items[0]).toMatchObject({ actor: arbiter.email, before: { status: 'escrow_hold' } });
 

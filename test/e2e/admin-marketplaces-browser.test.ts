@@ -150,9 +150,25 @@ describe('marketplaces in the console', () => {
       expect(await row.textContent()).toContain('500');
       await row.locator('summary').click();
       expect(await row.locator('pre').first().textContent()).toContain(deal.id);
+      // The status is a badge in words; the Replay button is whole within the desktop's viewport.
+      expect(await row.locator('.badge').textContent()).toBe('failed, will retry');
+      const replayBox = (await row.locator('button:has-text("Replay")').boundingBox())!;
+      expect(replayBox.x + replayBox.width).toBeLessThanOrEqual(DESKTOP.width);
+      const failedDelivery = (await row.getAttribute('data-delivery'))!;
       await row.locator('button:has-text("Replay")').click();
-      expect(await page.textContent('.notice')).toContain('being sent again');
+      expect(await page.textContent('.notice')).toContain('1 event is being sent again');
+      // At once after the redirect, the replay is listed (sending, or already attempted) with a link to the failure.
+      expect(await page.locator(`a[href="#delivery-${failedDelivery}"]`).count()).toBeGreaterThanOrEqual(1);
       await expect.poll(() => hook.received.length, { timeout: 20_000 }).toBe(2);
+      await expect
+        .poll(
+          async () => {
+            await page.goto(`${cardUrl}?lang=en`);
+            return page.locator(`#webhook-log tr:has(a[href="#delivery-${failedDelivery}"]) .badge`).allTextContents();
+          },
+          { timeout: 20_000 },
+        )
+        .toEqual(['delivered']);
       expect(hook.received[1].body.equals(hook.received[0].body)).toBe(true);
       expect(hook.received[1].headers['x-svc-delivery']).not.toBe(hook.received[0].headers['x-svc-delivery']);
 
@@ -263,6 +279,15 @@ describe('marketplaces in the console', () => {
       expect(await page.textContent('.consequence')).toContain('1');
       await page.click('button.danger');
       expect(await page.textContent('.notice')).toContain('Событий отправляется снова: 1');
+      // On the phone the log is a list of cards: the status badge and the Replay button of each are on the screen.
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+      const card = page.locator('#webhook-log tbody tr').first();
+      expect(await card.locator('.badge').isVisible()).toBe(true);
+      const replay = (await card.locator('button:has-text("Отправить снова")').boundingBox())!;
+      expect(replay.x).toBeGreaterThanOrEqual(0);
+      expect(replay.x + replay.width).toBeLessThanOrEqual(PHONE.width);
+      const badgeBox = (await card.locator('.badge').boundingBox())!;
+      expect(badgeBox.x + badgeBox.width).toBeLessThanOrEqual(PHONE.width);
       await expect.poll(() => hook.received.length, { timeout: 20_000 }).toBe(2);
       const audit = await adminJson(`/admin/audit?object_id=${made.id}`);
       expect(audit.items.map((item: { action: string; actor: string }) => `${item.action} ${item.actor}`)).toEqual(
