@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { View } from '../web/page.ts';
 import { formatDate, type Translate } from '../web/i18n.ts';
+import { deviceOf } from './user-agent.ts';
 import { MIN_PASSWORD_LENGTH } from './passwords.ts';
 import type { SessionItem } from './sessions.ts';
 import type { AccountTranslate } from './i18n.ts';
@@ -121,13 +122,20 @@ ${csrfField(data.csrf)}
 </form>`;
 }
 
+/** "Chrome on Windows", "Safari", "Android", or "Unknown browser": a device as a person names it. */
+function deviceWords(a: AccountView['a'], userAgent: string): string {
+  const { browser, os } = deviceOf(userAgent);
+  if (browser && os) return a('browserOnSystem', { browser, os });
+  return browser ?? os ?? a('unknownBrowser');
+}
+
 export function securityBody(
   { t, a, lang }: AccountView,
   data: { sessions: SessionItem[]; csrf: string; error?: string; notice?: string },
 ): SafeHtml {
   const sessions = data.sessions.map(
     (session) => html`<li class="card">
-<p><strong>${session.user_agent.slice(0, 160) || a('unknownBrowser')}</strong>${session.current ? html` <span class="status">(${a('thisDevice')})</span>` : undefined}</p>
+<p><strong title="${session.user_agent.slice(0, 500)}">${deviceWords(a, session.user_agent)}</strong>${session.current ? html` <span class="status">(${a('thisDevice')})</span>` : undefined}</p>
 <p class="muted">${a('sessionTimes', { created: formatDate(lang, session.created_at), used: formatDate(lang, session.last_used_at) })}</p>
 <form method="post" action="/cabinet/view/sessions/${session.id}/revoke">${csrfField(data.csrf)}<button type="submit" class="secondary">${a('revoke')}</button></form>
 </li>`,

@@ -117,6 +117,22 @@ export async function tokenUsable(db: Db, masterKey: Buffer, purpose: TokenPurpo
   return result.rowCount === 1;
 }
 
+/** The user a genuine, unused and fresh token is for (the invitation page names their deal), without using it. */
+export async function tokenUserId(
+  db: Db,
+  masterKey: Buffer,
+  purpose: TokenPurpose,
+  token: string,
+): Promise<string | undefined> {
+  const id = tokenId(masterKey, purpose, token);
+  if (!id) return undefined;
+  const result = await db.query<{ user_id: string | null }>(
+    'SELECT user_id FROM account_tokens WHERE id = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()',
+    [id, purpose],
+  );
+  return result.rows[0]?.user_id ?? undefined;
+}
+
 /** The token's row if it is genuine, unused and fresh; marked used in the same statement, so it works once. */
 export async function consumeToken(
   db: DbClient,

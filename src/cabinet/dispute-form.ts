@@ -4,8 +4,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { strict } from '../http/api.ts';
 import { readMultipart, type FormFile } from '../http/multipart.ts';
-import { nonBlank, assertText } from '../http/text.ts';
-import { validationFailed } from '../http/problem.ts';
+import { assertText } from '../http/text.ts';
+import { problem, validationFailed } from '../http/problem.ts';
 
 export const MESSAGE_TEXT_MAX = 5000;
 export const EVIDENCE_FILES_MAX = 5;
@@ -28,7 +28,16 @@ const EvidenceFile = z
   .meta({ type: 'string', format: 'binary' } as never);
 
 export const DisputeMessageForm = z.object({
-  text: nonBlank(MESSAGE_TEXT_MAX).describe('The message; the other side, the marketplace and the arbiter read it'),
+  // A photo says enough on its own: the text may be left out (or blank) when files come with it, not otherwise.
+  text: z
+    .string()
+    .max(MESSAGE_TEXT_MAX, { abort: true })
+    .trim()
+    .default('')
+    .describe(
+      'The message; the other side, the marketplace and the arbiter read it. May be left out when files are attached ' +
+        '(400 validation_failed naming `text` when neither is given)',
+    ),
   files: z
     .array(EvidenceFile)
     .max(EVIDENCE_FILES_MAX)
@@ -64,5 +73,11 @@ export async function readMessageFormValues(ctx: Context): Promise<Record<string
 export function parseMessageForm(values: Record<string, unknown>): DisputeMessageInput {
   const parsed = StrictDisputeMessageForm.safeParse(values);
   if (!parsed.success) throw validationFailed(parsed.error, 'body');
+  if (parsed.data.text === '' && parsed.data.files.length === 0) {
+    const message = 'must not be blank when no file is attached';
+    throw problem('validation_failed', `The request body is invalid: text: ${message}`, {
+      errors: [{ path: 'text', message }],
+    });
+  }
   return { text: parsed.data.text, files: parsed.data.files };
 }

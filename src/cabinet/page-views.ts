@@ -66,8 +66,28 @@ export function credentialFields(t: Translate, email: string): SafeHtml {
 <div><button type="submit">${t('signInButton')}</button></div>`;
 }
 
-export function inviteBody({ t }: View, form: { token: string; csrf: string; error?: string }): SafeHtml {
+/** The deal an invitation is about, as its page names it. */
+export interface InvitedDeal {
+  id: string;
+  role: 'buyer' | 'seller' | 'approver';
+  deal: DealSnapshot['deal'];
+  marketplace: string;
+}
+
+export function inviteBody(
+  { t, lang }: View,
+  form: { token: string; csrf: string; error?: string; deal?: InvitedDeal },
+): SafeHtml {
+  const invited = form.deal;
+  const about = invited
+    ? html`<p class="consequence" id="invited-deal">${t(`inviteDeal_${invited.role}`, {
+        marketplace: invited.marketplace,
+        title: invited.deal.title.trim() || t('untitled'),
+        amount: formatMoney(lang, invited.deal.amount, invited.deal.currency),
+      })} ${t('inviteNext')}</p>`
+    : undefined;
   return html`<h1>${t('inviteTitle')}</h1>
+${about}
 <p>${t('inviteIntro')}</p>
 ${message('error', form.error)}
 <form method="post" action="/cabinet/invite">
@@ -88,6 +108,13 @@ export function inviteInvalidBody({ t }: View): SafeHtml {
 <li>${t('inviteInvalidSignIn')} <a href="/cabinet/sign-in">${t('goToSignIn')}</a></li>
 <li>${t('inviteInvalidAsk')}</li>
 </ul>`;
+}
+
+/** The deal's status in words; money the arbiter sent back reads as the arbiter's decision, not as a cancellation. */
+function dealStatusWords(t: Translate, snapshot: DealSnapshot): string {
+  const status = dealStatus(snapshot);
+  if (status === 'refunded' && snapshot.dispute?.decision?.outcome === 'refund') return t('status_refunded_by_arbiter');
+  return statusWords(t, status);
 }
 
 const dealTitle = (t: Translate, snapshot: DealSnapshot) => snapshot.deal.title.trim() || t('untitled');
@@ -119,8 +146,12 @@ function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide:
     }</p>${approval.comment && html`<p>${t('comment')}: ${approval.comment}</p>`}`;
   }
   const commentId = `comment-${approval.id}`;
+  const readId = `read-contract-${approval.id}`;
+  // Approving binds the person to the contract: they say they read it (the server checks it too, pages.ts).
   return html`<div class="actions">
-<form method="post" action="/cabinet/view/approvals/${approval.id}/approve">${csrfField(csrf)}<button type="submit">${t('approve')}</button></form>
+<form method="post" action="/cabinet/view/approvals/${approval.id}/approve" class="approve-form">${csrfField(csrf)}
+<p class="check"><input type="checkbox" id="${readId}" name="read_contract" value="yes" required> <label for="${readId}">${t('readContract')}</label></p>
+<div><button type="submit">${t('approve')}</button></div></form>
 <form method="post" action="/cabinet/view/approvals/${approval.id}/reject">${csrfField(csrf)}
 <label for="${commentId}">${t('rejectComment')}</label>
 <textarea id="${commentId}" name="comment" maxlength="${COMMENT_MAX}"></textarea>
@@ -146,14 +177,20 @@ ${decision(view, approval, data.csrf, true)}
     ({ snapshot, role }) => html`<li class="card">
 <h3><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></h3>
 <p><span class="role">${t('yourRole')}: ${roleWords(t, role)}</span></p>
-<p>${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${statusWords(t, dealStatus(snapshot))}</span></p>
+<p>${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${dealStatusWords(t, snapshot)}</span></p>
 <p><a href="${dealPath(snapshot)}">${t('openDeal')}</a></p>
 </li>`,
   );
+  // Only a buyer or an approver approves: a seller with nothing to approve is not shown an empty section.
+  const approves = approvals.length > 0 || data.deals.some(({ role }) => role !== 'seller');
   return html`<h1>${t('homeTitle')}</h1>
-<section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHeading')}</h2>
+${
+  approves
+    ? html`<section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHeading')}</h2>
 ${approvals.length > 0 ? approvals : html`<p class="muted">${t('noApprovals')}</p>`}
-</section>
+</section>`
+    : undefined
+}
 <section aria-labelledby="deals"><h2 id="deals">${t('dealsHeading')}</h2>
 ${deals.length > 0 ? html`<ul class="plain">${deals}</ul>` : html`<p class="muted">${t('noDeals')}</p>`}
 </section>`;
@@ -229,7 +266,7 @@ function disputeSection(
   const messages = dispute.messages.map(
     (item) => html`<li class="card message">
 <p><strong>${t(`author_${item.author}`)}</strong>${item.author === role ? html` <span class="muted">${t('you')}</span>` : undefined} <span class="muted">${formatDate(lang, item.created_at)}</span></p>
-<p class="text">${item.text}</p>
+${item.text && html`<p class="text">${item.text}</p>`}
 ${
   item.files.length > 0
     ? html`<ul class="plain files">${item.files.map(
@@ -244,8 +281,8 @@ ${
   const form = canMessage
     ? html`<form method="post" action="${dealPath(snapshot)}/dispute/messages" enctype="multipart/form-data">${csrfField(csrf)}
 <h3>${t('addMessageHeading')}</h3>
-<label for="message-text">${t('messageText')}</label>
-<textarea id="message-text" name="text" required maxlength="${MESSAGE_TEXT_MAX}" aria-describedby="message-hint"></textarea>
+<label for="message-text">${t('messageTextOptional')}</label>
+<textarea id="message-text" name="text" maxlength="${MESSAGE_TEXT_MAX}" aria-describedby="message-hint"></textarea>
 <p class="hint" id="message-hint">${t('textLimitHint', { max: MESSAGE_TEXT_MAX })}</p>
 <label for="message-files">${t('messageFiles', { count: EVIDENCE_FILES_MAX, size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 })}</label>
 <input id="message-files" name="files" type="file" multiple>
@@ -451,6 +488,8 @@ export function dealBody(
     error?: string;
     notice?: string;
     sandbox?: boolean;
+    /** The marketplace's name: the shop the deal is with. */
+    marketplace?: string;
   },
 ): SafeHtml {
   const { t, lang } = view;
@@ -467,8 +506,9 @@ ${decision(view, approval, data.csrf, actions.includes('decide_approval'))}
 <h1>${dealTitle(t, snapshot)}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
+${data.marketplace && html`<dt>${t('marketplace')}</dt><dd id="marketplace">${data.marketplace}</dd>`}
 <dt>${t('yourRole')}</dt><dd class="role">${roleWords(t, role)}</dd>
-<dt>${t('status')}</dt><dd class="status">${statusWords(t, dealStatus(snapshot))}</dd>
+<dt>${t('status')}</dt><dd class="status">${dealStatusWords(t, snapshot)}</dd>
 <dt>${t('amount')}</dt><dd>${formatMoney(lang, deal.amount, deal.currency)}</dd>
 ${role === 'buyer' ? undefined : html`<dt>${t('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} <${deal.buyer_email}>` : deal.buyer_email}</dd>`}
 ${deal.seller_email && role !== 'seller' ? html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>` : undefined}
@@ -481,9 +521,13 @@ ${deliverySection(view, snapshot, role, actions)}
 ${role === 'seller' ? payoutSection(view, snapshot) : undefined}
 ${snapshot.dispute ? disputeSection(view, snapshot, snapshot.dispute, role, actions.includes('message'), data.csrf) : undefined}
 <section aria-labelledby="documents"><h2 id="documents">${t('documents')}</h2>${documentList(view, snapshot.documents)}</section>
-<section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHistory')}</h2>
+${
+  approvals.length > 0 || role !== 'seller'
+    ? html`<section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHistory')}</h2>
 ${approvals.length > 0 ? html`<ul class="plain">${approvals}</ul>` : html`<p class="muted">${t('noApprovalHistory')}</p>`}
-</section>
+</section>`
+    : undefined
+}
 <section aria-labelledby="payments"><h2 id="payments">${t('paymentsHeading')}</h2>${paymentList(view, snapshot.payments)}</section>`;
 }
 

@@ -20,11 +20,13 @@ import {
   homeBody,
   inviteBody,
   inviteInvalidBody,
+  type InvitedDeal,
   payoutsBody,
   shipConfirmBody,
   signInBody,
 } from './page-views.ts';
-import { tokenUsable } from '../accounts/tokens.ts';
+import { tokenUserId } from '../accounts/tokens.ts';
+import { findUserById } from '../accounts/users.ts';
 import { passwordProblem } from '../accounts/pages.ts';
 import { accountTranslator } from '../accounts/i18n.ts';
 import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
@@ -46,7 +48,7 @@ import { DESTINATION_TYPES, sellerDestination } from '../money/destinations.ts';
 import { findMarketplace } from '../marketplaces/marketplaces.ts';
 import { paymentPageOrigins, providerFor } from '../escrow/providers.ts';
 import { refusal, roleMay, type PaymentAction } from '../deals/rules.ts';
-import { dealOfApproval } from '../deals/store.ts';
+import { dealOfApproval, dealsOfPerson, loadSnapshot } from '../deals/store.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 import {
   EVIDENCE_FILE_LIMIT_BYTES,
@@ -147,8 +149,10 @@ export function cabinetPages(api: Api, services: Services): void {
     '/cabinet/invite',
     page(services, async (p) => {
       const token = typeof p.ctx.query.token === 'string' ? p.ctx.query.token : '';
-      if (!(await tokenUsable(services.db, services.masterKey, 'invitation', token))) return invalidInvitation(p);
-      send(p, 200, p.t('inviteTitle'), inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services) }));
+      const userId = await tokenUserId(services.db, services.masterKey, 'invitation', token);
+      if (!userId) return invalidInvitation(p);
+      const deal = await invitedDeal(services, userId);
+      send(p, 200, p.t('inviteTitle'), inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services), deal }));
     }),
   );
 
@@ -158,11 +162,13 @@ export function cabinetPages(api: Api, services: Services): void {
       const form = await readForm(p.ctx);
       if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined)) throw csrfFailed();
       const token = form.get('token') ?? '';
-      if (!(await tokenUsable(services.db, services.masterKey, 'invitation', token))) return invalidInvitation(p);
+      const userId = await tokenUserId(services.db, services.masterKey, 'invitation', token);
+      if (!userId) return invalidInvitation(p);
+      const deal = await invitedDeal(services, userId);
       const password = form.get('password') ?? '';
       const problem = passwordProblem(p.t, password, form.get('password_confirm') ?? '');
       if (problem) {
-        const body = inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services), error: problem });
+        const body = inviteBody(p, { token, csrf: preSessionCsrf(p.ctx, services), error: problem, deal });
         return send(p, 400, p.t('inviteTitle'), body, `/cabinet/invite?token=${encodeURIComponent(token)}`);
       }
       let session: Session;
@@ -173,7 +179,8 @@ export function cabinetPages(api: Api, services: Services): void {
         throw error;
       }
       await startPageSession(p.ctx, services, session);
-      redirect(p.ctx, '/cabinet');
+      // Back to the deal the invitation was about, which is why the person came.
+      redirect(p.ctx, deal ? `/cabinet/view/deals/${deal.id}` : '/cabinet');
     }),
   );
 
@@ -222,6 +229,10 @@ export function cabinetPages(api: Api, services: Services): void {
         const { form, signed } = posted;
         const approvalId = p.ctx.params.id!;
         const dealId = await dealOfApprovalFor(services, signed, approvalId);
+        // Checked here too: a post without the tick (a script, an old page) approves nothing and says why.
+        if (decision === 'approve' && form.get('read_contract') !== 'yes') {
+          return dealPage(p, services, signed, dealId, 400, { error: p.t('readContractRequired') });
+        }
         const comment = decision === 'reject' ? (form.get('comment') ?? '').trim() : '';
         if (comment.length > COMMENT_MAX) {
           return dealPage(p, services, signed, dealId, 400, { error: p.t('commentTooLong', { max: COMMENT_MAX }) });
@@ -444,7 +455,7 @@ async function dealOfApprovalFor(services: Services, signed: SignedIn, approvalI
 function changeWords(p: Page, problem: Problem): string {
   const first = problem.code === 'validation_failed' ? problem.errors?.[0] : undefined;
   const tooBig = first !== undefined && /too big/i.test(first.message);
-  if (first?.path === 'text') return tooBig ? p.t('messageTooLong', { max: MESSAGE_TEXT_MAX }) : p.t('messageBlank');
+  if (first?.path === 'text') return tooBig ? p.t('messageTooLong', { max: MESSAGE_TEXT_MAX }) : p.t('messageEmpty');
   if (first?.path === 'files' && tooBig) return p.t('tooManyFiles', { count: EVIDENCE_FILES_MAX });
   if (first?.path.startsWith('files.') && first.message.includes('MiB'))
     return p.t('fileTooLarge', { size: EVIDENCE_FILE_LIMIT_BYTES / 1024 / 1024 });
@@ -469,17 +480,26 @@ async function dealPage(
   const actor = person(signed);
   const { snapshot, role } = await dealFor(services, actor, dealId);
   const actions = actionsFor(snapshot, role, actor);
+  // Named on the page: the person dealt with the shop, and the deal is the shop's.
+  const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
   let sandbox = false;
   if (actions.includes('pay')) {
     // The Pay form's 303 leads to the acquirer's page: the page's form-action must let it through.
-    const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
     const provider = marketplace && providerFor(marketplace);
     const pendingUrl = snapshot.payments.find((payment) => payment.status === 'pending')?.payment_url;
     const pendingOrigin = pendingUrl && /^https?:\/\//.test(pendingUrl) ? [new URL(pendingUrl).origin] : [];
     allowFormTargets(p, [...(provider ? paymentPageOrigins(provider, services.config) : []), ...pendingOrigin]);
     sandbox = provider === 'sandbox' && pendingOrigin.length === 0;
   }
-  const body = dealBody(p, { snapshot, role, actions, csrf: signed.csrf, sandbox, ...words });
+  const body = dealBody(p, {
+    snapshot,
+    role,
+    actions,
+    csrf: signed.csrf,
+    sandbox,
+    marketplace: marketplace?.name ?? '',
+    ...words,
+  });
   send(
     p,
     status,
@@ -594,6 +614,19 @@ async function payoutsPage(
     form: words.form,
   });
   send(p, status, p.t('payoutsTitle'), body, PAYOUTS_PATH, signed);
+}
+
+/**
+ * The deal an invitation is about: an invitation is the person's (one for all their deals), so it is the newest deal
+ * they take part in, the one whose mail they most likely opened; with its marketplace's name, to say who opened it.
+ */
+async function invitedDeal(services: Services, userId: string): Promise<InvitedDeal | undefined> {
+  const user = await findUserById(services.db, userId);
+  const newest = user && (await dealsOfPerson(services.db, user.email))[0];
+  const snapshot = newest && (await loadSnapshot(services.db, newest.id));
+  if (!newest || !snapshot) return undefined;
+  const marketplace = await findMarketplace(services.db, snapshot.deal.marketplace_id);
+  return { id: snapshot.deal.id, role: newest.role, deal: snapshot.deal, marketplace: marketplace?.name ?? '' };
 }
 
 function invalidInvitation(p: Page): void {

@@ -265,7 +265,8 @@ export function dealRoutes(api: Api, services: Services): void {
     summary: "Mail the buyer's invitation again",
     description:
       'A fresh invitation (14 days again) when the buyer has not set a password yet, otherwise a link to the deal. ' +
-      'At most 3 an hour per deal (429 too_many_invitations with Retry-After).',
+      'At most 3 an hour per deal (429 too_many_invitations with Retry-After). A closed deal (paid, refunded or ' +
+      'cancelled): 400 deal_closed, nothing sent.',
     params: DealParams,
     responses: { 202: { description: 'The mail is on its way', schema: z.object({ ok: z.literal(true) }) } },
     handler: async (ctx, { params }) => {

@@ -573,6 +573,9 @@ export async function addDisputeMessage(
  */
 export async function resendInvitation(services: Services, marketplace: Marketplace, dealId: string): Promise<void> {
   const { snapshot } = await dealFor(services, { kind: 'marketplace', marketplace }, dealId);
+  // A closed deal asks nothing more of the buyer: an invitation to it would only confuse them.
+  if (isFinal(dealStatus(snapshot)))
+    throw problem('deal_closed', 'The deal is closed (paid, refunded or cancelled): no invitation is sent for it.');
   const { hits, retry_after } = await countInvitationResend(services.db, dealId, INVITATION_WINDOW_SECONDS);
   if (hits > INVITATIONS_PER_WINDOW) {
     throw problem(

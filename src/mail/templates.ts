@@ -2,7 +2,7 @@
 // names the marketplace and links to the deal page the same way; both languages fill one typed table, so a mail missing
 // in either fails type-checking. What was sent is in the outbox (GET /admin/mail).
 import type { ActorKind, DisputeAuthor } from '../deals/model.ts';
-import { formatMoney, type Lang } from '../web/i18n.ts';
+import { formatDate, formatMoney, type Lang } from '../web/i18n.ts';
 
 export interface Mail {
   subject: string;
@@ -213,7 +213,12 @@ const en: Words = {
     }),
     dispute_message: (d, n) => ({
       subject: `new message in the dispute on the deal${d.title}`,
-      body: [`${en.author(n.author, d.marketplace)} wrote in the dispute on the deal${d.title}:`, quoteLines(n.text)],
+      // A message may be files alone: then it says so rather than quoting nothing.
+      body: n.text.trim()
+        ? [`${en.author(n.author, d.marketplace)} wrote in the dispute on the deal${d.title}:`, quoteLines(n.text)]
+        : [
+            `${en.author(n.author, d.marketplace)} added files to the dispute on the deal${d.title}. See them on the deal page.`,
+          ],
     }),
     shipped: (d, n) => ({
       subject: `the order of the deal${d.title} is shipped`,
@@ -376,7 +381,11 @@ const ru: Words = {
     }),
     dispute_message: (d, n) => ({
       subject: `новое сообщение в споре по сделке${d.title}`,
-      body: [`${ru.author(n.author, d.marketplace)} пишет в споре по сделке${d.title}:`, quoteLines(n.text)],
+      body: n.text.trim()
+        ? [`${ru.author(n.author, d.marketplace)} пишет в споре по сделке${d.title}:`, quoteLines(n.text)]
+        : [
+            `${ru.author(n.author, d.marketplace)} приложил файлы в споре по сделке${d.title}. Посмотрите их на странице сделки.`,
+          ],
     }),
     shipped: (d, n) => ({
       subject: `заказ по сделке${d.title} отправлен`,
@@ -429,15 +438,8 @@ const ru: Words = {
 
 const WORDS: Record<Lang, Words> = { en, ru };
 
-/** A moment in a mail: the date and time in Moscow, where the service's people mostly are, named as such. */
-function when(locale: Lang, iso: string): string {
-  const text = new Intl.DateTimeFormat(locale === 'ru' ? 'ru-RU' : 'en-GB', {
-    dateStyle: 'long',
-    timeStyle: 'short',
-    timeZone: 'Europe/Moscow',
-  }).format(new Date(iso));
-  return `${text} (${locale === 'ru' ? 'мск' : 'Moscow time'})`;
-}
+/** A moment in a mail: as the pages show it (Moscow time, named), so a mail and its deal page agree. */
+const when = formatDate;
 
 /** English names the deal after "you": `…with you: "Bicycle"`. */
 const colon = (title: string) => (title ? `:${title}` : '');

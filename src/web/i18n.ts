@@ -29,6 +29,10 @@ const en = {
   // Invitation
   inviteTitle: 'Set your password',
   inviteIntro: 'Choose a password for your cabinet. Afterwards you sign in with your e-mail and this password.',
+  inviteDeal_buyer: '{marketplace} has opened a safe deal for you: {title}, {amount}.',
+  inviteDeal_seller: '{marketplace} has opened a safe deal with you as the seller: {title}, {amount}.',
+  inviteDeal_approver: '{marketplace} asks you to approve the terms of a safe deal: {title}, {amount}.',
+  inviteNext: 'Once the password is set, the deal opens.',
   newPassword: 'New password',
   confirmPassword: 'Repeat the password',
   passwordHint: 'At least {min} characters.',
@@ -54,6 +58,10 @@ const en = {
   noDocuments: 'No documents.',
   download: 'Download',
   approve: 'Approve',
+  readContract: 'I have read the contract and the documents of this deal',
+  readContractRequired:
+    'To approve, first read the contract and tick “I have read the contract”. Nothing was approved.',
+  marketplace: 'Marketplace',
   reject: 'Reject',
   rejectComment: 'Reason for rejecting (optional)',
   openDeal: 'Open the deal',
@@ -130,6 +138,8 @@ const en = {
   messageFiles: 'Files (optional): up to {count}, each up to {size} MiB',
   sendMessage: 'Send the message',
   messageBlank: 'Write the message: it must not be empty.',
+  messageEmpty: 'Write a message or attach a photo or a file: the message must not be empty.',
+  messageTextOptional: 'Message (optional with a file)',
   messageTooLong: 'The message is too long: use at most {max} characters.',
   tooManyFiles: 'Attach at most {count} files.',
   fileTooLarge: 'Each file may be at most {size} MiB.',
@@ -249,6 +259,7 @@ const en = {
   status_escrow_hold: 'Paid: the money is held in escrow',
   status_paid: 'Completed: the money was sent to the seller',
   status_refunded: 'Cancelled: the money was returned to the buyer',
+  status_refunded_by_arbiter: 'Refunded by the arbiter’s decision: the money went back to the buyer',
   status_disputed: "Dispute open: waiting for the arbiter's decision",
   status_cancelled: 'Cancelled before payment',
   approval_pending: 'Waiting for a decision',
@@ -289,6 +300,12 @@ const ru: Record<MessageKey, string> = {
   signedOut: 'Вы вышли из кабинета.',
   inviteTitle: 'Задайте пароль',
   inviteIntro: 'Придумайте пароль для кабинета. Входить вы будете по электронной почте и этому паролю.',
+  inviteDeal_buyer: 'Маркетплейс {marketplace} открыл для вас безопасную сделку «{title}» на сумму {amount}.',
+  inviteDeal_seller:
+    'Маркетплейс {marketplace} открыл безопасную сделку «{title}» на сумму {amount}, в которой вы продавец.',
+  inviteDeal_approver:
+    'Маркетплейс {marketplace} просит вас согласовать условия безопасной сделки «{title}» на сумму {amount}.',
+  inviteNext: 'Когда пароль будет задан, откроется сделка.',
   newPassword: 'Новый пароль',
   confirmPassword: 'Повторите пароль',
   passwordHint: 'Не короче {min} символов.',
@@ -313,6 +330,10 @@ const ru: Record<MessageKey, string> = {
   noDocuments: 'Документов нет.',
   download: 'Скачать',
   approve: 'Согласовать',
+  readContract: 'Я прочитал(а) договор и документы этой сделки',
+  readContractRequired:
+    'Чтобы согласовать, сначала прочитайте договор и отметьте «Я прочитал(а) договор». Ничего не согласовано.',
+  marketplace: 'Маркетплейс',
   reject: 'Отклонить',
   rejectComment: 'Причина отказа (необязательно)',
   openDeal: 'Открыть сделку',
@@ -383,6 +404,8 @@ const ru: Record<MessageKey, string> = {
   messageFiles: 'Файлы (необязательно): до {count}, каждый до {size} МБ',
   sendMessage: 'Отправить сообщение',
   messageBlank: 'Напишите сообщение: оно не может быть пустым.',
+  messageEmpty: 'Напишите сообщение или приложите фото или файл: пустое сообщение отправить нельзя.',
+  messageTextOptional: 'Сообщение (можно не писать, если приложен файл)',
   messageTooLong: 'Сообщение слишком длинное: не больше {max} символов.',
   tooManyFiles: 'Приложите не больше {count} файлов.',
   fileTooLarge: 'Каждый файл может быть не больше {size} МБ.',
@@ -497,6 +520,7 @@ const ru: Record<MessageKey, string> = {
   status_escrow_hold: 'Оплачено: деньги удерживаются на безопасной сделке',
   status_paid: 'Завершена: деньги переведены продавцу',
   status_refunded: 'Отменена: деньги возвращены покупателю',
+  status_refunded_by_arbiter: 'Деньги возвращены покупателю по решению арбитра',
   status_disputed: 'Открыт спор: ожидается решение арбитра',
   status_cancelled: 'Отменена до оплаты',
   approval_pending: 'Ожидает решения',
@@ -574,12 +598,18 @@ export function formatMoney(lang: Lang, amount: number, currency: string): strin
   }
 }
 
-/** Dates in UTC, labelled, so the page means the same wherever it is read. */
+/**
+ * The zone every shown time is in: the service's people are mostly in Moscow, and one zone for everyone means a page,
+ * a mail and a colleague's screen name the same moment the same way.
+ */
+export const READER_TIME_ZONE = 'Europe/Moscow';
+
+/** A moment as every page and mail shows it: one format, in Moscow time, the zone named ("мск", "Moscow time"). */
 export function formatDate(lang: Lang, iso: string): string {
   const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', {
     dateStyle: 'medium',
     timeStyle: 'short',
-    timeZone: 'UTC',
+    timeZone: READER_TIME_ZONE,
   }).format(new Date(iso));
-  return `${text} UTC`;
+  return `${text} ${lang === 'ru' ? 'мск' : 'Moscow time'}`;
 }

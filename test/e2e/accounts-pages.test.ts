@@ -210,6 +210,9 @@ describe('profile page', () => {
     await signIn(browser, email);
     const page = await browser.get('/cabinet/view/profile');
     expect(page.text).toContain('value="Old"');
+    // Plain words for a private person, no "organization".
+    expect(page.text).toContain('<dt>Your name in deals (as a private person)</dt><dd>Old</dd>');
+    expect(page.text).not.toMatch(/organi[sz]ation/i);
     expect((await browser.post('/cabinet/view/profile', { name: 'New', locale: 'ru' })).status).toBe(403);
     const tooLong = await browser.post('/cabinet/view/profile', {
       _csrf: csrfOf(page),
@@ -226,10 +229,13 @@ describe('profile page', () => {
     expect(after.text).toContain('Профиль сохранён.');
     expect(after.text).toContain('value="New"');
     expect(after.text).toMatch(/<option value="ru" lang="ru" selected>/);
-    const locale = await server.services.db.query('SELECT locale, name FROM users WHERE lower(email) = lower($1)', [
-      email,
-    ]);
-    expect(locale.rows[0]).toEqual({ locale: 'ru', name: 'New' });
+    expect(after.text).toContain('Ваше имя в сделках (как частного лица)');
+    const locale = await server.services.db.query(
+      'SELECT locale, locale_chosen, name FROM users WHERE lower(email) = lower($1)',
+      [email],
+    );
+    // Chosen by the person: a marketplace's buyer_locale no longer changes it.
+    expect(locale.rows[0]).toEqual({ locale: 'ru', locale_chosen: true, name: 'New' });
   });
 });
 
@@ -262,16 +268,25 @@ describe('security page', () => {
 
   it('lists sessions with this device marked, revokes one, and signs out everywhere after a confirmation', async () => {
     const { email } = await accountWithPassword();
-    const browser = new Browser({ 'Accept-Language': 'en', 'User-Agent': 'Desk browser' });
-    const phone = new Browser({ 'User-Agent': 'Phone browser' });
+    const desk =
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    const browser = new Browser({ 'Accept-Language': 'en', 'User-Agent': desk });
+    const phone = new Browser({
+      'User-Agent':
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Mobile/15E148 Safari/604.1',
+    });
     const tablet = new Browser({ 'User-Agent': 'Tablet browser' });
     for (const b of [browser, phone, tablet]) await signIn(b, email);
     const page = await browser.get('/cabinet/view/security');
-    expect(page.text).toMatch(/Desk browser<\/strong> <span class="status">\(this device\)/);
-    expect(page.text).not.toMatch(/Phone browser<\/strong> <span/);
-    const phoneId = new RegExp(`Phone browser</strong>[\\s\\S]*?/cabinet/view/sessions/(${UUID_SOURCE})/revoke`).exec(
-      page.text,
-    )![1];
+    // Each device by a name a person recognises; the raw User-Agent in the title.
+    expect(page.text).toContain(
+      `<strong title="${desk}">Chrome on Windows</strong> <span class="status">(this device)`,
+    );
+    expect(page.text).toContain('>Unknown browser</strong>');
+    expect(page.text).not.toMatch(/Safari on iPhone<\/strong> <span/);
+    const phoneId = new RegExp(
+      `Safari on iPhone</strong>[\\s\\S]*?/cabinet/view/sessions/(${UUID_SOURCE})/revoke`,
+    ).exec(page.text)![1];
 
     expect((await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, {})).status).toBe(403);
     const revoked = await browser.post(`/cabinet/view/sessions/${phoneId}/revoke`, { _csrf: csrfOf(page) });
@@ -298,9 +313,14 @@ describe('security page', () => {
 
   it('speaks Russian', async () => {
     const { email } = await accountWithPassword();
-    const browser = new Browser({ 'Accept-Language': 'ru' });
+    const browser = new Browser({
+      'Accept-Language': 'ru',
+      'User-Agent':
+        'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+    });
     await signIn(browser, email);
     const page = await browser.get('/cabinet/view/security');
+    expect(page.text).toContain('>Chrome на Android</strong>');
     expect(page.text).toContain('Сменить пароль');
     expect(page.text).toContain('это устройство');
     expect(page.text).toContain('Выйти везде');

@@ -129,6 +129,34 @@ describe('a dispute in the cabinet API', () => {
     expect((await sendMessage(dealId, stranger, evidence('Let me in', []))).status).toBe(404);
   });
 
+  it('takes a photo without text, and tells the other side that files were added', async () => {
+    const { dealId, buyer, sellerEmail } = await insertHeldDealSignedIn(server.services, {
+      marketplaceId: marketplace.id,
+      seller: true,
+      amount: 900,
+    });
+    expect((await post(cabinet(`/deals/${dealId}/escrow/dispute`), { reason: 'Scratched' }, buyer)).status).toBe(200);
+    const photoOnly = new FormData();
+    photoOnly.append('files', new Blob(['jpeg bytes'], { type: 'image/jpeg' }), 'scratch.jpg');
+    const sent = await sendMessage(dealId, buyer, photoOnly);
+    expect(sent.status).toBe(201);
+    const message = await json(sent);
+    expect(message).toMatchObject({ text: '', files: [{ name: 'scratch.jpg' }] });
+    await expect
+      .poll(
+        async () =>
+          (
+            await server.services.db.query<{ text_body: string }>(
+              `SELECT text_body FROM mail_outbox WHERE recipient = $1 AND text_body LIKE '%added files to the dispute%'
+                  OR recipient = $1 AND text_body LIKE '%приложил файлы в споре%'`,
+              [sellerEmail],
+            )
+          ).rowCount,
+        { timeout: 20_000 },
+      )
+      .toBe(1);
+  });
+
   it('refuses a blank message, too many files, an unknown field and a body that is not multipart', async () => {
     const { dealId, buyer } = await insertHeldDealSignedIn(server.services, {
       marketplaceId: marketplace.id,
@@ -140,7 +168,7 @@ describe('a dispute in the cabinet API', () => {
     const blank = await json(await sendMessage(dealId, buyer, evidence(' ', [])));
     expect(blank).toMatchObject({
       code: 'validation_failed',
-      errors: [{ path: 'text', message: 'must not be blank' }],
+      errors: [{ path: 'text', message: 'must not be blank when no file is attached' }],
     });
     const six = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}.txt`, type: 'text/plain', body: 'x' }));
     expect(await json(await sendMessage(dealId, buyer, evidence('Many', six)))).toMatchObject({
@@ -171,8 +199,9 @@ describe('the OpenAPI document', () => {
     });
     const message =
       document.paths['/cabinet/deals/{id}/dispute/messages'].post.requestBody.content['multipart/form-data'].schema;
+    // A message may be files alone, so its text is optional.
+    expect(message.required ?? []).not.toContain('text');
     expect(message).toMatchObject({
-      required: ['text'],
       additionalProperties: false,
       properties: {
         text: { maxLength: 5000 },

@@ -111,7 +111,8 @@ async function buyerBrowser(email: string, headers: Record<string, string> = {})
     password_confirm: PASSWORD,
   });
   expect(accepted.status).toBe(303);
-  expect(accepted.location).toBe('/cabinet');
+  // Back to the deal the invitation was about.
+  expect(accepted.location).toMatch(/^\/cabinet\/view\/deals\/[0-9a-f-]{36}$/);
   return browser;
 }
 
@@ -130,6 +131,10 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(invite.text).not.toMatch(/<script/i);
     expect(invite.text).toMatch(/<label for="password">New password<\/label>/);
     expect(invite.text).toMatch(/<label for="password_confirm">Repeat the password<\/label>/);
+    // The page says who opened which deal, so the person knows why they are asked for a password.
+    expect(words(invite)).toContain(
+      'Pages shop has opened a safe deal for you: Bike &#60;script&#62;alert(1)&#60;/script&#62; &#38; &#34;bell&#34;, RUB 1,500.50. Once the password is set, the deal opens.',
+    );
     const token = /name="token" value="([^"]+)"/.exec(invite.text)![1];
 
     const mismatch = await browser.post('/cabinet/invite', {
@@ -150,14 +155,17 @@ describe('a buyer from the invitation mail to a paid deal', () => {
       password_confirm: PASSWORD,
     });
     expect(accepted.status).toBe(303);
-    expect(accepted.location).toBe('/cabinet');
+    expect(accepted.location).toBe(`/cabinet/view/deals/${deal.id}`);
     const sessionCookie = accepted.headers.getSetCookie().find((line) => line.startsWith('svc_session='))!;
     const lifetime = server.services.config.CABINET_TOKEN_TTL_SECONDS;
     expect(sessionCookie).toMatch(
       new RegExp(`^svc_session=ct_[\\w-]+; Path=/; Max-Age=${lifetime}; HttpOnly; SameSite=Lax$`),
     );
 
-    const home = await browser.follow(accepted);
+    const landed = await browser.follow(accepted);
+    expect(landed.status).toBe(200);
+    expect(landed.text).toContain('<dt>Marketplace</dt><dd id="marketplace">Pages shop</dd>');
+    const home = await browser.get('/cabinet');
     expect(home.status).toBe(200);
     expect(home.headers.get('cache-control')).toBe('no-store');
     expect(home.text).toContain('<h2 id="approvals">Approvals</h2>');
@@ -185,14 +193,31 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     expect(wrong.status).toBe(403);
     expect(await dealStatus(deal.id)).toBe('approval');
 
-    const approved = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    // The approval asks the person to say they read the contract; a post without the tick approves nothing.
+    expect(home.text).toMatch(
+      new RegExp(
+        `<input type="checkbox" id="read-contract-${approval.id}" name="read_contract" value="yes" required> <label for="read-contract-${approval.id}">I have read the contract`,
+      ),
+    );
+    const unread = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    expect(unread.status).toBe(400);
+    expect(words(unread)).toContain('To approve, first read the contract and tick “I have read the contract”.');
+    expect(await dealStatus(deal.id)).toBe('approval');
+
+    const approved = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, {
+      _csrf: csrfOf(home),
+      read_contract: 'yes',
+    });
     expect(approved.location).toBe(`/cabinet/view/deals/${deal.id}?done=approved`);
     const afterApproval = await browser.follow(approved);
     expect(words(afterApproval)).toContain('You approved the terms.');
     expect(words(afterApproval)).toContain('Terms approved, waiting for payment');
     expect(await dealStatus(deal.id)).toBe('approved');
 
-    const twice = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });
+    const twice = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, {
+      _csrf: csrfOf(home),
+      read_contract: 'yes',
+    });
     expect(twice.status).toBe(400);
     expect(twice.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(words(twice)).toContain('This approval has already been decided.');
@@ -472,6 +497,8 @@ describe('the seller', () => {
     const home = await seller.get('/cabinet');
     expect(home.text).toContain(`href="/cabinet/view/deals/${held.dealId}"`);
     expect(words(home)).toContain('Your role: Seller');
+    // A seller approves nothing: no empty Approvals section.
+    expect(home.text).not.toContain('<h2 id="approvals">');
 
     const page = await seller.get(`/cabinet/view/deals/${held.dealId}`);
     expect(page.status).toBe(200);
@@ -562,7 +589,39 @@ describe('a dispute on the pages', () => {
     empty.append('text', '  ');
     const refused = await buyer.postMultipart(`/cabinet/view/deals/${held.dealId}/dispute/messages`, empty);
     expect(refused.status).toBe(400);
-    expect(words(refused)).toContain('Write the message: it must not be empty.');
+    expect(words(refused)).toContain('Write a message or attach a photo or a file: the message must not be empty.');
+    expect(read.text).toContain('<label for="message-text">Message (optional with a file)</label>');
+
+    // A photo alone is a message: no text needed.
+    const photo = new FormData();
+    photo.append('_csrf', csrfOf(read));
+    photo.append('text', '');
+    photo.append('files', new Blob(['jpeg'], { type: 'image/jpeg' }), 'crack.jpg');
+    const photoSent = await buyer.postMultipart(`/cabinet/view/deals/${held.dealId}/dispute/messages`, photo);
+    expect(photoSent.location).toBe(`/cabinet/view/deals/${held.dealId}?done=message_sent`);
+    const withPhoto = await seller.get(`/cabinet/view/deals/${held.dealId}`);
+    expect(withPhoto.text).toMatch(/<strong>Buyer<\/strong>[^]*download>crack\.jpg<\/a>/);
+    expect(withPhoto.text).not.toContain('<p class="text"></p>');
+  });
+});
+
+describe("the arbiter's refund", () => {
+  it("reads as the arbiter's decision, not as a cancellation, in English and Russian", async () => {
+    const held = await insertHeldDealSignedIn(server.services, heldBicycle());
+    const cabinet = (path: string) => `${server.url}/cabinet/deals/${held.dealId}${path}`;
+    expect((await post(cabinet('/escrow/dispute'), { reason: 'Broken frame' }, held.buyer)).status).toBe(200);
+    const decided = await post(
+      `${server.url}/admin/deals/${held.dealId}/escrow/resolve`,
+      { outcome: 'refund', reason: 'Photos show the crack' },
+      admin(),
+    );
+    expect(decided.status).toBe(200);
+    const english = await signedIn(held.sessions.buyer).get(`/cabinet/view/deals/${held.dealId}`);
+    expect(words(english)).toContain('Refunded by the arbiter’s decision: the money went back to the buyer');
+    expect(words(english)).not.toContain('Cancelled: the money was returned');
+    const russian = await signedIn(held.sessions.seller, { 'Accept-Language': 'ru' }).get('/cabinet');
+    expect(words(russian)).toContain('Деньги возвращены покупателю по решению арбитра');
+    expect(words(russian)).not.toContain('Отменена: деньги возвращены');
   });
 });
 

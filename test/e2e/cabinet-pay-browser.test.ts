@@ -93,12 +93,14 @@ async function buyerFromInvitation(
   await page.fill('#password', PASSWORD);
   await page.fill('#password_confirm', PASSWORD);
   await page.click('form[action="/cabinet/invite"] button[type=submit]');
-  await page.waitForURL(/\/cabinet(\?|$)/);
+  // Back to the deal the invitation was about.
+  await page.waitForURL(/\/cabinet\/view\/deals\/[0-9a-f-]{36}$/);
   return { page, problems };
 }
 
 /** The buyer approves the terms from the cabinet's home page and lands on nothing else. */
 async function approve(page: Page): Promise<void> {
+  await page.check('form[action$="/approve"] input[name=read_contract]');
   await page.click('form[action$="/approve"] button[type=submit]');
   await page.waitForSelector('.notice');
 }

@@ -61,10 +61,16 @@ async function personFromInvitation(email: string, locale: 'en' | 'ru', viewport
   const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
   const page = await context.newPage();
   await page.goto(`${link}&lang=${locale}`);
+  // The invitation page says who opened which deal, in the reader's language.
+  const invited = await page.textContent('#invited-deal');
+  expect(invited).toContain(marketplace.name);
+  expect(invited).toContain('Armchair');
+  expect(invited).toContain(locale === 'ru' ? 'открыл безопасную сделку' : 'has opened a safe deal');
   await page.fill('#password', PASSWORD);
   await page.fill('#password_confirm', PASSWORD);
   await page.click('form[action="/cabinet/invite"] button[type=submit]');
-  await page.waitForURL(/\/cabinet(\?|$)/);
+  // Back to the deal the invitation was about.
+  await page.waitForURL(/\/cabinet\/view\/deals\/[0-9a-f-]{36}$/);
   return page;
 }
 
@@ -87,21 +93,14 @@ describe('a deal between two people', () => {
             seller_email: sellerEmail,
             title: 'Armchair',
             amount: 12500,
+            // Their languages, as the marketplace knows them: mails and the accounts follow.
+            buyer_locale: 'en',
+            seller_locale: 'ru',
           },
           mkt(),
         ),
       );
       const dealId: string = created.id;
-      // Their languages, as their profiles say (the cabinet has no profile page yet: a precondition set in the records).
-      await expect
-        .poll(
-          async () =>
-            (await server.services.db.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [sellerEmail]))
-              .rowCount,
-          { timeout: 20_000 },
-        )
-        .toBe(1);
-      await server.services.db.query(`UPDATE users SET locale = 'en' WHERE lower(email) = lower($1)`, [buyerEmail]);
 
       const upload = await fetch(api(`/deals/${dealId}/documents?kind=contract&name=Contract.pdf`), {
         method: 'POST',
@@ -113,6 +112,8 @@ describe('a deal between two people', () => {
 
       // The buyer approves in English on a desktop.
       const buyer = await personFromInvitation(buyerEmail, 'en', DESKTOP);
+      // Approving needs the tick that says the contract was read.
+      await buyer.check('form[action$="/approve"] input[name=read_contract]');
       await buyer.click('form[action$="/approve"] button[type=submit]');
       await expect
         .poll(async () => (await json(await fetch(api(`/deals/${dealId}`), { headers: mkt() }))).status)
@@ -125,6 +126,11 @@ describe('a deal between two people', () => {
       await dealPage(seller, dealId);
       expect(await seller.locator('a[href*="/escrow/"]').count()).toBe(0);
       expect(await seller.getAttribute('html', 'lang')).toBe('ru');
+      expect(await seller.textContent('#marketplace')).toBe(marketplace.name);
+      // A seller approves nothing: their home has no empty Approvals section.
+      await seller.goto(`${server.url}/cabinet`);
+      expect(await seller.locator('#approvals').count()).toBe(0);
+      expect(await seller.locator('#deals').count()).toBe(1);
 
       // The buyer opens a dispute: a link, a confirmation page that says what happens, a reason, then words of success.
       await dealPage(buyer, dealId);
@@ -153,7 +159,7 @@ describe('a deal between two people', () => {
       const photoLink = seller.locator('.message a', { hasText: 'leg.jpg' });
       const download = await seller.request.get(`${server.url}${await photoLink.getAttribute('href')}`);
       expect(await download.text()).toBe('JPEG photo of the broken leg');
-      await seller.fill('#message-text', 'Курьер подтвердил, что кресло было целым.');
+      // The seller answers with a file alone: no text needed.
       await seller.setInputFiles('#message-files', receipt);
       await seller.click('form[action$="/dispute/messages"] button[type=submit]');
       await seller.waitForSelector('.notice');
@@ -171,8 +177,13 @@ describe('a deal between two people', () => {
       expect(decided.status).toBe(200);
       await dealPage(buyer, dealId);
       expect(await buyer.textContent('.decision')).toContain('The courier receipt does not cover the leg');
+      // The refund reads as the arbiter's decision, not as a cancellation.
+      expect(await buyer.textContent('dd.status')).toBe(
+        'Refunded by the arbiter’s decision: the money went back to the buyer',
+      );
       await dealPage(seller, dealId);
       expect(await seller.textContent('.decision')).toContain('The courier receipt does not cover the leg');
+      expect(await seller.textContent('dd.status')).toBe('Деньги возвращены покупателю по решению арбитра');
 
       // Mails, each in its reader's language and naming the marketplace: English for the buyer, Russian for the seller.
       await expect.poll(async () => (await mailsTo(sellerEmail)).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);

@@ -152,6 +152,26 @@ describe("the buyer's invitation, again", () => {
   });
 });
 
+describe("the buyer's invitation on a closed deal", () => {
+  it('is refused with 400 deal_closed and mails nothing', async () => {
+    const deal = await createDealViaApi(server, marketplace);
+    const mails = async () =>
+      (
+        await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(deal.buyer_email)}`, { headers: admin() }),
+        )
+      ).items as unknown[];
+    await expect.poll(async () => (await mails()).length, { timeout: 20_000 }).toBe(1);
+    expect((await post(api(`/deals/${deal.id}/cancel`), { reason: 'Out of stock' }, mkt())).status).toBe(200);
+    const before = (await mails()).length;
+    const again = await post(api(`/deals/${deal.id}/invitation`), {}, mkt());
+    expect(again.status).toBe(400);
+    expect(again.headers.get('content-type')).toBe('application/problem+json');
+    expect((await json(again)).code).toBe('deal_closed');
+    expect(await mails()).toHaveLength(before);
+  });
+});
+
 describe('a dispute, as the marketplace sees and joins it', () => {
   it('takes messages only while a dispute is open, shows who wrote what, and tells the arbiter’s decision', async () => {
     const deal = await createDealViaApi(server, marketplace, { seller: true });

@@ -108,7 +108,8 @@ async function fromInvitation(
   await page.fill('#password', PASSWORD);
   await page.fill('#password_confirm', PASSWORD);
   await page.click('form[action="/cabinet/invite"] button[type=submit]');
-  await page.waitForURL(/\/cabinet(\?|$)/);
+  // Back to the deal the invitation was about.
+  await page.waitForURL(/\/cabinet\/view\/deals\/[0-9a-f-]{36}$/);
   return page;
 }
 
@@ -178,6 +179,7 @@ async function journey(expect: ExpectStatic, locale: 'en' | 'ru', viewport: type
 
   // The buyer approves the terms and pays (sandbox: held at once).
   const buyer = await fromInvitation(expect, buyerEmail, locale, viewport);
+  await buyer.check('form[action$="/approve"] input[name=read_contract]');
   await buyer.click('form[action$="/approve"] button[type=submit]');
   await buyer.waitForURL(`${dealPage}?done=approved`);
   await buyer.click(`form[action="/cabinet/view/deals/${dealId}/pay"] button[type=submit]`);
@@ -447,18 +449,16 @@ describe('shipment and the inspection window on the deal page', () => {
     ).toBe(200);
     const ends: string = (await money.getDeal(shop, deal.id)).delivery.inspection_ends_at;
     expect(new Date(ends).getTime()).toBeGreaterThan(Date.now() + 2 * 86_400_000);
-    const date = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
-      new Date(ends),
-    );
-    const datum = new Intl.DateTimeFormat('ru-RU', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
-      new Date(ends),
-    );
+    // Shown in Moscow time, the zone named.
+    const zone = { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Europe/Moscow' } as const;
+    const date = new Intl.DateTimeFormat('en-GB', zone).format(new Date(ends));
+    const datum = new Intl.DateTimeFormat('ru-RU', zone).format(new Date(ends));
     expect(words(await seller.get(dealPath))).toContain(
-      `The buyer can open a dispute until ${date} UTC; after that the money is released to you automatically.`,
+      `The buyer can open a dispute until ${date} Moscow time; after that the money is released to you automatically.`,
     );
     const buyerPage = words(await buyer.get(dealPath));
     expect(buyerPage).toContain(
-      `Проверьте полученное. Открыть спор можно до ${datum} UTC; после этого деньги автоматически уйдут продавцу.`,
+      `Проверьте полученное. Открыть спор можно до ${datum} мск; после этого деньги автоматически уйдут продавцу.`,
     );
     expect(buyerPage).toContain('Boxberry');
     expect(buyerPage).not.toContain('/escrow/refund');

@@ -185,6 +185,7 @@ describe('the widget on a storefront', () => {
     await cabinet.getByLabel('New password').fill('a strong password');
     await cabinet.getByLabel('Repeat the password').fill('a strong password');
     await cabinet.getByRole('button', { name: 'Set the password and sign in' }).click();
+    await cabinet.getByLabel('I have read the contract').first().check();
     await cabinet.getByRole('button', { name: 'Approve' }).first().click();
     await cabinet.goto(cabinetUrl!);
     expect(await cabinet.content()).toContain('Bicycle Aris');

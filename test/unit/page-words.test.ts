@@ -2,7 +2,7 @@
 // read" for a refusal that has its own (a dispute that opened while the buyer's release was on its way).
 import { describe, expect, it } from 'vitest';
 import { problemWords } from '../../src/web/page.ts';
-import { translator } from '../../src/web/i18n.ts';
+import { formatDate, translator } from '../../src/web/i18n.ts';
 import { problemStatus } from '../../src/http/problem-catalog.ts';
 
 describe('problemWords', () => {
@@ -35,5 +35,14 @@ describe('problemWords', () => {
         expect(problemWords(t, { code, status: problemStatus(code) }), `${lang} ${code}`).toBe(t(code));
       }
     }
+  });
+});
+
+describe('formatDate', () => {
+  it('shows a moment in Moscow time, naming the zone, in one format per language', () => {
+    // 21:30 UTC is 00:30 the next day in Moscow (UTC+3, no daylight saving since 2014).
+    const iso = '2026-11-25T21:30:00.000Z';
+    expect(formatDate('en', iso).replace(/\u202f/g, ' ')).toBe('26 Nov 2026, 00:30 Moscow time');
+    expect(formatDate('ru', iso).replace(/\u202f/g, ' ')).toBe('26 нояб. 2026 г., 00:30 мск');
   });
 });
