@@ -47,6 +47,7 @@ export const EnvSchema = z.object({
     .optional(),
   SSO_CODE_TTL_SECONDS: positiveInt.default(300),
   SSO_ACCESS_TOKEN_TTL_SECONDS: positiveInt.default(3600),
+  SSO_REFRESH_TOKEN_TTL_SECONDS: positiveInt.default(2_592_000),
   // Wrong passwords in a window: per (account, address), per address, and per account only a high ceiling, so that
   // strangers cannot lock the owner out (src/accounts/login-limits.ts).
   SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: positiveInt.default(5),

@@ -491,8 +491,32 @@ const CATALOG = {
   unsupported_grant_type: {
     title: 'Unsupported grant type',
     statuses: [400],
-    meaning: 'The token endpoint takes grant_type=authorization_code only.',
-    action: 'Send grant_type=authorization_code.',
+    meaning:
+      'POST /sso/token takes grant_type=authorization_code only; /sso/oidc/token takes authorization_code and refresh_token.',
+    action: 'Send grant_type=authorization_code (or refresh_token, at the OpenID Connect token endpoint).',
+  },
+  invalid_refresh_token: {
+    title: 'The refresh token is not valid',
+    statuses: [400],
+    meaning:
+      'The refresh token is unknown, issued to another client, expired or revoked (the site’s access was revoked, the ' +
+      'password changed, the user signed out everywhere) (OAuth error invalid_grant).',
+    action: 'Send the user through sign-in again; keep only the newest refresh token of each sign-in.',
+  },
+  refresh_token_reused: {
+    title: 'The refresh token was already used',
+    statuses: [400],
+    meaning:
+      'Each use of a refresh token spends it and answers the next one. A spent token used again may have been stolen: ' +
+      'every refresh and access token issued from that sign-in is revoked (OAuth error invalid_grant).',
+    action:
+      'Store the new refresh token of every answer and use each one once; send the user through sign-in again now.',
+  },
+  invalid_scope: {
+    title: 'The scope is wider than granted',
+    statuses: [400],
+    meaning: 'A refresh asked for scope values the sign-in did not grant (OAuth error invalid_scope).',
+    action: 'Ask for the granted scope or part of it, or leave scope out to get all of it.',
   },
 
   // Data API

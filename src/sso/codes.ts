@@ -8,6 +8,7 @@ import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { OAuthProblem, invalidClient } from './oauth-problem.ts';
 import { authenticateClient } from './clients.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
+import { newFamilyId, revokeFamiliesOfCode } from './refresh-tokens.ts';
 
 export const CODE_PREFIX = 'ac_';
 
@@ -27,6 +28,8 @@ export interface Redeemed {
   scope: string;
   nonce: string | null;
   authTime: Date | null;
+  /** Whether the refresh token asked for was issued (the scope has offline_access; src/sso/refresh-tokens.ts). */
+  refreshIssued?: boolean;
 }
 
 export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): Promise<string> {
@@ -64,6 +67,8 @@ export interface Redemption {
   codeVerifier?: string;
   /** The access token to record with the code (the OpenID Connect endpoint), or none (POST /sso/token). */
   accessToken?: { token: string; ttlSeconds: number };
+  /** With accessToken: a refresh token to record, starting a family, when the code's scope has offline_access. */
+  refreshToken?: { token: string; ttlSeconds: number };
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   clientChallenge?: string;
 }
@@ -88,6 +93,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     scope: string;
     nonce: string | null;
     auth_time: Date | null;
+    refreshed: boolean;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -102,11 +108,18 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
         WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
           AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
        RETURNING code_hash, client_id, user_id, scope, nonce, auth_time
+     ), refreshed AS (
+       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at)
+       SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9) FROM consumed
+        WHERE $5::bytea IS NOT NULL AND $8::bytea IS NOT NULL AND scope ~ '(^|[[:space:]])offline_access([[:space:]]|$)'
+       RETURNING family_id
      ), issued AS (
-       INSERT INTO sso_access_tokens (token_hash, code_hash, client_id, user_id, scope, expires_at)
-       SELECT $5, code_hash, client_id, user_id, scope, now() + make_interval(secs => $6) FROM consumed WHERE $5::bytea IS NOT NULL
+       INSERT INTO sso_access_tokens (token_hash, code_hash, family_id, client_id, user_id, scope, expires_at)
+       SELECT $5, code_hash, (SELECT family_id FROM refreshed), client_id, user_id, scope, now() + make_interval(secs => $6)
+         FROM consumed WHERE $5::bytea IS NOT NULL
      )
-     SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time
+     SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time,
+            EXISTS (SELECT 1 FROM refreshed) AS refreshed
        FROM consumed c CROSS JOIN client k JOIN users u ON u.id = c.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
     [
       codeHash,
@@ -116,6 +129,9 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
       redemption.accessToken ? hashSecret(redemption.accessToken.token) : null,
       redemption.accessToken?.ttlSeconds ?? 0,
       secretHash,
+      redemption.refreshToken ? hashSecret(redemption.refreshToken.token) : null,
+      redemption.refreshToken?.ttlSeconds ?? 0,
+      newFamilyId(),
     ],
   );
   const row = result.rows[0];
@@ -129,6 +145,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     scope: row.scope,
     nonce: row.nonce,
     authTime: row.auth_time,
+    refreshIssued: row.refreshed,
   };
 }
 
@@ -158,6 +175,7 @@ async function whyNotRedeemed(
   if (!code) return unknown;
   if (code.consumed) {
     // RFC 6749 §4.1.2: a code used twice may have been stolen; whatever the first use issued stops working.
+    await revokeFamiliesOfCode(db, codeHash);
     await db.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE code_hash = $1 AND revoked_at IS NULL', [
       codeHash,
     ]);

@@ -1,8 +1,10 @@
 // What a user has let SSO clients have: one grant per user and client, recorded with every code issued. The browser
 // asks consent before the first (and after a revocation); a marketplace's own client needs none. Revoking a grant
-// also ends what the client holds: the user's access tokens for it stop working and their unused codes expire.
+// also ends what the client holds: the user's access and refresh tokens for it stop working and their unused codes
+// expire.
 import { inTransaction, type Db } from '../db.ts';
 import type { SsoClient } from './clients.ts';
+import { endRefreshTokens } from './refresh-tokens.ts';
 
 export interface ConnectedSite {
   client_id: string;
@@ -61,6 +63,7 @@ export async function revokeSite(
       [userId, clientId],
     );
     if (result.rowCount === 0) return undefined;
+    await endRefreshTokens(client, userId, clientId);
     await client.query(
       'UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL',
       [userId, clientId],

@@ -1,12 +1,13 @@
 // SSO errors are problem details like every other error, with RFC 6749's `error` and `error_description` added as
 // extension members, so stock OAuth and OpenID Connect libraries read them too.
 import { z } from 'zod';
+import type { Middleware } from 'koa';
 import { ProblemSchema } from '../http/api.ts';
 import { Problem, type ProblemOptions } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 
 export type OAuthError =
-  'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token';
+  'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token' | 'invalid_scope';
 
 export class OAuthProblem<C extends ProblemCode = ProblemCode> extends Problem<C> {
   constructor(
@@ -38,7 +39,14 @@ export const invalidRequest = (detail: string) => new OAuthProblem('validation_f
 /** What the SSO and OpenID Connect endpoints answer on 400 and 401: a problem with RFC 6749's members. */
 export const OAuthProblemSchema = ProblemSchema.extend({
   error: z
-    .enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_token'])
+    .enum([
+      'invalid_request',
+      'invalid_client',
+      'invalid_grant',
+      'unsupported_grant_type',
+      'invalid_token',
+      'invalid_scope',
+    ])
     .describe('RFC 6749 error code'),
   error_description: z.string().describe('The same text as detail'),
 }).meta({ title: 'OAuthProblem', description: 'RFC 9457 problem details with the RFC 6749 error members' });
@@ -46,7 +54,8 @@ export const OAuthProblemSchema = ProblemSchema.extend({
 /** The documented 400 and 401 answers of an SSO endpoint. */
 export const oauthProblemResponses = {
   400: {
-    description: 'A bad request (`invalid_request`) or a code that cannot be used (`invalid_grant`)',
+    description:
+      'A bad request (`invalid_request`), a code or refresh token that cannot be used (`invalid_grant`), a wider scope (`invalid_scope`)',
     schema: OAuthProblemSchema,
     contentType: 'application/problem+json',
   },
@@ -56,6 +65,37 @@ export const oauthProblemResponses = {
     contentType: 'application/problem+json',
   },
 };
+
+/**
+ * The same answers for the form-encoded OpenID Connect endpoints, which stock libraries call asking for
+ * application/json (RFC 6749 §5.2): those get it, everyone else problem+json (oauthJsonErrors).
+ */
+export const oauthFormProblemResponses = {
+  400: { ...oauthProblemResponses[400], also: { 'application/json': OAuthProblemSchema } },
+  401: { ...oauthProblemResponses[401], also: { 'application/json': OAuthProblemSchema } },
+};
+
+/**
+ * An OAuth error answered as application/json to a client that asks for JSON and not for problem+json, as OAuth
+ * libraries do (openid-client refuses any other type); the body is the same problem with RFC 6749's members.
+ */
+export function oauthJsonErrors(baseUrl: () => string): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (
+        !(error instanceof OAuthProblem) ||
+        ctx.accepts('application/problem+json', 'application/json') !== 'application/json'
+      )
+        throw error;
+      ctx.status = error.status;
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      ctx.body = error.body(baseUrl());
+      ctx.type = 'application/json';
+    }
+  };
+}
 
 /** The route's own validation failures as `invalid_request`, so OAuth libraries read them too. */
 export function asOAuthProblem(problem: Problem): Problem {

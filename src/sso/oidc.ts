@@ -1,30 +1,46 @@
 // Standard OpenID Connect beside the simplified flow, so stock client libraries work unchanged: discovery (issuer =
 // BASE_URL), the JWKS, a form-encoded token endpoint (client_secret_basic or client_secret_post) that answers
-// access_token, token_type, expires_in and a signed id_token, and userinfo. Authorization is /sso/authorize, shared
-// with the simplified flow, and a code redeemed at either token endpoint is gone from both.
+// access_token, token_type, expires_in and a signed id_token (and a refresh_token for offline_access, rotated on each
+// use: src/sso/refresh-tokens.ts), and userinfo; revocation and introspection are src/sso/token-routes.ts.
+// Authorization is /sso/authorize, shared with the simplified flow, and a code redeemed at either token endpoint is
+// gone from both.
 import { z } from 'zod';
 import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
 import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { bearerToken } from '../admin/auth.ts';
-import { readForm } from '../web/page.ts';
 import { authenticateClient } from './clients.ts';
-import { redeemCode } from './codes.ts';
-import { OAuthProblem, asOAuthProblem, invalidClient, invalidRequest, oauthProblemResponses } from './oauth-problem.ts';
-import { Problem } from '../http/problem.ts';
+import { CLIENT_AUTH_METHODS, clientCredentials, readOAuthForm } from './client-auth.ts';
+import { redeemCode, type Redeemed } from './codes.ts';
+import {
+  OAuthProblem,
+  invalidClient,
+  invalidRequest,
+  oauthFormProblemResponses,
+  oauthJsonErrors,
+  oauthProblemResponses,
+} from './oauth-problem.ts';
+import { OFFLINE_ACCESS, newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
 import { SIGNING_ALG, publishedKeys } from './signing-keys.ts';
+import { INTROSPECT_PATH, REVOKE_PATH, tokenRoutes } from './token-routes.ts';
 import { newAccessToken, signIdToken, userInfo } from './tokens.ts';
 import { Profile } from './schemas.ts';
 
 export const OIDC_TOKEN_PATH = '/sso/oidc/token';
-const BASIC_CHALLENGE = 'Basic realm="sso"';
 
 const TokenResponse = z.object({
-  access_token: z.string().describe('Opaque; for userinfo'),
+  access_token: z.string().describe('Opaque; for userinfo, and for introspection and revocation'),
   token_type: z.literal('Bearer'),
   expires_in: z.number().int(),
-  id_token: z.string().describe('A JWT signed with a key from the JWKS (RS256)'),
+  refresh_token: z
+    .string()
+    .optional()
+    .describe(
+      'When the scope has offline_access: single use, each use answers the next; a spent one used again revokes ' +
+        'every token of the sign-in',
+    ),
+  id_token: z.string().describe('A JWT signed with a key from the JWKS (RS256); after a refresh without nonce'),
   scope: z.string(),
 });
 
@@ -47,14 +63,18 @@ export function oidcRoutes(api: Api, services: Services): void {
         token_endpoint: `${base()}${OIDC_TOKEN_PATH}`,
         userinfo_endpoint: `${base()}/sso/userinfo`,
         jwks_uri: `${base()}/sso/jwks`,
+        revocation_endpoint: `${base()}${REVOKE_PATH}`,
+        introspection_endpoint: `${base()}${INTROSPECT_PATH}`,
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: [SIGNING_ALG],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
         code_challenge_methods_supported: ['S256'],
-        scopes_supported: ['openid', 'profile', 'email'],
+        scopes_supported: ['openid', 'profile', 'email', OFFLINE_ACCESS],
         claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'name', 'svc_id', 'org'],
         prompt_values_supported: ['none', 'login'],
         ui_locales_supported: ['en', 'ru'],
@@ -83,37 +103,38 @@ export function oidcRoutes(api: Api, services: Services): void {
     method: 'post',
     path: OIDC_TOKEN_PATH,
     operationId: 'oidcToken',
-    summary: 'The OpenID Connect token endpoint (authorization_code)',
+    summary: 'The OpenID Connect token endpoint (authorization_code, refresh_token)',
     description:
-      'Form-encoded: `grant_type=authorization_code`, `code`, `redirect_uri`, `code_verifier` (PKCE); the client ' +
+      'Form-encoded: `grant_type=authorization_code`, `code`, `redirect_uri`, `code_verifier` (PKCE); or ' +
+      '`grant_type=refresh_token`, `refresh_token` and optionally `scope` (no wider than granted). The client ' +
       'authenticates with HTTP Basic (client_secret_basic) or `client_id` and `client_secret` in the form ' +
-      '(client_secret_post). Errors carry RFC 6749 `error` beside the problem `code`.',
+      '(client_secret_post). A grant whose scope has `offline_access` answers a `refresh_token`; each use spends it ' +
+      'and answers the next, and a spent one used again revokes every token of that sign-in (400 ' +
+      '`refresh_token_reused`). Errors carry RFC 6749 `error` beside the problem `code`.',
     security: ['clientSecretBasic'],
+    use: [oauthJsonErrors(base)],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The token request' },
     bodyLimitBytes: FORM_LIMIT_BYTES,
-    responses: { 200: { description: 'The tokens', schema: TokenResponse }, ...oauthProblemResponses },
+    responses: { 200: { description: 'The tokens', schema: TokenResponse }, ...oauthFormProblemResponses },
     handler: async (ctx) => {
-      const form = await readForm(ctx).catch((error: unknown) => {
-        throw error instanceof Problem ? asOAuthProblem(error) : error;
-      });
-      const field = (name: string) => {
-        const values = form.getAll(name).filter((value) => value !== '');
-        if (values.length > 1) throw invalidRequest(`${name} is repeated.`);
-        return values[0];
-      };
+      const field = await readOAuthForm(ctx);
       const credentials = clientCredentials(ctx, field('client_id'), field('client_secret'));
+      const grantType = field('grant_type');
       const code = field('code');
       const redirectUri = field('redirect_uri');
+      const refreshToken = field('refresh_token');
       const refusal =
-        field('grant_type') !== 'authorization_code'
+        grantType !== 'authorization_code' && grantType !== 'refresh_token'
           ? new OAuthProblem(
               'unsupported_grant_type',
               'unsupported_grant_type',
-              'grant_type must be authorization_code.',
+              'grant_type must be authorization_code or refresh_token.',
             )
-          : !code || !redirectUri
+          : grantType === 'authorization_code' && (!code || !redirectUri)
             ? invalidRequest('code and redirect_uri are required.')
-            : undefined;
+            : grantType === 'refresh_token' && !refreshToken
+              ? invalidRequest('refresh_token is required.')
+              : undefined;
       if (refusal) {
         // A client that does not authenticate learns nothing else (RFC 6749 §5.2 puts invalid_client first).
         if (!(await authenticateClient(services.db, credentials.id, credentials.secret)))
@@ -121,19 +142,34 @@ export function oidcRoutes(api: Api, services: Services): void {
         throw refusal;
       }
       const accessToken = newAccessToken();
+      const nextRefreshToken = newRefreshToken();
       const ttlSeconds = services.config.SSO_ACCESS_TOKEN_TTL_SECONDS;
-      const redeemed = await redeemCode(services.db, {
-        code: code,
-        client: credentials,
-        redirectUri: redirectUri,
-        codeVerifier: field('code_verifier'),
-        accessToken: { token: accessToken, ttlSeconds },
-        clientChallenge: credentials.challenge,
-      });
+      const refreshTtlSeconds = services.config.SSO_REFRESH_TOKEN_TTL_SECONDS;
+      let granted: Redeemed;
+      if (grantType === 'refresh_token') {
+        granted = await rotateRefreshToken(services.db, {
+          refreshToken: refreshToken!,
+          client: credentials,
+          scope: field('scope'),
+          accessToken: { token: accessToken, ttlSeconds },
+          next: { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds },
+          clientChallenge: credentials.challenge,
+        });
+      } else {
+        granted = await redeemCode(services.db, {
+          code: code!,
+          client: credentials,
+          redirectUri: redirectUri!,
+          codeVerifier: field('code_verifier'),
+          accessToken: { token: accessToken, ttlSeconds },
+          refreshToken: { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds },
+          clientChallenge: credentials.challenge,
+        });
+      }
       const idToken = await signIdToken(services.db, services.masterKey, {
         issuer: base(),
         clientId: credentials.id,
-        redeemed,
+        redeemed: granted,
         ttlSeconds,
       });
       ctx.set('Cache-Control', 'no-store');
@@ -142,8 +178,9 @@ export function oidcRoutes(api: Api, services: Services): void {
         access_token: accessToken,
         token_type: 'Bearer',
         expires_in: ttlSeconds,
+        ...(grantType === 'refresh_token' || granted.refreshIssued ? { refresh_token: nextRefreshToken } : {}),
         id_token: idToken,
-        scope: redeemed.scope,
+        scope: granted.scope,
       };
     },
   });
@@ -179,39 +216,12 @@ export function oidcRoutes(api: Api, services: Services): void {
       },
     });
   }
+
+  tokenRoutes(api, services);
 }
 
 /** Discovery and keys are public, for browser-based clients too. */
 function publicDocument(ctx: Context): void {
   ctx.set('Access-Control-Allow-Origin', '*');
   ctx.set('Cache-Control', 'public, max-age=300');
-}
-
-/** client_secret_basic or client_secret_post, never both (RFC 6749 §2.3); checked against the database later. */
-function clientCredentials(ctx: Context, bodyId: string | undefined, bodySecret: string | undefined) {
-  const authorization = ctx.get('Authorization');
-  if (!authorization) {
-    if (!bodyId || !bodySecret) throw invalidClient(BASIC_CHALLENGE);
-    return { id: bodyId, secret: bodySecret, challenge: undefined };
-  }
-  const basic = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization);
-  if (!basic) throw invalidClient(BASIC_CHALLENGE);
-  if (bodySecret !== undefined)
-    throw invalidRequest('Authenticate the client one way: HTTP Basic or client_secret in the form, not both.');
-  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  // RFC 6749 §2.3.1: both halves are form-urlencoded before they are joined.
-  const [id, secret] = colon < 0 ? [] : [decoded.slice(0, colon), decoded.slice(colon + 1)].map(formDecode);
-  if (!id || !secret) throw invalidClient(BASIC_CHALLENGE);
-  if (bodyId !== undefined && bodyId !== id)
-    throw invalidRequest('client_id in the form differs from the one in Authorization.');
-  return { id, secret, challenge: BASIC_CHALLENGE };
-}
-
-function formDecode(value: string): string | undefined {
-  try {
-    return decodeURIComponent(value.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
 }

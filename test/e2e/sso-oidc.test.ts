@@ -331,7 +331,7 @@ describe('the token endpoint', () => {
     await oauthError(
       await oidcToken(
         server,
-        { ...tokenForm(code), grant_type: 'refresh_token' },
+        { ...tokenForm(code), grant_type: 'client_credentials' },
         { Authorization: basic(client.client_id, client.client_secret) },
       ),
       400,
