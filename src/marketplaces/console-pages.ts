@@ -241,6 +241,8 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       deal_id: isUuid(text(query.deal_id, 36)) ? text(query.deal_id, 36) : undefined,
     };
     const after = text(query.starting_after, 36);
+    // The deliveries not attempted yet are read before the log: one attempted in between is then in the log.
+    const sending = await sendingDeliveries(card.id);
     // A cursor that is not an attempt of this marketplace shows nothing rather than an error page.
     const log = (await listAttempts(db, card.id, {
       limit: LOG_PAGE,
@@ -256,54 +258,56 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       card,
       endpoint: await findWebhookEndpoint(db, masterKey, card.id),
       log,
-      ...(await replays(card.id, [...new Set(log.items.map((item) => item.delivery_id))])),
+      replaces: await replaced([...new Set(log.items.map((item) => item.delivery_id))]),
+      sending: sending.filter((row) => !log.items.some((item) => item.delivery_id === row.delivery_id)),
       filter,
       events: LOGGED_EVENTS,
       ...extra,
     };
   }
 
-  /**
-   * Which deliveries replay an earlier one (the same event's delivery before it), for the log's page; and the
-   * deliveries started in the last hour and not attempted yet, so a replay shows at once after its redirect.
-   */
-  async function replays(marketplaceId: string, deliveryIds: string[]) {
-    const previous = `LEFT JOIN LATERAL (
-        SELECT prev.id, prev.status, prev.created_at FROM webhook_deliveries prev
-         WHERE prev.event_id = d.event_id AND (prev.created_at, prev.id) < (d.created_at, d.id)
-         ORDER BY prev.created_at DESC, prev.id DESC LIMIT 1) prev ON true`;
-    type Row = {
-      delivery_id: string;
-      event: string;
-      created_at: Date;
-      prev_id: string | null;
-      prev_status: string;
-      prev_at: Date;
-    };
-    const replaced = (row: Row): Replaced | undefined =>
-      row.prev_id ? { delivery_id: row.prev_id, status: row.prev_status, created_at: row.prev_at } : undefined;
-    const onPage = await db.query<Row>(
+  /** The same event's delivery before a delivery: the one a replay replaced. */
+  const PREVIOUS = `LEFT JOIN LATERAL (
+      SELECT prev.id, prev.status, prev.created_at FROM webhook_deliveries prev
+       WHERE prev.event_id = d.event_id AND (prev.created_at, prev.id) < (d.created_at, d.id)
+       ORDER BY prev.created_at DESC, prev.id DESC LIMIT 1) prev ON true`;
+  type ReplayRow = {
+    delivery_id: string;
+    event: string;
+    created_at: Date;
+    prev_id: string | null;
+    prev_status: string;
+    prev_at: Date;
+  };
+  const replacedOf = (row: ReplayRow): Replaced | undefined =>
+    row.prev_id ? { delivery_id: row.prev_id, status: row.prev_status, created_at: row.prev_at } : undefined;
+
+  /** Which deliveries of the log's page replay an earlier one, by delivery id. */
+  async function replaced(deliveryIds: string[]): Promise<Map<string, Replaced>> {
+    const { rows } = await db.query<ReplayRow>(
       `SELECT d.id AS delivery_id, '' AS event, d.created_at, prev.id AS prev_id, prev.status AS prev_status, prev.created_at AS prev_at
-         FROM webhook_deliveries d ${previous} WHERE d.id = ANY($1::uuid[]) AND prev.id IS NOT NULL`,
+         FROM webhook_deliveries d ${PREVIOUS} WHERE d.id = ANY($1::uuid[]) AND prev.id IS NOT NULL`,
       [deliveryIds],
     );
-    const sending = await db.query<Row>(
+    return new Map(rows.map((row) => [row.delivery_id, replacedOf(row)!]));
+  }
+
+  /** Deliveries started in the last hour and not attempted yet: a replay shows at once after its redirect. */
+  async function sendingDeliveries(marketplaceId: string): Promise<Sending[]> {
+    const { rows } = await db.query<ReplayRow>(
       `SELECT d.id AS delivery_id, e.event, d.created_at, prev.id AS prev_id, prev.status AS prev_status, prev.created_at AS prev_at
-         FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id ${previous}
+         FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id ${PREVIOUS}
         WHERE e.marketplace_id = $1 AND d.status = 'pending' AND d.created_at > now() - interval '1 hour'
           AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id)
         ORDER BY d.created_at DESC LIMIT 20`,
       [marketplaceId],
     );
-    return {
-      replaces: new Map(onPage.rows.map((row) => [row.delivery_id, replaced(row)!])),
-      sending: sending.rows.map((row): Sending => ({
-        delivery_id: row.delivery_id,
-        event: row.event,
-        created_at: row.created_at,
-        replaces: replaced(row),
-      })),
-    };
+    return rows.map((row) => ({
+      delivery_id: row.delivery_id,
+      event: row.event,
+      created_at: row.created_at,
+      replaces: replacedOf(row),
+    }));
   }
 
   const cardPath = (id: string) => `/admin/view/marketplaces/${id}`;
