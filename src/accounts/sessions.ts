@@ -7,6 +7,7 @@ import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { isUuid } from '../uuid.ts';
 import { findUserById, type User } from './users.ts';
+import { endRefreshTokens } from '../sso/refresh-tokens.ts';
 
 export const CABINET_TOKEN_PREFIX = 'ct_';
 /** Last use is written at most this often, not on every request. */
@@ -130,6 +131,7 @@ export async function endAccessIn(client: DbClient, userId: string, keep?: strin
   await client.query('UPDATE admin_tokens SET revoked_at = now() WHERE administrator_id = $1 AND revoked_at IS NULL', [
     userId,
   ]);
+  await endRefreshTokens(client, userId);
   await client.query('UPDATE sso_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [
     userId,
   ]);

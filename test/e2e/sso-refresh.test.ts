@@ -6,7 +6,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/secrets.ts';
 import { json, post, startTestServer, type TestServer } from '../helpers.ts';
-import { REDIRECT_URI, basic, createUser, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
+import { PASSWORD, REDIRECT_URI, basic, createUser, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
 
 let server: TestServer;
 let client: Client;
@@ -297,6 +297,19 @@ describe('introspection', () => {
 
 describe('what the user does ends refresh tokens too', () => {
   const journeys: [string, (user: User) => Promise<Response>][] = [
+    [
+      'a password change',
+      (user) =>
+        post(
+          `${server.url}/cabinet/password`,
+          { current_password: PASSWORD, new_password: 'another strong password' },
+          { Authorization: `Bearer ${user.token}` },
+        ),
+    ],
+    [
+      'signing out everywhere',
+      (user) => post(`${server.url}/cabinet/logout-everywhere`, {}, { Authorization: `Bearer ${user.token}` }),
+    ],
     [
       'revoking the site',
       (user) =>
