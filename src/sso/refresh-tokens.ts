@@ -110,6 +110,8 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
       throw invalidClient(refresh.clientChallenge);
     throw await whyNotRefreshed(db, tokenHash, refresh.client.id, refresh.scope);
   }
+  // Now and then, forget tokens long past use.
+  if (Math.random() < 0.01) await forgetOldRefreshTokens(db).catch(() => {});
   return {
     user: { svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } },
     scope: row.scope,

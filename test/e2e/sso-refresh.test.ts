@@ -151,6 +151,45 @@ describe('refresh tokens', () => {
     expect((await oidc.refreshTokenGrant(config, again.refresh_token!)).access_token).toBeTruthy();
   });
 
+  it('of one token used twice at once: exactly one use rotates, the other counts as reuse and kills the family', async () => {
+    const user = await createUser(server, 'Polina');
+    const config = await configuration();
+    const tokens = await signIn(config, user);
+    const form = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! };
+    const headers = { Authorization: basic(client.client_id, client.client_secret) };
+    const answers = await Promise.all([oidcToken(server, form, headers), oidcToken(server, form, headers)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
+    const [won] = await Promise.all(answers.filter((answer) => answer.status === 200).map(json));
+    const [lost] = await Promise.all(answers.filter((answer) => answer.status === 400).map(json));
+    expect(lost).toMatchObject({ error: 'invalid_grant', code: 'refresh_token_reused' });
+    // Whichever came second, the first one's new tokens are revoked with the rest.
+    expect(await active(config, won.refresh_token)).toBe(false);
+    expect(await userinfoStatus(won.access_token)).toBe(401);
+  });
+
+  it('of a code used twice are revoked with the rest of what the code issued', async () => {
+    const user = await createUser(server, 'Elena');
+    const config = await configuration();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 's',
+    });
+    const response = await fetch(url, { redirect: 'manual', headers: { Authorization: `Bearer ${user.token}` } });
+    const code = new URL(response.headers.get('location')!).searchParams.get('code')!;
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier };
+    const headers = { Authorization: basic(client.client_id, client.client_secret) };
+    const first = await json(await oidcToken(server, form, headers));
+    const refreshed = await oidc.refreshTokenGrant(config, first.refresh_token);
+    const replay = await oidcToken(server, form, headers);
+    expect(await json(replay)).toMatchObject({ error: 'invalid_grant', code: 'code_already_used' });
+    expect(await active(config, refreshed.refresh_token!)).toBe(false);
+    expect(await userinfoStatus(refreshed.access_token)).toBe(401);
+  });
+
   it('narrow the scope on request, never widen it, and keep the granted scope for the next refresh', async () => {
     const user = await createUser(server, 'Lidia');
     const config = await configuration();
