@@ -3,14 +3,20 @@
 // call and write the audit log under the same action names. Dangerous actions ask for a confirmation first.
 import type { z } from 'zod';
 import type { Api } from '../http/api.ts';
-import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { formatDate } from '../web/i18n.ts';
 import { runOnce } from '../admin/console-once.ts';
 import { redirect, send } from '../web/page.ts';
-import { findWebhookEndpoint, rotateWebhookSecret } from '../webhooks/endpoints.ts';
+import {
+  checkWebhookUrl,
+  findWebhookEndpoint,
+  rotateWebhookSecret,
+  saveWebhookEndpoint,
+} from '../webhooks/endpoints.ts';
+import { WEBHOOK_URL } from '../http/web-addresses.ts';
+import { Problem, problem } from '../http/problem.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
 import {
   TEST_EVENT,
@@ -63,6 +69,8 @@ const DONE = {
   reactivated: 'reactivated',
   test_sent: 'testSent',
   replayed: 'replayed',
+  webhook_registered: 'webhookRegistered',
+  webhook_changed: 'webhookChanged',
 } as const;
 
 const view = (p: ConsolePage): MarketplaceView => ({ ...p, m: marketplaceTranslator(p.lang) });
@@ -464,6 +472,46 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
             const title = p.m('rotatedWebhookTitle', { name: card.name });
             return { reveal: shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], id) };
           });
+        }
+        case 'save-webhook': {
+          const url = text(form.get('webhook_url'), 2100);
+          const chosen = form.getAll('webhook_events');
+          const events = WEBHOOK_EVENTS.filter((event) => chosen.includes(event));
+          const webhook = { url, events: form.get('webhook_all') === 'yes' || events.length === 0 ? [] : events };
+          const refuse = (error: string) => showCard(p, card, 400, { webhook, error });
+          if (url.length > 2048 || !WEBHOOK_URL.test(url)) return refuse(p.m('webhookUrlInvalid'));
+          try {
+            await checkWebhookUrl(card, url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK });
+          } catch (error) {
+            if (!(error instanceof Problem)) throw error;
+            return refuse(
+              error.code === 'webhook_url_not_allowed' ? p.m('webhookUrlNotAllowed') : p.m('webhookUrlNeedsHttps'),
+            );
+          }
+          const before = await findWebhookEndpoint(db, masterKey, id);
+          const wanted = webhook.events.length > 0 ? webhook.events : undefined;
+          if (before && !confirmed) {
+            const words = {
+              title: p.m('replaceWebhookConfirmTitle', { name: card.name }),
+              text: p.m('replaceWebhookConfirmText', {
+                old: before.url,
+                url,
+                events: wanted ? wanted.join(', ') : p.m('allEvents'),
+              }),
+            };
+            const fields: Record<string, string | string[]> = {
+              intent: 'save-webhook',
+              webhook_url: url,
+              webhook_events: webhook.events,
+            };
+            return send(p, 200, words.title, confirmBody(p, card, words, fields), cardPath(id), p.admin);
+          }
+          const after = await saveWebhookEndpoint(db, masterKey, id, url, wanted);
+          await audit('registerWebhook', before ? { url: before.url, events: before.events } : null, {
+            url: after.url,
+            events: after.events,
+          });
+          return redirect(p.ctx, `${cardPath(id)}?done=${before ? 'webhook_changed' : 'webhook_registered'}#webhook`);
         }
         case 'test-webhook': {
           if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();

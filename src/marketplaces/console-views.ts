@@ -6,6 +6,7 @@ import { csrfField, message } from '../web/layout.ts';
 import type { ConsolePage } from '../admin/console.ts';
 import { copyStatus, onceField, secretBlock, type Reveal } from '../admin/console-once.ts';
 import type { WebhookEndpoint } from '../webhooks/endpoints.ts';
+import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
 import type { AttemptLogItem } from '../webhooks/deliveries.ts';
 import type { Marketplace } from './marketplaces.ts';
 import type { MarketplaceCard } from './admin.ts';
@@ -139,12 +140,12 @@ export function confirmBody(
   p: MarketplaceView,
   card: MarketplaceCard,
   words: { title: string; text: string },
-  fieldsToSend: Record<string, string>,
+  fieldsToSend: Record<string, string | readonly string[]>,
 ): SafeHtml {
   return html`<h1>${words.title}</h1>
 <p class="consequence">${words.text}</p>
 <form method="post" action="/admin/view/marketplaces/${card.id}">${csrfField(p.admin.csrf)}
-${Object.entries(fieldsToSend).map(([name, value]) => hidden(name, value))}${hidden('confirmed', 'yes')}${onceField()}
+${Object.entries(fieldsToSend).map(([name, value]) => (typeof value === 'string' ? [value] : value).map((one) => hidden(name, one)))}${hidden('confirmed', 'yes')}${onceField()}
 <div class="actions"><button type="submit" class="danger">${p.m('confirmButton')}</button> <a class="button secondary" href="/admin/view/marketplaces/${card.id}">${p.c('cancel')}</a></div></form>`;
 }
 
@@ -177,6 +178,8 @@ export interface CardState {
   /** Deliveries on this page of the log that replay an earlier one, by delivery id. */
   replaces: Map<string, Replaced>;
   sending: Sending[];
+  /** The webhook form as typed, when it is shown again with an error. */
+  webhook?: { url: string; events: readonly string[] };
   endpoint: WebhookEndpoint | undefined;
   /** The signing secret, on the page that answers "reveal the secret". */
   revealed?: boolean;
@@ -238,6 +241,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 
 <h2 id="webhook">${m('webhook')}</h2>
 ${s.endpoint ? webhookBlock(p, card.id, s.endpoint, !!s.revealed) : html`<p>${m('noWebhook')}</p>`}
+${webhookForm(p, card.id, s)}
 
 <h2 id="log">${m('log')}</h2>
 ${logBlock(p, card.id, s)}`;
@@ -266,6 +270,23 @@ ${!revealed && html`<form method="post" action="${action}" id="reveal-webhook-se
 <label for="webhook-overlap">${m('webhookOverlap')}</label>${overlapSelect(p, 'webhook-overlap')}
 <div><button type="submit" class="danger">${m('rotateWebhookSecret')}</button></div></form>
 </div>`;
+}
+
+/** Register or change the webhook: its URL and the events sent (none chosen: all, those added later too). */
+function webhookForm(p: MarketplaceView, id: string, s: CardState): SafeHtml {
+  const { m } = p;
+  const values = s.webhook ?? { url: s.endpoint?.url ?? '', events: s.endpoint?.events ?? [] };
+  const all = values.events.length === 0 || values.events.length === WEBHOOK_EVENTS.length;
+  return html`<form method="post" action="/admin/view/marketplaces/${id}" id="webhook-form">${csrfField(p.admin.csrf)}${hidden('intent', 'save-webhook')}
+<h3>${s.endpoint ? m('changeWebhook') : m('registerWebhook')}</h3>
+<label for="webhook_url">${m('url')}</label><input id="webhook_url" name="webhook_url" type="url" required maxlength="2048" value="${values.url}" aria-describedby="webhook-url-hint" placeholder="https://shop.example/hooks">
+<p class="hint" id="webhook-url-hint">${m('webhookUrlHint')}</p>
+<fieldset class="events"><legend>${m('events')}</legend>
+<label class="check"><input type="checkbox" name="webhook_all" value="yes"${all ? html` checked` : ''}> ${m('allEvents')}</label>
+<p class="hint">${m('eventsHint')}</p>
+${WEBHOOK_EVENTS.map((event) => html`<label class="check"><input type="checkbox" name="webhook_events" value="${event}"${!all && values.events.includes(event) ? html` checked` : ''}> <code>${event}</code></label>`)}
+</fieldset>
+<div><button type="submit">${s.endpoint ? m('changeWebhookButton') : m('registerWebhookButton')}</button></div></form>`;
 }
 
 function logBlock(p: MarketplaceView, id: string, s: CardState): SafeHtml {

@@ -239,6 +239,77 @@ describe('marketplaces in the console', () => {
   );
 
   it(
+    'registers and then replaces a webhook from the card, after a confirmation, audited; a bad URL changes nothing',
+    { timeout: 120_000 },
+    async () => {
+      const made = await json(
+        await post(`${server.url}/admin/marketplaces`, { name: `Hook shop ${uniqueId()}` }, admin.headers),
+      );
+      const registration = async () =>
+        json(await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': made.secret_key } }));
+      const first = await receiver();
+      const second = await receiver();
+      const page = await operator('en', DESKTOP);
+      await page.goto(`${server.url}/admin/view/marketplaces/${made.id}?lang=en`);
+      expect(await page.textContent('#webhook-form h3')).toBe('Register the webhook');
+
+      // A URL that is not a URL: said in words, nothing registered.
+      await page.fill('#webhook_url', 'https://Shop.example/hooks');
+      await page.click('#webhook-form button[type=submit]');
+      expect(await page.textContent('main [role=alert]')).toContain('lower-case host');
+      expect((await fetch(`${server.url}/api/mkt/webhook`, { headers: { 'X-Svc-Key': made.secret_key } })).status).toBe(
+        404,
+      );
+
+      await page.fill('#webhook_url', first.url);
+      await page.click('#webhook-form button[type=submit]');
+      expect(await page.textContent('.notice')).toContain('The webhook is registered');
+      expect(await registration()).toMatchObject({ url: first.url });
+
+      // Replacing it asks first, naming both addresses; then only deal.created goes to the new one.
+      await page.fill('#webhook_url', second.url);
+      await page.uncheck('input[name=webhook_all]');
+      await page.check('input[name=webhook_events][value="deal.created"]');
+      await page.click('#webhook-form button[type=submit]');
+      expect(await page.textContent('.consequence')).toContain(first.url);
+      expect(await page.textContent('.consequence')).toContain(second.url);
+      expect(await registration()).toMatchObject({ url: first.url });
+      await page.click('button.danger:has-text("Yes, do it")');
+      expect(await page.textContent('.notice')).toContain('The webhook is changed');
+      expect(await registration()).toMatchObject({ url: second.url, events: ['deal.created'] });
+
+      const audit = await adminJson(`/admin/audit?object_id=${made.id}&action=registerWebhook`);
+      expect(audit.items.map((item: { actor: string }) => item.actor)).toEqual([admin.email, admin.email]);
+      expect(audit.items[0]).toMatchObject({
+        before: { url: first.url },
+        after: { url: second.url, events: ['deal.created'] },
+      });
+
+      // Another role may not change it: 403, nothing changed.
+      const support = await administrator(server, 'support');
+      const refused = await fetch(`${server.url}/admin/view/marketplaces/${made.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { Cookie: support.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          _csrf: support.csrf,
+          intent: 'save-webhook',
+          webhook_url: first.url,
+          confirmed: 'yes',
+        }).toString(),
+      });
+      expect(refused.status).toBe(403);
+      expect(await registration()).toMatchObject({ url: second.url });
+
+      // On a phone in Russian the form fits the screen.
+      const phone = await operator('ru', PHONE);
+      await phone.goto(`${server.url}/admin/view/marketplaces/${made.id}?lang=ru`);
+      expect(await phone.textContent('#webhook-form h3')).toBe('Изменить вебхук');
+      expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    },
+  );
+
+  it(
     'in Russian on a phone: reveals the webhook secret and replays failed deliveries since a moment',
     { timeout: 120_000 },
     async () => {
