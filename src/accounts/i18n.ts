@@ -34,7 +34,7 @@ const en = {
     'Enter the e-mail address of your account. We mail you a link to set a new password; it works once, within an hour.',
   forgotButton: 'Send the link',
   forgotSent:
-    'If an account uses that address, a link to set a new password is on its way; it works once, within an hour. Nothing came? Look in the spam folder.',
+    'Check your mail: if an account uses that address, a link to set a new password is on its way; it works once, within an hour. Nothing came? Look in the spam folder.',
   // Reset
   resetTitle: 'Set a new password',
   resetIntro: 'Choose a new password. Every device signed in to your account will be signed out.',
@@ -102,7 +102,7 @@ const ru: Record<AccountMessage, string> = {
     'Введите адрес электронной почты учётной записи. Мы пришлём ссылку для нового пароля; она работает один раз в течение часа.',
   forgotButton: 'Отправить ссылку',
   forgotSent:
-    'Если этот адрес принадлежит учётной записи, на него отправлена ссылка для нового пароля; она работает один раз в течение часа. Письма нет? Загляните в папку «Спам».',
+    'Проверьте почту: если этот адрес принадлежит учётной записи, на него отправлена ссылка для нового пароля; она работает один раз в течение часа. Письма нет? Загляните в папку «Спам».',
   resetTitle: 'Новый пароль',
   resetIntro: 'Придумайте новый пароль. На всех устройствах, где выполнен вход, произойдёт выход.',
   resetButton: 'Сохранить пароль и войти',

@@ -30,8 +30,14 @@ export function signUpBody(
   { t, a }: AccountView,
   form: { email: string; name: string; next: string; csrf: string; error?: string; notice?: string },
 ): SafeHtml {
+  // Once the mail is sent, the notice alone: a filled form below it would look as if nothing was sent.
+  if (form.notice) {
+    return html`<h1>${a('signUpTitle')}</h1>
+${message('notice', form.notice)}
+<p><a href="${signInHref(form.next)}">${t('goToSignIn')}</a></p>`;
+  }
   return html`<h1>${a('signUpTitle')}</h1>
-${message('notice', form.notice)}${message('error', form.error)}
+${message('error', form.error)}
 <p>${a('signUpIntro')}</p>
 <form method="post" action="/cabinet/sign-up">
 ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
@@ -65,18 +71,24 @@ export function linkInvalidBody({ t, a }: AccountView): SafeHtml {
 
 export function forgotBody(
   { t, a }: AccountView,
-  form: { email: string; csrf: string; error?: string; notice?: string },
+  form: { email: string; next: string; csrf: string; error?: string; notice?: string },
 ): SafeHtml {
+  // Once the mail is sent, the notice alone (and the way back to signing in, still going where the person was going).
+  if (form.notice) {
+    return html`<h1>${a('forgotTitle')}</h1>
+${message('notice', form.notice)}
+<p><a href="${signInHref(form.next)}">${t('goToSignIn')}</a></p>`;
+  }
   return html`<h1>${a('forgotTitle')}</h1>
-${message('notice', form.notice)}${message('error', form.error)}
+${message('error', form.error)}
 <p>${a('forgotIntro')}</p>
 <form method="post" action="/cabinet/forgot-password">
-${csrfField(form.csrf)}
+${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 <label for="email">${t('email')}</label>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="254" value="${form.email}">
 <div><button type="submit">${a('forgotButton')}</button></div>
 </form>
-<p><a href="/cabinet/sign-in">${t('goToSignIn')}</a></p>`;
+<p><a href="${signInHref(form.next)}">${t('goToSignIn')}</a></p>`;
 }
 
 export function resetBody({ t, a }: AccountView, form: { token: string; csrf: string; error?: string }): SafeHtml {

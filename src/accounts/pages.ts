@@ -45,7 +45,14 @@ import {
 } from './page-views.ts';
 import { MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { PasswordSchema, profile } from './operations.ts';
-import { changePassword, confirmSignUp, forgotPassword, resetPassword, signUp, type Client } from './self-service.ts';
+import {
+  changePassword,
+  confirmSignUp,
+  forgotPassword,
+  resetPasswordAndReturn,
+  signUp,
+  type Client,
+} from './self-service.ts';
 import { endAccess, revokeSessionOfUser, sessionForToken, sessionsOfUser } from './sessions.ts';
 import { tokenUsable } from './tokens.ts';
 import { EmailSchema, NAME_MAX, updateProfile } from './users.ts';
@@ -62,6 +69,8 @@ const SECURITY_DONE = {
 const view = (p: Page): AccountView => ({ lang: p.lang, t: p.t, a: accountTranslator(p.lang) });
 const clientOf = (ctx: Context): Client => ({ ip: ctx.ip, userAgent: ctx.get('User-Agent') });
 const queryText = (ctx: Context, name: string) => (typeof ctx.query[name] === 'string' ? ctx.query[name] : '');
+/** `?next=…` for a page that carries where the person was going, '' for the cabinet's home (the default). */
+const nextQuery = (next: string) => (next === '/cabinet' ? '' : `?next=${encodeURIComponent(next)}`);
 
 function doneWords<K extends string>(p: Page, table: Record<K, AccountMessage>): string | undefined {
   const done = queryText(p.ctx, 'done');
@@ -189,12 +198,14 @@ export function accountPages(api: Api, services: Services): void {
   router.get(
     '/cabinet/forgot-password',
     page(services, async (p) => {
+      // `next`: where the person was going (an SSO sign-in's authorize address); the reset leads back there.
+      const next = safeNext(p.ctx.query.next, base());
       const notice = queryText(p.ctx, 'done') === 'sent' ? view(p).a('forgotSent') : undefined;
       send(
         p,
         200,
         view(p).a('forgotTitle'),
-        forgotBody(view(p), { email: '', csrf: preSessionCsrf(p.ctx, services), notice }),
+        forgotBody(view(p), { email: '', next, csrf: preSessionCsrf(p.ctx, services), notice }),
       );
     }),
   );
@@ -203,18 +214,23 @@ export function accountPages(api: Api, services: Services): void {
     '/cabinet/forgot-password',
     page(services, async (p) => {
       const form = await preSessionForm(p);
+      const next = safeNext(form.get('next'), base());
       const email = (form.get('email') ?? '').trim().slice(0, 320);
       const parsed = EmailSchema.safeParse(email);
       if (!parsed.success) {
         const body = forgotBody(view(p), {
           email,
+          next,
           csrf: preSessionCsrf(p.ctx, services),
           error: view(p).a('invalidEmail'),
         });
-        return send(p, 400, view(p).a('forgotTitle'), body, '/cabinet/forgot-password');
+        return send(p, 400, view(p).a('forgotTitle'), body, `/cabinet/forgot-password${nextQuery(next)}`);
       }
-      await forgotPassword(services, parsed.data, clientOf(p.ctx), p.lang);
-      redirect(p.ctx, '/cabinet/forgot-password?done=sent');
+      await forgotPassword(services, parsed.data, clientOf(p.ctx), p.lang, next === '/cabinet' ? undefined : next);
+      redirect(
+        p.ctx,
+        `/cabinet/forgot-password?done=sent${next === '/cabinet' ? '' : `&next=${encodeURIComponent(next)}`}`,
+      );
     }),
   );
 
@@ -245,15 +261,21 @@ export function accountPages(api: Api, services: Services): void {
           `/cabinet/reset-password?token=${encodeURIComponent(token)}`,
         );
       }
-      let session;
+      let reset;
       try {
-        session = await resetPassword(services, token, password, clientOf(p.ctx).userAgent);
+        reset = await resetPasswordAndReturn(services, token, password, clientOf(p.ctx).userAgent);
       } catch (error) {
         if (error instanceof Problem && error.code === 'invalid_token') return linkInvalid(p); // used meanwhile
         throw error;
       }
-      await startPageSession(p.ctx, services, session);
-      redirect(p.ctx, '/cabinet/view/security?done=password_reset');
+      await startPageSession(p.ctx, services, reset.session);
+      // Back where the reset started (an SSO sign-in goes on to its site); otherwise the security page says it is done.
+      redirect(
+        p.ctx,
+        reset.next && reset.next !== '/cabinet'
+          ? safeNext(reset.next, base())
+          : '/cabinet/view/security?done=password_reset',
+      );
     }),
   );
 

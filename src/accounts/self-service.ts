@@ -107,6 +107,7 @@ export async function forgotPassword(
   email: string,
   client: Client,
   lang: Lang = 'ru',
+  next?: string,
 ): Promise<void> {
   const { db } = services;
   if (!(await mailAllowed(db, 'password_reset', email, client.ip))) return;
@@ -116,7 +117,11 @@ export async function forgotPassword(
     await services.mailer.send({ key: `password-reset/none/${randomUUID()}`, to: email, ...mail });
     return;
   }
-  const { id, token } = await issueToken(db, services.masterKey, 'password_reset', { userId: owner.id });
+  // Where the reset started (an SSO sign-in, say) is kept with the link, so the new password leads back there.
+  const { id, token } = await issueToken(db, services.masterKey, 'password_reset', {
+    userId: owner.id,
+    ...(next ? { data: { next } } : {}),
+  });
   const mail = passwordResetMail(
     owner.locale,
     owner.name,
@@ -135,8 +140,19 @@ export async function resetPassword(
   password: string,
   userAgent: string,
 ): Promise<Session> {
+  return (await resetPasswordAndReturn(services, token, password, userAgent)).session;
+}
+
+/** resetPassword, and where the reset started (the `next` its request gave), for the page to lead back there. */
+export async function resetPasswordAndReturn(
+  services: Services,
+  token: string,
+  password: string,
+  userAgent: string,
+): Promise<{ session: Session; next?: string }> {
   const { db } = services;
-  const userId = (await consumeToken(db, services.masterKey, 'password_reset', token))?.user_id;
+  const row = await consumeToken(db, services.masterKey, 'password_reset', token);
+  const userId = row?.user_id;
   if (!userId) throw invalidToken();
   const passwordHash = await hashPassword(password);
   await inTransaction(db, async (client) => {
@@ -145,7 +161,9 @@ export async function resetPassword(
     await endAccessIn(client, userId);
   });
   await notifyPasswordChanged(services, userId);
-  return createSession(db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
+  const session = await createSession(db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
+  const next = row.data.next;
+  return { session, ...(typeof next === 'string' ? { next } : {}) };
 }
 
 /**

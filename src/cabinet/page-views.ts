@@ -45,15 +45,17 @@ export function signInBody(
 ): SafeHtml {
   const a = accountTranslator(lang);
   // A new account comes back here (to an SSO sign-in, say) once its address is confirmed.
-  const signUpHref =
-    form.next === '/cabinet' ? '/cabinet/sign-up' : `/cabinet/sign-up?next=${encodeURIComponent(form.next)}`;
+  const carried = form.next === '/cabinet' ? '' : `?next=${encodeURIComponent(form.next)}`;
+  const signUpHref = `/cabinet/sign-up${carried}`;
+  // A reset keeps it too: the new password leads back to where the person was going.
+  const forgotHref = `/cabinet/forgot-password${carried}`;
   return html`<h1>${t('signInTitle')}</h1>
 ${message('notice', form.notice)}${message('error', form.error)}
 <form method="post" action="/cabinet/sign-in">
 ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 ${credentialFields(t, form.email)}
 </form>
-<p><a href="/cabinet/forgot-password">${a('forgotPasswordLink')}</a> · <a href="${signUpHref}">${a('createAccountLink')}</a></p>
+<p><a href="${forgotHref}">${a('forgotPasswordLink')}</a> · <a href="${signUpHref}">${a('createAccountLink')}</a></p>
 <p class="hint">${t('signInHint')}</p>`;
 }
 

@@ -31,7 +31,7 @@ ${message('error', form.error)}
 ${csrfField(form.csrf)}${carriedFields(form)}
 ${credentialFields(t, form.email)}
 </form>
-<p><a href="/cabinet/forgot-password">${st('forgotPassword')}</a></p>
+<p><a href="/cabinet/forgot-password?next=${encodeURIComponent(form.signUpNext)}">${st('forgotPassword')}</a></p>
 <p><a href="/cabinet/sign-up?next=${encodeURIComponent(form.signUpNext)}">${st('createAccount')}</a></p>
 <p class="hint">${st('returnTo', { host: form.targetHost })}</p>`;
 }

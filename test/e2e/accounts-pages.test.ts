@@ -60,10 +60,12 @@ async function signIn(browser: Browser, email: string, password = PASSWORD): Pro
 }
 
 describe('sign-in page', () => {
-  it('links to the forgotten-password and sign-up pages, carrying next to the sign-up', async () => {
+  it('links to the forgotten-password and sign-up pages, carrying next to both', async () => {
     const next = '/sso/authorize?client_id=shop&state=s1';
     const page = await new Browser().get(`/cabinet/sign-in?next=${encodeURIComponent(next)}`);
-    expect(page.text).toContain('href="/cabinet/forgot-password">Forgot your password?</a>');
+    expect(page.text).toContain(
+      `href="/cabinet/forgot-password?next=${encodeURIComponent(next)}">Forgot your password?</a>`,
+    );
     expect(page.text).toContain(`href="/cabinet/sign-up?next=${encodeURIComponent(next)}"`);
     const ru = await new Browser({ 'Accept-Language': 'ru' }).get('/cabinet/sign-in');
     expect(ru.text).toContain('Забыли пароль?');
@@ -102,7 +104,11 @@ describe('sign-up pages', () => {
       next,
     });
     expect(sent.status).toBe(303);
-    expect((await browser.follow(sent)).text).toContain('Check your mail');
+    const checkMail = await browser.follow(sent);
+    expect(checkMail.text).toContain('Check your mail');
+    // The notice alone, and the way back to sign in still going where the person was going.
+    expect(checkMail.text).not.toContain('<form method="post" action="/cabinet/sign-up"');
+    expect(checkMail.text).toContain(`href="/cabinet/sign-in?next=${encodeURIComponent(next)}"`);
     expect((await mails(email))[0].subject).toBe('svc ID: confirm your e-mail address');
 
     // The link from the mail, opened in another browser: showing it (as a mail scanner would) spends nothing.
@@ -161,6 +167,51 @@ describe('sign-up pages', () => {
 });
 
 describe('forgotten password pages', () => {
+  it('keeps where the person was going through the mail, and the new password leads back there', async () => {
+    const { email } = await accountWithPassword();
+    const next = '/sso/authorize?client_id=shop&redirect_uri=https%3A%2F%2Fshop.example%2Fcb&state=s1';
+    const browser = new Browser({ 'Accept-Language': 'ru' });
+    const form = await browser.get(`/cabinet/forgot-password?next=${encodeURIComponent(next)}`);
+    expect(form.text).toContain(`<input type="hidden" name="next" value="${next.replace(/&/g, '&#38;')}">`);
+    const sent = await browser.post('/cabinet/forgot-password', { _csrf: csrfOf(form), email, next });
+    expect(sent.location).toBe(`/cabinet/forgot-password?done=sent&next=${encodeURIComponent(next)}`);
+    const notice = await browser.follow(sent);
+    expect(notice.text).toContain('ссылка для нового пароля');
+    expect(notice.text).not.toContain('<form method="post" action="/cabinet/forgot-password"');
+    expect(notice.text).toContain(`href="/cabinet/sign-in?next=${encodeURIComponent(next)}"`);
+
+    const reset = await browser.get(await linkPath(email, '/cabinet/reset-password'));
+    const token = /name="token" value="([^"]+)"/.exec(reset.text)![1];
+    const done = await browser.post('/cabinet/reset-password', {
+      _csrf: csrfOf(reset),
+      token,
+      password: 'the new password',
+      password_confirm: 'the new password',
+    });
+    expect(done.location).toBe(next);
+  });
+
+  it('never leads a reset to another site, whatever next was given', async () => {
+    const { email } = await accountWithPassword();
+    const browser = new Browser();
+    const form = await browser.get('/cabinet/forgot-password?next=https%3A%2F%2Fevil.example%2F');
+    expect(form.text).toContain('<input type="hidden" name="next" value="/cabinet">');
+    const sent = await browser.post('/cabinet/forgot-password', {
+      _csrf: csrfOf(form),
+      email,
+      next: '//evil.example/',
+    });
+    expect(sent.location).toBe('/cabinet/forgot-password?done=sent');
+    const reset = await browser.get(await linkPath(email, '/cabinet/reset-password'));
+    const done = await browser.post('/cabinet/reset-password', {
+      _csrf: csrfOf(reset),
+      token: /name="token" value="([^"]+)"/.exec(reset.text)![1],
+      password: 'the new password',
+      password_confirm: 'the new password',
+    });
+    expect(done.location).toBe('/cabinet/view/security?done=password_reset');
+  });
+
   it('mails a link; the reset page sets the password, signs in and says so', async () => {
     const { email } = await accountWithPassword();
     const elsewhere = new Browser();
@@ -170,7 +221,10 @@ describe('forgotten password pages', () => {
     expect((await browser.post('/cabinet/forgot-password', { email })).status).toBe(403);
     const sent = await browser.post('/cabinet/forgot-password', { _csrf: csrfOf(form), email });
     expect(sent.location).toBe('/cabinet/forgot-password?done=sent');
-    expect((await browser.follow(sent)).text).toContain('a link to set a new password is on its way');
+    const notice = await browser.follow(sent);
+    expect(notice.text).toContain('a link to set a new password is on its way');
+    // The notice alone: no filled form below it that would look unsent.
+    expect(notice.text).not.toContain('<form method="post" action="/cabinet/forgot-password"');
     // An unknown address gets the same answer.
     const unknown = await browser.post('/cabinet/forgot-password', {
       _csrf: csrfOf(form),

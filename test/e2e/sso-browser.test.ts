@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser as Chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestServer, type TestServer } from '../helpers.ts';
 import { PASSWORD, authorizeUrl, createUser, exchange, registerClient, type Client } from '../sso-helpers.ts';
-import { CHROMIUM, CHROMIUM_FLAGS } from '../chromium.ts';
+import { CHROMIUM, CHROMIUM_FLAGS, PHONE, launchChromium } from '../chromium.ts';
 
 let server: TestServer;
 let callbacks: http.Server;
@@ -112,4 +112,77 @@ describe('signing in through the form in a browser', () => {
     expect(content).not.toContain('name="password"');
     await page.close();
   });
+});
+
+describe('a forgotten password on the sign-in form', () => {
+  let fresh: Chromium;
+  beforeAll(async () => {
+    fresh = await launchChromium();
+  });
+  afterAll(() => fresh?.close());
+
+  /** The reset link of the newest reset mail to this address. */
+  async function resetLink(email: string): Promise<string> {
+    let link: string | undefined;
+    await expect
+      .poll(async () => {
+        const mail = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+          headers: { Authorization: `Bearer ${server.adminToken}` },
+        });
+        link = (await json(mail)).items
+          .map((item: { text: string }) => /https?:\/\/\S+\/cabinet\/reset-password\?token=\S+/.exec(item.text)?.[0])
+          .find(Boolean);
+        return link;
+      })
+      .toBeDefined();
+    return link!;
+  }
+
+  it.each([
+    ['en', { width: 1280, height: 800 }, 'Let Browser shop sign you in with svc ID?'],
+    ['ru', PHONE, 'Разрешить сайту «Browser shop» вход через svc ID?'],
+  ] as const)(
+    'keeps the way back to the site (%s): the mail’s link sets a password and the sign-in goes on',
+    async (locale, viewport, consentTitle) => {
+      const user = await createUser(server, 'Olga');
+      const context = await fresh.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+      const page = await context.newPage();
+      await page.goto(
+        authorizeUrl(server, {
+          client_id: client.client_id,
+          redirect_uri: redirectUri,
+          state: `forgot-${locale}`,
+          lang: locale,
+        }),
+      );
+      await Promise.all([
+        page.waitForURL((url) => url.pathname === '/cabinet/forgot-password'),
+        page.click('a[href^="/cabinet/forgot-password"]'),
+      ]);
+      await page.fill('#email', user.email);
+      await Promise.all([
+        page.waitForURL((url) => url.searchParams.get('done') === 'sent'),
+        page.click('form[action="/cabinet/forgot-password"] button[type=submit]'),
+      ]);
+      // "Check your mail" alone: no filled form below it that would look unsent.
+      expect(await page.locator('.notice').isVisible()).toBe(true);
+      expect(await page.locator('form[action="/cabinet/forgot-password"]').count()).toBe(0);
+      expect(await page.getAttribute('html', 'lang')).toBe(locale);
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(viewport.width);
+
+      await page.goto(await resetLink(user.email));
+      await page.fill('#password', 'a brand new password');
+      await page.fill('#password_confirm', 'a brand new password');
+      // The reset leads back to the site's sign-in, which asks this site's consent the first time.
+      await Promise.all([
+        page.waitForURL((url) => url.pathname === '/sso/consent'),
+        page.click('form[action="/cabinet/reset-password"] button[type=submit]'),
+      ]);
+      expect(await page.textContent('h1')).toBe(consentTitle);
+      await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[value=allow]')]);
+      expect(new URL(page.url()).searchParams.get('state')).toBe(`forgot-${locale}`);
+      expect(new URL(page.url()).searchParams.get('code')).toMatch(/^ac_/);
+      await context.close();
+    },
+  );
 });
