@@ -346,6 +346,20 @@ describe('what the user does ends refresh tokens too', () => {
         ),
     ],
     [
+      'a password reset',
+      async (user) => {
+        expect((await post(`${server.url}/cabinet/password/forgot`, { email: user.email })).status).toBe(202);
+        const outbox = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(user.email)}`, {
+          headers: { Authorization: `Bearer ${server.adminToken}` },
+        });
+        const token = ((await json(outbox)).items as { text: string }[])
+          .map((mail) => /\/cabinet\/reset-password\?token=(\S+)/.exec(mail.text)?.[1])
+          .find(Boolean);
+        expect(token).toMatch(/^rst_/);
+        return post(`${server.url}/cabinet/password/reset`, { token, password: 'another strong password' });
+      },
+    ],
+    [
       'signing out everywhere',
       (user) => post(`${server.url}/cabinet/logout-everywhere`, {}, { Authorization: `Bearer ${user.token}` }),
     ],
