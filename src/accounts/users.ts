@@ -141,6 +141,14 @@ export async function chooseLocale(db: DbClient, userId: string, locale: 'ru' | 
   );
 }
 
+/** The language the person chose themselves, or undefined when they never did. */
+export async function chosenLocale(db: DbClient, userId: string): Promise<'ru' | 'en' | undefined> {
+  const result = await db.query<{ locale: 'ru' | 'en' }>('SELECT locale FROM users WHERE id = $1 AND locale_chosen', [
+    userId,
+  ]);
+  return result.rows[0]?.locale;
+}
+
 /** The user and their password hash, for signing in. */
 export async function findLogin(
   db: DbClient,

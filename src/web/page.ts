@@ -2,7 +2,7 @@
 // the reader's language (never JSON), redirects, form bodies, the signed-in check and the safe `next` rule.
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
-import { chooseLocale, type User } from '../accounts/users.ts';
+import { chooseLocale, chosenLocale, type User } from '../accounts/users.ts';
 import type { Logger } from '../log.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { readUrlencodedForm } from '../http/body.ts';
@@ -65,7 +65,7 @@ export function page(services: Services, handler: (p: Page) => Promise<void>, op
   const site = options?.site ?? CABINET_SITE;
   const signedIn = options?.signedIn ?? (async (ctx: Context) => signedOf(await pageUser(ctx, services)));
   return async (ctx: Context) => {
-    const lang = chooseLang(ctx, services);
+    const lang = (await profileLang(ctx, services, site)) ?? chooseLang(ctx, services);
     const p: Page = { ctx, lang, t: translator(lang), site };
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
@@ -163,6 +163,18 @@ function chooseLang(ctx: Context, services: Services): Lang {
   }
   const remembered = readCookie(ctx, LANG_COOKIE);
   return isLang(remembered) ? remembered : preferredLang(ctx.get('Accept-Language'));
+}
+
+/**
+ * A signed-in person's own choice of language (their profile, or a switch on another device) for a browser that has
+ * made none yet: remembered in its cookie, so this is looked up once per browser.
+ */
+async function profileLang(ctx: Context, services: Services, site: Site): Promise<Lang | undefined> {
+  if (site !== CABINET_SITE || isLang(ctx.query.lang) || isLang(readCookie(ctx, LANG_COOKIE))) return undefined;
+  const signed = await pageUser(ctx, services).catch(() => undefined);
+  const chosen = signed && (await chosenLocale(services.db, signed.user.id));
+  if (chosen) setCookie(ctx, services, LANG_COOKIE, chosen, LANG_COOKIE_SECONDS);
+  return chosen;
 }
 
 /**

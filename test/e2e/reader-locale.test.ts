@@ -135,6 +135,29 @@ describe("a page's language switch while signed in", () => {
     expect(await localeOf(email)).toEqual({ locale: 'en', locale_chosen: true });
   });
 
+  it('shows a browser without a language of its own the one the person chose, and else the browser’s', async () => {
+    const chose = await cabinetSession(server.services, uniqueEmail('chose-en'));
+    const patched = await fetch(`${server.url}/cabinet/profile`, {
+      method: 'PATCH',
+      headers: { ...chose.headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ locale: 'en' }),
+    });
+    expect(patched.status).toBe(200);
+    const elsewhere = await fetch(`${server.url}/cabinet`, {
+      headers: { Cookie: `${chose.cookie[0]}=${chose.cookie[1]}`, 'Accept-Language': 'ru' },
+    });
+    expect(await elsewhere.text()).toContain('<html lang="en">');
+    expect(elsewhere.headers.get('set-cookie')).toContain('svc_lang=en');
+
+    // Never chosen (Russian by default): the browser's language decides, and nothing is remembered for it.
+    const never = await cabinetSession(server.services, uniqueEmail('never'));
+    const page = await fetch(`${server.url}/cabinet`, {
+      headers: { Cookie: `${never.cookie[0]}=${never.cookie[1]}`, 'Accept-Language': 'en' },
+    });
+    expect(await page.text()).toContain('<html lang="en">');
+    expect(page.headers.get('set-cookie') ?? '').not.toContain('svc_lang');
+  });
+
   it('changes nobody’s profile for a reader who is not signed in', async () => {
     const page = await fetch(`${server.url}/cabinet/sign-in?lang=en`, { redirect: 'manual' });
     expect(page.status).toBe(200);
