@@ -15,3 +15,26 @@ export type BadgeTone = 'ok' | 'warn' | 'bad' | 'info' | 'muted';
 export function badge(tone: BadgeTone, text: string): SafeHtml {
   return html`<span class="badge badge-${tone}">${text}</span>`;
 }
+
+/** How long ago, in the reader's words, to the largest whole unit: minutes, hours, then days. */
+export function ageWords(lang: Lang, milliseconds: number): string {
+  const minutes = Math.max(0, Math.floor(milliseconds / 60_000));
+  const [count, unit]: [number, 'minute' | 'hour' | 'day'] =
+    minutes < 60
+      ? [minutes, 'minute']
+      : minutes < 48 * 60
+        ? [Math.floor(minutes / 60), 'hour']
+        : [Math.floor(minutes / (24 * 60)), 'day'];
+  if (lang === 'ru') {
+    const forms = {
+      minute: ['минута', 'минуты', 'минут'],
+      hour: ['час', 'часа', 'часов'],
+      day: ['день', 'дня', 'дней'],
+    }[unit];
+    const tens = count % 100;
+    const ones = count % 10;
+    const form = tens >= 11 && tens <= 14 ? 2 : ones === 1 ? 0 : ones >= 2 && ones <= 4 ? 1 : 2;
+    return `${count} ${forms[form]}`;
+  }
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}

@@ -37,7 +37,8 @@ import {
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
-import { when } from './console-kit.ts';
+import { ageWords, badge, when } from './console-kit.ts';
+import { attention, type Attention } from './console-home.ts';
 import { onceField, runOnce, showOnce } from './console-once.ts';
 
 const AUDIT_PAGE = 50;
@@ -198,7 +199,7 @@ export function consolePages(api: Api, services: Services): void {
     consolePage(services, async (p) => {
       const body = html`<h1>${p.c('homeTitle')}</h1>
 <p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`roleName_${p.admin.role}`) })}</p>
-<ul class="plain">${p.site.sections(p.lang).map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul>`;
+${attentionBody(p, await attention(services.db))}`;
       send(p, 200, p.c('homeTitle'), body, undefined, p.admin);
     }),
   );
@@ -336,6 +337,65 @@ ${
       send(p, 200, p.c('mailTitle'), body, undefined, p.admin);
     }),
   );
+}
+
+/** The home page: what needs attention now, each with a link to where it is dealt with. */
+function attentionBody(p: ConsolePage, a: Attention): SafeHtml {
+  const c = p.c;
+  const item = (
+    id: string,
+    bad: boolean,
+    count: number,
+    title: string,
+    text: SafeHtml | string,
+    href: string,
+    link: string,
+  ) =>
+    html`<li id="${id}" class="${bad ? 'bad' : 'ok'}"><span class="count">${count}</span><strong>${title}</strong>
+<p>${text}</p><p><a href="${href}">${link}</a></p></li>`;
+  const oldest = a.disputes.oldestOpenedAt;
+  const run = a.reconciliation;
+  return html`<h2 id="attention">${c('attentionTitle')}</h2>
+<ul class="attention">
+${item(
+  'attention-disputes',
+  a.disputes.open > 0,
+  a.disputes.open,
+  c('attentionDisputes'),
+  oldest
+    ? html`${c('attentionOldestDispute', { age: ageWords(p.lang, Date.now() - oldest.getTime()) })} (${when(p.lang, oldest)})`
+    : c('attentionNoDisputes'),
+  '/admin/view/disputes',
+  c('attentionDisputesLink'),
+)}
+${item(
+  'attention-webhooks',
+  a.webhooks.failing > 0,
+  a.webhooks.failing,
+  c('attentionWebhooks'),
+  a.webhooks.marketplaces.length === 0
+    ? c('attentionNoWebhooks')
+    : html`${a.webhooks.marketplaces.map(
+        (m, index) =>
+          html`${index > 0 ? ', ' : ''}<a href="/admin/view/marketplaces/${m.id}#log">${m.name}</a> (${m.failing})`,
+      )}`,
+  '/admin/view/marketplaces',
+  c('attentionWebhooksLink'),
+)}
+${item(
+  'attention-reconciliation',
+  !!run && run.mismatches + run.errors > 0,
+  run ? run.mismatches : 0,
+  c('attentionReconciliation'),
+  run
+    ? html`${c('attentionReconciliationRun', { errors: run.errors })} ${when(p.lang, run.runAt)} ${
+        run.mismatches + run.errors > 0 ? badge('bad', c('attentionCheck')) : badge('ok', c('attentionAllMatch'))
+      }`
+    : c('attentionNoRun'),
+  '/admin/view/reconciliation',
+  c('attentionReconciliationLink'),
+)}
+</ul>`;
 }
 
 function signInBody(

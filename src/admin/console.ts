@@ -12,6 +12,7 @@ import { readCookie, sameToken } from '../web/session.ts';
 import { ADMIN_TOKEN_PREFIX, adminActor, forbiddenFor, type AdminActor, type AdminRole } from './auth.ts';
 import { recordAudit, type AuditEntry } from './audit.ts';
 import { consoleTranslator, type ConsoleTranslate } from './console-i18n.ts';
+import { openDisputeCount } from './console-home.ts';
 
 export const CONSOLE_COOKIE = 'svc_admin';
 
@@ -35,6 +36,18 @@ export const CONSOLE_SITE: Site = {
   signOut: '/admin/sign-out',
   sections: (lang: Lang) => CONSOLE_SECTIONS.map(([href, key]) => [href, consoleTranslator(lang)(key)] as const),
 };
+
+/** The console's site with the number of open disputes beside "Disputes" in its header (none: no number). */
+function withDisputeCount(open: number): Site {
+  if (open === 0) return CONSOLE_SITE;
+  return {
+    ...CONSOLE_SITE,
+    sections: (lang: Lang) =>
+      CONSOLE_SITE.sections(lang).map(([href, label]) =>
+        href === '/admin/view/disputes' ? ([href, `${label} (${open})`] as const) : ([href, label] as const),
+      ),
+  };
+}
 
 /** The signed-in administrator of a console page, with the CSRF token of its forms. */
 export interface ConsoleAdmin extends AdminActor {
@@ -106,7 +119,9 @@ export function consolePage(
         `/admin/sign-in?next=${encodeURIComponent(p.ctx.method === 'GET' ? `${p.ctx.path}${p.ctx.search}` : '/admin')}`,
       );
     if (CHANGES.has(p.ctx.method) && !may.includes(admin.role)) throw forbiddenFor(admin.role);
-    await handler({ ...p, admin });
+    // The header counts the disputes waiting for an arbiter beside their section.
+    const site = p.ctx.method === 'GET' ? withDisputeCount(await openDisputeCount(services.db)) : p.site;
+    await handler({ ...p, site, admin });
   });
 }
 

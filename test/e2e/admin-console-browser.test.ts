@@ -5,9 +5,10 @@
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
-import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 import { ADMIN_PASSWORD, administrator } from '../console-helpers.ts';
-import { launchChromium } from '../chromium.ts';
+import { launchChromium, PHONE } from '../chromium.ts';
+import { insertHeldDeal, insertMarketplace } from '../factories.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -93,5 +94,67 @@ describe('the console in a browser', () => {
     await page.waitForURL((url) => url.pathname === '/admin/sign-in');
     expect(await page.textContent('main [role=status]')).toContain('You have signed out of the console');
     await context.close();
+  });
+
+  it('the home page says what needs attention, with the open disputes counted in the header, in both languages and widths', async () => {
+    const { db } = server.services;
+    // A dispute waiting 400 days (older than any other test makes), and a marketplace whose webhook fails 30 times.
+    const held = await insertHeldDeal(server.services, { holdExpiresAt: new Date(Date.now() + 86_400_000) });
+    await db.query(
+      `INSERT INTO deal_disputes (deal_id, status, reason, opened_by, opened_at) VALUES ($1, 'open', 'Late', 'buyer', now() - interval '400 days')`,
+      [held.dealId],
+    );
+    const shop = await insertMarketplace(server.services, { name: `Failing hooks ${uniqueId()}` });
+    for (let i = 0; i < 30; i++) {
+      const event = crypto.randomUUID();
+      await db.query(
+        `INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at) VALUES ($1, $2, NULL, 'webhook.test', '\\x7b7d', now())`,
+        [event, shop.id],
+      );
+      await db.query(`INSERT INTO webhook_deliveries (id, event_id, status) VALUES ($1, $2, 'failed')`, [
+        crypto.randomUUID(),
+        event,
+      ]);
+    }
+    const boss = await administrator(server, 'support');
+    for (const [locale, viewport] of [
+      ['en', { width: 1280, height: 900 }],
+      ['ru', PHONE],
+    ] as const) {
+      const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+      await context.addCookies([{ name: 'svc_admin', value: boss.token, url: `${server.url}/admin` }]);
+      const page = await context.newPage();
+      await page.goto(`${server.url}/admin`);
+      const disputes = page.locator('#attention-disputes');
+      expect(Number(await disputes.locator('.count').textContent())).toBeGreaterThanOrEqual(1);
+      expect(await disputes.textContent()).toContain(
+        locale === 'ru' ? 'Самый старый ждёт 400 дней' : 'The oldest has waited 400 days',
+      );
+      expect(await page.textContent('header nav.sections')).toMatch(
+        locale === 'ru' ? /Споры \(\d+\)/ : /Disputes \(\d+\)/,
+      );
+      const hooks = page.locator('#attention-webhooks');
+      expect(Number(await hooks.locator('.count').textContent())).toBeGreaterThanOrEqual(30);
+      expect(await hooks.locator(`a[href="/admin/view/marketplaces/${shop.id}#log"]`).textContent()).toBe(shop.name);
+      expect(await page.locator('#attention-reconciliation a[href="/admin/view/reconciliation"]').count()).toBe(1);
+      // The home page is no copy of the navigation.
+      expect(await page.locator('main a[href="/admin/view/audit"]').count()).toBe(0);
+      if (locale === 'ru') {
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+        // The phone header is compact: the sections scroll in one row.
+        const header = (await page.locator('header.top').boundingBox())!;
+        expect(header.height).toBeLessThan(140);
+      } else {
+        // A wide screen is used: the content is wider than the old 48rem column.
+        const main = (await page.locator('main').boundingBox())!;
+        expect(main.width).toBeGreaterThan(1000);
+      }
+      await context.close();
+    }
+    const icon = await fetch(`${server.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/x-icon');
+    expect(icon.headers.get('cache-control')).toContain('max-age=31536000');
+    expect(Buffer.from(await icon.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0]));
   });
 });
