@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { consoleTranslator } from '../../src/admin/console-i18n.ts';
 import { dealConsoleTranslator } from '../../src/deals/console-i18n.ts';
 import { moneyConsoleTranslator } from '../../src/money/console-i18n.ts';
-import { badge, when } from '../../src/admin/console-kit.ts';
+import { ageWords, badge, when } from '../../src/admin/console-kit.ts';
 
 const ROLE_CODE = /\b(admin|arbiter|support)\b/;
 
@@ -44,5 +44,28 @@ describe('console pieces', () => {
     expect(en).toContain('title="2026-11-26 00:45:09 UTC"');
     expect(en).toContain('2026');
     expect(when('ru', new Date('2026-11-26T00:45:09.000Z')).value).toContain('нояб');
+  });
+});
+
+describe('ageWords', () => {
+  const minute = 60_000;
+  it('names the largest whole unit, in English and with Russian plural forms', () => {
+    const cases: [number, string, string][] = [
+      [0, '0 minutes', '0 минут'],
+      [1 * minute, '1 minute', '1 минута'],
+      [3 * minute, '3 minutes', '3 минуты'],
+      [59 * minute, '59 minutes', '59 минут'],
+      [60 * minute, '1 hour', '1 час'],
+      [22 * 60 * minute, '22 hours', '22 часа'],
+      [47 * 60 * minute, '47 hours', '47 часов'],
+      [48 * 60 * minute, '2 days', '2 дня'],
+      [11 * 24 * 60 * minute, '11 days', '11 дней'],
+      [21 * 24 * 60 * minute, '21 days', '21 день'],
+      [400 * 24 * 60 * minute, '400 days', '400 дней'],
+    ];
+    for (const [ms, en, ru] of cases) {
+      expect(ageWords('en', ms), `${ms} en`).toBe(en);
+      expect(ageWords('ru', ms), `${ms} ru`).toBe(ru);
+    }
   });
 });
