@@ -45,6 +45,8 @@ import {
   dealListBody,
   dealPath,
   decideConfirmBody,
+  disputePageBody,
+  disputePath,
   disputesBody,
   moveConfirmBody,
   type DealConsolePage,
@@ -342,11 +344,39 @@ export function dealConsolePages(api: Api, services: Services): void {
       const body = disputesBody(p, {
         status: query.status,
         items: result.items,
+        marketplaces: await marketplaceNames(
+          services.db,
+          result.items.map((item) => item.snapshot.deal.marketplace_id),
+        ),
         next,
         mayDecide: mayMove(p.admin.role),
         notice: doneNotice(p),
       });
       send(p, 200, p.d('disputesTitle'), body, `/admin/view/disputes?status=${query.status}`, p.admin);
+    }),
+  );
+
+  router.get(
+    '/admin/view/disputes/:id',
+    page(async (p) => {
+      const id = String(p.ctx.params.id);
+      const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
+      if (!snapshot.dispute) throw problem('not_found', 'This deal has no dispute.');
+      const names = await marketplaceNames(services.db, [snapshot.deal.marketplace_id]);
+      const body = disputePageBody(p, {
+        snapshot,
+        marketplace: names.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id,
+        mayDecide: mayMove(p.admin.role),
+        notice: doneNotice(p),
+      });
+      send(
+        p,
+        200,
+        p.d('disputePageTitle', { title: snapshot.deal.title.trim() || p.d('untitled') }),
+        body,
+        disputePath(id),
+        p.admin,
+      );
     }),
   );
 
@@ -365,7 +395,7 @@ export function dealConsolePages(api: Api, services: Services): void {
         object_id: id,
         after: { ...message, files: [] },
       });
-      redirect(p.ctx, `/admin/view/disputes?done=message#dispute-${id}`);
+      redirect(p.ctx, `${disputePath(id)}?done=message`);
     }, DEAL_MOVERS),
   );
 

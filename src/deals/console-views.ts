@@ -13,7 +13,7 @@ import {
 } from '../web/i18n.ts';
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
-import { badge, type BadgeTone } from '../admin/console-kit.ts';
+import { ageWords, badge, type BadgeTone } from '../admin/console-kit.ts';
 import { DEAL_STATUSES, dealStatus, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
@@ -182,7 +182,7 @@ ${data.postings}
 ${
   snapshot.dispute &&
   html`<section aria-labelledby="dispute"><h2 id="dispute">${d('disputeHeading')}</h2>${disputeDetails(p, snapshot.dispute)}
-${snapshot.dispute.status === 'open' && html`<p><a href="/admin/view/disputes#dispute-${deal.id}">${d('goToQueue')}</a></p>`}</section>`
+${snapshot.dispute.status === 'open' && html`<p><a href="${disputePath(deal.id)}">${d('goToQueue')}</a></p>`}</section>`
 }
 ${
   snapshot.cancellation &&
@@ -331,6 +331,7 @@ export function disputesBody(
   data: {
     status: 'open' | 'decided';
     items: (DisputeQueueRow & { snapshot: DealSnapshot })[];
+    marketplaces: Map<string, string>;
     next?: string;
     mayDecide: boolean;
     notice?: string;
@@ -341,22 +342,58 @@ export function disputesBody(
     status === data.status
       ? html`<strong>${label}</strong>`
       : html`<a href="/admin/view/disputes?status=${status}">${label}</a>`;
-  const cards = data.items.map(({ snapshot, messages_count }) => {
-    const id = snapshot.deal.id;
-    return html`<article class="card" id="dispute-${id}" aria-labelledby="dispute-title-${id}">
-<h2 id="dispute-title-${id}"><a href="${dealPath(id)}">${d('dealTitle', { external_id: snapshot.deal.external_id })}</a> · ${amountOf(p, snapshot)}</h2>
-<p>${snapshot.deal.title.trim() || d('untitled')} · ${d('buyer')}: ${snapshot.deal.buyer_email} · ${d('seller')}: ${snapshot.deal.seller_email || d('none')} · ${d('messagesCount', { count: messages_count })}</p>
-${disputeDetails(p, snapshot.dispute!)}
-${data.status === 'open' && data.mayDecide && decideForms(p, snapshot)}
-</article>`;
+  const rows = data.items.map(({ snapshot, messages_count, opened_at, decided_at }) => {
+    const deal = snapshot.deal;
+    const contract =
+      snapshot.documents.find((document) => document.kind === 'contract') ??
+      snapshot.documents.find((document) => document.kind === 'offer');
+    const marketplace = data.marketplaces.get(deal.marketplace_id) ?? deal.marketplace_id;
+    return html`<tr id="dispute-${deal.id}">
+<td data-label="${d('disputeColumn')}"><a href="${disputePath(deal.id)}"><strong>${deal.title.trim() || d('untitled')}</strong></a><br><span class="hint">${snapshot.dispute?.reason ?? ''}</span></td>
+<td data-label="${d('ageColumn')}">${ageWords(p.lang, Date.now() - new Date(opened_at).getTime())}<br><span class="hint">${when(p, opened_at)}</span>${decided_at && html`<br><span class="hint">${d('decidedAt', { date: formatDate(p.lang, decided_at) })}</span>`}</td>
+<td data-label="${d('marketplace')}"><a href="/admin/view/marketplaces/${deal.marketplace_id}">${marketplace}</a></td>
+<td data-label="${d('dealColumn')}"><a href="${dealPath(deal.id)}">${deal.external_id}</a> · ${amountOf(p, snapshot)}</td>
+<td data-label="${d('contractColumn')}">${contract ? fileLink(contract.id, contract.name) : html`<span class="muted">${d('noContract')}</span>`}</td>
+<td data-label="${d('messagesColumn')}">${messages_count}</td></tr>`;
   });
   return html`<h1>${d('disputesTitle')}</h1>
 ${message('notice', data.notice)}
 <p>${tab('open', d('tabOpen'))} · ${tab('decided', d('tabDecided'))}</p>
 <p class="muted">${data.status === 'open' ? d('disputesIntro') : d('decidedIntro')}</p>
 ${data.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOnlyDisputes')}</p>`}
-${cards.length === 0 ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes')}</p>` : cards}
+${
+  rows.length === 0
+    ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes')}</p>`
+    : html`<div class="table"><table class="stack" id="dispute-queue">
+<thead><tr><th>${d('disputeColumn')}</th><th>${d('ageColumn')}</th><th>${d('marketplace')}</th><th>${d('dealColumn')}</th><th>${d('contractColumn')}</th><th>${d('messagesColumn')}</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
+}
 ${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
+}
+
+export const disputePath = (id: string) => `/admin/view/disputes/${id}`;
+
+/** A dispute's own page: the deal in brief, the reason, both sides' thread with evidence, and the arbiter's forms. */
+export function disputePageBody(
+  p: DealConsolePage,
+  data: { snapshot: DealSnapshot; marketplace: string; mayDecide: boolean; notice?: string },
+): SafeHtml {
+  const { d } = p;
+  const { snapshot } = data;
+  const deal = snapshot.deal;
+  const dispute = snapshot.dispute!;
+  return html`<p><a href="/admin/view/disputes">${d('allDisputes')}</a></p>
+<article id="dispute-${deal.id}" aria-labelledby="dispute-title">
+<h1 id="dispute-title">${d('disputePageTitle', { title: deal.title.trim() || d('untitled') })}</h1>
+${message('notice', data.notice)}
+<dl><dt>${d('dealColumn')}</dt><dd><a href="${dealPath(deal.id)}">${d('dealTitle', { external_id: deal.external_id })}</a> · ${amountOf(p, snapshot)} ${dealBadge(p.t, dealStatus(snapshot))}</dd>
+<dt>${d('marketplace')}</dt><dd><a href="/admin/view/marketplaces/${deal.marketplace_id}">${data.marketplace}</a></dd>
+<dt>${d('buyer')}</dt><dd>${deal.buyer_email}</dd><dt>${d('seller')}</dt><dd>${deal.seller_email || d('none')}</dd>
+<dt>${d('ageColumn')}</dt><dd>${ageWords(p.lang, Date.now() - new Date(dispute.opened_at).getTime())}</dd></dl>
+${disputeDetails(p, dispute)}
+${dispute.status === 'open' && data.mayDecide && decideForms(p, snapshot)}
+${dispute.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOnlyDisputes')}</p>`}
+</article>`;
 }
 
 function decideForms(p: DealConsolePage, snapshot: DealSnapshot): SafeHtml {
@@ -426,6 +463,6 @@ ${
 }
 <label for="reason">${d('yourReason')}</label>
 <textarea id="reason" name="reason" required maxlength="${REASON_MAX}">${data.reason}</textarea>
-<div class="actions"><button type="submit" class="danger">${d('confirmDecideButton')}</button> <a class="button secondary" href="/admin/view/disputes#dispute-${snapshot.deal.id}">${d('backToQueue')}</a></div>
+<div class="actions"><button type="submit" class="danger">${d('confirmDecideButton')}</button> <a class="button secondary" href="${disputePath(snapshot.deal.id)}">${d('backToQueue')}</a></div>
 </form>`;
 }

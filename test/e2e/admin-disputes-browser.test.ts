@@ -76,6 +76,24 @@ describe('the disputes queue in a browser', () => {
     await page.goto(`${server.url}/admin`);
     await page.click('header nav.sections a[href="/admin/view/disputes"]');
     expect(await page.textContent('h1')).toBe('Disputes');
+    // The header counts the open disputes.
+    expect(await page.textContent('header nav.sections a[href="/admin/view/disputes"]')).toMatch(/^Disputes \(\d+\)$/);
+
+    // The queue is a list: the deal's title, how long it waits, the marketplace, the deal and its contract; no thread.
+    const row = page.locator(`#dispute-queue tr#dispute-${deal.dealId}`);
+    const rowText = (await row.textContent())!;
+    expect(rowText).toContain(deal.externalId);
+    expect(rowText).toContain('The armchair arrived broken');
+    expect(rowText).toMatch(/\d+ minutes?/);
+    expect(await row.locator(`a[href="/admin/view/deals/${deal.dealId}"]`).count()).toBe(1);
+    expect(await row.locator('a[href^="/admin/view/marketplaces/"]').count()).toBe(1);
+    // The contract column links the deal's contract (the offer, as this deal has no contract).
+    const contract = row.locator('td[data-label="Contract"] a');
+    expect(await contract.textContent()).toBe('offer.pdf');
+    expect(await contract.getAttribute('href')).toMatch(/^\/admin\/documents\/[0-9a-f-]{36}\/content$/);
+    expect(await page.textContent('main')).not.toContain('Photo of the broken leg attached');
+    await row.locator(`a[href="/admin/view/disputes/${deal.dealId}"]`).click();
+    expect(page.url()).toContain(`/admin/view/disputes/${deal.dealId}`);
 
     const card = page.locator(`#dispute-${deal.dealId}`);
     const text = (await card.textContent())!;
@@ -113,9 +131,9 @@ describe('the disputes queue in a browser', () => {
     expect((await dealState(deal.dealId)).status).toBe('refunded');
 
     await page.goto(`${server.url}/admin/view/audit?action=adminResolveDispute&object_id=${deal.dealId}`);
-    const row = (await page.textContent('tbody tr'))!;
-    expect(row).toContain(arbiter.email);
-    expect(row).toContain('adminResolveDispute');
+    const auditRow = (await page.textContent('tbody tr'))!;
+    expect(auditRow).toContain(arbiter.email);
+    expect(auditRow).toContain('adminResolveDispute');
     await context.close();
   });
 
@@ -130,6 +148,10 @@ describe('the disputes queue in a browser', () => {
     await page.goto(`${server.url}/admin/view/disputes`);
     expect(await page.getAttribute('html', 'lang')).toBe('ru');
     expect(await page.textContent('h1')).toBe('Споры');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    const row = page.locator(`#dispute-queue tr#dispute-${deal.dealId}`);
+    expect(await row.locator('td').first().isVisible()).toBe(true);
+    await row.locator(`a[href="/admin/view/disputes/${deal.dealId}"]`).click();
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
     const card = page.locator(`#dispute-${deal.dealId}`);
     expect(await card.textContent()).toContain('Заказывала синий');

@@ -494,7 +494,7 @@ describe("the console's split decision", () => {
     ).toBe(303);
     await money.disputeAsBuyer(deal.id, 'Half of it is scratched');
 
-    const queue = await read('/admin/view/disputes');
+    const queue = await read(`/admin/view/disputes/${deal.id}`);
     expect(queue).toContain('Split: part to the seller, part back to the buyer');
     expect(queue).toContain(`name="release_amount"`);
     const decide = `/admin/view/disputes/${deal.id}/decide`;
