@@ -77,6 +77,7 @@ export async function profile(services: Services, user: User) {
     email: user.email,
     name: user.name,
     locale: user.locale,
+    time_zone: user.time_zone,
     org: { id: org.id, name: org.name },
   };
 }

@@ -3,7 +3,7 @@
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { View } from '../web/page.ts';
-import { formatDate, type Translate } from '../web/i18n.ts';
+import { formatDate, READER_TIME_ZONE, TIME_ZONES, type Translate } from '../web/i18n.ts';
 import { deviceOf } from './user-agent.ts';
 import { MIN_PASSWORD_LENGTH } from './passwords.ts';
 import type { SessionItem } from './sessions.ts';
@@ -109,6 +109,8 @@ export function profileBody(
     email: string;
     name: string;
     locale: 'ru' | 'en';
+    /** The zone the person chose; null: Moscow time. */
+    timeZoneChoice: string | null;
     org: string;
     csrf: string;
     error?: string;
@@ -117,6 +119,10 @@ export function profileBody(
 ): SafeHtml {
   const option = (value: 'ru' | 'en', label: string) =>
     html`<option value="${value}" lang="${value}"${data.locale === value ? html` selected` : undefined}>${label}</option>`;
+  const zones = TIME_ZONES.filter((zone) => zone !== READER_TIME_ZONE).map(
+    (zone) =>
+      html`<option value="${zone}"${zone === data.timeZoneChoice ? html` selected` : undefined}>${zone.replace(/_/g, ' ')}</option>`,
+  );
   return html`<h1>${a('profileTitle')}</h1>
 ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
@@ -130,6 +136,9 @@ ${csrfField(data.csrf)}
 <input id="name" name="name" type="text" autocomplete="name" maxlength="${NAME_MAX}" value="${data.name}">
 <label for="locale">${a('language')}</label>
 <select id="locale" name="locale">${option('ru', 'Русский')}${option('en', 'English')}</select>
+<label for="time_zone">${a('timeZone')}</label>
+<select id="time_zone" name="time_zone" aria-describedby="time-zone-hint"><option value=""${data.timeZoneChoice ? undefined : html` selected`}>${a('moscowTime')}</option>${zones}</select>
+<p class="hint" id="time-zone-hint">${a('timeZoneHint')}</p>
 <div><button type="submit">${a('save')}</button></div>
 </form>`;
 }
@@ -142,13 +151,13 @@ function deviceWords(a: AccountView['a'], userAgent: string): string {
 }
 
 export function securityBody(
-  { t, a, lang }: AccountView,
+  { t, a, lang, timeZone }: AccountView,
   data: { sessions: SessionItem[]; csrf: string; error?: string; notice?: string },
 ): SafeHtml {
   const sessions = data.sessions.map(
     (session) => html`<li class="card">
 <p><strong title="${session.user_agent.slice(0, 500)}">${deviceWords(a, session.user_agent)}</strong>${session.current ? html` <span class="status">(${a('thisDevice')})</span>` : undefined}</p>
-<p class="muted">${a('sessionTimes', { created: formatDate(lang, session.created_at), used: formatDate(lang, session.last_used_at) })}</p>
+<p class="muted">${a('sessionTimes', { created: formatDate(lang, session.created_at, timeZone), used: formatDate(lang, session.last_used_at, timeZone) })}</p>
 <form method="post" action="/cabinet/view/sessions/${session.id}/revoke">${csrfField(data.csrf)}<button type="submit" class="secondary">${a('revoke')}</button></form>
 </li>`,
   );

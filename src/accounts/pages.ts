@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
-import { isLang, type Translate } from '../web/i18n.ts';
+import { canonicalTimeZone, isLang, type Translate } from '../web/i18n.ts';
 import {
   csrfFailed,
   page,
@@ -66,7 +66,7 @@ const SECURITY_DONE = {
   session_revoked: 'sessionRevoked',
 } as const satisfies Record<string, AccountMessage>;
 
-const view = (p: Page): AccountView => ({ lang: p.lang, t: p.t, a: accountTranslator(p.lang) });
+const view = (p: Page): AccountView => ({ lang: p.lang, t: p.t, timeZone: p.timeZone, a: accountTranslator(p.lang) });
 const clientOf = (ctx: Context): Client => ({ ip: ctx.ip, userAgent: ctx.get('User-Agent') });
 const queryText = (ctx: Context, name: string) => (typeof ctx.query[name] === 'string' ? ctx.query[name] : '');
 /** `?next=…` for a page that carries where the person was going, '' for the cabinet's home (the default). */
@@ -293,6 +293,7 @@ export function accountPages(api: Api, services: Services): void {
       email: current.email,
       name: words.name ?? current.name,
       locale: current.locale,
+      timeZoneChoice: current.time_zone,
       org: current.org.name,
       csrf: signed.csrf,
       ...words,
@@ -318,7 +319,15 @@ export function accountPages(api: Api, services: Services): void {
       if (name.length > NAME_MAX)
         return profilePage(p, posted.signed, 400, { name, error: view(p).a('nameTooLong', { max: NAME_MAX }) });
       if (!isLang(locale)) return profilePage(p, posted.signed, 400, { name, error: p.t('badForm') });
-      await updateProfile(services.db, posted.signed.user, { name, locale });
+      // '' is Moscow time (the default); a form without the field (an older page) leaves the zone as it is.
+      const zoneGiven = posted.form.get('time_zone');
+      const timeZone = zoneGiven ? canonicalTimeZone(zoneGiven) : null;
+      if (zoneGiven && !timeZone) return profilePage(p, posted.signed, 400, { name, error: view(p).a('badTimeZone') });
+      await updateProfile(services.db, posted.signed.user, {
+        name,
+        locale,
+        ...(zoneGiven === null ? {} : { time_zone: timeZone }),
+      });
       // The pages follow the chosen language from now on, as they would after the language switch.
       setCookie(p.ctx, services, LANG_COOKIE, locale, LANG_COOKIE_SECONDS);
       redirect(p.ctx, '/cabinet/view/profile?done=saved');

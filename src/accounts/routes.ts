@@ -5,7 +5,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
-import { preferredLang } from '../web/i18n.ts';
+import { canonicalTimeZone, preferredLang } from '../web/i18n.ts';
+import { problem } from '../http/problem.ts';
 import { EmailSchema, NAME_MAX, updateProfile, type User } from './users.ts';
 import { PasswordSchema, profile } from './operations.ts';
 import { changePassword, confirmSignUp, forgotPassword, resetPassword, signUp, type Client } from './self-service.ts';
@@ -22,6 +23,10 @@ const Profile = z.object({
   email: z.string(),
   name: z.string(),
   locale: Locale,
+  time_zone: z
+    .string()
+    .nullable()
+    .describe("The IANA time zone the person's pages and mails show times in; null: Moscow time"),
   org: z.object({ id: z.uuid(), name: z.string() }).describe('The personal organization'),
 });
 const SessionItem = z.object({
@@ -158,11 +163,27 @@ export function accountRoutes(api: Api, services: Services): void {
     path: '/cabinet/profile',
     operationId: 'updateProfile',
     summary: 'Change my name or language',
-    description: 'A personal organization still named after the old name follows the new one.',
-    body: z.object({ name: Name.optional(), locale: Locale.optional() }),
+    description:
+      'A personal organization still named after the old name follows the new one. `locale` is the person’s own ' +
+      'choice: a marketplace’s buyer_locale or seller_locale no longer changes it. `time_zone`: an IANA name such as ' +
+      '`Europe/Berlin` for the times shown in pages and mails (null: Moscow time again).',
+    body: z.object({
+      name: Name.optional(),
+      locale: Locale.optional(),
+      time_zone: z.string().max(64).nullable().optional().describe('An IANA time zone name, or null for Moscow time'),
+    }),
     responses: { 200: { description: 'The profile', schema: Profile } },
     handler: async (ctx, { body }) => {
-      ctx.body = await profile(services, await updateProfile(db, userOf(ctx), body));
+      const { time_zone: given, ...rest } = body;
+      const timeZone = given === undefined || given === null ? given : canonicalTimeZone(given);
+      if (timeZone === undefined && typeof given === 'string') {
+        const message = 'must be an IANA time zone name, such as Europe/Moscow';
+        throw problem('validation_failed', `The request body is invalid: time_zone: ${message}`, {
+          errors: [{ path: 'time_zone', message }],
+        });
+      }
+      const changes = given === undefined ? rest : { ...rest, time_zone: timeZone ?? null };
+      ctx.body = await profile(services, await updateProfile(db, userOf(ctx), changes));
     },
   });
 

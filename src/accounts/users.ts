@@ -22,6 +22,8 @@ export interface User {
   name: string;
   /** The language of the user's mail and, once chosen in the profile, of their pages. */
   locale: 'ru' | 'en';
+  /** The IANA time zone the person's times are shown in; null: Moscow time (READER_TIME_ZONE). */
+  time_zone: string | null;
   created_at: Date;
 }
 
@@ -31,7 +33,7 @@ export interface Organization {
   personal: boolean;
 }
 
-const USER_COLUMNS = 'id, email, name, locale, created_at';
+const USER_COLUMNS = 'id, email, name, locale, time_zone, created_at';
 
 /**
  * The user with this e-mail (any case), made with a personal organization when there is none. Safe under concurrency:
@@ -99,15 +101,23 @@ function personalOrganizationName(user: { name: string; email: string }): string
 export async function updateProfile(
   db: Db,
   user: User,
-  changes: { name?: string; locale?: 'ru' | 'en' },
+  changes: { name?: string; locale?: 'ru' | 'en'; time_zone?: string | null },
 ): Promise<User> {
   return inTransaction(db, async (client) => {
     const updated = await client.query<User>(
       // A language set here is the person's own choice: a deal's or an invitation's language no longer replaces it.
+      // A time zone given as null goes back to Moscow time; one left out stays.
       `UPDATE users SET name = coalesce($2, name), locale = coalesce($3, locale),
-              locale_chosen = locale_chosen OR $3::text IS NOT NULL, updated_at = now() WHERE id = $1
+              locale_chosen = locale_chosen OR $3::text IS NOT NULL,
+              time_zone = CASE WHEN $4 THEN $5 ELSE time_zone END, updated_at = now() WHERE id = $1
        RETURNING ${USER_COLUMNS}`,
-      [user.id, changes.name ?? null, changes.locale ?? null],
+      [
+        user.id,
+        changes.name ?? null,
+        changes.locale ?? null,
+        changes.time_zone !== undefined,
+        changes.time_zone ?? null,
+      ],
     );
     const after = updated.rows[0];
     if (changes.name !== undefined) {
@@ -165,9 +175,17 @@ export async function findLogin(
 export async function findMailRecipient(
   db: DbClient,
   email: string,
-): Promise<{ id: string; name: string; locale: 'ru' | 'en'; has_password: boolean } | undefined> {
-  const result = await db.query<{ id: string; name: string; locale: 'ru' | 'en'; has_password: boolean }>(
-    'SELECT id, name, locale, password_hash IS NOT NULL AS has_password FROM users WHERE lower(email) = lower($1)',
+): Promise<
+  { id: string; name: string; locale: 'ru' | 'en'; time_zone: string | null; has_password: boolean } | undefined
+> {
+  const result = await db.query<{
+    id: string;
+    name: string;
+    locale: 'ru' | 'en';
+    time_zone: string | null;
+    has_password: boolean;
+  }>(
+    'SELECT id, name, locale, time_zone, password_hash IS NOT NULL AS has_password FROM users WHERE lower(email) = lower($1)',
     [email],
   );
   return result.rows[0];

@@ -139,12 +139,12 @@ function documentList({ t }: View, documents: DocumentRecord[]): SafeHtml {
 
 /** Approve and Reject for a pending approval the user may decide; the decided (or awaited) state otherwise. */
 function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide: boolean): SafeHtml {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   if (approval.status === 'pending' && !mayDecide) return html`<p class="status">${t('approval_pending')}</p>`;
   if (approval.status !== 'pending') {
     return html`<p><span class="status">${t(`approval_${approval.status}`)}</span>${
       approval.decided_at &&
-      html` <span class="muted">${t('decidedAt', { date: formatDate(lang, approval.decided_at) })}</span>`
+      html` <span class="muted">${t('decidedAt', { date: formatDate(lang, approval.decided_at, timeZone) })}</span>`
     }</p>${approval.comment && html`<p>${t('comment')}: ${approval.comment}</p>`}`;
   }
   const commentId = `comment-${approval.id}`;
@@ -198,13 +198,13 @@ ${deals.length > 0 ? html`<ul class="plain">${deals}</ul>` : html`<p class="mute
 </section>`;
 }
 
-function paymentList({ t, lang }: View, payments: PaymentRecord[]): SafeHtml {
+function paymentList({ t, lang, timeZone }: View, payments: PaymentRecord[]): SafeHtml {
   if (payments.length === 0) return html`<p class="muted">${t('noPayments')}</p>`;
   return html`<ul class="plain">${payments.map(
     (payment) =>
       html`<li>${formatMoney(lang, payment.amount, payment.currency)} · <span class="status">${paymentWords(t, payment.status)}</span>${
         payment.provider === 'sandbox' ? html` · <span class="test">${t('testPayment')}</span>` : undefined
-      } <span class="muted">${formatDate(lang, payment.updated_at)}</span></li>`,
+      } <span class="muted">${formatDate(lang, payment.updated_at, timeZone)}</span></li>`,
   )}</ul>`;
 }
 
@@ -264,10 +264,10 @@ function disputeSection(
   canMessage: boolean,
   csrf: string,
 ): SafeHtml {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   const messages = dispute.messages.map(
     (item) => html`<li class="card message">
-<p><strong>${t(`author_${item.author}`)}</strong>${item.author === role ? html` <span class="muted">${t('you')}</span>` : undefined} <span class="muted">${formatDate(lang, item.created_at)}</span></p>
+<p><strong>${t(`author_${item.author}`)}</strong>${item.author === role ? html` <span class="muted">${t('you')}</span>` : undefined} <span class="muted">${formatDate(lang, item.created_at, timeZone)}</span></p>
 ${item.text && html`<p class="text">${item.text}</p>`}
 ${
   item.files.length > 0
@@ -295,14 +295,14 @@ ${
 <dl>
 <dt>${t('status')}</dt><dd class="status">${t(`dispute_${dispute.status}`)}</dd>
 <dt>${t('reason')}</dt><dd class="text">${dispute.reason}</dd>
-<dt>${t('disputeOpened')}</dt><dd>${formatDate(lang, dispute.opened_at)}</dd>
+<dt>${t('disputeOpened')}</dt><dd>${formatDate(lang, dispute.opened_at, timeZone)}</dd>
 </dl>
 ${
   decided &&
   html`<div class="card decision"><h3>${t('decisionHeading')}</h3>
 <p class="status">${t(`outcome_${decided.outcome}`)}</p>
 <p class="text">${t('reason')}: ${decided.reason}</p>
-<p class="muted">${t('decidedAt', { date: formatDate(lang, decided.decided_at) })}</p></div>`
+<p class="muted">${t('decidedAt', { date: formatDate(lang, decided.decided_at, timeZone) })}</p></div>`
 }
 <h3>${t('messagesHeading')}</h3>
 ${messages.length > 0 ? html`<ul class="plain">${messages}</ul>` : html`<p class="muted">${t('noMessages')}</p>`}
@@ -337,10 +337,10 @@ export function payoutsBody(
     form?: { type: PayoutFormType; token: string };
   },
 ): SafeHtml {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   const current = data.destination
     ? html`<p class="status" id="payout-current">${t('payoutCurrent', { title: destinationWords(lang, data.destination) })}</p>
-<p class="muted">${t('payoutCurrentSince', { date: formatDate(lang, data.destination.updated_at) })}</p>`
+<p class="muted">${t('payoutCurrentSince', { date: formatDate(lang, data.destination.updated_at, timeZone) })}</p>`
     : html`<p class="status" id="payout-current">${t('payoutNone')}</p>`;
   const testValue = data.form?.type === 'test_card' ? data.form.token : '';
   const liveType = data.form && data.form.type !== 'test_card' ? data.form.type : 'bank_card';
@@ -399,16 +399,16 @@ function deliverySection(
   role: DealRole,
   actions: DealVerb[],
 ): SafeHtml | undefined {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   const { delivery } = snapshot;
   const mayShip = actions.includes('ship');
   if (!delivery && !mayShip) return undefined;
   const held = snapshot.payments.at(-1)?.status === 'hold' && !isFinal(dealStatus(snapshot));
   const facts = delivery
     ? html`<dl>
-<dt>${t('status')}</dt><dd class="status" id="delivery-status">${t('shippedOn', { date: formatDate(lang, delivery.shipped_at) })}${
+<dt>${t('status')}</dt><dd class="status" id="delivery-status">${t('shippedOn', { date: formatDate(lang, delivery.shipped_at, timeZone) })}${
         delivery.delivered_at
-          ? html` · ${t('deliveredOn', { date: formatDate(lang, delivery.delivered_at) })}`
+          ? html` · ${t('deliveredOn', { date: formatDate(lang, delivery.delivered_at, timeZone) })}`
           : html` · ${t('notDeliveredYet')}`
       }</dd>
 ${delivery.carrier && html`<dt>${t('carrier')}</dt><dd>${delivery.carrier}</dd>`}
@@ -419,7 +419,7 @@ ${delivery.tracking && html`<dt>${t('tracking')}</dt><dd>${delivery.tracking}</d
     delivery?.status === 'delivered' && delivery.inspection_ends_at && held ? delivery.inspection_ends_at : undefined;
   const inspection =
     ends && (role === 'buyer' || role === 'seller')
-      ? html`<p class="consequence" id="inspection">${t(role === 'buyer' ? 'inspectionBuyer' : 'inspectionSeller', { date: formatDate(lang, ends) })}</p>`
+      ? html`<p class="consequence" id="inspection">${t(role === 'buyer' ? 'inspectionBuyer' : 'inspectionSeller', { date: formatDate(lang, ends, timeZone) })}</p>`
       : undefined;
   const buyerNote =
     delivery && held && role === 'buyer' && !ends ? html`<p class="hint">${t('shippedBuyerNote')}</p>` : undefined;
@@ -444,7 +444,7 @@ ${facts}${inspection}${buyerNote}${ship}
  * (where to), or failed (why, and the way to give another card); each transfer below.
  */
 function payoutSection(view: View, snapshot: DealSnapshot): SafeHtml | undefined {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   const payout = payoutView(snapshot);
   if (payout.status === 'none') return undefined;
   const payouts = snapshot.payouts ?? [];
@@ -471,7 +471,7 @@ function payoutSection(view: View, snapshot: DealSnapshot): SafeHtml | undefined
           (item) =>
             html`<li>${formatMoney(lang, item.amount, item.currency)} · ${item.destination.title ? destinationWords(lang, item.destination) : '—'} · <span class="status">${t(
               `payoutItem_${item.status}`,
-            )}</span> <span class="muted">${formatDate(lang, item.updated_at)}</span></li>`,
+            )}</span> <span class="muted">${formatDate(lang, item.updated_at, timeZone)}</span></li>`,
         )}</ul>`
       : undefined;
   return html`<section aria-labelledby="payout"><h2 id="payout">${t('payoutHeading')}</h2>
@@ -494,13 +494,13 @@ export function dealBody(
     marketplace?: string;
   },
 ): SafeHtml {
-  const { t, lang } = view;
+  const { t, lang, timeZone } = view;
   const { snapshot, role, actions } = data;
   const { deal } = snapshot;
   const money = dealMoneyState(snapshot);
   const approvals = [...snapshot.approvals].reverse().map(
     (approval) => html`<li class="card">
-<p>${t('approver')}: ${approval.approver} <span class="muted">${t('startedAt', { date: formatDate(lang, approval.created_at) })}</span></p>
+<p>${t('approver')}: ${approval.approver} <span class="muted">${t('startedAt', { date: formatDate(lang, approval.created_at, timeZone) })}</span></p>
 ${decision(view, approval, data.csrf, actions.includes('decide_approval'))}
 </li>`,
   );

@@ -52,7 +52,7 @@ ${data.keys.length === 0 ? html`<p class="muted">${d('noKeys')}</p>` : html`<ul 
 }
 
 function usageSection(view: KeysView, usage: AccountUsage): SafeHtml {
-  const { d, lang } = view;
+  const { d, lang, timeZone } = view;
   const used =
     usage.monthly_quota === null
       ? d('usedUnlimited', { used: count(lang, usage.used) })
@@ -62,20 +62,20 @@ function usageSection(view: KeysView, usage: AccountUsage): SafeHtml {
 <dt>${d('tariff')}</dt><dd>${d(`tariff_${usage.tariff}`)}</dd>
 <dt>${d('usedThisMonth')}</dt><dd>${used}</dd>
 ${usage.remaining !== null && html`<dt>${d('remaining')}</dt><dd>${count(lang, usage.remaining)}</dd>`}
-<dt>${d('resets')}</dt><dd>${formatDate(lang, usage.resets_at)}</dd>
+<dt>${d('resets')}</dt><dd>${formatDate(lang, usage.resets_at, timeZone)}</dd>
 </dl>
 <p class="hint">${d('usageHint')}</p>
 </section>`;
 }
 
 function keyCard(view: KeysView, key: DataKeyItem): SafeHtml {
-  const { d, lang } = view;
+  const { d, lang, timeZone } = view;
   return html`<li class="card">
 <h3>${keyName(view, key)}</h3>
 <dl>
 <dt>${d('prefix')}</dt><dd><code>${keyPrefix(view, key)}</code></dd>
-<dt>${d('created')}</dt><dd>${formatDate(lang, key.created_at)}</dd>
-<dt>${d('state')}</dt><dd class="status">${key.revoked_at ? d('revokedOn', { date: formatDate(lang, key.revoked_at) }) : d('active')}</dd>
+<dt>${d('created')}</dt><dd>${formatDate(lang, key.created_at, timeZone)}</dd>
+<dt>${d('state')}</dt><dd class="status">${key.revoked_at ? d('revokedOn', { date: formatDate(lang, key.revoked_at, timeZone) }) : d('active')}</dd>
 </dl>
 ${key.revoked_at === null && html`<p><a href="${revokePath(key.id)}" aria-label="${d('revokeLink')} ${keyName(view, key)}">${d('revokeLink')}</a></p>`}
 </li>`;

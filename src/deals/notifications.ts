@@ -67,7 +67,7 @@ export function createDealNotifier(services: Services) {
         )
           continue;
         const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');
-        const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail);
+        const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail, recipient?.time_zone ?? null);
         await services.mailer.send({ key: `deal-event/${notice.eventId}/${role}`, to: email, subject, text });
         mails++;
       }

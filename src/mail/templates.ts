@@ -67,6 +67,8 @@ interface Quoted {
   marketplace: string;
   title: string;
   amount: string;
+  /** The recipient's time zone for the times a mail names (null: Moscow time). */
+  timeZone: string | null;
 }
 
 type Notice<K extends DealNoticeKind> = (
@@ -231,14 +233,14 @@ const en: Words = {
       subject: `the order of the deal${d.title} is delivered`,
       body: [
         n.inspection_ends_at
-          ? `The order of the deal${d.title} is delivered. Check it: if something is wrong, open a dispute before ${when('en', n.inspection_ends_at)}; after that the money, ${d.amount}, is released to the seller automatically.`
+          ? `The order of the deal${d.title} is delivered. Check it: if something is wrong, open a dispute before ${when('en', n.inspection_ends_at, d.timeZone)}; after that the money, ${d.amount}, is released to the seller automatically.`
           : `The order of the deal${d.title} is delivered, and the money, ${d.amount}, is released to the seller.`,
       ],
     }),
     inspection_reminder: (d, n) => ({
       subject: `one day left to check the order of the deal${d.title}`,
       body: [
-        `The time to check the order of the deal${d.title} ends ${when('en', n.inspection_ends_at)}. If something is wrong, open a dispute on the deal page before then; otherwise the money, ${d.amount}, is released to the seller.`,
+        `The time to check the order of the deal${d.title} ends ${when('en', n.inspection_ends_at, d.timeZone)}. If something is wrong, open a dispute on the deal page before then; otherwise the money, ${d.amount}, is released to the seller.`,
       ],
     }),
     payout_sent: (d, n) => ({
@@ -398,14 +400,14 @@ const ru: Words = {
       subject: `заказ по сделке${d.title} доставлен`,
       body: [
         n.inspection_ends_at
-          ? `Заказ по сделке${d.title} доставлен. Проверьте его: если что-то не так, откройте спор до ${when('ru', n.inspection_ends_at)}; после этого деньги, ${d.amount}, будут переведены продавцу автоматически.`
+          ? `Заказ по сделке${d.title} доставлен. Проверьте его: если что-то не так, откройте спор до ${when('ru', n.inspection_ends_at, d.timeZone)}; после этого деньги, ${d.amount}, будут переведены продавцу автоматически.`
           : `Заказ по сделке${d.title} доставлен, и деньги, ${d.amount}, переведены продавцу.`,
       ],
     }),
     inspection_reminder: (d, n) => ({
       subject: `остался один день, чтобы проверить заказ по сделке${d.title}`,
       body: [
-        `Время на проверку заказа по сделке${d.title} заканчивается ${when('ru', n.inspection_ends_at)}. Если что-то не так, откройте спор на странице сделки до этого времени; иначе деньги, ${d.amount}, будут переведены продавцу.`,
+        `Время на проверку заказа по сделке${d.title} заканчивается ${when('ru', n.inspection_ends_at, d.timeZone)}. Если что-то не так, откройте спор на странице сделки до этого времени; иначе деньги, ${d.amount}, будут переведены продавцу.`,
       ],
     }),
     payout_sent: (d, n) => ({
@@ -483,12 +485,19 @@ export function invitationMail(input: InvitationInput): Mail {
 }
 
 /** The mail of one step of a deal to one person, in their language. */
-export function dealMail(locale: Lang, recipientName: string, deal: DealFacts, notice: DealNoticeMail): Mail {
+export function dealMail(
+  locale: Lang,
+  recipientName: string,
+  deal: DealFacts,
+  notice: DealNoticeMail,
+  timeZone: string | null = null,
+): Mail {
   const words = WORDS[locale];
   const quoted: Quoted = {
     marketplace: deal.marketplaceName,
     title: words.quote(deal.title.trim()),
     amount: formatMoney(locale, deal.amount, deal.currency),
+    timeZone,
   };
   // The table is indexed by the notice's own kind, a pairing TypeScript cannot follow through the union.
   const render = words.notices[notice.kind] as Notice<DealNoticeKind>;

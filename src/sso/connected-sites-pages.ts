@@ -100,7 +100,7 @@ async function confirmPage(p: Page, services: Services, signed: SignedIn, client
 type SitesView = View & { st: SsoTranslate };
 
 function sitesBody(
-  { t, st, lang }: SitesView,
+  { t, st, lang, timeZone }: SitesView,
   sites: ConnectedSite[],
   words: { notice?: string; error?: string },
 ): SafeHtml {
@@ -113,7 +113,7 @@ ${
     ? html`<p class="muted">${st('noSites', { service })}</p>`
     : html`<ul class="plain">${sites.map(
         (site) => html`<li class="card"><h3>${site.name}</h3>
-<p class="muted">${st('connectedOn', { date: formatDate(lang, site.first_at.toISOString()) })}, ${st('lastSignIn', { date: formatDate(lang, site.last_at.toISOString()) })}</p>
+<p class="muted">${st('connectedOn', { date: formatDate(lang, site.first_at.toISOString(), timeZone) })}, ${st('lastSignIn', { date: formatDate(lang, site.last_at.toISOString(), timeZone) })}</p>
 <a class="button danger" href="${revokePath(site.client_id)}">${st('disconnect')}</a></li>`,
       )}</ul>`
 }`;

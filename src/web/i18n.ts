@@ -604,12 +604,33 @@ export function formatMoney(lang: Lang, amount: number, currency: string): strin
  */
 export const READER_TIME_ZONE = 'Europe/Moscow';
 
-/** A moment as every page and mail shows it: one format, in Moscow time, the zone named ("мск", "Moscow time"). */
-export function formatDate(lang: Lang, iso: string): string {
+/**
+ * A moment as every page and mail shows it: one format, in the reader's time zone (Moscow time unless their profile
+ * names another), the zone named ("мск", "Moscow time", or the zone's IANA name).
+ */
+export function formatDate(lang: Lang, iso: string, timeZone: string | null = READER_TIME_ZONE): string {
+  const zone = timeZone ?? READER_TIME_ZONE;
   const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', {
     dateStyle: 'medium',
     timeStyle: 'short',
-    timeZone: READER_TIME_ZONE,
+    timeZone: zone,
   }).format(new Date(iso));
-  return `${text} ${lang === 'ru' ? 'мск' : 'Moscow time'}`;
+  const named = zone === READER_TIME_ZONE ? (lang === 'ru' ? 'мск' : 'Moscow time') : zone.replace(/_/g, ' ');
+  return `${text} ${named}`;
 }
+
+/** The IANA name of a time zone Intl knows, in its canonical spelling; undefined for anything else. */
+export function canonicalTimeZone(value: string): string | undefined {
+  // Intl also takes offsets (+03:00) and legacy abbreviations; only Area/City names and UTC are offered to people.
+  if (!/^(UTC|[A-Za-z]+(\/[A-Za-z0-9_+-]+){1,2})$/.test(value) || value.length > 64) return undefined;
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: value }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The time zones a person may choose from, by the names canonicalTimeZone stores (ICU's canonical spelling). */
+export const TIME_ZONES: readonly string[] = [
+  ...new Set(Intl.supportedValuesOf('timeZone').map((zone) => canonicalTimeZone(zone) ?? zone)),
+].sort();

@@ -34,6 +34,8 @@ export type SignedIn = { user: User; csrf: string };
 export interface View {
   lang: Lang;
   t: Translate;
+  /** The signed-in reader's time zone for the times a page shows (null or absent: Moscow time). */
+  timeZone?: string | null;
 }
 export interface Page extends View {
   ctx: Context;
@@ -193,6 +195,8 @@ export async function signedInOrRedirect(
 ): Promise<SignedIn | undefined> {
   const signed = await pageUser(p.ctx, services);
   if (!signed) redirect(p.ctx, `/cabinet/sign-in?next=${encodeURIComponent(next)}`);
+  // Every signed-in page shows times in the reader's zone: the views read it from the page.
+  else p.timeZone = signed.user.time_zone;
   return signed;
 }
 

@@ -293,6 +293,54 @@ describe('profile page', () => {
   });
 });
 
+describe('the time zone on the profile page', () => {
+  it('offers the zones with Moscow time first, saves a choice, and refuses one not on the list', async () => {
+    const { email } = await accountWithPassword('Zina');
+    const browser = new Browser({ 'Accept-Language': 'ru' });
+    await signIn(browser, email);
+    const page = await browser.get('/cabinet/view/profile');
+    expect(page.text).toContain('<label for="time_zone">Часовой пояс для времени на страницах и в письмах</label>');
+    expect(page.text).toMatch(
+      /<select id="time_zone" name="time_zone"[^>]*><option value="" selected>Московское время/,
+    );
+    expect(page.text).toContain('<option value="Asia/Vladivostok">Asia/Vladivostok</option>');
+
+    const bad = await browser.post('/cabinet/view/profile', {
+      _csrf: csrfOf(page),
+      name: 'Other',
+      locale: 'ru',
+      time_zone: 'Mars/Olympus_Mons',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('Выберите часовой пояс из списка.');
+    const zone = async () =>
+      (await server.services.db.query('SELECT time_zone, name FROM users WHERE lower(email) = lower($1)', [email]))
+        .rows[0];
+    expect(await zone()).toEqual({ time_zone: null, name: 'Zina' });
+
+    const saved = await browser.post('/cabinet/view/profile', {
+      _csrf: csrfOf(page),
+      name: 'Zina',
+      locale: 'ru',
+      time_zone: 'Asia/Vladivostok',
+    });
+    expect(saved.location).toBe('/cabinet/view/profile?done=saved');
+    expect((await browser.follow(saved)).text).toContain('<option value="Asia/Vladivostok" selected>');
+    expect(await zone()).toEqual({ time_zone: 'Asia/Vladivostok', name: 'Zina' });
+    // The sessions list shows its times in that zone, named.
+    expect((await browser.get('/cabinet/view/security')).text).toMatch(/\d{2}:\d{2} Asia\/Vladivostok/);
+
+    const moscow = await browser.post('/cabinet/view/profile', {
+      _csrf: csrfOf(page),
+      name: 'Zina',
+      locale: 'ru',
+      time_zone: '',
+    });
+    expect(moscow.status).toBe(303);
+    expect(await zone()).toEqual({ time_zone: null, name: 'Zina' });
+  });
+});
+
 describe('security page', () => {
   it('changes the password with words for both outcomes, and only this browser stays signed in', async () => {
     const { email } = await accountWithPassword();

@@ -3,7 +3,15 @@
 // invitation in the language it is given. Over HTTP, with the worker that makes the parties' accounts and mails them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureUser } from '../../src/accounts/users.ts';
-import { cabinetSession, createDealViaApi, insertMarketplace, postDeal, type TestMarketplace } from '../factories.ts';
+import {
+  cabinetSession,
+  createDealViaApi,
+  insertHeldDealSignedIn,
+  insertMarketplace,
+  postDeal,
+  type TestMarketplace,
+} from '../factories.ts';
+import { dealMail } from '../../src/mail/templates.ts';
 import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 
 const CYRILLIC = /[а-яё]/i;
@@ -189,5 +197,57 @@ describe('the administrator invitation', () => {
     expect(response.status).toBe(400);
     expect((await json(response)).errors.map((error: { path: string }) => error.path)).toContain('locale');
     expect(await localeOf(email)).toBeUndefined();
+  });
+});
+
+describe('the time zone in the profile', () => {
+  const patch = (headers: Record<string, string>, body: unknown) =>
+    fetch(`${server.url}/cabinet/profile`, {
+      method: 'PATCH',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('is an IANA name, checked, and null goes back to Moscow time; a bad one changes nothing', async () => {
+    const session = await cabinetSession(server.services, uniqueEmail('zone'));
+    expect((await json(await fetch(`${server.url}/cabinet/profile`, { headers: session.headers }))).time_zone).toBe(
+      null,
+    );
+    const set = await patch(session.headers, { time_zone: 'europe/berlin' });
+    expect(set.status).toBe(200);
+    expect((await json(set)).time_zone).toBe('Europe/Berlin');
+    for (const bad of ['Mars/Olympus_Mons', '+03:00', 'x'.repeat(65)]) {
+      const refused = await patch(session.headers, { time_zone: bad, name: 'Changed' });
+      expect(refused.status, bad).toBe(400);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect((await json(refused)).errors.map((error: { path: string }) => error.path)).toContain('time_zone');
+    }
+    const kept = await json(await fetch(`${server.url}/cabinet/profile`, { headers: session.headers }));
+    expect(kept).toMatchObject({ time_zone: 'Europe/Berlin', name: '' });
+    expect((await json(await patch(session.headers, { name: 'Zoe' }))).time_zone).toBe('Europe/Berlin');
+    expect((await json(await patch(session.headers, { time_zone: null }))).time_zone).toBe(null);
+  });
+
+  it("shows the deal page's times in the reader's zone, named, and mails name theirs", async () => {
+    const held = await insertHeldDealSignedIn(server.services, { marketplaceId: marketplace.id });
+    const cookie = {
+      Cookie: `${held.sessions.buyer.cookie[0]}=${held.sessions.buyer.cookie[1]}`,
+      'Accept-Language': 'en',
+    };
+    const moscow = await (await fetch(`${server.url}/cabinet/view/deals/${held.dealId}`, { headers: cookie })).text();
+    expect(moscow).toMatch(/\d{2}:\d{2} Moscow time/);
+    expect((await patch(held.buyer, { time_zone: 'America/New_York' })).status).toBe(200);
+    const page = await (await fetch(`${server.url}/cabinet/view/deals/${held.dealId}`, { headers: cookie })).text();
+    expect(page).toMatch(/\d{2}:\d{2} America\/New York/);
+    expect(page).not.toContain('Moscow time');
+
+    const mail = dealMail(
+      'en',
+      'Ann',
+      { marketplaceName: 'Velo Shop', title: 'Bike', amount: 10, currency: 'RUB', url: 'https://svc.example/d' },
+      { kind: 'inspection_reminder', inspection_ends_at: '2026-11-25T21:30:00.000Z' },
+      'America/New_York',
+    );
+    expect(mail.text.replace(/\u202f/g, ' ')).toContain('ends 25 Nov 2026, 16:30 America/New York.');
   });
 });

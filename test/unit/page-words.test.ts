@@ -2,7 +2,7 @@
 // read" for a refusal that has its own (a dispute that opened while the buyer's release was on its way).
 import { describe, expect, it } from 'vitest';
 import { problemWords } from '../../src/web/page.ts';
-import { formatDate, translator } from '../../src/web/i18n.ts';
+import { canonicalTimeZone, formatDate, TIME_ZONES, translator } from '../../src/web/i18n.ts';
 import { problemStatus } from '../../src/http/problem-catalog.ts';
 
 describe('problemWords', () => {
@@ -44,5 +44,36 @@ describe('formatDate', () => {
     const iso = '2026-11-25T21:30:00.000Z';
     expect(formatDate('en', iso).replace(/\u202f/g, ' ')).toBe('26 Nov 2026, 00:30 Moscow time');
     expect(formatDate('ru', iso).replace(/\u202f/g, ' ')).toBe('26 нояб. 2026 г., 00:30 мск');
+  });
+});
+
+describe('time zones', () => {
+  it('shows a moment in the zone a person chose, naming it', () => {
+    const iso = '2026-11-25T21:30:00.000Z';
+    expect(formatDate('en', iso, 'Europe/Berlin').replace(/\u202f/g, ' ')).toBe('25 Nov 2026, 22:30 Europe/Berlin');
+    expect(formatDate('ru', iso, 'Asia/Vladivostok').replace(/\u202f/g, ' ')).toBe(
+      '26 нояб. 2026 г., 07:30 Asia/Vladivostok',
+    );
+    expect(formatDate('en', iso, null).replace(/\u202f/g, ' ')).toBe('26 Nov 2026, 00:30 Moscow time');
+  });
+
+  it.each([
+    ['Europe/Berlin', 'Europe/Berlin'],
+    ['europe/berlin', 'Europe/Berlin'],
+    // ICU's canonical name, which is what is stored and what the profile's list offers.
+    ['America/Argentina/Buenos_Aires', 'America/Buenos_Aires'],
+    ['UTC', 'UTC'],
+    ['Mars/Olympus_Mons', undefined],
+    ['+03:00', undefined],
+    ['', undefined],
+    ['Europe/Berlin\n', undefined],
+  ])('takes %j as %j', (given, canonical) => {
+    expect(canonicalTimeZone(given)).toBe(canonical);
+  });
+
+  it('offers only zones that are stored as they are offered', () => {
+    expect(TIME_ZONES.length).toBeGreaterThan(300);
+    expect(TIME_ZONES).toContain('Europe/Moscow');
+    expect(TIME_ZONES.filter((zone) => canonicalTimeZone(zone) !== zone)).toEqual([]);
   });
 });
