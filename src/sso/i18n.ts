@@ -45,6 +45,14 @@ const en = {
   csrf_failed: 'For your safety the form was not accepted. Go back to the site and start signing in again.',
   generic: 'The sign-in request could not be read. Go back to the site and start signing in again.',
   internal: 'Something went wrong on our side. Try again later.',
+  // RP-initiated logout (/sso/oidc/logout)
+  logoutTitle: 'You are signed out',
+  logoutText: 'You are signed out of {service} in this browser.',
+  logoutErrorTitle: 'This sign-out link does not work',
+  logout_redirect_not_allowed:
+    'The site asked to send you to an address it has not registered for sign-out. For your safety we stopped here, and nothing was changed. Tell the site about it.',
+  logout_hint_invalid: 'We could not check which site sent you here. Go back to the site and sign out there again.',
+  logout_client_unknown: 'The site that sent you here is not registered with us.',
 };
 
 export type SsoMessage = keyof typeof en;
@@ -90,6 +98,14 @@ const ru: Record<SsoMessage, string> = {
   csrf_failed: 'Ради вашей безопасности форма не принята. Вернитесь на сайт и начните вход заново.',
   generic: 'Не удалось прочитать запрос на вход. Вернитесь на сайт и начните вход заново.',
   internal: 'На нашей стороне что-то пошло не так. Попробуйте позже.',
+  // RP-initiated logout (/sso/oidc/logout)
+  logoutTitle: 'Вы вышли',
+  logoutText: 'Вы вышли из {service} в этом браузере.',
+  logoutErrorTitle: 'Эта ссылка для выхода не работает',
+  logout_redirect_not_allowed:
+    'Сайт попросил отправить вас на адрес, который он не регистрировал для выхода. Ради вашей безопасности мы остановились здесь и ничего не изменили. Сообщите об этом сайту.',
+  logout_hint_invalid: 'Не удалось проверить, какой сайт направил вас сюда. Вернитесь на сайт и выйдите там ещё раз.',
+  logout_client_unknown: 'Сайт, который направил вас сюда, у нас не зарегистрирован.',
 };
 
 const MESSAGES: Record<Lang, Record<SsoMessage, string>> = { en, ru };
