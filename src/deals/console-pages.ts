@@ -140,8 +140,6 @@ export function dealConsolePages(api: Api, services: Services): void {
         Object.entries({
           marketplace_id: form.marketplace_id,
           status: form.status,
-          external_id: form.external_id,
-          buyer_email: form.buyer_email,
           // The form picks days; the list takes moments: the whole of each day, in UTC as the page says.
           created_gte: form.created_from && `${form.created_from}T00:00:00Z`,
           created_lte: form.created_to && `${form.created_to}T23:59:59.999Z`,
@@ -179,7 +177,13 @@ export function dealConsolePages(api: Api, services: Services): void {
           p.admin,
         );
       }
-      const result = await administratorDeals(services, dealFilter(parsed.data)).catch((error: unknown) => {
+      // The console finds a deal by part of its external id or of the buyer's or seller's e-mail, in any case.
+      const filter = {
+        ...dealFilter(parsed.data),
+        externalIdPart: form.external_id || undefined,
+        emailPart: form.buyer_email || undefined,
+      };
+      const result = await administratorDeals(services, filter).catch((error: unknown) => {
         if (error instanceof Problem && error.code === 'invalid_cursor') return undefined;
         throw error;
       });

@@ -80,9 +80,11 @@ export function dealListBody(
   const option = (value: string, label: string, current: string) =>
     html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
   const rows = data.snapshots.map(
-    (snapshot) => html`<tr><td><a href="${dealPath(snapshot.deal.id)}">${snapshot.deal.external_id}</a></td>
-<td>${data.marketplaces.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id}</td><td>${snapshot.deal.buyer_email}</td>
-<td>${amountOf(p, snapshot)}</td><td>${dealBadge(t, dealStatus(snapshot))}</td><td>${when(p, snapshot.deal.created_at)}</td></tr>`,
+    (
+      snapshot,
+    ) => html`<tr><td data-label="${d('dealColumn')}"><a href="${dealPath(snapshot.deal.id)}"><strong>${snapshot.deal.title.trim() || d('untitled')}</strong></a><br><span class="hint">${snapshot.deal.external_id}</span></td>
+<td data-label="${d('marketplace')}">${data.marketplaces.get(snapshot.deal.marketplace_id) ?? snapshot.deal.marketplace_id}</td><td data-label="${d('buyerEmail')}">${snapshot.deal.buyer_email}</td>
+<td data-label="${d('amount')}">${amountOf(p, snapshot)}</td><td data-label="${d('status')}">${dealBadge(t, dealStatus(snapshot))}</td><td data-label="${d('created')}">${when(p, snapshot.deal.created_at)}</td></tr>`,
   );
   return html`<h1>${d('dealsTitle')}</h1><p class="muted">${d('dealsIntro')}</p>
 ${message('error', data.error)}
@@ -93,14 +95,14 @@ ${message('error', data.error)}
 <div><label for="status">${d('status')}</label><select id="status" name="status">${option('', d('anyStatus'), form.status)}${DEAL_STATUSES.map(
     (status) => option(status, statusWords(t, status), form.status),
   )}</select></div>
-${text('external_id', d('externalId'))}${text('buyer_email', d('buyerEmail'), 'email')}${text('created_from', d('createdFrom'), 'date')}${text('created_to', d('createdTo'), 'date')}
+${text('external_id', d('externalIdPart'))}${text('buyer_email', d('emailPart'), 'search')}${text('created_from', d('createdFrom'), 'date')}${text('created_to', d('createdTo'), 'date')}
 <div><button type="submit">${d('search')}</button> <a href="/admin/view/deals">${d('clearFilters')}</a></div>
 </form>
 ${
   rows.length === 0
     ? html`<p>${d('noDeals')}</p>`
-    : html`<div class="table"><table>
-<thead><tr><th>${d('externalId')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
+    : html`<div class="table"><table class="stack" id="deal-list">
+<thead><tr><th>${d('dealColumn')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
 ${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;

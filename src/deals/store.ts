@@ -221,7 +221,15 @@ export interface DealListFilter {
   externalId?: string;
   /** The buyer's address, in any case. */
   buyerEmail?: string;
+  /** Part of the external id, in any case (the console's search). */
+  externalIdPart?: string;
+  /** Part of the buyer's or the seller's address, in any case (the console's search). */
+  emailPart?: string;
 }
+
+/** A LIKE pattern that finds `part` anywhere, its own %, _ and \ taken literally. */
+const containing = (part: string | undefined) =>
+  part ? `%${part.replace(/[\\%_]/g, (character) => `\\${character}`)}%` : null;
 
 /** A page of deals (one marketplace's, or all for administrators), newest first; `has_more` when another page follows. */
 export async function listDeals(
@@ -237,6 +245,8 @@ export async function listDeals(
         AND ($5::timestamptz IS NULL OR created_at <= $5)
         AND ($7::text IS NULL OR external_id = $7)
         AND ($8::text IS NULL OR lower(buyer_email) = lower($8))
+        AND ($9::text IS NULL OR external_id ILIKE $9)
+        AND ($10::text IS NULL OR buyer_email ILIKE $10 OR seller_email ILIKE $10)
       ORDER BY created_at DESC, id DESC LIMIT $6`,
     [
       filter.marketplaceId ?? null,
@@ -247,6 +257,8 @@ export async function listDeals(
       filter.limit + 1,
       filter.externalId ?? null,
       filter.buyerEmail ?? null,
+      containing(filter.externalIdPart),
+      containing(filter.emailPart),
     ],
   );
   const ids = result.rows.slice(0, filter.limit).map((row) => row.id);

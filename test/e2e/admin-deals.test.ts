@@ -306,6 +306,21 @@ describe('the console pages', () => {
     const text = await found.text();
     expect(text).toContain(deal.external_id);
     expect(text).toContain('Deal search shop A');
+    // Part of the external id, or part of the e-mail in another case, finds it, with its title in the results.
+    const byId = await (
+      await page(`/admin/view/deals?external_id=${encodeURIComponent(deal.external_id.slice(3, -2))}&lang=en`, support)
+    ).text();
+    expect(byId).toContain(`<a href="/admin/view/deals/${deal.id}"><strong>`);
+    expect(byId).toContain(`<strong>${deal.body.title}</strong>`);
+    const local = email.split('@')[0];
+    const byEmail = await (
+      await page(`/admin/view/deals?buyer_email=${encodeURIComponent(local.slice(2).toUpperCase())}`, support)
+    ).text();
+    expect(byEmail).toContain(`/admin/view/deals/${deal.id}"`);
+    // A wildcard character is a character: "%" finds no deal (no external id or e-mail has one).
+    expect(await (await page('/admin/view/deals?external_id=%25&lang=en', support)).text()).toContain(
+      'No deal matches these filters.',
+    );
     const bad = await page('/admin/view/deals?created_from=31.12.2024', support);
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('Check these filters: Created on or after');
