@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import { problem } from './problem.ts';
 import { problemType, type ProblemType } from './problem-catalog.ts';
 import { escapeHtml } from './html.ts';
-import { PROBLEM_TITLES_RU } from './problem-titles.ts';
+import { PROBLEM_DETAILS_RU, PROBLEM_TITLES_RU } from './problem-titles.ts';
 import { isLang, preferredLang, type Lang } from '../web/i18n.ts';
 import { LANG_COOKIE, readCookie } from '../web/session.ts';
 import type { Context } from 'koa';
@@ -48,6 +48,7 @@ const WORDS = {
     intro: (code: string) =>
       `Problem type <code>${code}</code>: an error answered as RFC 9457 <code>application/problem+json</code>
 whose <code>code</code> member is <code>${code}</code>; its <code>detail</code> says what happened to that request.`,
+    english: '',
     status: 'HTTP status',
     meaning: 'What it means',
     action: 'What to do next',
@@ -55,8 +56,8 @@ whose <code>code</code> member is <code>${code}</code>; its <code>detail</code> 
   ru: {
     intro: (code: string) =>
       `Тип ошибки <code>${code}</code>: ответ в формате RFC 9457 <code>application/problem+json</code>
-с полем <code>code</code>, равным <code>${code}</code>; поле <code>detail</code> объясняет, что случилось с этим запросом.
-Подробности ниже написаны для разработчиков и даны по-английски.`,
+с полем <code>code</code>, равным <code>${code}</code>; поле <code>detail</code> объясняет, что случилось с этим запросом.`,
+    english: 'Подробности ниже написаны для разработчиков и даны по-английски.',
     status: 'HTTP-статус',
     meaning: 'Что это значит',
     action: 'Что делать дальше',
@@ -67,8 +68,12 @@ function problemPage(code: string, entry: ProblemType, lang: Lang): string {
   const statuses = entry.statuses.map((status) => `${status} ${STATUS_CODES[status] ?? ''}`.trim()).join(', ');
   const words = WORDS[lang];
   const title = lang === 'ru' ? PROBLEM_TITLES_RU[code as keyof typeof PROBLEM_TITLES_RU] : entry.title;
-  // The details are English on a Russian page: lang="en" lets a screen reader read them as English.
-  const detailLang = lang === 'en' ? '' : ' lang="en"';
+  // Russian details for the problems people meet on pages; an integrator's stay English, marked so (lang="en" lets a
+  // screen reader read them as English).
+  const russian = lang === 'ru' ? PROBLEM_DETAILS_RU[code as keyof typeof PROBLEM_DETAILS_RU] : undefined;
+  const details = russian ?? entry;
+  const detailLang = lang === 'en' || russian ? '' : ' lang="en"';
+  const note = lang === 'ru' && !russian ? ` ${words.english}` : '';
   return `<!doctype html>
 <html lang="${lang}">
 <head>
@@ -83,14 +88,14 @@ dt{font-weight:600;margin-top:1rem}dd{margin:0}code{font-size:.95em;background:#
 <body>
 <main>
 <h1>${escapeHtml(title)}</h1>
-<p>${words.intro(escapeHtml(code))}</p>
+<p>${words.intro(escapeHtml(code))}${note}</p>
 <dl>
 <dt>${words.status}</dt>
 <dd>${escapeHtml(statuses)}</dd>
 <dt>${words.meaning}</dt>
-<dd${detailLang}>${prose(entry.meaning)}</dd>
+<dd${detailLang}>${prose(details.meaning)}</dd>
 <dt>${words.action}</dt>
-<dd${detailLang}>${prose(entry.action)}</dd>
+<dd${detailLang}>${prose(details.action)}</dd>
 </dl>
 </main>
 </body>

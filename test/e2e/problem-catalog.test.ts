@@ -191,23 +191,31 @@ describe('GET /problems/{code}', () => {
     ['Accept-Language', { 'Accept-Language': 'ru-RU,ru;q=0.9,en;q=0.5' }, ''],
     ['the language cookie', { 'Accept-Language': 'en', Cookie: 'svc_lang=ru' }, ''],
     ['?lang=ru', { 'Accept-Language': 'en' }, '?lang=ru'],
-  ])(
-    'answers a Russian reader (%s) in Russian, the English details marked as English',
-    async (_how, headers, query) => {
-      const response = await fetch(`${main.url}/problems/deal_closed${query}`, {
-        headers: { Accept: 'text/html', ...headers },
-      });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('content-language')).toBe('ru');
-      expect(response.headers.get('vary')).toMatch(/Accept-Language/);
-      const html = await response.text();
-      expect(html).toContain('<html lang="ru">');
-      expect(html).toContain('<h1>Сделка закрыта</h1>');
-      expect(html).toContain('<dt>Что делать дальше</dt>');
-      expect(html).toMatch(/<dd lang="en">/);
-      expect(html).not.toContain('What to do next');
-    },
-  );
+  ])('answers a Russian reader (%s) in Russian, a problem people meet wholly so', async (_how, headers, query) => {
+    const response = await fetch(`${main.url}/problems/deal_closed${query}`, {
+      headers: { Accept: 'text/html', ...headers },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-language')).toBe('ru');
+    expect(response.headers.get('vary')).toMatch(/Accept-Language/);
+    const html = await response.text();
+    expect(html).toContain('<html lang="ru">');
+    expect(html).toContain('<h1>Сделка закрыта</h1>');
+    expect(html).toContain('<dt>Что делать дальше</dt>');
+    expect(html).toContain('<dd>Сделка оплачена, деньги возвращены или она отменена: больше она не меняется.</dd>');
+    expect(html).not.toMatch(/<dd lang="en">/);
+    expect(html).not.toContain('What to do next');
+  });
+
+  it("keeps an integrator's details in English on a Russian page, marked as English", async () => {
+    const response = await fetch(`${main.url}/problems/validation_failed`, {
+      headers: { Accept: 'text/html', 'Accept-Language': 'ru' },
+    });
+    const html = await response.text();
+    expect(html).toContain('<h1>Запрос не прошёл проверку</h1>');
+    expect(html).toContain('Подробности ниже написаны для разработчиков и даны по-английски.');
+    expect(html).toMatch(/<dd lang="en">A field of the body/);
+  });
 
   it('keeps English for an English reader whatever the page was before', async () => {
     const response = await fetch(`${main.url}/problems/deal_closed`, {
