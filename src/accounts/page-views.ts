@@ -135,9 +135,9 @@ ${csrfField(data.csrf)}
 <label for="name">${a('name')}</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="${NAME_MAX}" value="${data.name}">
 <label for="locale">${a('language')}</label>
-<select id="locale" name="locale">${option('ru', 'Русский')}${option('en', 'English')}</select>
+<select class="field" id="locale" name="locale">${option('ru', 'Русский')}${option('en', 'English')}</select>
 <label for="time_zone">${a('timeZone')}</label>
-<select id="time_zone" name="time_zone" aria-describedby="time-zone-hint"><option value=""${data.timeZoneChoice ? undefined : html` selected`}>${a('moscowTime')}</option>${zones}</select>
+<select class="field" id="time_zone" name="time_zone" aria-describedby="time-zone-hint"><option value=""${data.timeZoneChoice ? undefined : html` selected`}>${a('moscowTime')}</option>${zones}</select>
 <p class="hint" id="time-zone-hint">${a('timeZoneHint')}</p>
 <div><button type="submit">${a('save')}</button></div>
 </form>`;

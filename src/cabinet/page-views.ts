@@ -152,7 +152,7 @@ function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide:
   // Approving binds the person to the contract: they say they read it (the server checks it too, pages.ts).
   return html`<div class="actions">
 <form method="post" action="/cabinet/view/approvals/${approval.id}/approve" class="approve-form">${csrfField(csrf)}
-<p class="check"><input type="checkbox" id="${readId}" name="read_contract" value="yes" required> <label for="${readId}">${t('readContract')}</label></p>
+<label class="check" for="${readId}"><input type="checkbox" id="${readId}" name="read_contract" value="yes" required> ${t('readContract')}</label>
 <div><button type="submit">${t('approve')}</button></div></form>
 <form method="post" action="/cabinet/view/approvals/${approval.id}/reject">${csrfField(csrf)}
 <label for="${commentId}">${t('rejectComment')}</label>

@@ -301,7 +301,7 @@ describe('the time zone on the profile page', () => {
     const page = await browser.get('/cabinet/view/profile');
     expect(page.text).toContain('<label for="time_zone">Часовой пояс для времени на страницах и в письмах</label>');
     expect(page.text).toMatch(
-      /<select id="time_zone" name="time_zone"[^>]*><option value="" selected>Московское время/,
+      /<select class="field" id="time_zone" name="time_zone"[^>]*><option value="" selected>Московское время/,
     );
     expect(page.text).toContain('<option value="Asia/Vladivostok">Asia/Vladivostok</option>');
 

@@ -196,7 +196,7 @@ describe('a buyer from the invitation mail to a paid deal', () => {
     // The approval asks the person to say they read the contract; a post without the tick approves nothing.
     expect(home.text).toMatch(
       new RegExp(
-        `<input type="checkbox" id="read-contract-${approval.id}" name="read_contract" value="yes" required> <label for="read-contract-${approval.id}">I have read the contract`,
+        `<label class="check" for="read-contract-${approval.id}"><input type="checkbox" id="read-contract-${approval.id}" name="read_contract" value="yes" required> I have read the contract`,
       ),
     );
     const unread = await browser.post(`/cabinet/view/approvals/${approval.id}/approve`, { _csrf: csrfOf(home) });

@@ -2,7 +2,7 @@
 // desktop width, the seller in Russian at a phone width. Each comes from their invitation mail, the buyer approves,
 // the money is held, the buyer opens a dispute through its confirmation page, both sides write with files, the arbiter
 // decides with a reason, and the marketplace reconciles every webhook it got with the events list.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
@@ -12,6 +12,10 @@ import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } f
 import { launchChromium, PHONE } from '../chromium.ts';
 
 const DESKTOP = { width: 1280, height: 800 };
+/** Each person's key pages as they saw them, for a reviewer to look at. */
+const SCREENSHOTS = path.resolve('test-output/deal-people');
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 const PASSWORD = 'correct horse battery staple';
 
 let server: TestServer;
@@ -27,6 +31,7 @@ beforeAll(async () => {
   await post(`${server.url}/api/mkt/webhook`, { url: receiver.url }, mkt());
   browser = await launchChromium();
   workDir = mkdtempSync(path.join(tmpdir(), 'svc-deal-people-'));
+  mkdirSync(SCREENSHOTS, { recursive: true });
 });
 afterAll(async () => {
   await browser?.close();
@@ -66,6 +71,7 @@ async function personFromInvitation(email: string, locale: 'en' | 'ru', viewport
   expect(invited).toContain(marketplace.name);
   expect(invited).toContain('Armchair');
   expect(invited).toContain(locale === 'ru' ? 'открыл безопасную сделку' : 'has opened a safe deal');
+  await shot(page, `invitation-${locale}-${viewport.width}`);
   await page.fill('#password', PASSWORD);
   await page.fill('#password_confirm', PASSWORD);
   await page.click('form[action="/cabinet/invite"] button[type=submit]');
@@ -113,6 +119,8 @@ describe('a deal between two people', () => {
       // The buyer approves in English on a desktop.
       const buyer = await personFromInvitation(buyerEmail, 'en', DESKTOP);
       // Approving needs the tick that says the contract was read.
+      expect(await buyer.textContent('#marketplace')).toBe(marketplace.name);
+      await shot(buyer, 'buyer-deal-approval-en-1280');
       await buyer.check('form[action$="/approve"] input[name=read_contract]');
       await buyer.click('form[action$="/approve"] button[type=submit]');
       await expect
@@ -184,6 +192,10 @@ describe('a deal between two people', () => {
       await dealPage(seller, dealId);
       expect(await seller.textContent('.decision')).toContain('The courier receipt does not cover the leg');
       expect(await seller.textContent('dd.status')).toBe('Деньги возвращены покупателю по решению арбитра');
+      expect(Number(await seller.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(PHONE.width);
+      await shot(seller, 'seller-deal-decided-ru-390');
+      await dealPage(buyer, dealId);
+      await shot(buyer, 'buyer-deal-decided-en-1280');
 
       // Mails, each in its reader's language and naming the marketplace: English for the buyer, Russian for the seller.
       await expect.poll(async () => (await mailsTo(sellerEmail)).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);
