@@ -8,6 +8,7 @@ import type { LogLevel, LogMetadata } from '@temporalio/common';
 import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
 import { startNoticeDrainer } from './deals/notice-outbox.ts';
+import { startLogoutDrainer } from './sso/backchannel.ts';
 import { createActivities } from '../activities/index.ts';
 import { reassertSignal } from '../workflows/deals/deal-messages.ts';
 import { activityAlerts } from './temporal/activity-alerts.ts';
@@ -54,6 +55,9 @@ export async function startWorker(
   // not leave it holding the process open.
   const notices = startNoticeDrainer(services);
   void running.finally(() => notices.stop());
+  // Back-channel logout tokens, POSTed to the sites after a sign-out committed (src/sso/backchannel.ts).
+  const logouts = startLogoutDrainer(services);
+  void running.finally(() => logouts.stop());
   await ensureReconciliationSchedule(services);
   return {
     worker,
@@ -61,6 +65,7 @@ export async function startWorker(
       sweep.stopped = true;
       await reasserting;
       await notices.stop();
+      await logouts.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => {});
       await connection.close();

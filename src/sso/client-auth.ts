@@ -9,10 +9,13 @@ import { asOAuthProblem, invalidClient, invalidRequest } from './oauth-problem.t
 export const BASIC_CHALLENGE = 'Basic realm="sso"';
 /** The client authentication methods of every form-encoded OAuth endpoint, for discovery. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+/** The token endpoint also serves public clients (client_id alone, PKCE required). */
+export const TOKEN_ENDPOINT_AUTH_METHODS = [...CLIENT_AUTH_METHODS, 'none'];
 
 export interface ClientCredentials {
   id: string;
-  secret: string;
+  /** undefined: a public client (token_endpoint_auth_method `none`) sending only its client_id. */
+  secret: string | undefined;
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   challenge: string | undefined;
 }
@@ -37,8 +40,9 @@ export function clientCredentials(
 ): ClientCredentials {
   const authorization = ctx.get('Authorization');
   if (!authorization) {
-    if (!bodyId || !bodySecret) throw invalidClient(BASIC_CHALLENGE);
-    return { id: bodyId, secret: bodySecret, challenge: undefined };
+    if (!bodyId) throw invalidClient(BASIC_CHALLENGE);
+    // Only client_id: a public client, which the database check accepts only for token_endpoint_auth_method none.
+    return { id: bodyId, secret: bodySecret, challenge: bodySecret ? undefined : BASIC_CHALLENGE };
   }
   const basic = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization);
   if (!basic) throw invalidClient(BASIC_CHALLENGE);

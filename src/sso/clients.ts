@@ -8,6 +8,20 @@ import { decryptSecret, encryptSecret, hashSecret, newSecret, safeEqual } from '
 
 export const CLIENT_SECRET_PREFIX = 'cs_';
 
+/** How a client authenticates at the token endpoints; `none` is a public client (no secret, PKCE required). */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+export const SUBJECT_TYPES = ['public', 'pairwise'] as const;
+export type SubjectType = (typeof SUBJECT_TYPES)[number];
+
+/** What a client registers beside its redirect URIs (issue 25). */
+export interface ClientSettings {
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  subject_type: SubjectType;
+  post_logout_redirect_uris: string[];
+  backchannel_logout_uri: string | null;
+}
+
 export interface SsoClient {
   client_id: string;
   name: string;
@@ -16,6 +30,10 @@ export interface SsoClient {
   created_at: Date;
   secret_rotated_at: Date | null;
   disabled_at: Date | null;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  subject_type: SubjectType;
+  post_logout_redirect_uris: string[];
+  backchannel_logout_uri: string | null;
 }
 
 interface StoredClient extends SsoClient {
@@ -35,13 +53,19 @@ export interface ClientCard {
   disabled: boolean;
   created_at: string;
   secret_rotated_at: string | null;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  subject_type: SubjectType;
+  /** Space-separated, as registered ('' for none). */
+  post_logout_redirect_uris: string;
+  backchannel_logout_uri: string | null;
 }
 
 /** The card without its secret: what lists and the audit log carry. */
 export type ClientSummary = Omit<ClientCard, 'client_secret'>;
 
 const COLUMNS =
-  'c.client_id, c.name, c.redirect_uris, c.marketplace_id, c.created_at, c.secret_rotated_at, c.disabled_at, c.secret_hash, c.secret_sealed';
+  'c.client_id, c.name, c.redirect_uris, c.marketplace_id, c.created_at, c.secret_rotated_at, c.disabled_at, c.secret_hash, c.secret_sealed, ' +
+  'c.token_endpoint_auth_method, c.subject_type, c.post_logout_redirect_uris, c.backchannel_logout_uri';
 // A client works while it is enabled, and a marketplace's client only while the marketplace is active.
 const USABLE =
   'FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id WHERE c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)';
@@ -49,13 +73,19 @@ const USABLE =
 export async function createClient(
   db: DbClient,
   masterKey: Buffer,
-  input: { client_id: string; name: string; redirect_uris: string[]; marketplace_id?: string },
+  input: {
+    client_id: string;
+    name: string;
+    redirect_uris: string[];
+    marketplace_id?: string;
+  } & Partial<ClientSettings>,
 ): Promise<ClientCard> {
   const secret = newSecret(CLIENT_SECRET_PREFIX);
   try {
     const result = await db.query<StoredClient>(
-      `INSERT INTO sso_clients AS c (client_id, name, redirect_uris, secret_hash, secret_sealed, marketplace_id)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+      `INSERT INTO sso_clients AS c (client_id, name, redirect_uris, secret_hash, secret_sealed, marketplace_id,
+          token_endpoint_auth_method, subject_type, post_logout_redirect_uris, backchannel_logout_uri)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [
         input.client_id,
         input.name,
@@ -63,6 +93,10 @@ export async function createClient(
         hashSecret(secret),
         encryptSecret(masterKey, secret),
         input.marketplace_id ?? null,
+        input.token_endpoint_auth_method ?? 'client_secret_basic',
+        input.subject_type ?? 'public',
+        input.post_logout_redirect_uris ?? [],
+        input.backchannel_logout_uri ?? null,
       ],
     );
     return card(masterKey, result.rows[0]);
@@ -139,17 +173,32 @@ function ownedByMarketplace(action: string): Problem {
 export async function updateClient(
   db: DbClient,
   clientId: string,
-  changes: { name?: string; redirect_uris?: string[]; disabled?: boolean },
+  changes: { name?: string; redirect_uris?: string[]; disabled?: boolean } & Partial<ClientSettings>,
 ): Promise<{ before: ClientSummary; after: ClientSummary } | undefined> {
   const before = await clientSummary(db, clientId);
   if (!before) return undefined;
   if (before.automatic && (changes.name !== undefined || changes.redirect_uris !== undefined))
     throw ownedByMarketplace('change');
+  // backchannel_logout_uri: undefined keeps it, null removes it.
   const result = await db.query<StoredClient>(
     `UPDATE sso_clients c SET name = COALESCE($2, c.name), redirect_uris = COALESCE($3, c.redirect_uris),
-        disabled_at = CASE WHEN $4::boolean IS NULL THEN c.disabled_at WHEN $4 THEN COALESCE(c.disabled_at, now()) END
+        disabled_at = CASE WHEN $4::boolean IS NULL THEN c.disabled_at WHEN $4 THEN COALESCE(c.disabled_at, now()) END,
+        token_endpoint_auth_method = COALESCE($5, c.token_endpoint_auth_method),
+        subject_type = COALESCE($6, c.subject_type),
+        post_logout_redirect_uris = COALESCE($7, c.post_logout_redirect_uris),
+        backchannel_logout_uri = CASE WHEN $8::boolean THEN $9 ELSE c.backchannel_logout_uri END
       WHERE c.client_id = $1 RETURNING ${COLUMNS}`,
-    [clientId, changes.name ?? null, changes.redirect_uris ?? null, changes.disabled ?? null],
+    [
+      clientId,
+      changes.name ?? null,
+      changes.redirect_uris ?? null,
+      changes.disabled ?? null,
+      changes.token_endpoint_auth_method ?? null,
+      changes.subject_type ?? null,
+      changes.post_logout_redirect_uris ?? null,
+      changes.backchannel_logout_uri !== undefined,
+      changes.backchannel_logout_uri ?? null,
+    ],
   );
   const row = result.rows[0];
   return row && { before, after: summary(row) };
@@ -189,17 +238,22 @@ export async function rotateSecret(db: DbClient, masterKey: Buffer, clientId: st
   return result.rows[0] && card(masterKey, result.rows[0]);
 }
 
-/** The client when the secret is its current one, compared in constant time; undefined otherwise. */
+/**
+ * The client when the secret is its current one, compared in constant time; undefined otherwise. A public client
+ * (token_endpoint_auth_method `none`) authenticates with no secret (undefined) and only so; a confidential one only
+ * with its secret.
+ */
 export async function authenticateClient(
   db: DbClient,
   clientId: string,
-  secret: string,
+  secret: string | undefined,
 ): Promise<SsoClient | undefined> {
-  const presented = hashSecret(secret);
   const stored = await findStored(db, clientId);
+  if (secret === undefined) return stored?.client.token_endpoint_auth_method === 'none' ? stored.client : undefined;
+  const presented = hashSecret(secret);
   // Compare against something even for an unknown client, so both paths do the same work.
   const matches = safeEqual(presented, stored?.secretHash ?? UNKNOWN_CLIENT_HASH);
-  return matches && stored ? stored.client : undefined;
+  return matches && stored && stored.client.token_endpoint_auth_method !== 'none' ? stored.client : undefined;
 }
 
 const UNKNOWN_CLIENT_HASH = hashSecret('no client has this secret');
@@ -226,6 +280,10 @@ function summary(row: StoredClient): ClientSummary {
     disabled: row.disabled_at !== null,
     created_at: row.created_at.toISOString(),
     secret_rotated_at: row.secret_rotated_at?.toISOString() ?? null,
+    token_endpoint_auth_method: row.token_endpoint_auth_method,
+    subject_type: row.subject_type,
+    post_logout_redirect_uris: row.post_logout_redirect_uris.join(' '),
+    backchannel_logout_uri: row.backchannel_logout_uri,
   };
 }
 

@@ -62,7 +62,8 @@ export function s256(verifier: string): string {
 
 export interface Redemption {
   code: string;
-  client: { id: string; secret: string };
+  /** secret undefined: a public client, whose code must have a PKCE challenge and come with its verifier. */
+  client: { id: string; secret: string | undefined };
   redirectUri: string;
   codeVerifier?: string;
   /** The access token to record with the code (the OpenID Connect endpoint), or none (POST /sso/token). */
@@ -79,7 +80,17 @@ export interface Redemption {
  */
 export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeemed> {
   const codeHash = hashSecret(redemption.code);
-  const secretHash = hashSecret(redemption.client.secret);
+  const secretHash = redemption.client.secret === undefined ? null : hashSecret(redemption.client.secret);
+  if (secretHash === null && redemption.codeVerifier === undefined) {
+    // RFC 9700 §2.1.1: a public client's code is bound to its PKCE verifier; without one the code is refused.
+    if (!(await authenticateClient(db, redemption.client.id, undefined)))
+      throw invalidClient(redemption.clientChallenge);
+    throw new OAuthProblem(
+      'invalid_code_verifier',
+      'invalid_grant',
+      'A public client must use PKCE: send the code_verifier of the authorize step’s code_challenge.',
+    );
+  }
   // Without a verifier only a code issued without a challenge matches; a verifier for a code without one never does.
   const challenge = redemption.codeVerifier === undefined ? null : s256(redemption.codeVerifier);
   const result = await db.query<{
@@ -97,7 +108,9 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
-        WHERE c.client_id = $2 AND c.secret_hash = $7 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
+        WHERE c.client_id = $2 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
+          AND CASE WHEN $7::bytea IS NULL THEN c.token_endpoint_auth_method = 'none'
+                   ELSE c.token_endpoint_auth_method <> 'none' AND c.secret_hash = $7 END
      ), live_grant AS (
        -- Held shared until this exchange commits: a revocation (the site's, or every site's) locks the grant first,
        -- so it either waits for this token and revokes it, or this exchange finds the grant or the code dead.
@@ -135,7 +148,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     ],
   );
   const row = result.rows[0];
-  if (!row || !safeEqual(codeHash, row.code_hash) || !safeEqual(secretHash, row.secret_hash)) {
+  if (!row || !safeEqual(codeHash, row.code_hash) || (secretHash !== null && !safeEqual(secretHash, row.secret_hash))) {
     if (!(await authenticateClient(db, redemption.client.id, redemption.client.secret)))
       throw invalidClient(redemption.clientChallenge);
     throw await whyNotRedeemed(db, codeHash, redemption.client.id, redemption.redirectUri, challenge);

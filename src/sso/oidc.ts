@@ -10,8 +10,10 @@ import type { Api } from '../http/api.ts';
 import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import type { Services } from '../services.ts';
 import { bearerToken } from '../admin/auth.ts';
-import { authenticateClient } from './clients.ts';
-import { CLIENT_AUTH_METHODS, clientCredentials, readOAuthForm } from './client-auth.ts';
+import { authenticateClient, findClient } from './clients.ts';
+import { CLIENT_AUTH_METHODS, TOKEN_ENDPOINT_AUTH_METHODS, clientCredentials, readOAuthForm } from './client-auth.ts';
+import { LOGOUT_PATH, logoutRoutes } from './logout.ts';
+import { issueSubject } from './subjects.ts';
 import { redeemCode, type Redeemed } from './codes.ts';
 import {
   OAuthProblem,
@@ -48,40 +50,57 @@ export function oidcRoutes(api: Api, services: Services): void {
   const base = () => services.config.BASE_URL; // read per request: tests and proxies set it after start
   const oidc = { tags: ['OpenID Connect'] };
 
-  api.route({
-    ...oidc,
-    method: 'get',
-    path: '/.well-known/openid-configuration',
-    operationId: 'openidConfiguration',
-    summary: 'OpenID Connect discovery',
-    responses: { 200: { description: 'The provider metadata', schema: z.record(z.string(), z.unknown()) } },
-    handler: (ctx) => {
-      publicDocument(ctx);
-      ctx.body = {
-        issuer: base(),
-        authorization_endpoint: `${base()}/sso/authorize`,
-        token_endpoint: `${base()}${OIDC_TOKEN_PATH}`,
-        userinfo_endpoint: `${base()}/sso/userinfo`,
-        jwks_uri: `${base()}/sso/jwks`,
-        revocation_endpoint: `${base()}${REVOKE_PATH}`,
-        introspection_endpoint: `${base()}${INTROSPECT_PATH}`,
-        response_types_supported: ['code'],
-        response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: [SIGNING_ALG],
-        token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-        revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-        introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-        code_challenge_methods_supported: ['S256'],
-        scopes_supported: ['openid', 'profile', 'email', OFFLINE_ACCESS],
-        claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'name', 'svc_id', 'org'],
-        prompt_values_supported: ['none', 'login'],
-        ui_locales_supported: ['en', 'ru'],
-        authorization_response_iss_parameter_supported: true,
-      };
-    },
+  /** The provider metadata, one document for OpenID Connect discovery and RFC 8414. */
+  const metadata = () => ({
+    issuer: base(),
+    authorization_endpoint: `${base()}/sso/authorize`,
+    token_endpoint: `${base()}${OIDC_TOKEN_PATH}`,
+    userinfo_endpoint: `${base()}/sso/userinfo`,
+    jwks_uri: `${base()}/sso/jwks`,
+    revocation_endpoint: `${base()}${REVOKE_PATH}`,
+    introspection_endpoint: `${base()}${INTROSPECT_PATH}`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    subject_types_supported: ['public', 'pairwise'],
+    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    token_endpoint_auth_methods_supported: TOKEN_ENDPOINT_AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: ['openid', 'profile', 'email', OFFLINE_ACCESS],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'name', 'svc_id', 'org'],
+    prompt_values_supported: ['none', 'login'],
+    ui_locales_supported: ['en', 'ru'],
+    authorization_response_iss_parameter_supported: true,
+    end_session_endpoint: `${base()}${LOGOUT_PATH}`,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: false,
   });
+
+  for (const document of [
+    {
+      path: '/.well-known/openid-configuration',
+      operationId: 'openidConfiguration',
+      summary: 'OpenID Connect discovery',
+    },
+    {
+      path: '/.well-known/oauth-authorization-server',
+      operationId: 'oauthAuthorizationServerMetadata',
+      summary: 'OAuth 2.0 authorization server metadata (RFC 8414), the same document',
+    },
+  ]) {
+    api.route({
+      ...oidc,
+      ...document,
+      method: 'get',
+      responses: { 200: { description: 'The provider metadata', schema: z.record(z.string(), z.unknown()) } },
+      handler: (ctx) => {
+        publicDocument(ctx);
+        ctx.body = metadata();
+      },
+    });
+  }
 
   api.route({
     ...oidc,
@@ -166,9 +185,14 @@ export function oidcRoutes(api: Api, services: Services): void {
           clientChallenge: credentials.challenge,
         });
       }
+      const client = await findClient(services.db, credentials.id);
+      const subject = client
+        ? await issueSubject(services.db, services.masterKey, client, granted.user.svc_id)
+        : granted.user.svc_id;
       const idToken = await signIdToken(services.db, services.masterKey, {
         issuer: base(),
         clientId: credentials.id,
+        subject,
         redeemed: granted,
         ttlSeconds,
       });
@@ -194,12 +218,17 @@ export function oidcRoutes(api: Api, services: Services): void {
       summary: 'The signed-in user, for the access token',
       security: ['ssoAccessToken'],
       responses: {
-        200: { description: 'The claims', schema: Profile.extend({ sub: z.uuid() }) },
+        200: {
+          description: 'The claims; a pairwise client gets `sub`, `email` and `name` only',
+          schema: Profile.partial({ svc_id: true, org: true }).extend({
+            sub: z.string().describe('The svc ID, or a pairwise client’s own subject'),
+          }),
+        },
         401: oauthProblemResponses[401],
       },
       handler: async (ctx) => {
         const token = bearerToken(ctx.get('Authorization'));
-        const claims = token ? await userInfo(services.db, token) : undefined;
+        const claims = token ? await userInfo(services.db, services.masterKey, token) : undefined;
         if (!claims) {
           const error = token ? ', error="invalid_token"' : '';
           throw new OAuthProblem(
@@ -218,6 +247,7 @@ export function oidcRoutes(api: Api, services: Services): void {
   }
 
   tokenRoutes(api, services);
+  logoutRoutes(api, services);
 }
 
 /** Discovery and keys are public, for browser-based clients too. */

@@ -37,7 +37,8 @@ export function narrowScope(granted: string, requested: string | undefined): str
 
 export interface Refresh {
   refreshToken: string;
-  client: { id: string; secret: string };
+  /** secret undefined: a public client. */
+  client: { id: string; secret: string | undefined };
   /** The scope asked for (RFC 6749 §6), or undefined for the family's. */
   scope?: string;
   accessToken: { token: string; ttlSeconds: number };
@@ -56,7 +57,7 @@ export type Refreshed = Redeemed;
  */
 export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refreshed> {
   const tokenHash = hashSecret(refresh.refreshToken);
-  const secretHash = hashSecret(refresh.client.secret);
+  const secretHash = refresh.client.secret === undefined ? null : hashSecret(refresh.client.secret);
   const requested = refresh.scope === undefined ? null : scopeValues(refresh.scope);
   const result = await db.query<{
     token_hash: Buffer;
@@ -71,7 +72,9 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
-        WHERE c.client_id = $2 AND c.secret_hash = $3 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
+        WHERE c.client_id = $2 AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)
+          AND CASE WHEN $3::bytea IS NULL THEN c.token_endpoint_auth_method = 'none'
+                   ELSE c.token_endpoint_auth_method <> 'none' AND c.secret_hash = $3 END
      ), live_grant AS (
        -- Held shared until this rotation commits, as a code exchange holds it (src/sso/codes.ts).
        SELECT 1 FROM sso_grants g JOIN sso_refresh_tokens r ON r.user_id = g.user_id AND r.client_id = g.client_id
@@ -105,7 +108,11 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
     ],
   );
   const row = result.rows[0];
-  if (!row || !safeEqual(tokenHash, row.token_hash) || !safeEqual(secretHash, row.secret_hash)) {
+  if (
+    !row ||
+    !safeEqual(tokenHash, row.token_hash) ||
+    (secretHash !== null && !safeEqual(secretHash, row.secret_hash))
+  ) {
     if (!(await authenticateClient(db, refresh.client.id, refresh.client.secret)))
       throw invalidClient(refresh.clientChallenge);
     throw await whyNotRefreshed(db, tokenHash, refresh.client.id, refresh.scope);

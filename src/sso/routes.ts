@@ -19,10 +19,33 @@ import { consentRoutes } from './consent.ts';
 import { connectedSiteRoutes } from './connected-sites.ts';
 import { connectedSitePages } from './connected-sites-pages.ts';
 import { oidcRoutes } from './oidc.ts';
-import { ClientCard, Profile, RedirectUris } from './schemas.ts';
+import { BackchannelLogoutUri, ClientCard, PostLogoutRedirectUris, Profile, RedirectUris, uriList } from './schemas.ts';
 import { asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
 
 const ClientSummary = ClientCard.omit({ client_secret: true });
+
+/** What a client registers beside its redirect URIs (issue 25); each optional on registration and change. */
+const ClientSettingsBody = {
+  token_endpoint_auth_method: ClientCard.shape.token_endpoint_auth_method.optional(),
+  subject_type: ClientCard.shape.subject_type.optional(),
+  post_logout_redirect_uris: PostLogoutRedirectUris.optional(),
+  backchannel_logout_uri: BackchannelLogoutUri.nullable().optional(),
+};
+
+function settingsOf(body: {
+  post_logout_redirect_uris?: string;
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'none';
+  subject_type?: 'public' | 'pairwise';
+  backchannel_logout_uri?: string | null;
+}) {
+  return {
+    token_endpoint_auth_method: body.token_endpoint_auth_method,
+    subject_type: body.subject_type,
+    post_logout_redirect_uris:
+      body.post_logout_redirect_uris === undefined ? undefined : uriList(body.post_logout_redirect_uris),
+    backchannel_logout_uri: body.backchannel_logout_uri,
+  };
+}
 
 export const ClientId = z
   .string()
@@ -87,13 +110,20 @@ export function ssoRoutes(api: Api, services: Services): void {
     operationId: 'createSsoClient',
     bodyLimitBytes: LARGE_BODY_LIMIT_BYTES, // up to 20 redirect URIs of 2,000 characters
     summary: 'Register an SSO client',
-    description: '409 `client_id_taken` when the client_id is registered already.',
-    body: z.object({ client_id: ClientId, name: nonBlank(200), redirect_uris: RedirectUris }),
+    description:
+      '409 `client_id_taken` when the client_id is registered already. `token_endpoint_auth_method` `none` registers a ' +
+      'public client (no usable secret; its code exchange needs a PKCE code_verifier).',
+    body: z.object({ client_id: ClientId, name: nonBlank(200), redirect_uris: RedirectUris, ...ClientSettingsBody }),
     responses: { 201: { description: 'The client with its secret', schema: ClientCard } },
     handler: async (ctx, { body }) => {
       const parsed = parseRedirectUris(body.redirect_uris) as { uris: string[] };
       ctx.status = 201;
-      ctx.body = await createClient(services.db, services.masterKey, { ...body, redirect_uris: parsed.uris });
+      ctx.body = await createClient(services.db, services.masterKey, {
+        client_id: body.client_id,
+        name: body.name,
+        redirect_uris: parsed.uris,
+        ...settingsOf(body),
+      });
     },
   });
 
@@ -148,7 +178,7 @@ export function ssoRoutes(api: Api, services: Services): void {
     path: '/admin/sso/clients/{client_id}',
     operationId: 'updateSsoClient',
     bodyLimitBytes: LARGE_BODY_LIMIT_BYTES, // up to 20 redirect URIs of 2,000 characters
-    summary: 'Rename a client, replace its redirect URIs, or disable (and enable) it',
+    summary: 'Rename a client, replace its redirect URIs or logout settings, or disable (and enable) it',
     description:
       'A disabled client is `invalid_client` at once at both token endpoints, unknown at authorize (the 400 page), and ' +
       'its access tokens are refused at userinfo; enabling it restores all of that. A marketplace’s automatic client can ' +
@@ -158,6 +188,7 @@ export function ssoRoutes(api: Api, services: Services): void {
       name: nonBlank(200).optional(),
       redirect_uris: RedirectUris.optional(),
       disabled: z.boolean().optional(),
+      ...ClientSettingsBody,
     }),
     responses: { 200: { description: 'The client after the change (without its secret)', schema: ClientSummary } },
     handler: async (ctx, { params, body }) => {
@@ -166,8 +197,12 @@ export function ssoRoutes(api: Api, services: Services): void {
           ? undefined
           : (parseRedirectUris(body.redirect_uris) as { uris: string[] }).uris;
       const changed =
-        (await updateClient(services.db, params.client_id, { ...body, redirect_uris: redirectUris })) ??
-        throwNotFound();
+        (await updateClient(services.db, params.client_id, {
+          name: body.name,
+          disabled: body.disabled,
+          redirect_uris: redirectUris,
+          ...settingsOf(body),
+        })) ?? throwNotFound();
       ctx.state.auditBefore = changed.before;
       ctx.body = changed.after;
     },

@@ -28,6 +28,25 @@ export const ClientCard = z.object({
     ),
   created_at: z.iso.datetime(),
   secret_rotated_at: z.iso.datetime().nullable(),
+  token_endpoint_auth_method: z
+    .enum(['client_secret_basic', 'client_secret_post', 'none'])
+    .describe(
+      'How the client authenticates at the token endpoints: with its secret (HTTP Basic or in the form, both work), or ' +
+        '`none`: a public client (an app), which has no usable secret and must use PKCE (S256)',
+    ),
+  subject_type: z
+    .enum(['public', 'pairwise'])
+    .describe(
+      "`public`: `sub` is the svc ID; `pairwise`: `sub` is a keyed hash of the client's sector (its redirect URIs' one " +
+        'host, else its client_id) and the user, in the ID token, userinfo and introspection (POST /sso/token keeps svc_id)',
+    ),
+  post_logout_redirect_uris: z
+    .string()
+    .describe('Space-separated exact URIs RP-initiated logout may return to, as registered; empty for none'),
+  backchannel_logout_uri: z
+    .string()
+    .nullable()
+    .describe('Where a logout_token is POSTed when the user signs out; null for none'),
 });
 
 /**
@@ -64,3 +83,39 @@ export const ExactRedirectUri = z
     const problem = redirectUriProblem(value, { wildcard: false });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
+
+/** Exact post-logout redirect URIs (no wildcard): compared exactly at /sso/oidc/logout. */
+export const PostLogoutRedirectUris = z
+  .string()
+  .max(20 * 2001)
+  .superRefine((value, ctx) => {
+    const uris = value.split(' ').filter(Boolean);
+    if (uris.length > 20) ctx.addIssue({ code: 'custom', message: 'must be at most 20 URIs separated by spaces' });
+    for (const uri of uris) {
+      const problem = redirectUriProblem(uri, { wildcard: false });
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `${uri.slice(0, 100)} ${problem}` });
+        return;
+      }
+    }
+  })
+  .describe(
+    'Space-separated exact https URIs (http only on loopback) that RP-initiated logout may send the browser back to',
+  );
+
+/** The back-channel logout URI; where it resolves is checked against the SSRF rules at each delivery. */
+export const BackchannelLogoutUri = z
+  .string()
+  .max(2000)
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value, { wildcard: false });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({ format: 'uri' })
+  .describe(
+    'An https URI (http only on loopback) that receives a logout_token (form-encoded POST) when a user of this client ' +
+      'signs out; deliveries go only to public addresses (the loopback too under WEBHOOK_ALLOW_LOOPBACK)',
+  );
+
+/** The uris of a checked space-separated list. */
+export const uriList = (value: string): string[] => [...new Set(value.split(' ').filter(Boolean))];

@@ -15,6 +15,7 @@ import { authenticateClient } from './clients.ts';
 import { clientCredentials, readOAuthForm } from './client-auth.ts';
 import { asOAuthProblem, invalidClient, oauthFormProblemResponses, oauthJsonErrors } from './oauth-problem.ts';
 import { revokeFamily } from './refresh-tokens.ts';
+import { subjectFor } from './subjects.ts';
 
 export const REVOKE_PATH = '/sso/oidc/revoke';
 export const INTROSPECT_PATH = '/sso/oidc/introspect';
@@ -41,7 +42,7 @@ const Introspection = z.object({
   active: z.boolean(),
   scope: z.string().optional(),
   client_id: z.string().optional(),
-  sub: z.string().optional().describe('The svc ID, as in the ID token'),
+  sub: z.string().optional().describe('The user’s `sub`, as in the ID token (pairwise for a pairwise client)'),
   exp: z.number().int().optional(),
   iat: z.number().int().optional(),
   token_type: z
@@ -60,10 +61,14 @@ export function tokenRoutes(api: Api, services: Services): void {
   };
 
   /** The authenticated client's id and the checked form; invalid_client before anything else. */
-  const readRequest = async (ctx: Context) => {
+  const readRequest = async (ctx: Context, publicAllowed: boolean) => {
     const field = await readOAuthForm(ctx);
     const credentials = clientCredentials(ctx, field('client_id'), field('client_secret'));
-    const client = await authenticateClient(services.db, credentials.id, credentials.secret);
+    // A public client may revoke its tokens (RFC 7009 §5), not introspect them (RFC 7662 §2.1).
+    const client =
+      credentials.secret === undefined && !publicAllowed
+        ? undefined
+        : await authenticateClient(services.db, credentials.id, credentials.secret);
     if (!client) throw invalidClient(credentials.challenge);
     const parsed = TokenForm.safeParse({
       token: field('token'),
@@ -73,7 +78,7 @@ export function tokenRoutes(api: Api, services: Services): void {
     });
     if (!parsed.success) throw asOAuthProblem(validationFailed(parsed.error, 'body'));
     const hint = TokenHint.safeParse(parsed.data.token_type_hint);
-    return { clientId: client.client_id, token: parsed.data.token, hint: hint.success ? hint.data : undefined };
+    return { client, token: parsed.data.token, hint: hint.success ? hint.data : undefined };
   };
 
   api.route({
@@ -94,8 +99,8 @@ export function tokenRoutes(api: Api, services: Services): void {
     },
     responses: { 200: { description: 'Revoked, or nothing to revoke (empty body)' }, ...oauthFormProblemResponses },
     handler: async (ctx) => {
-      const { clientId, token, hint } = await readRequest(ctx);
-      await revokeToken(services.db, clientId, token, hint);
+      const { client, token, hint } = await readRequest(ctx, true);
+      await revokeToken(services.db, client.client_id, token, hint);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 200;
       ctx.body = '';
@@ -120,10 +125,11 @@ export function tokenRoutes(api: Api, services: Services): void {
     },
     responses: { 200: { description: 'The token’s state', schema: Introspection }, ...oauthFormProblemResponses },
     handler: async (ctx) => {
-      const { clientId, token, hint } = await readRequest(ctx);
+      const { client, token, hint } = await readRequest(ctx, false);
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Pragma', 'no-cache');
-      ctx.body = await introspectToken(services.db, clientId, token, hint);
+      const state = await introspectToken(services.db, client.client_id, token, hint);
+      ctx.body = state.sub === undefined ? state : { ...state, sub: subjectFor(services.masterKey, client, state.sub) };
     },
   });
 }

@@ -5,6 +5,7 @@ import type { Db } from '../db.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { SIGNING_ALG, currentSigningKey } from './signing-keys.ts';
 import type { Redeemed } from './codes.ts';
+import { subjectFor } from './subjects.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'at_';
 
@@ -13,7 +14,7 @@ export const newAccessToken = () => newSecret(ACCESS_TOKEN_PREFIX);
 export async function signIdToken(
   db: Db,
   masterKey: Buffer,
-  claims: { issuer: string; clientId: string; redeemed: Redeemed; ttlSeconds: number },
+  claims: { issuer: string; clientId: string; subject: string; redeemed: Redeemed; ttlSeconds: number },
 ): Promise<string> {
   const key = await currentSigningKey(db, masterKey);
   const { user, nonce, authTime } = claims.redeemed;
@@ -25,7 +26,7 @@ export async function signIdToken(
   })
     .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
     .setIssuer(claims.issuer)
-    .setSubject(user.svc_id)
+    .setSubject(claims.subject)
     .setAudience(claims.clientId)
     .setIssuedAt()
     .setExpirationTime(`${claims.ttlSeconds}s`)
@@ -36,7 +37,7 @@ export async function signIdToken(
  * The user behind a live access token, as userinfo claims; undefined when unknown, expired or revoked, or when its
  * client is disabled (or its marketplace inactive): a client an administrator stopped stops reading profiles at once.
  */
-export async function userInfo(db: Db, token: string) {
+export async function userInfo(db: Db, masterKey: Buffer, token: string) {
   const presented = hashSecret(token);
   const result = await db.query<{
     token_hash: Buffer;
@@ -45,8 +46,12 @@ export async function userInfo(db: Db, token: string) {
     name: string;
     org_id: string;
     org_name: string;
+    client_id: string;
+    subject_type: 'public' | 'pairwise';
+    redirect_uris: string[];
   }>(
-    `SELECT t.token_hash, u.id AS user_id, u.email, u.name, o.id AS org_id, o.name AS org_name
+    `SELECT t.token_hash, u.id AS user_id, u.email, u.name, o.id AS org_id, o.name AS org_name,
+            c.client_id, c.subject_type, c.redirect_uris
        FROM sso_access_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal
        JOIN sso_clients c ON c.client_id = t.client_id LEFT JOIN marketplaces m ON m.id = c.marketplace_id
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()
@@ -55,6 +60,9 @@ export async function userInfo(db: Db, token: string) {
   );
   const row = result.rows[0];
   if (!row || !safeEqual(presented, row.token_hash)) return undefined;
+  // A pairwise client learns no identifier that other clients share: no svc_id, no organization id.
+  if (row.subject_type === 'pairwise')
+    return { sub: subjectFor(masterKey, row, row.user_id), email: row.email, name: row.name };
   return {
     sub: row.user_id,
     svc_id: row.user_id,

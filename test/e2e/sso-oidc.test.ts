@@ -135,7 +135,7 @@ describe('discovery and keys', () => {
       userinfo_endpoint: `${server.url}/sso/userinfo`,
       jwks_uri: `${server.url}/sso/jwks`,
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       authorization_response_iss_parameter_supported: true,
     });
     const jwks = await json(await fetch(metadata.jwks_uri));
