@@ -7,6 +7,7 @@ import { notFound, unauthorized } from '../http/problem.ts';
 import { hashSecret, newSecret, safeEqual } from '../secrets.ts';
 import { isUuid } from '../uuid.ts';
 import { findUserById, type User } from './users.ts';
+import { queueBackchannelLogout } from '../sso/backchannel.ts';
 import { endRefreshTokens } from '../sso/refresh-tokens.ts';
 
 export const CABINET_TOKEN_PREFIX = 'ct_';
@@ -140,5 +141,6 @@ export async function endAccessIn(client: DbClient, userId: string, keep?: strin
     `UPDATE sso_codes SET expires_at = '-infinity' WHERE user_id = $1 AND consumed_at IS NULL AND expires_at > now()`,
     [userId],
   );
+  await queueBackchannelLogout(client, userId); // the sites with a back-channel logout URI hear of it
   return sessions.rowCount ?? 0;
 }

@@ -8,6 +8,7 @@ import type { User } from '../accounts/users.ts';
 import { keyedDigest, newSecret, safeEqual } from '../secrets.ts';
 import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, sessionForToken } from '../accounts/sessions.ts';
 import type { Session } from '../accounts/operations.ts';
+import { endSessionTellingSites } from '../sso/backchannel.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 const PRE_SESSION_COOKIE = 'svc_pre';
@@ -55,7 +56,8 @@ export async function startPageSession(ctx: Context, services: Services, session
 
 export async function endPageSession(ctx: Context, services: Services): Promise<void> {
   const token = sessionToken(ctx);
-  if (token) await revokeSession(services.db, token);
+  // A sign-out reaches the person's sites with a back-channel logout URI too.
+  if (token) await endSessionTellingSites(services.db, token, services.config.BASE_URL);
   setCookie(ctx, services, SESSION_COOKIE, '', 0);
 }
 
