@@ -33,6 +33,10 @@ const en = {
   setupCurrentPassword: 'Your current svc ID password',
   setupPasswordHint: 'At least 8 characters.',
   setupButton: 'Finish and sign in',
+  setupOpenApp: 'Add to the authenticator app on this phone',
+  setupOpenAppHint: 'On the phone with the app, this opens it with the account filled in; elsewhere scan the code.',
+  setupRepeatPassword: 'The password again',
+  passwordsDiffer: 'The two passwords differ. Type the same password twice.',
   setupInvalidTitle: 'This setup link does not work',
   setupInvalidText:
     'The link is incomplete, was already used, or is older than 3 days. Ask an administrator to send a new one.',
@@ -148,6 +152,11 @@ const ru: Record<ConsoleMessage, string> = {
   setupCurrentPassword: 'Ваш текущий пароль svc ID',
   setupPasswordHint: 'Не короче 8 символов.',
   setupButton: 'Завершить и войти',
+  setupOpenApp: 'Добавить в приложение-аутентификатор на этом телефоне',
+  setupOpenAppHint:
+    'На телефоне с приложением ссылка откроет его с уже заполненной записью; на другом устройстве отсканируйте код.',
+  setupRepeatPassword: 'Пароль ещё раз',
+  passwordsDiffer: 'Пароли не совпадают. Введите один и тот же пароль дважды.',
   setupInvalidTitle: 'Эта ссылка настройки не работает',
   setupInvalidText: 'Ссылка неполная, уже использована или старше 3 дней. Попросите администратора прислать новую.',
   wrongCode: 'Неверный код. Проверьте время на телефоне, дождитесь следующего кода и введите его.',

@@ -160,6 +160,20 @@ export function consolePages(api: Api, services: Services): void {
       if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined))
         throw problem('csrf_failed', 'The form token is missing or wrong.');
       const token = form.get('token') ?? '';
+      // The page asks for a new password twice; two that differ change nothing and say so.
+      const repeat = form.get('password_repeat');
+      if (repeat !== null && repeat !== form.get('password')) {
+        const state = await setupState(services, token);
+        if (state?.needsPassword) {
+          const body = await setupBody(p.c, {
+            ...state,
+            token,
+            csrf: preSessionCsrf(p.ctx, services),
+            error: p.c('passwordsDiffer'),
+          });
+          return send(p, 400, p.c('setupTitle'), body, '/admin/setup');
+        }
+      }
       const result = await completeSetup(services, {
         token,
         password: (form.get('password') ?? '').slice(0, 200),
@@ -417,6 +431,11 @@ ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 </form>`;
 }
 
+/** A TOTP key in groups of four, as authenticator apps show and accept it. */
+export function groupedKey(secret: string): string {
+  return secret.replace(/(.{4})(?=.)/g, '$1 ');
+}
+
 async function setupBody(
   c: ConsoleTranslate,
   state: {
@@ -435,12 +454,19 @@ async function setupBody(
 ${message('error', state.error)}
 <p>${c('setupIntro', { email: state.email })}</p>
 <figure class="qr" aria-label="${state.uri}">${new SafeHtml(qr)}</figure>
-<p>${c('setupKey')}: <code id="totp-secret">${state.secret}</code></p>
+<p><a class="button secondary" id="otpauth-link" href="${state.uri}">${c('setupOpenApp')}</a></p>
+<p class="hint">${c('setupOpenAppHint')}</p>
+<p>${c('setupKey')}:</p><p><code id="totp-secret" class="secret-value">${groupedKey(state.secret)}</code></p>
 <form method="post" action="/admin/setup">
 ${csrfField(state.csrf)}<input type="hidden" name="token" value="${state.token}">
 <label for="password">${state.needsPassword ? c('setupNewPassword') : c('setupCurrentPassword')}</label>
 <input id="password" name="password" type="password" autocomplete="${state.needsPassword ? 'new-password' : 'current-password'}" required ${state.needsPassword ? html`minlength="8"` : ''} maxlength="200">
-${state.needsPassword && html`<p class="hint">${c('setupPasswordHint')}</p>`}
+${
+  state.needsPassword &&
+  html`<p class="hint">${c('setupPasswordHint')}</p>
+<label for="password_repeat">${c('setupRepeatPassword')}</label>
+<input id="password_repeat" name="password_repeat" type="password" autocomplete="new-password" required minlength="8" maxlength="200">`
+}
 <label for="totp">${c('totp')}</label>
 <input id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9 ]{6,7}" maxlength="7">
 <div><button type="submit">${c('setupButton')}</button></div>

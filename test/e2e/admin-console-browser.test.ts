@@ -43,12 +43,16 @@ describe('the console in a browser', () => {
     expect(await page.locator('figure.qr svg').count()).toBe(1);
     // The page fits the phone: nothing wider than the screen.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-    const secret = (await page.textContent('#totp-secret'))!.trim();
+    const secret = (await page.textContent('#totp-secret'))!.replace(/\s/g, '');
+    expect(await page.getAttribute('#otpauth-link', 'href')).toMatch(/^otpauth:\/\/totp\//);
+    expect(await page.textContent('#otpauth-link')).toBe('Добавить в приложение-аутентификатор на этом телефоне');
     await page.fill('#password', 'a phone admin password');
+    await page.fill('#password_repeat', 'a phone admin password');
     await page.fill('#totp', '999999' === totpCode(secret, currentStep()) ? '888888' : '999999');
     await page.click('main button[type=submit]');
     expect(await page.textContent('main [role=alert]')).toContain('Неверный код');
     await page.fill('#password', 'a phone admin password');
+    await page.fill('#password_repeat', 'a phone admin password');
     await page.fill('#totp', totpCode(secret, currentStep()));
     await Promise.all([page.waitForURL((url) => url.pathname === '/admin'), page.click('main button[type=submit]')]);
     expect(await page.textContent('main')).toContain(email);

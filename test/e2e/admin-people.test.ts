@@ -63,11 +63,24 @@ describe('a new administrator', () => {
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(page.text).toContain('<svg');
     expect(page.text).not.toMatch(/<script/);
-    const secret = page.text.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
+    // The key in groups of four, and a link that opens the authenticator app on the same phone.
+    const grouped = page.text.match(/<code id="totp-secret" class="secret-value">([A-Z2-7 ]+)<\/code>/)![1];
+    expect(grouped).toMatch(/^([A-Z2-7]{4} )+[A-Z2-7]{1,4}$/);
+    const secret = grouped.replace(/ /g, '');
+    expect(page.text).toMatch(/<a class="button secondary" id="otpauth-link" href="otpauth:\/\/totp\/[^"]*secret=/);
     // Reloading shows the same secret: the app was perhaps set up already.
     expect((await browser.get(link)).text).toContain(secret);
 
     const form = { _csrf: field(page.text, '_csrf'), token: field(page.text, 'token') };
+    // Two passwords that differ change nothing and say so.
+    const differ = await browser.post('/admin/setup', {
+      ...form,
+      password: 'a new admin password',
+      password_repeat: 'another admin password',
+      totp: totpCode(secret, currentStep()),
+    });
+    expect(differ.status).toBe(400);
+    expect(differ.text).toContain('The two passwords differ');
     const wrong = await browser.post('/admin/setup', {
       ...form,
       password: 'a new admin password',

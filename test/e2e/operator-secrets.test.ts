@@ -138,7 +138,9 @@ async function openSetup(link: string) {
   const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
   const page = await browser.get(link);
   expect(page.status).toBe(200);
-  const secret = page.text.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
+  const secret = page.text
+    .match(/<code id="totp-secret" class="secret-value">([A-Z2-7 ]+)<\/code>/)![1]
+    .replace(/ /g, '');
   return { browser, secret, form: { _csrf: field(page.text, '_csrf'), token: field(page.text, 'token') } };
 }
 
