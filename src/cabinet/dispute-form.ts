@@ -81,3 +81,10 @@ export function parseMessageForm(values: Record<string, unknown>): DisputeMessag
   }
   return { text: parsed.data.text, files: parsed.data.files };
 }
+
+/** Photos a page may show (a preview, and the file itself inline): raster images, which a browser never runs. */
+const PREVIEWABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+export function isPreviewable(contentType: string): boolean {
+  return PREVIEWABLE_TYPES.has(contentType.split(';')[0].trim().toLowerCase());
+}

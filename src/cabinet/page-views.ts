@@ -30,7 +30,7 @@ import {
   type Lang,
   type Translate,
 } from '../web/i18n.ts';
-import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX } from './dispute-form.ts';
+import { EVIDENCE_FILE_LIMIT_BYTES, EVIDENCE_FILES_MAX, MESSAGE_TEXT_MAX, isPreviewable } from './dispute-form.ts';
 import { DISPUTE_REASON_MAX as REASON_MAX, PAYMENT_ACTIONS } from './routes.ts';
 
 export const COMMENT_MAX = 2000;
@@ -129,11 +129,21 @@ function fileLink(href: string, name: string): SafeHtml {
   return html`<a href="${href}" download>${name}</a>`;
 }
 
+/**
+ * A photo's preview beside its download link: the image opens in full in a new tab, so evidence is seen without
+ * downloading it. Other files (PDF, documents) are downloaded only.
+ */
+function preview(file: { id: string; name: string; content_type: string }): SafeHtml | undefined {
+  if (!isPreviewable(file.content_type)) return undefined;
+  const href = `/cabinet/documents/${file.id}/content?view=inline`;
+  return html`<a class="thumb" href="${href}" target="_blank" rel="noopener"><img src="${href}" alt="${file.name}" loading="lazy"></a>`;
+}
+
 function documentList({ t }: View, documents: DocumentRecord[]): SafeHtml {
   if (documents.length === 0) return html`<p class="muted">${t('noDocuments')}</p>`;
   return html`<ul class="plain">${documents.map(
     (document) =>
-      html`<li>${kindWords(t, document.kind)}: ${fileLink(`/cabinet/documents/${document.id}/content`, document.name)}</li>`,
+      html`<li>${preview(document)}${kindWords(t, document.kind)}: ${fileLink(`/cabinet/documents/${document.id}/content`, document.name)}</li>`,
   )}</ul>`;
 }
 
@@ -273,7 +283,7 @@ ${
   item.files.length > 0
     ? html`<ul class="plain files">${item.files.map(
         (file) =>
-          html`<li>${fileLink(`/cabinet/documents/${file.id}/content`, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
+          html`<li>${preview(file)}${fileLink(`/cabinet/documents/${file.id}/content`, file.name)} <span class="muted">${formatSize(lang, file.size)}</span></li>`,
       )}</ul>`
     : undefined
 }

@@ -39,6 +39,7 @@ import {
   DisputeMessageForm,
   EVIDENCE_FILES_MAX,
   MESSAGE_FORM_LIMIT_BYTES,
+  isPreviewable,
   parseMessageForm,
   readMessageFormValues,
 } from './dispute-form.ts';
@@ -221,12 +222,24 @@ export function cabinetRoutes(api: Api, services: Services): void {
     path: '/cabinet/documents/{id}/content',
     operationId: 'cabinetDocumentContent',
     summary: "The bytes of a document or of a dispute's evidence file of one of my deals",
-    description: 'Authorization: Bearer <cabinet token>, or the cabinet web session cookie.',
+    description:
+      'Authorization: Bearer <cabinet token>, or the cabinet web session cookie. `view=inline` shows a photo (PNG, ' +
+      'JPEG, GIF, WebP) in the browser instead of downloading it; any other file is downloaded all the same.',
     params: IdParams,
+    query: z.object({
+      view: z.enum(['inline']).optional().describe('`inline`: a photo is shown, not downloaded (the pages preview it)'),
+    }),
     responses: { 200: { description: 'The file, with the content type it was uploaded with', contentType: '*/*' } },
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, query }) => {
       const file = await fileFor(services, person(ctx), params.id);
-      ctx.set('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`);
+      // Only raster photos are shown inline: a browser renders them as images only (an SVG, HTML or PDF could run
+      // script or plugins as a page of this site), and their own policy forbids everything else.
+      const inline = query.view === 'inline' && isPreviewable(file.content_type);
+      ctx.set(
+        'Content-Disposition',
+        `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+      );
+      if (inline) ctx.set('Content-Security-Policy', "default-src 'none'; img-src 'self'; sandbox");
       ctx.set('Cache-Control', 'private, no-store');
       // Evidence comes from the other side of a dispute: never let a browser run it as a page of this site.
       ctx.set('X-Content-Type-Options', 'nosniff');

@@ -602,6 +602,19 @@ describe('a dispute on the pages', () => {
     const withPhoto = await seller.get(`/cabinet/view/deals/${held.dealId}`);
     expect(withPhoto.text).toMatch(/<strong>Buyer<\/strong>[^]*download>crack\.jpg<\/a>/);
     expect(withPhoto.text).not.toContain('<p class="text"></p>');
+    // A photo is previewed on the page and opens in the browser; other files are only downloaded.
+    const inline = /<img src="(\/cabinet\/documents\/[^"]+\/content\?view=inline)" alt="crack\.jpg"/.exec(
+      withPhoto.text,
+    );
+    expect(inline).not.toBeNull();
+    expect(withPhoto.text).not.toMatch(/<img[^>]*alt="Трекинг\.txt"/);
+    const shown = await seller.get(inline![1]);
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get('content-type')).toBe('image/jpeg');
+    expect(shown.headers.get('content-disposition')).toBe("inline; filename*=UTF-8''crack.jpg");
+    expect(shown.headers.get('content-security-policy')).toBe("default-src 'none'; img-src 'self'; sandbox");
+    const text = await seller.get(`${link![1]}?view=inline`);
+    expect(text.headers.get('content-disposition')).toMatch(/^attachment;/);
   });
 });
 
