@@ -112,6 +112,8 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
     return refuse('invalid_request', 'code_challenge_method must be S256 (plain is not supported).');
   if (codeChallenge !== undefined && !CHALLENGE.test(codeChallenge))
     return refuse('invalid_request', 'code_challenge must be 43 base64url characters.');
+  if (codeChallenge === undefined && client.token_endpoint_auth_method === 'none')
+    return refuse('invalid_request', 'A public client must use PKCE: code_challenge with code_challenge_method=S256.');
 
   const nonce = params.get('nonce') ?? undefined;
   if (nonce !== undefined && nonce.length > MAX_NONCE)

@@ -174,20 +174,31 @@ describe('public clients', () => {
     expect(await userinfoStatus(refreshed.access_token)).toBe(200);
   });
 
-  it('are refused a code exchange without a code_verifier, and their card’s secret is no credential', async () => {
+  it('are refused without PKCE: at authorize without a challenge, at the exchange without a verifier', async () => {
     const app = await register({ token_endpoint_auth_method: 'none' });
     const user = await createUser(server);
+    const noChallenge = await fetch(
+      `${server.url}/sso/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: redirectOf(app), state: 's' })}`,
+      { redirect: 'manual', headers: { Authorization: `Bearer ${user.token}` } },
+    );
+    expect(noChallenge.status).toBe(302);
+    const refused = new URL(noChallenge.headers.get('location')!).searchParams;
+    expect(refused.get('error')).toBe('invalid_request');
+    expect(refused.get('code')).toBeNull();
+
+    const challenge = { code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()) };
+    const pkceCode = () => code(app, user, { ...challenge, code_challenge_method: 'S256' });
     const form = (code: string) => ({
       grant_type: 'authorization_code',
       code,
       redirect_uri: redirectOf(app),
       client_id: app.client_id,
     });
-    const withoutPkce = await oidcToken(server, form(await code(app, user)));
-    expect(withoutPkce.status).toBe(400);
-    expect(await json(withoutPkce)).toMatchObject({ error: 'invalid_grant', code: 'invalid_code_verifier' });
+    const withoutVerifier = await oidcToken(server, form(await pkceCode()));
+    expect(withoutVerifier.status).toBe(400);
+    expect(await json(withoutVerifier)).toMatchObject({ error: 'invalid_grant', code: 'invalid_code_verifier' });
 
-    const withSecret = await oidcToken(server, { ...form(await code(app, user)), client_secret: app.client_secret });
+    const withSecret = await oidcToken(server, { ...form(await pkceCode()), client_secret: app.client_secret });
     expect(withSecret.status).toBe(401);
     expect(await json(withSecret)).toMatchObject({ error: 'invalid_client' });
   });
