@@ -9,7 +9,7 @@ import { currentSigningKey } from '../../src/sso/signing-keys.ts';
 import { startLogoutDrainer, type LogoutDrainer } from '../../src/sso/backchannel.ts';
 import { json, post, startTestServer, type TestServer } from '../helpers.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
-import { createUser, exchange, oidcToken, type Client } from '../sso-helpers.ts';
+import { PASSWORD, createUser, exchange, oidcToken, type Client } from '../sso-helpers.ts';
 import { uniqueId } from '../helpers.ts';
 
 let server: TestServer;
@@ -479,5 +479,25 @@ describe('back-channel logout', () => {
     expect(decodeJwt(token)).not.toHaveProperty('nonce');
     // The initiating site was not told.
     expect(initiator.receiver.received).toHaveLength(0);
+  });
+
+  it('reaches the sites after a password change', async () => {
+    const { receiver, client } = await withReceiver({});
+    const user = await createUser(server);
+    await signIn(client, user);
+    const changed = await post(
+      `${server.url}/cabinet/password`,
+      { current_password: PASSWORD, new_password: 'another strong password' },
+      { Authorization: `Bearer ${user.token}` },
+    );
+    expect(changed.status).toBe(200);
+    await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(1);
+    const token = new URLSearchParams(receiver.received[0].body.toString()).get('logout_token')!;
+    const { payload } = await jwtVerify(token, jwks());
+    expect(payload).toMatchObject({
+      aud: client.client_id,
+      sub: user.id,
+      events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+    });
   });
 });
