@@ -53,6 +53,9 @@ const en = {
     'The site asked to send you to an address it has not registered for sign-out. For your safety we stopped here, and nothing was changed. Tell the site about it.',
   logout_hint_invalid: 'We could not check which site sent you here. Go back to the site and sign out there again.',
   logout_client_unknown: 'The site that sent you here is not registered with us.',
+  logoutConfirmTitle: 'Sign out of {service}?',
+  logoutConfirmText: 'You are signed in as {email}. Signing out here also signs you out of {client}.',
+  logoutConfirmButton: 'Sign out',
 };
 
 export type SsoMessage = keyof typeof en;
@@ -106,6 +109,9 @@ const ru: Record<SsoMessage, string> = {
     'Сайт попросил отправить вас на адрес, который он не регистрировал для выхода. Ради вашей безопасности мы остановились здесь и ничего не изменили. Сообщите об этом сайту.',
   logout_hint_invalid: 'Не удалось проверить, какой сайт направил вас сюда. Вернитесь на сайт и выйдите там ещё раз.',
   logout_client_unknown: 'Сайт, который направил вас сюда, у нас не зарегистрирован.',
+  logoutConfirmTitle: 'Выйти из {service}?',
+  logoutConfirmText: 'Вы вошли как {email}. Выход здесь означает и выход из {client}.',
+  logoutConfirmButton: 'Выйти',
 };
 
 const MESSAGES: Record<Lang, Record<SsoMessage, string>> = { en, ru };
