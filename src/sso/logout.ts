@@ -14,9 +14,9 @@ import { html } from '../http/html.ts';
 import { inTransaction, type Db } from '../db.ts';
 import type { Services } from '../services.ts';
 import { translator } from '../web/i18n.ts';
-import { CABINET_SITE } from '../web/layout.ts';
+import { CABINET_SITE, csrfField } from '../web/layout.ts';
 import { readForm, send, type Page } from '../web/page.ts';
-import { SESSION_COOKIE, readCookie, setCookie } from '../web/session.ts';
+import { SESSION_COOKIE, pageUser, readCookie, sameToken, setCookie } from '../web/session.ts';
 import { hashSecret } from '../secrets.ts';
 import { findClient, type SsoClient } from './clients.ts';
 import { ssoLang, ssoTranslator, type SsoMessage, type SsoTranslate } from './i18n.ts';
@@ -35,6 +35,8 @@ const LogoutParams = z.object({
   state: text('Passed back to post_logout_redirect_uri'),
   ui_locales: text('`ru` or `en` for the page'),
 });
+/** The confirmation form's own fields (POST only). */
+const CONFIRM_FIELDS = ['_csrf'] as const;
 type LogoutParams = z.infer<typeof LogoutParams>;
 
 class LogoutRefusal extends Error {
@@ -108,7 +110,7 @@ async function endBrowserSession(ctx: Context, services: Services, userId?: stri
 }
 
 export function logoutRoutes(api: Api, services: Services): void {
-  const handle = async (ctx: Context, params: LogoutParams) => {
+  const handle = async (ctx: Context, params: LogoutParams, confirmation?: string) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('X-Frame-Options', 'DENY');
@@ -135,6 +137,27 @@ export function logoutRoutes(api: Api, services: Services): void {
       return;
     }
     const { client, hintUser, target } = checked;
+    // Without an ID token any page could sign the person out (a logout CSRF): a signed-in browser confirms first, on a
+    // form carrying its session's CSRF token.
+    if (!params.id_token_hint) {
+      const signed = await pageUser(ctx, services);
+      if (signed && !sameToken(signed.csrf, confirmation)) {
+        const carried = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);
+        const title = st('logoutConfirmTitle', { service: p.t('appName') });
+        send(
+          p,
+          200,
+          title,
+          html`<h1>${title}</h1>
+${client ? html`<p>${st('logoutConfirmText', { email: signed.user.email, client: client.name })}</p>` : ''}
+<form method="post" action="${LOGOUT_PATH}">
+${csrfField(signed.csrf)}${carried.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}
+<div class="actions"><button type="submit">${st('logoutConfirmButton')}</button></div>
+</form>`,
+        );
+        return;
+      }
+    }
     // The browser's session ends when it is the hint's person (or there is no hint); another person's stays.
     const sessionUser = await endBrowserSession(ctx, services, hintUser);
     const user = hintUser ?? sessionUser;
@@ -170,9 +193,10 @@ export function logoutRoutes(api: Api, services: Services): void {
       '`post_logout_redirect_uris`, exactly: otherwise, and for a hint we did not sign or an unknown client, a 400 page ' +
       'and nothing changes. Then the browser’s svc ID session ends (unless the hint names another person), the ' +
       'client’s access and refresh tokens for the person end, and the other sites with a back-channel logout URI get ' +
-      'a logout_token. 303 back to the redirect URI with `state`, or a page saying the person is signed out.',
+      'a logout_token. 303 back to the redirect URI with `state`, or a page saying the person is signed out. Without ' +
+      '`id_token_hint` a signed-in browser is asked first: a page whose form POSTs the same parameters with `_csrf`.',
     responses: {
-      200: { description: 'Signed out: a page', contentType: 'text/html' },
+      200: { description: 'Signed out: a page; or, without id_token_hint, the confirmation', contentType: 'text/html' },
       303: { description: 'Signed out: back to post_logout_redirect_uri with state' },
       400: {
         description: 'A hint, client or redirect URI refused: a page, never a redirect',
@@ -202,7 +226,7 @@ export function logoutRoutes(api: Api, services: Services): void {
       const parsed = LogoutParams.parse(
         Object.fromEntries(Object.keys(LogoutParams.shape).map((name) => [name, form.get(name) ?? undefined])),
       );
-      await handle(ctx, parsed);
+      await handle(ctx, parsed, form.get(CONFIRM_FIELDS[0]) ?? undefined);
     },
   });
 }

@@ -9,7 +9,7 @@ import { currentSigningKey } from '../../src/sso/signing-keys.ts';
 import { startLogoutDrainer, type LogoutDrainer } from '../../src/sso/backchannel.ts';
 import { json, post, startTestServer, type TestServer } from '../helpers.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
-import { PASSWORD, createUser, exchange, oidcToken, type Client } from '../sso-helpers.ts';
+import { PASSWORD, createUser, exchange, hiddenFields, oidcToken, type Client } from '../sso-helpers.ts';
 import { uniqueId } from '../helpers.ts';
 
 let server: TestServer;
@@ -317,6 +317,46 @@ describe('RP-initiated logout', () => {
     }
     expect(await userinfoStatus(tokens.access_token)).toBe(200);
     expect(await code(shop, user)).toMatch(/^ac_/); // the session still works
+  });
+
+  it('without id_token_hint asks a signed-in browser first, and signs out on the confirmed form only', async () => {
+    const shop = await register({ post_logout_redirect_uris: bye });
+    const user = await createUser(server);
+    const { tokens } = await signIn(shop, user);
+    const params = { client_id: shop.client_id, post_logout_redirect_uri: bye, state: 'q' };
+    const asked = await fetch(`${server.url}/sso/oidc/logout?${new URLSearchParams(params)}`, {
+      redirect: 'manual',
+      headers: { ...cookie(user), Accept: 'text/html' },
+    });
+    expect(asked.status).toBe(200);
+    const page = await asked.text();
+    expect(page).toContain('action="/sso/oidc/logout"');
+    expect(page).toContain(shop.name);
+    const fields = hiddenFields(page);
+    expect(fields).toMatchObject(params);
+    expect(await userinfoStatus(tokens.access_token)).toBe(200); // nothing ended yet
+
+    const send = (form: Record<string, string>) =>
+      fetch(`${server.url}/sso/oidc/logout`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { ...cookie(user), 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/html' },
+        body: new URLSearchParams(form).toString(),
+      });
+    // A site's own form (no token of ours) gets the question again.
+    const forged = await send({ ...params, _csrf: 'not-the-token' });
+    expect(forged.status).toBe(200);
+    expect(await code(shop, user)).toMatch(/^ac_/);
+
+    const confirmed = await send(fields);
+    expect(confirmed.status).toBe(303);
+    expect(new URL(confirmed.headers.get('location')!).searchParams.get('state')).toBe('q');
+    expect(await userinfoStatus(tokens.access_token)).toBe(401);
+    const after = await fetch(
+      `${server.url}/sso/authorize?${new URLSearchParams({ client_id: shop.client_id, redirect_uri: redirectOf(shop), state: 's', prompt: 'none' })}`,
+      { redirect: 'manual', headers: cookie(user) },
+    );
+    expect(new URL(after.headers.get('location')!).searchParams.get('error')).toBe('login_required');
   });
 
   it('accepts an expired id_token_hint we signed, and refuses one we did not', async () => {
