@@ -221,12 +221,12 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}${feeFields(p, values)}${escrowFields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
 
 <h2 id="keys">${m('keys')}</h2>
-<div class="table"><table><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
+<div class="table"><table class="stack" id="key-list"><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
 <tbody>${card.keys.map(
     (
       key,
-    ) => html`<tr><td>${m(`kind_${key.kind}`)}</td><td>${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
-<td>${m(`status_${key.status}`)}</td><td>${when(p.lang, key.created_at)}</td><td>${key.expires_at ? when(p.lang, key.expires_at) : '—'}</td><td>${key.revoked_at ? when(p.lang, key.revoked_at) : '—'}</td></tr>`,
+    ) => html`<tr><td data-label="${m('keyKind')}">${m(`kind_${key.kind}`)}</td><td data-label="${m('prefix')}">${key.prefix ? html`<code>${key.prefix}…</code>` : html`<span class="muted">${m('unknownPrefix')}</span>`}</td>
+<td data-label="${m('keyStatus')}">${m(`status_${key.status}`)}</td><td data-label="${m('created')}">${when(p.lang, key.created_at)}</td><td data-label="${m('expires')}">${key.expires_at ? when(p.lang, key.expires_at) : '—'}</td><td data-label="${m('revoked')}">${key.revoked_at ? when(p.lang, key.revoked_at) : '—'}</td></tr>`,
   )}</tbody></table></div>
 <div class="actions">
 <form method="post" action="${action}" id="rotate-secret-key">${intent('rotate-secret-key')}

@@ -94,4 +94,23 @@ describe('every console page fits the screen', () => {
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(await script.text()).toContain('data-copy-target');
   });
+
+  it('styles its text, choice and code fields like the rest of the site, not as bare native controls', async () => {
+    const context = await browser.newContext({ locale: 'en-US', viewport: DESKTOP });
+    await context.addCookies([{ name: 'svc_admin', value: admin.token, url: `${server.url}/admin` }]);
+    const page = await context.newPage();
+    const look = (selector: string) =>
+      page.evaluate(
+        `(() => { const s = getComputedStyle(document.querySelector(${JSON.stringify(selector)})); return [s.borderRadius, s.paddingTop, s.borderTopColor]; })()`,
+      );
+    const styled = ['4px', '9.6px', 'rgb(118, 118, 118)'];
+    await page.goto(`${server.url}/admin/view/marketplaces/new`);
+    expect(await look('#name')).toEqual(styled);
+    expect(await look('#mode')).toEqual(styled);
+    const anonymous = await browser.newPage();
+    await anonymous.goto(`${server.url}/admin/sign-in`);
+    expect(await anonymous.evaluate(`getComputedStyle(document.querySelector('#totp')).borderRadius`)).toBe('4px');
+    await anonymous.close();
+    await context.close();
+  });
 });
