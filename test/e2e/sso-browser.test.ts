@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser as Chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestServer, type TestServer } from '../helpers.ts';
+import { json, startTestServer, uniqueLoopback, type TestServer } from '../helpers.ts';
 import { PASSWORD, authorizeUrl, createUser, exchange, registerClient, type Client } from '../sso-helpers.ts';
 import { CHROMIUM, CHROMIUM_FLAGS, PHONE, launchChromium } from '../chromium.ts';
 
@@ -145,7 +145,12 @@ describe('a forgotten password on the sign-in form', () => {
     'keeps the way back to the site (%s): the mail’s link sets a password and the sign-in goes on',
     async (locale, viewport, consentTitle) => {
       const user = await createUser(server, 'Olga');
-      const context = await fresh.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+      // An address of its own: reset mails are limited per client address in the database all tests share.
+      const context = await fresh.newContext({
+        locale: locale === 'ru' ? 'ru-RU' : 'en-US',
+        viewport,
+        extraHTTPHeaders: { 'X-Forwarded-For': uniqueLoopback() },
+      });
       const page = await context.newPage();
       await page.goto(
         authorizeUrl(server, {
