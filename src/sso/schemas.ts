@@ -1,5 +1,7 @@
 // Shapes of the SSO API: the profile (what a client learns about the user) and the client card.
+import { isIP } from 'node:net';
 import { z } from 'zod';
+import { isLoopbackAddress, isPublicAddress } from '../webhooks/ssrf.ts';
 import { parseRedirectUris, redirectUriProblem } from './redirect-uris.ts';
 import { EXACT_REDIRECT_URI, WILDCARD_REDIRECT_URI } from '../http/web-addresses.ts';
 
@@ -110,6 +112,12 @@ export const BackchannelLogoutUri = z
   .superRefine((value, ctx) => {
     const problem = redirectUriProblem(value, { wildcard: false });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    else {
+      // An address written out is checked now; a name, where it resolves at each delivery (src/sso/backchannel.ts).
+      const host = new URL(value).hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host) && !isPublicAddress(host) && !isLoopbackAddress(host))
+        ctx.addIssue({ code: 'custom', message: 'must not name a private or special-use address' });
+    }
   })
   .meta({ format: 'uri' })
   .describe(

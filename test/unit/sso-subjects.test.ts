@@ -2,7 +2,7 @@
 // svc ID for public clients and a keyed hash per sector and user for pairwise ones.
 import { describe, expect, it } from 'vitest';
 import { sectorOf, subjectFor } from '../../src/sso/subjects.ts';
-import { PostLogoutRedirectUris } from '../../src/sso/schemas.ts';
+import { BackchannelLogoutUri, PostLogoutRedirectUris } from '../../src/sso/schemas.ts';
 
 const key = Buffer.alloc(32, 7);
 const otherKey = Buffer.alloc(32, 8);
@@ -57,5 +57,21 @@ describe('PostLogoutRedirectUris', () => {
     [Array.from({ length: 21 }, (_, i) => `https://shop.example.com/${i}`).join(' '), false],
   ])('%j is accepted: %s', (value, accepted) => {
     expect(PostLogoutRedirectUris.safeParse(value).success).toBe(accepted);
+  });
+});
+
+describe('BackchannelLogoutUri', () => {
+  it.each([
+    ['https://shop.example.com/bc', true],
+    ['http://127.0.0.1:4000/bc', true],
+    ['https://203.0.113.9/bc', false], // documentation range: special-use
+    ['https://8.8.8.8/bc', true],
+    ['https://10.0.0.5/bc', false],
+    ['https://169.254.169.254/latest', false],
+    ['https://[fd00::1]/bc', false],
+    ['http://shop.example.com/bc', false],
+    ['https://*.shop.example.com/bc', false],
+  ])('%j is accepted: %s', (value, accepted) => {
+    expect(BackchannelLogoutUri.safeParse(value).success).toBe(accepted);
   });
 });
