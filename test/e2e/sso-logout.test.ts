@@ -6,7 +6,7 @@ import { SignJWT, createRemoteJWKSet, decodeJwt, generateKeyPair, jwtVerify, typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedDigest } from '../../src/secrets.ts';
 import { currentSigningKey } from '../../src/sso/signing-keys.ts';
-import { startLogoutDrainer, type LogoutDrainer } from '../../src/sso/backchannel.ts';
+import { queueBackchannelLogout, startLogoutDrainer, type LogoutDrainer } from '../../src/sso/backchannel.ts';
 import { json, post, startTestServer, type TestServer } from '../helpers.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 import { PASSWORD, createUser, exchange, hiddenFields, oidcToken, type Client } from '../sso-helpers.ts';
@@ -539,5 +539,32 @@ describe('back-channel logout', () => {
       sub: user.id,
       events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
     });
+  });
+
+  it('refuses a receiver on the loopback when WEBHOOK_ALLOW_LOOPBACK is off (the SSRF rules), and keeps the delivery', async () => {
+    const { receiver, client } = await withReceiver({});
+    const user = await createUser(server);
+    await signIn(client, user);
+    // A deployment of its own (another issuer) with the production default; only its drainer takes its rows.
+    const issuer = `https://${uniqueId('strict')}.example.com`;
+    const strict = startLogoutDrainer({
+      ...server.services,
+      config: { ...server.services.config, BASE_URL: issuer, WEBHOOK_ALLOW_LOOPBACK: false },
+    });
+    try {
+      expect(await queueBackchannelLogout(server.services.db, user.id, { issuer })).toBe(1);
+      const row = () =>
+        server.services.db
+          .query<{ last_error: string | null; attempts: number }>(
+            'SELECT last_error, attempts FROM sso_logout_deliveries WHERE client_id = $1',
+            [client.client_id],
+          )
+          .then((result) => result.rows[0]);
+      await expect.poll(async () => (await row())?.last_error ?? null, { timeout: 20_000 }).toMatch(/not a public/);
+      expect(receiver.received).toHaveLength(0);
+      expect((await row()).attempts).toBeGreaterThanOrEqual(1);
+    } finally {
+      await strict.stop();
+    }
   });
 });
