@@ -515,22 +515,26 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         }
         case 'test-webhook': {
           if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();
-          const started = await sendTestEvent(services, id);
-          await audit('sendWebhookTest', null, started);
-          return redirect(p.ctx, `${cardPath(id)}?done=test_sent#log`);
+          return runOnce(p, services, form, async () => {
+            const started = await sendTestEvent(services, id);
+            await audit('sendWebhookTest', null, started);
+            return { location: `${cardPath(id)}?done=test_sent#log` };
+          });
         }
         case 'replay': {
           const attemptId = text(form.get('attempt_id'), 36);
           const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
           if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
-          const started = await startDelivery(services, found.event_id);
-          await auditConsole(p, services, {
-            action: 'replayWebhook',
-            object_type: 'webhook_delivery',
-            object_id: attemptId,
-            after: started,
+          return runOnce(p, services, form, async () => {
+            const started = await startDelivery(services, found.event_id);
+            await auditConsole(p, services, {
+              action: 'replayWebhook',
+              object_type: 'webhook_delivery',
+              object_id: attemptId,
+              after: started,
+            });
+            return { location: `${cardPath(id)}?done=replayed#log` };
           });
-          return redirect(p.ctx, `${cardPath(id)}?done=replayed#log`);
         }
         case 'replay-since': {
           const raw = text(form.get('since'), 40);

@@ -265,7 +265,7 @@ function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint,
 ${revealed && html`<p class="muted">${m('revealedNote')}</p>${copyStatus()}`}
 <div class="actions">
 ${!revealed && html`<form method="post" action="${action}" id="reveal-webhook-secret">${intent('reveal-webhook-secret')}<button type="submit" class="secondary">${m('revealSecret')}</button></form>`}
-<form method="post" action="${action}" id="test-webhook">${intent('test-webhook')}<button type="submit" class="secondary">${m('sendTest')}</button></form>
+<form method="post" action="${action}" id="test-webhook">${intent('test-webhook')}${onceField()}<button type="submit" class="secondary">${m('sendTest')}</button></form>
 <form method="post" action="${action}" id="rotate-webhook-secret">${intent('rotate-webhook-secret')}
 <label for="webhook-overlap">${m('webhookOverlap')}</label>${overlapSelect(p, 'webhook-overlap')}
 <div><button type="submit" class="danger">${m('rotateWebhookSecret')}</button></div></form>
@@ -324,7 +324,7 @@ ${
 <td data-label="${m('status')}">${badge(ATTEMPT_TONES[a.status], m(`attempt_${a.status}`))}</td><td data-label="${m('httpStatus')}">${a.http_status ?? '—'}</td><td data-label="${m('error')}" class="text">${a.error ?? ''}</td><td data-label="${m('duration')}">${m('ms', { ms: a.duration_ms })}</td>
 <td data-label="${m('body')}"><details><summary>${m('body')}</summary><p>${m('requestBody')}</p><pre class="text">${a.request_body}</pre>
 <p>${m('responseExcerpt')}</p><pre class="text">${a.response_excerpt ?? m('noAnswer')}</pre></details></td>
-<td class="actions-cell"><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`;
+<td class="actions-cell"><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}${onceField()}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`;
       })}</tbody></table></div>`
 }
 ${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}

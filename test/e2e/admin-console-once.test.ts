@@ -130,4 +130,33 @@ describe('console forms sent twice', () => {
       ),
     ).toBe(1);
   });
+
+  it('a webhook test and a replay sent twice each start one delivery', async () => {
+    const made = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Replay twice' }, admin.headers));
+    const registered = await post(
+      `${server.url}/api/mkt/webhook`,
+      { url: 'http://127.0.0.1:9/hooks' },
+      { 'X-Svc-Key': made.secret_key },
+    );
+    expect(registered.status).toBe(200);
+    const card = `/admin/view/marketplaces/${made.id}`;
+    const test = { _once: randomUUID(), intent: 'test-webhook' };
+    expect((await submit(admin, card, test)).headers.get('location')).toBe(`${card}?done=test_sent#log`);
+    expect((await submit(admin, card, test)).headers.get('location')).toBe(`${card}?done=test_sent#log`);
+    const events = await server.services.db.query<{ id: string }>(
+      "SELECT id FROM webhook_events WHERE marketplace_id = $1 AND event = 'webhook.test'",
+      [made.id],
+    );
+    expect(events.rows).toHaveLength(1);
+    const deliveries = 'SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = $1';
+    const [first] = (
+      await server.services.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [
+        events.rows[0].id,
+      ])
+    ).rows;
+    const replay = { _once: randomUUID(), intent: 'replay', attempt_id: first.id };
+    expect((await submit(admin, card, replay)).status).toBe(303);
+    expect((await submit(admin, card, replay)).status).toBe(303);
+    expect(await count(deliveries, [events.rows[0].id])).toBe(2);
+  });
 });
