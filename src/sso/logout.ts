@@ -78,7 +78,7 @@ async function checkRequest(services: Services, params: LogoutParams) {
   if (target !== undefined && !(client && client.post_logout_redirect_uris.includes(target)))
     throw new LogoutRefusal('logout_redirect_not_allowed');
   const hintUser = hint && client ? await userOfSubject(services.db, client, hint.sub) : undefined;
-  return { client, hintUser, target };
+  return { client, hinted: hint !== undefined, hintUser, target };
 }
 
 /** Ends the client's tokens for the user (the grant, and so consent, stays), locking the grant as a revocation does. */
@@ -136,7 +136,7 @@ export function logoutRoutes(api: Api, services: Services): void {
       );
       return;
     }
-    const { client, hintUser, target } = checked;
+    const { client, hinted, hintUser, target } = checked;
     // Without an ID token any page could sign the person out (a logout CSRF): a signed-in browser confirms first, on a
     // form carrying its session's CSRF token.
     if (!params.id_token_hint) {
@@ -159,7 +159,8 @@ ${csrfField(signed.csrf)}${carried.map(([name, value]) => html`<input type="hidd
       }
     }
     // The browser's session ends when it is the hint's person (or there is no hint); another person's stays.
-    const sessionUser = await endBrowserSession(ctx, services, hintUser);
+    // A hint whose person we cannot find (an account since deleted) ends no session: it may be someone else's.
+    const sessionUser = hinted && !hintUser ? undefined : await endBrowserSession(ctx, services, hintUser);
     const user = hintUser ?? sessionUser;
     if (user) {
       if (client) await endClientTokens(services.db, user, client);

@@ -359,6 +359,26 @@ describe('RP-initiated logout', () => {
     expect(new URL(after.headers.get('location')!).searchParams.get('error')).toBe('login_required');
   });
 
+  it('with a hint naming another person ends that person’s tokens for the client, not this browser’s session', async () => {
+    const shop = await register({ post_logout_redirect_uris: bye });
+    const [owner, other] = await Promise.all([createUser(server), createUser(server)]);
+    const { tokens } = await signIn(shop, owner);
+    const theirs = await signIn(shop, other);
+    const response = await fetch(
+      `${server.url}/sso/oidc/logout?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: bye })}`,
+      { redirect: 'manual', headers: cookie(other) },
+    );
+    expect(response.status).toBe(303);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    expect(await userinfoStatus(tokens.access_token)).toBe(401);
+    expect(await userinfoStatus(theirs.tokens.access_token)).toBe(200);
+    const still = await fetch(
+      `${server.url}/sso/authorize?${new URLSearchParams({ client_id: shop.client_id, redirect_uri: redirectOf(shop), state: 's', prompt: 'none' })}`,
+      { redirect: 'manual', headers: cookie(other) },
+    );
+    expect(new URL(still.headers.get('location')!).searchParams.get('code')).toMatch(/^ac_/);
+  });
+
   it('accepts an expired id_token_hint we signed, and refuses one we did not', async () => {
     const shop = await register({ post_logout_redirect_uris: bye });
     const user = await createUser(server);
