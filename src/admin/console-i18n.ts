@@ -1,7 +1,7 @@
 // The console shell's words (sign-in, setup, the home page, the audit log, administrators, the mail outbox), English
 // and Russian typed against each other. Each section's pages keep their words beside them; the shared ones (language
 // switch, sign-out, errors) are the web dictionary's.
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from './console-kit.ts';
 
 const en = {
   consoleName: 'svc console',
@@ -236,10 +236,6 @@ const ru: Record<ConsoleMessage, string> = {
   backToConsole: 'Вернуться в консоль',
 };
 
-export type ConsoleTranslate = (key: ConsoleMessage, values?: Record<string, string | number>) => string;
+export type ConsoleTranslate = Words<ConsoleMessage>;
 
-export function consoleTranslator(lang: Lang): ConsoleTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) =>
-    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
+export const consoleTranslator = dictionary(en, ru);

@@ -1,7 +1,40 @@
-// Small pieces every console page shares: a moment in one format (the web kit's, in the reader's language), and a
-// status badge (its words on a coloured ground; the colour only repeats what the words say).
+// Small pieces every console page shares: a section's words in two languages (`dictionary`), a query's text
+// (`queryText`), a moment in one format (the web kit's, in the reader's language), and a status badge (its words on a
+// coloured ground; the colour only repeats what the words say). A page's actions are `console-actions.ts`.
 import { html, type SafeHtml } from '../http/html.ts';
 import { formatDate, type Lang } from '../web/i18n.ts';
+
+/** A section's words: a key and the values of its `{name}` placeholders give the words in the reader's language. */
+export type Words<K extends string> = (key: K, values?: Record<string, string | number>) => string;
+
+/**
+ * A section's dictionary: the English table and the Russian one typed against it (`Record<keyof typeof en, string>`,
+ * so a missing key fails type-checking). `{name}` is replaced by `values.name`; a placeholder without a value stays as
+ * it is written.
+ */
+export function dictionary<K extends string>(
+  en: Readonly<Record<K, string>>,
+  ru: Readonly<Record<NoInfer<K>, string>>,
+): (lang: Lang) => Words<K> {
+  const words =
+    (table: Readonly<Record<K, string>>): Words<K> =>
+    (key, values = {}) =>
+      table[key].replace(/\{(\w+)\}/g, (whole, name: string) => {
+        const value = Object.hasOwn(values, name) ? values[name] : undefined;
+        return value === undefined ? whole : String(value);
+      });
+  const [english, russian] = [words(en), words(ru)];
+  return (lang) => (lang === 'ru' ? russian : english);
+}
+
+/**
+ * A query parameter's text as a page reads it: trimmed and cut to `max` characters; absent, repeated (`?q=a&q=b`) or
+ * empty, it is ''.
+ */
+export function queryText(query: Readonly<Record<string, unknown>>, name: string, max: number): string {
+  const value = query[name];
+  return typeof value === 'string' ? value.trim().slice(0, max) : '';
+}
 
 /** A moment as every console page shows it, with the exact instant in `datetime` (and in a tooltip). */
 export function when(lang: Lang, date: Date | string): SafeHtml {

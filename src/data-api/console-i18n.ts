@@ -1,6 +1,6 @@
 // The console's data account pages' words (search, the card, keys, tariff and quota, confirmations), English and
 // Russian typed against each other; the console shell's shared words (save, cancel, next page) are its own dictionary's.
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from '../admin/console-kit.ts';
 
 const en = {
   title: 'Data accounts',
@@ -120,10 +120,6 @@ const ru: Record<DataConsoleMessage, string> = {
   tooManyKeys: 'У аккаунта уже 20 действующих ключей. Сначала отзовите один из них.',
 };
 
-export type DataConsoleTranslate = (key: DataConsoleMessage, values?: Record<string, string | number>) => string;
+export type DataConsoleTranslate = Words<DataConsoleMessage>;
 
-export function dataConsoleTranslator(lang: Lang): DataConsoleTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) =>
-    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
+export const dataConsoleTranslator = dictionary(en, ru);

@@ -1,6 +1,6 @@
 // The words of the console's deal and dispute pages, English and Russian typed against each other. Deal statuses,
 // payment states, document kinds, dispute authors and outcomes are the web dictionary's (the cabinet's words).
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from '../admin/console-kit.ts';
 
 const en = {
   // The list
@@ -393,9 +393,6 @@ const ru: Record<DealConsoleMessage, string> = {
   readOnlyDisputes: 'Ваша роль только читает споры; решать их и писать в них могут роли «администратор» и «арбитр».',
 };
 
-export type DealConsoleTranslate = (key: DealConsoleMessage, values?: Record<string, string | number>) => string;
+export type DealConsoleTranslate = Words<DealConsoleMessage>;
 
-export function dealConsoleTranslator(lang: Lang): DealConsoleTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) => table[key].replace(/\{(\w+)\}/g, (whole, name: string) => String(values[name] ?? whole));
-}
+export const dealConsoleTranslator = dictionary(en, ru);

@@ -1,6 +1,6 @@
 // The words of the console's marketplace pages (list, activation, the card with its keys, webhook and webhook log),
 // English and Russian typed against each other.
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from '../admin/console-kit.ts';
 
 const en = {
   listTitle: 'Marketplaces',
@@ -349,10 +349,6 @@ const ru: Record<MarketplaceMessage, string> = {
   back: 'Вернуться к карточке',
 };
 
-export type MarketplaceTranslate = (key: MarketplaceMessage, values?: Record<string, string | number>) => string;
+export type MarketplaceTranslate = Words<MarketplaceMessage>;
 
-export function marketplaceTranslator(lang: Lang): MarketplaceTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) =>
-    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
+export const marketplaceTranslator = dictionary(en, ru);

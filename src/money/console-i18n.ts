@@ -1,6 +1,6 @@
 // The words of the console's money pages (the ledger, the reconciliation, a deal's postings), English and Russian
 // typed against each other.
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from '../admin/console-kit.ts';
 
 const en = {
   // The ledger
@@ -195,10 +195,6 @@ const ru: Record<MoneyConsoleMessage, string> = {
   allRuns: 'Все сверки',
 };
 
-export type MoneyConsoleTranslate = (key: MoneyConsoleMessage, values?: Record<string, string | number>) => string;
+export type MoneyConsoleTranslate = Words<MoneyConsoleMessage>;
 
-export function moneyConsoleTranslator(lang: Lang): MoneyConsoleTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) =>
-    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
+export const moneyConsoleTranslator = dictionary(en, ru);

@@ -1,6 +1,6 @@
 // The console's SSO client pages' words (list, registration, the card and its confirmations), English and Russian
 // typed against each other; the console shell's shared words (save, cancel, next page) are its own dictionary's.
-import type { Lang } from '../web/i18n.ts';
+import { dictionary, type Words } from '../admin/console-kit.ts';
 
 const en = {
   title: 'SSO clients',
@@ -143,10 +143,6 @@ const ru: Record<SsoConsoleMessage, string> = {
   clientIdTaken: 'Клиент с таким идентификатором уже зарегистрирован. Выберите другой.',
 };
 
-export type SsoConsoleTranslate = (key: SsoConsoleMessage, values?: Record<string, string | number>) => string;
+export type SsoConsoleTranslate = Words<SsoConsoleMessage>;
 
-export function ssoConsoleTranslator(lang: Lang): SsoConsoleTranslate {
-  const table = lang === 'ru' ? ru : en;
-  return (key, values = {}) =>
-    table[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
+export const ssoConsoleTranslator = dictionary(en, ru);
