@@ -36,6 +36,11 @@ export function queryText(query: Readonly<Record<string, unknown>>, name: string
   return typeof value === 'string' ? value.trim().slice(0, max) : '';
 }
 
+/** A form field's text: trimmed and cut to `max` characters (all of it by default); absent, it is ''. */
+export function formText(form: URLSearchParams, name: string, max = Infinity): string {
+  return (form.get(name) ?? '').trim().slice(0, max);
+}
+
 /** A moment as every console page shows it, with the exact instant in `datetime` (and in a tooltip). */
 export function when(lang: Lang, date: Date | string): SafeHtml {
   const iso = typeof date === 'string' ? new Date(date).toISOString() : date.toISOString();

@@ -37,7 +37,7 @@ import {
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
-import { ageWords, badge, when } from './console-kit.ts';
+import { ageWords, badge, formText, when } from './console-kit.ts';
 import { attention, type Attention } from './console-home.ts';
 import { onceField, runOnce, showOnce } from './console-once.ts';
 
@@ -87,7 +87,7 @@ export function consolePages(api: Api, services: Services): void {
       if (!validPreSessionCsrf(p.ctx, services, form.get('_csrf') ?? undefined))
         throw problem('csrf_failed', 'The form token is missing or wrong.');
       const next = consoleNext(form.get('next'), base());
-      const email = (form.get('email') ?? '').trim().slice(0, 320);
+      const email = formText(form, 'email', 320);
       try {
         const parsed = EmailSchema.safeParse(email);
         if (!parsed.success) throw problem('unauthorized', 'Wrong credentials.');
@@ -263,7 +263,7 @@ ${attentionBody(p, await attention(services.db))}`;
     '/admin/view/administrators',
     consolePage(services, async (p) => {
       const form = await consoleForm(p);
-      const email = EmailSchema.safeParse((form.get('email') ?? '').trim());
+      const email = EmailSchema.safeParse(formText(form, 'email'));
       const role = form.get('role');
       if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
       await runOnce(p, services, form, async () => {

@@ -1,7 +1,7 @@
 // The console's data account pages: the accounts searched by e-mail with tariff, quota and this month's usage, and an
 // account's card (keys issued, shown once, and revoked after a confirmation; the tariff changed; the account's own
 // quota set or cleared). They call the functions of the JSON operations and write the same audit records.
-import { when } from '../admin/console-kit.ts';
+import { formText, queryText, when } from '../admin/console-kit.ts';
 import { formatDate } from '../web/i18n.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
@@ -43,8 +43,7 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const q =
-        typeof p.ctx.query.q === 'string' && p.ctx.query.q.trim() ? p.ctx.query.q.trim().slice(0, 320) : undefined;
+      const q = queryText(p.ctx.query, 'q', 320) || undefined;
       const after =
         typeof p.ctx.query.starting_after === 'string' && isUuid(p.ctx.query.starting_after)
           ? p.ctx.query.starting_after
@@ -105,7 +104,7 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
         return isTariff(tariff) ? change({ tariff }, 'tariff') : refuse(400, p.d('badTariff'));
       }
       if (intent === 'quota') {
-        const text = (form.get('monthly_quota') ?? '').trim();
+        const text = formText(form, 'monthly_quota');
         const quota = /^[0-9]{1,13}$/.test(text) ? Number(text) : NaN;
         return Number.isInteger(quota) && quota <= MAX_QUOTA
           ? change({ monthly_quota: quota }, 'quota')
@@ -113,7 +112,7 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
       }
       if (intent === 'clear-quota') return change({ monthly_quota: null }, 'quota_cleared');
       if (intent === 'issue-key') {
-        const name = (form.get('name') ?? '').trim();
+        const name = formText(form, 'name');
         if (name.length > DATA_KEY_NAME_MAX) return refuse(400, p.d('badName', { max: DATA_KEY_NAME_MAX }));
         try {
           return await runOnce(p, services, form, async () => {

@@ -9,6 +9,7 @@ import { problemStatus } from '../http/problem-catalog.ts';
 import { redirect, send } from '../web/page.ts';
 import { formatMoney } from '../web/i18n.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { formText, queryText } from '../admin/console-kit.ts';
 import { forbiddenFor, type AdminRole } from '../admin/auth.ts';
 import type { DealSnapshot } from './model.ts';
 import { refusal } from './rules.ts';
@@ -110,11 +111,9 @@ function splitOf(form: URLSearchParams): SplitAmounts | undefined {
   return release === undefined || refund === undefined ? undefined : { release_amount: release, refund_amount: refund };
 }
 const withWords = (p: ConsolePage): DealConsolePage => ({ ...p, d: dealConsoleTranslator(p.lang) });
-const queryText = (p: ConsolePage, name: string) =>
-  typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, 320) : '';
 /** `?done=` names one of a fixed set of outcomes; anything else says nothing. */
 const doneNotice = (p: DealConsolePage) => {
-  const done = queryText(p, 'done');
+  const done = queryText(p.ctx.query, 'done', 320);
   return (DONE as readonly string[]).includes(done) ? p.d(`done_${done}` as DealConsoleMessage) : undefined;
 };
 
@@ -134,7 +133,7 @@ export function dealConsolePages(api: Api, services: Services): void {
     '/admin/view/deals',
     page(async (p) => {
       const form = Object.fromEntries(
-        FILTER_FIELDS.map((name) => [name, queryText(p, name)]),
+        FILTER_FIELDS.map((name) => [name, queryText(p.ctx.query, name, 320)]),
       ) as unknown as DealFilterForm;
       const query = Object.fromEntries(
         Object.entries({
@@ -143,7 +142,7 @@ export function dealConsolePages(api: Api, services: Services): void {
           // The form picks days; the list takes moments: the whole of each day, in UTC as the page says.
           created_gte: form.created_from && `${form.created_from}T00:00:00Z`,
           created_lte: form.created_to && `${form.created_to}T23:59:59.999Z`,
-          starting_after: queryText(p, 'starting_after'),
+          starting_after: queryText(p.ctx.query, 'starting_after', 320),
           limit: String(LIST_PAGE),
         }).filter(([, value]) => value !== ''),
       );
@@ -225,7 +224,8 @@ export function dealConsolePages(api: Api, services: Services): void {
       dealPostingsSection(services, found.snapshot.deal.id, p.lang),
     ]);
     const marketplace = names.get(found.snapshot.deal.marketplace_id) ?? '';
-    const failed = queryText(p, 'failed') === 'too_many_invitations' ? p.d('failed_too_many_invitations') : undefined;
+    const failed =
+      queryText(p.ctx.query, 'failed', 320) === 'too_many_invitations' ? p.d('failed_too_many_invitations') : undefined;
     const body = dealBody(p, {
       ...found,
       marketplace,
@@ -326,8 +326,8 @@ export function dealConsolePages(api: Api, services: Services): void {
     '/admin/view/disputes',
     page(async (p) => {
       const parsed = DisputeQuery.safeParse({
-        status: queryText(p, 'status') || undefined,
-        starting_after: queryText(p, 'starting_after') || undefined,
+        status: queryText(p.ctx.query, 'status', 320) || undefined,
+        starting_after: queryText(p.ctx.query, 'starting_after', 320) || undefined,
         limit: String(LIST_PAGE),
       });
       const query = parsed.success
@@ -389,7 +389,7 @@ export function dealConsolePages(api: Api, services: Services): void {
     page(async (p) => {
       const form = await consoleForm(p);
       const id = String(p.ctx.params.id);
-      const text = (form.get('text') ?? '').trim();
+      const text = formText(form, 'text');
       if (!text || text.length > MESSAGE_MAX)
         throw problem('validation_failed', 'Write the message (at most 5000 characters).');
       const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });

@@ -6,6 +6,7 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { formText, queryText } from '../admin/console-kit.ts';
 import { formatDate } from '../web/i18n.ts';
 import { runOnce } from '../admin/console-once.ts';
 import { redirect, send } from '../web/page.ts';
@@ -74,14 +75,13 @@ const DONE = {
 } as const;
 
 const view = (p: ConsolePage): MarketplaceView => ({ ...p, m: marketplaceTranslator(p.lang) });
-const text = (value: unknown, max: number) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
 
 function formFields(form: URLSearchParams): MarketplaceFields {
   return {
-    name: text(form.get('name'), 200),
-    mode: text(form.get('mode'), 20),
-    allowed_origins: text(form.get('allowed_origins'), 20_000),
-    sso_redirect_uri: text(form.get('sso_redirect_uri'), 2000),
+    name: formText(form, 'name', 200),
+    mode: formText(form, 'mode', 20),
+    allowed_origins: formText(form, 'allowed_origins', 20_000),
+    sso_redirect_uri: formText(form, 'sso_redirect_uri', 2000),
   };
 }
 
@@ -89,13 +89,13 @@ function formFields(form: URLSearchParams): MarketplaceFields {
 function cardFields(form: URLSearchParams, card: MarketplaceCard): CardFields {
   return {
     ...formFields(form),
-    fee_percent: text(form.get('fee_percent'), 40),
-    fee_fixed: text(form.get('fee_fixed'), 40),
-    fee_min: text(form.get('fee_min'), 40),
-    fee_max: text(form.get('fee_max'), 40),
-    fee_moment: text(form.get('fee_moment'), 20),
-    provider: form.has('provider') ? text(form.get('provider'), 40) : card.provider,
-    inspection_days: form.has('inspection_days') ? text(form.get('inspection_days'), 10) : String(card.inspection_days),
+    fee_percent: formText(form, 'fee_percent', 40),
+    fee_fixed: formText(form, 'fee_fixed', 40),
+    fee_min: formText(form, 'fee_min', 40),
+    fee_max: formText(form, 'fee_max', 40),
+    fee_moment: formText(form, 'fee_moment', 20),
+    provider: form.has('provider') ? formText(form, 'provider', 40) : card.provider,
+    inspection_days: form.has('inspection_days') ? formText(form, 'inspection_days', 10) : String(card.inspection_days),
   };
 }
 
@@ -168,8 +168,8 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     '/admin/view/marketplaces',
     consolePage(services, async (cp) => {
       const p = view(cp);
-      const q = text(p.ctx.query.q, 200);
-      const after = text(p.ctx.query.starting_after, 36);
+      const q = queryText(p.ctx.query, 'q', 200);
+      const after = queryText(p.ctx.query, 'starting_after', 36);
       const page = await listMarketplaces(db, {
         q: q || undefined,
         limit: LIST_PAGE,
@@ -246,9 +246,9 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     const filter = {
       status: ATTEMPT_STATUSES.find((status) => status === query.status),
       event: LOGGED_EVENTS.find((event) => event === query.event),
-      deal_id: isUuid(text(query.deal_id, 36)) ? text(query.deal_id, 36) : undefined,
+      deal_id: isUuid(queryText(query, 'deal_id', 36)) ? queryText(query, 'deal_id', 36) : undefined,
     };
-    const after = text(query.starting_after, 36);
+    const after = queryText(query, 'starting_after', 36);
     // The deliveries not attempted yet are read before the log: one attempted in between is then in the log.
     const sending = await sendingDeliveries(card.id);
     // A cursor that is not an attempt of this marketplace shows nothing rather than an error page.
@@ -329,7 +329,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       const card = await marketplaceCard(db, String(p.ctx.params.id));
       if (!card) throw notInConsole('marketplace');
       const done = DONE[p.ctx.query.done as keyof typeof DONE];
-      const count = text(p.ctx.query.n, 6);
+      const count = queryText(p.ctx.query, 'n', 6);
       const notice =
         p.ctx.query.done === 'replayed_since' && /^[0-9]{1,6}$/.test(count)
           ? p.m('replayedSince', { count })
@@ -474,7 +474,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           });
         }
         case 'save-webhook': {
-          const url = text(form.get('webhook_url'), 2100);
+          const url = formText(form, 'webhook_url', 2100);
           const chosen = form.getAll('webhook_events');
           const events = WEBHOOK_EVENTS.filter((event) => chosen.includes(event));
           const webhook = { url, events: form.get('webhook_all') === 'yes' || events.length === 0 ? [] : events };
@@ -522,7 +522,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           });
         }
         case 'replay': {
-          const attemptId = text(form.get('attempt_id'), 36);
+          const attemptId = formText(form, 'attempt_id', 36);
           const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
           if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
           return runOnce(p, services, form, async () => {
@@ -537,7 +537,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
           });
         }
         case 'replay-since': {
-          const raw = text(form.get('since'), 40);
+          const raw = formText(form, 'since', 40);
           const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : undefined;
           if (!since || Number.isNaN(since.getTime()))
             throw problem('validation_failed', 'A date and time to replay from.');

@@ -11,6 +11,7 @@ import { isUuid } from '../uuid.ts';
 import type { Lang } from '../web/i18n.ts';
 import { redirect, send } from '../web/page.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { queryText } from '../admin/console-kit.ts';
 import { toMinor } from './amount.ts';
 import { ACCOUNT, HELD_PREFIX } from './ledger.ts';
 import {
@@ -44,8 +45,6 @@ const DEAL_POSTINGS_MAX = 500;
 
 type MoneyPage = ConsolePage & MoneyWords;
 const withWords = (p: ConsolePage): MoneyPage => ({ ...p, m: moneyConsoleTranslator(p.lang) });
-const queryText = (p: ConsolePage, name: string, max = 64) =>
-  typeof p.ctx.query[name] === 'string' ? String(p.ctx.query[name]).trim().slice(0, max) : '';
 
 // Reads of the ledger across marketplaces (the marketplace's own API reads one at a time: ledger-store.ts).
 
@@ -148,10 +147,10 @@ export function moneyConsolePages(api: Api, services: Services): void {
     consolePage(services, async (cp) => {
       const p = withWords(cp);
       const form: LedgerFilterForm = {
-        marketplace_id: queryText(p, 'marketplace_id'),
-        deal_id: queryText(p, 'deal_id'),
+        marketplace_id: queryText(p.ctx.query, 'marketplace_id', 64),
+        deal_id: queryText(p.ctx.query, 'deal_id', 64),
       };
-      const after = queryText(p, 'starting_after');
+      const after = queryText(p.ctx.query, 'starting_after', 64);
       const wrong: MoneyConsoleMessage[] = [];
       if (form.marketplace_id && !isUuid(form.marketplace_id)) wrong.push('marketplace');
       if (form.deal_id && !isUuid(form.deal_id)) wrong.push('dealId');
@@ -197,7 +196,7 @@ export function moneyConsolePages(api: Api, services: Services): void {
   /** The reconciliation page, with a notice or an error, answered with `status`. */
   async function showReconciliation(p: MoneyPage, status = 200, words: { notice?: string; error?: string } = {}) {
     // The answer to a POST shows the page as it opens: its query chose nothing.
-    const asked = (name: string, max?: number) => (p.ctx.method === 'GET' ? queryText(p, name, max) : '');
+    const asked = (name: string, max = 64) => (p.ctx.method === 'GET' ? queryText(p.ctx.query, name, max) : '');
     const runId = asked('run_id');
     const findingStatus: FindingStatus | undefined = FINDING_STATUSES.find((value) => value === asked('status'));
     const after = asked('starting_after', 20);
@@ -228,7 +227,7 @@ export function moneyConsolePages(api: Api, services: Services): void {
     consolePage(services, async (cp) => {
       const p = withWords(cp);
       await showReconciliation(p, 200, {
-        notice: queryText(p, 'done') === 'started' ? p.m('started_notice') : undefined,
+        notice: queryText(p.ctx.query, 'done', 64) === 'started' ? p.m('started_notice') : undefined,
       });
     }),
   );

@@ -2,7 +2,7 @@
 // (name and redirect URIs, the secret revealed on request, rotation, disable and enable, deletion). They call the
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
 // first, and a secret is only ever in the answer to a POST, never in an address.
-import { when } from '../admin/console-kit.ts';
+import { formText, when } from '../admin/console-kit.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
@@ -71,8 +71,8 @@ export function ssoConsolePages(api: Api, services: Services): void {
       const p = withWords(cp);
       const form = await consoleForm(p);
       const fields = {
-        client_id: (form.get('client_id') ?? '').trim(),
-        name: (form.get('name') ?? '').trim(),
+        client_id: formText(form, 'client_id'),
+        name: formText(form, 'name'),
         redirect_uris: uriText(form.get('redirect_uris') ?? ''),
       };
       const refuse = async (status: number, error: string) =>
@@ -165,7 +165,7 @@ export function ssoConsolePages(api: Api, services: Services): void {
         auditConsole(p, services, { action, object_type: 'sso_client', object_id: client.client_id, before, after });
 
       if (intent === 'save') {
-        const name = (form.get('name') ?? '').trim();
+        const name = formText(form, 'name');
         const uris = parseRedirectUris(uriText(form.get('redirect_uris') ?? ''));
         const error =
           !name || name.length > NAME_MAX
