@@ -43,7 +43,7 @@ const en = {
   profileTitle: 'Profile',
   svcId: 'svc ID',
   // What the personal organization is to a private person: the name they take part in deals under.
-  personalOrg: 'Your name in deals (as a private person)',
+  personalOrg: 'Name in deals',
   name: 'Name',
   language: 'Language of pages and mail',
   timeZone: 'Time zone of the times in pages and mail',
@@ -112,7 +112,7 @@ const ru: Record<AccountMessage, string> = {
   resetButton: 'Сохранить пароль и войти',
   profileTitle: 'Профиль',
   svcId: 'svc ID',
-  personalOrg: 'Ваше имя в сделках (как частного лица)',
+  personalOrg: 'Имя в сделках',
   name: 'Имя',
   language: 'Язык страниц и писем',
   timeZone: 'Часовой пояс для времени на страницах и в письмах',

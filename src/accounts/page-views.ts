@@ -133,7 +133,7 @@ ${message('notice', data.notice)}${message('error', data.error)}
 <form method="post" action="/cabinet/view/profile">
 ${csrfField(data.csrf)}
 <label for="name">${a('name')}</label>
-<input id="name" name="name" type="text" autocomplete="name" maxlength="${NAME_MAX}" value="${data.name}">
+<input class="field" id="name" name="name" type="text" autocomplete="name" maxlength="${NAME_MAX}" value="${data.name}">
 <label for="locale">${a('language')}</label>
 <select class="field" id="locale" name="locale">${option('ru', 'Русский')}${option('en', 'English')}</select>
 <label for="time_zone">${a('timeZone')}</label>

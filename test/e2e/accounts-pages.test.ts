@@ -266,7 +266,7 @@ describe('profile page', () => {
     const page = await browser.get('/cabinet/view/profile');
     expect(page.text).toContain('value="Old"');
     // Plain words for a private person, no "organization".
-    expect(page.text).toContain('<dt>Your name in deals (as a private person)</dt><dd>Old</dd>');
+    expect(page.text).toContain('<dt>Name in deals</dt><dd>Old</dd>');
     expect(page.text).not.toMatch(/organi[sz]ation/i);
     expect((await browser.post('/cabinet/view/profile', { name: 'New', locale: 'ru' })).status).toBe(403);
     const tooLong = await browser.post('/cabinet/view/profile', {
@@ -284,7 +284,7 @@ describe('profile page', () => {
     expect(after.text).toContain('Профиль сохранён.');
     expect(after.text).toContain('value="New"');
     expect(after.text).toMatch(/<option value="ru" lang="ru" selected>/);
-    expect(after.text).toContain('Ваше имя в сделках (как частного лица)');
+    expect(after.text).toContain('<dt>Имя в сделках</dt>');
     const locale = await server.services.db.query(
       'SELECT locale, locale_chosen, name FROM users WHERE lower(email) = lower($1)',
       [email],
