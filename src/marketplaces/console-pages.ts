@@ -7,9 +7,17 @@ import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { formText, queryText } from '../admin/console-kit.ts';
+import {
+  ANSWERED,
+  consoleActions,
+  type ActionEntry,
+  type Answered,
+  type Confirmation,
+  type ConsoleAudit,
+} from '../admin/console-actions.ts';
 import { formatDate } from '../web/i18n.ts';
 import { runOnce } from '../admin/console-once.ts';
-import { redirect, send } from '../web/page.ts';
+import { send } from '../web/page.ts';
 import {
   checkWebhookUrl,
   findWebhookEndpoint,
@@ -46,7 +54,6 @@ import {
   OVERLAPS,
   activateBody,
   cardBody,
-  confirmBody,
   listBody,
   shownOnce,
   type CardState,
@@ -340,231 +347,253 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/marketplaces/:id',
-    consolePage(services, async (cp) => {
-      const p = view(cp);
-      const form = await consoleForm(p);
-      const card = await marketplaceCard(db, String(p.ctx.params.id));
-      if (!card) throw notInConsole('marketplace');
-      const id = card.id;
-      const confirmed = form.get('confirmed') === 'yes';
-      const audit = (action: string, before: unknown, after: unknown) =>
-        auditConsole(p, services, { action, object_type: 'marketplace', object_id: id, before, after });
-      const overlapWords = (seconds: Overlap) => p.m(`overlap_${seconds}`);
+    consoleActions(services, {
+      page: view,
+      load: async (p) => {
+        const card = await marketplaceCard(db, String(p.ctx.params.id));
+        if (!card) throw notInConsole('marketplace');
+        return card;
+      },
+      path: (card) => cardPath(card.id),
+      actions: (p, card, form) => cardActions(p, card, form),
+    }),
+  );
 
-      switch (form.get('intent')) {
-        case 'save': {
-          const values = cardFields(form, card);
-          const parsed = MarketplaceChangesBody.safeParse(asChanges(values));
-          if (!parsed.success) return showCard(p, card, 400, { values, error: invalidWords(p, parsed.error) });
-          const changed = (await updateMarketplace(services, id, parsed.data))!;
-          await audit('updateMarketplace', cardJson(changed.before), cardJson(changed.after));
-          return redirect(p.ctx, `${cardPath(id)}?done=saved`);
-        }
-        case 'rotate-secret-key': {
-          const overlap = overlapOf(form);
-          if (!confirmed) {
-            const words = {
-              title: p.m('rotateSecretConfirmTitle', { name: card.name }),
-              text: p.m('rotateSecretConfirmText', { overlap: overlapWords(overlap) }),
+  /** The card's actions by the `intent` of its forms. */
+  function cardActions(p: MarketplaceView, card: MarketplaceCard, form: URLSearchParams): Record<string, ActionEntry> {
+    const id = card.id;
+    const audit = (action: string, before: unknown, after: unknown): ConsoleAudit => ({
+      action,
+      object_type: 'marketplace',
+      object_id: id,
+      before,
+      after,
+    });
+    const ask = (title: string, text: string, fields: Confirmation['fields']): Confirmation => ({
+      title,
+      text,
+      button: p.m('confirmButton'),
+      fields,
+    });
+    const overlapWords = (seconds: Overlap) => p.m(`overlap_${seconds}`);
+    const answer = async (status: number, extra: Partial<CardState>): Promise<Answered> => {
+      await showCard(p, card, status, extra);
+      return ANSWERED;
+    };
+    const activation =
+      (active: boolean): ActionEntry =>
+      () => ({
+        confirm: () =>
+          active
+            ? ask(p.m('reactivateConfirmTitle', { name: card.name }), p.m('reactivateConfirmText'), {
+                intent: 'activate',
+              })
+            : ask(p.m('deactivateConfirmTitle', { name: card.name }), p.m('deactivateConfirmText'), {
+                intent: 'deactivate',
+              }),
+        run: async () => {
+          const changed = (await setMarketplaceActive(db, id, active))!;
+          return {
+            audit: audit(
+              active ? 'reactivateMarketplace' : 'deactivateMarketplace',
+              cardJson(changed.before),
+              cardJson(changed.after),
+            ),
+            location: `${cardPath(id)}?done=${active ? 'reactivated' : 'deactivated'}`,
+          };
+        },
+      });
+
+    return {
+      save: async () => {
+        const values = cardFields(form, card);
+        const parsed = MarketplaceChangesBody.safeParse(asChanges(values));
+        if (!parsed.success) return answer(400, { values, error: invalidWords(p, parsed.error) });
+        return {
+          run: async () => {
+            const changed = (await updateMarketplace(services, id, parsed.data))!;
+            return {
+              audit: audit('updateMarketplace', cardJson(changed.before), cardJson(changed.after)),
+              location: `${cardPath(id)}?done=saved`,
             };
-            return send(
-              p,
-              200,
-              words.title,
-              confirmBody(p, card, words, { intent: 'rotate-secret-key', overlap: String(overlap) }),
-              cardPath(id),
-              p.admin,
-            );
-          }
-          return runOnce(p, services, form, async () => {
+          },
+        };
+      },
+      'rotate-secret-key': () => {
+        const overlap = overlapOf(form);
+        return {
+          confirm: () =>
+            ask(
+              p.m('rotateSecretConfirmTitle', { name: card.name }),
+              p.m('rotateSecretConfirmText', { overlap: overlapWords(overlap) }),
+              { intent: 'rotate-secret-key', overlap: String(overlap) },
+            ),
+          once: true,
+          run: async () => {
             const rotated = (await rotateSecretKey(db, id, overlap))!;
             const previous = rotated.previousExpiresAt?.toISOString() ?? null;
-            await audit('rotateMarketplaceSecretKey', cardJson(rotated.before), {
-              secret_key: rotated.secretKey,
-              previous_expires_at: previous,
-            });
             const note =
               overlap > 0 && previous
                 ? p.m('rotatedSecretText', { until: formatDate(p.lang, previous) })
                 : p.m('rotatedSecretNow');
             const title = p.m('rotatedSecretTitle', { name: card.name });
-            return { reveal: shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], id, note) };
-          });
-        }
-        case 'rotate-public-key': {
-          if (!confirmed) {
-            const words = {
-              title: p.m('rotatePublicConfirmTitle', { name: card.name }),
-              text: p.m('rotatePublicConfirmText'),
+            return {
+              audit: audit('rotateMarketplaceSecretKey', cardJson(rotated.before), {
+                secret_key: rotated.secretKey,
+                previous_expires_at: previous,
+              }),
+              reveal: shownOnce(p, title, [[p.m('secretKey'), 'secret-key', rotated.secretKey]], id, note),
             };
-            return send(
-              p,
-              200,
-              words.title,
-              confirmBody(p, card, words, { intent: 'rotate-public-key' }),
-              cardPath(id),
-              p.admin,
-            );
-          }
-          return runOnce(p, services, form, async () => {
-            const rotated = (await rotatePublicKey(db, id))!;
-            await audit('rotateMarketplacePublicKey', cardJson(rotated.before), { public_key: rotated.publicKey });
-            const title = p.m('rotatedPublicTitle', { name: card.name });
-            return { reveal: shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], id) };
-          });
-        }
-        case 'deactivate':
-        case 'activate': {
-          const active = form.get('intent') === 'activate';
-          if (!confirmed) {
-            const words = active
-              ? { title: p.m('reactivateConfirmTitle', { name: card.name }), text: p.m('reactivateConfirmText') }
-              : { title: p.m('deactivateConfirmTitle', { name: card.name }), text: p.m('deactivateConfirmText') };
-            return send(
-              p,
-              200,
-              words.title,
-              confirmBody(p, card, words, { intent: active ? 'activate' : 'deactivate' }),
-              cardPath(id),
-              p.admin,
-            );
-          }
-          const changed = (await setMarketplaceActive(db, id, active))!;
-          await audit(
-            active ? 'reactivateMarketplace' : 'deactivateMarketplace',
-            cardJson(changed.before),
-            cardJson(changed.after),
-          );
-          return redirect(p.ctx, `${cardPath(id)}?done=${active ? 'reactivated' : 'deactivated'}`);
-        }
-        case 'reveal-webhook-secret': {
-          const endpoint = await findWebhookEndpoint(db, masterKey, id);
-          if (!endpoint) throw noWebhookYet();
-          await revealWebhookSecret(db, p.admin.actor, id, endpoint);
-          return showCard(p, card, 200, { revealed: true });
-        }
-        case 'rotate-webhook-secret': {
-          const overlap = overlapOf(form);
-          const before = await findWebhookEndpoint(db, masterKey, id);
-          if (!before) throw noWebhookYet();
-          if (!confirmed) {
-            const words = {
-              title: p.m('rotateWebhookConfirmTitle', { name: card.name }),
-              text: p.m('rotateWebhookConfirmText', { overlap: overlapWords(overlap) }),
-            };
-            return send(
-              p,
-              200,
-              words.title,
-              confirmBody(p, card, words, { intent: 'rotate-webhook-secret', overlap: String(overlap) }),
-              cardPath(id),
-              p.admin,
-            );
-          }
-          return runOnce(p, services, form, async () => {
+          },
+        };
+      },
+      'rotate-public-key': () => ({
+        confirm: () =>
+          ask(p.m('rotatePublicConfirmTitle', { name: card.name }), p.m('rotatePublicConfirmText'), {
+            intent: 'rotate-public-key',
+          }),
+        once: true,
+        run: async () => {
+          const rotated = (await rotatePublicKey(db, id))!;
+          const title = p.m('rotatedPublicTitle', { name: card.name });
+          return {
+            audit: audit('rotateMarketplacePublicKey', cardJson(rotated.before), { public_key: rotated.publicKey }),
+            reveal: shownOnce(p, title, [[p.m('publicKey'), 'public-key', rotated.publicKey]], id),
+          };
+        },
+      }),
+      deactivate: activation(false),
+      activate: activation(true),
+      'reveal-webhook-secret': async () => {
+        const endpoint = await findWebhookEndpoint(db, masterKey, id);
+        if (!endpoint) throw noWebhookYet();
+        return {
+          run: async () => {
+            // Audited by revealWebhookSecret, as the JSON operation is; the card shows the secret in this answer.
+            await revealWebhookSecret(db, p.admin.actor, id, endpoint);
+            return answer(200, { revealed: true });
+          },
+        };
+      },
+      'rotate-webhook-secret': async () => {
+        const overlap = overlapOf(form);
+        const before = await findWebhookEndpoint(db, masterKey, id);
+        if (!before) throw noWebhookYet();
+        return {
+          confirm: () =>
+            ask(
+              p.m('rotateWebhookConfirmTitle', { name: card.name }),
+              p.m('rotateWebhookConfirmText', { overlap: overlapWords(overlap) }),
+              { intent: 'rotate-webhook-secret', overlap: String(overlap) },
+            ),
+          once: true,
+          run: async () => {
             const endpoint = (await rotateWebhookSecret(db, masterKey, id, overlap))!;
             const previous = endpoint.previous_expires_at?.toISOString() ?? null;
-            await audit(
-              'rotateMarketplaceWebhookSecret',
-              { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null },
-              { secret: endpoint.secret, previous_expires_at: previous },
-            );
             const title = p.m('rotatedWebhookTitle', { name: card.name });
-            return { reveal: shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], id) };
-          });
+            return {
+              audit: audit(
+                'rotateMarketplaceWebhookSecret',
+                { url: before.url, previous_expires_at: before.previous_expires_at?.toISOString() ?? null },
+                { secret: endpoint.secret, previous_expires_at: previous },
+              ),
+              reveal: shownOnce(p, title, [[p.m('secret'), 'webhook-secret', endpoint.secret]], id),
+            };
+          },
+        };
+      },
+      'save-webhook': async () => {
+        const url = formText(form, 'webhook_url', 2100);
+        const chosen = form.getAll('webhook_events');
+        const events = WEBHOOK_EVENTS.filter((event) => chosen.includes(event));
+        const webhook = { url, events: form.get('webhook_all') === 'yes' || events.length === 0 ? [] : events };
+        const refuse = (error: string) => answer(400, { webhook, error });
+        if (url.length > 2048 || !WEBHOOK_URL.test(url)) return refuse(p.m('webhookUrlInvalid'));
+        try {
+          await checkWebhookUrl(card, url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK });
+        } catch (error) {
+          if (!(error instanceof Problem)) throw error;
+          return refuse(
+            error.code === 'webhook_url_not_allowed' ? p.m('webhookUrlNotAllowed') : p.m('webhookUrlNeedsHttps'),
+          );
         }
-        case 'save-webhook': {
-          const url = formText(form, 'webhook_url', 2100);
-          const chosen = form.getAll('webhook_events');
-          const events = WEBHOOK_EVENTS.filter((event) => chosen.includes(event));
-          const webhook = { url, events: form.get('webhook_all') === 'yes' || events.length === 0 ? [] : events };
-          const refuse = (error: string) => showCard(p, card, 400, { webhook, error });
-          if (url.length > 2048 || !WEBHOOK_URL.test(url)) return refuse(p.m('webhookUrlInvalid'));
-          try {
-            await checkWebhookUrl(card, url, { allowLoopback: services.config.WEBHOOK_ALLOW_LOOPBACK });
-          } catch (error) {
-            if (!(error instanceof Problem)) throw error;
-            return refuse(
-              error.code === 'webhook_url_not_allowed' ? p.m('webhookUrlNotAllowed') : p.m('webhookUrlNeedsHttps'),
-            );
-          }
-          const before = await findWebhookEndpoint(db, masterKey, id);
-          const wanted = webhook.events.length > 0 ? webhook.events : undefined;
-          if (before && !confirmed) {
-            const words = {
-              title: p.m('replaceWebhookConfirmTitle', { name: card.name }),
-              text: p.m('replaceWebhookConfirmText', {
+        const before = await findWebhookEndpoint(db, masterKey, id);
+        const wanted = webhook.events.length > 0 ? webhook.events : undefined;
+        return {
+          // Only a change of an endpoint asks first: the first one replaces nothing.
+          confirm: () =>
+            before &&
+            ask(
+              p.m('replaceWebhookConfirmTitle', { name: card.name }),
+              p.m('replaceWebhookConfirmText', {
                 old: before.url,
                 url,
                 events: wanted ? wanted.join(', ') : p.m('allEvents'),
               }),
+              { intent: 'save-webhook', webhook_url: url, webhook_events: webhook.events },
+            ),
+          run: async () => {
+            const after = await saveWebhookEndpoint(db, masterKey, id, url, wanted);
+            return {
+              audit: audit('registerWebhook', before ? { url: before.url, events: before.events } : null, {
+                url: after.url,
+                events: after.events,
+              }),
+              location: `${cardPath(id)}?done=${before ? 'webhook_changed' : 'webhook_registered'}#webhook`,
             };
-            const fields: Record<string, string | string[]> = {
-              intent: 'save-webhook',
-              webhook_url: url,
-              webhook_events: webhook.events,
-            };
-            return send(p, 200, words.title, confirmBody(p, card, words, fields), cardPath(id), p.admin);
-          }
-          const after = await saveWebhookEndpoint(db, masterKey, id, url, wanted);
-          await audit('registerWebhook', before ? { url: before.url, events: before.events } : null, {
-            url: after.url,
-            events: after.events,
-          });
-          return redirect(p.ctx, `${cardPath(id)}?done=${before ? 'webhook_changed' : 'webhook_registered'}#webhook`);
-        }
-        case 'test-webhook': {
-          if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();
-          return runOnce(p, services, form, async () => {
+          },
+        };
+      },
+      'test-webhook': async () => {
+        if (!(await findWebhookEndpoint(db, masterKey, id))) throw noWebhookYet();
+        return {
+          once: true,
+          run: async () => {
             const started = await sendTestEvent(services, id);
-            await audit('sendWebhookTest', null, started);
-            return { location: `${cardPath(id)}?done=test_sent#log` };
-          });
-        }
-        case 'replay': {
-          const attemptId = formText(form, 'attempt_id', 36);
-          const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
-          if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
-          return runOnce(p, services, form, async () => {
+            return { audit: audit('sendWebhookTest', null, started), location: `${cardPath(id)}?done=test_sent#log` };
+          },
+        };
+      },
+      replay: async () => {
+        const attemptId = formText(form, 'attempt_id', 36);
+        const found = isUuid(attemptId) ? await eventOfDeliveryOrAttempt(db, attemptId) : undefined;
+        if (!found) throw problem('not_found', 'No such webhook delivery or attempt.');
+        return {
+          once: true,
+          run: async () => {
             const started = await startDelivery(services, found.event_id);
-            await auditConsole(p, services, {
-              action: 'replayWebhook',
-              object_type: 'webhook_delivery',
-              object_id: attemptId,
-              after: started,
-            });
-            return { location: `${cardPath(id)}?done=replayed#log` };
-          });
-        }
-        case 'replay-since': {
-          const raw = formText(form, 'since', 40);
-          const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : undefined;
-          if (!since || Number.isNaN(since.getTime()))
-            throw problem('validation_failed', 'A date and time to replay from.');
-          const shown = since.toISOString().slice(0, 19).replace('T', ' ');
-          if (!confirmed) {
-            const count = (await failedEventsSince(db, id, since)).length;
-            if (count === 0) return showCard(p, card, 200, { notice: p.m('replaySinceNothing', { since: shown }) });
-            const words = {
-              title: p.m('replaySinceConfirmTitle', { name: card.name }),
-              text: p.m('replaySinceConfirmText', { count, since: shown }),
+            return {
+              audit: { action: 'replayWebhook', object_type: 'webhook_delivery', object_id: attemptId, after: started },
+              location: `${cardPath(id)}?done=replayed#log`,
             };
-            return send(
-              p,
-              200,
-              words.title,
-              confirmBody(p, card, words, { intent: 'replay-since', since: raw }),
-              cardPath(id),
-              p.admin,
+          },
+        };
+      },
+      'replay-since': () => {
+        const raw = formText(form, 'since', 40);
+        const since = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : undefined;
+        if (!since || Number.isNaN(since.getTime()))
+          throw problem('validation_failed', 'A date and time to replay from.');
+        const shown = since.toISOString().slice(0, 19).replace('T', ' ');
+        return {
+          confirm: async () => {
+            const count = (await failedEventsSince(db, id, since)).length;
+            if (count === 0) return answer(200, { notice: p.m('replaySinceNothing', { since: shown }) });
+            return ask(
+              p.m('replaySinceConfirmTitle', { name: card.name }),
+              p.m('replaySinceConfirmText', { count, since: shown }),
+              { intent: 'replay-since', since: raw },
             );
-          }
-          const replayed = await replayFailedSince(services, id, since);
-          await audit('replayFailedWebhooks', null, { since: since.toISOString(), status: 'failed', replayed });
-          return redirect(p.ctx, `${cardPath(id)}?done=replayed_since&n=${replayed}#log`);
-        }
-        default:
-          throw problem('validation_failed', 'An action of the form.');
-      }
-    }),
-  );
+          },
+          run: async () => {
+            const replayed = await replayFailedSince(services, id, since);
+            return {
+              audit: audit('replayFailedWebhooks', null, { since: since.toISOString(), status: 'failed', replayed }),
+              location: `${cardPath(id)}?done=replayed_since&n=${replayed}#log`,
+            };
+          },
+        };
+      },
+    };
+  }
 }

@@ -136,19 +136,6 @@ export function shownOnce(
   };
 }
 
-export function confirmBody(
-  p: MarketplaceView,
-  card: MarketplaceCard,
-  words: { title: string; text: string },
-  fieldsToSend: Record<string, string | readonly string[]>,
-): SafeHtml {
-  return html`<h1>${words.title}</h1>
-<p class="consequence">${words.text}</p>
-<form method="post" action="/admin/view/marketplaces/${card.id}">${csrfField(p.admin.csrf)}
-${Object.entries(fieldsToSend).map(([name, value]) => (typeof value === 'string' ? [value] : value).map((one) => hidden(name, one)))}${hidden('confirmed', 'yes')}${onceField()}
-<div class="actions"><button type="submit" class="danger">${p.m('confirmButton')}</button> <a class="button secondary" href="/admin/view/marketplaces/${card.id}">${p.c('cancel')}</a></div></form>`;
-}
-
 /** A replayed delivery's link to the one it replaced (the same event's delivery before it). */
 export interface Replaced {
   delivery_id: string;

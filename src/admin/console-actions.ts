@@ -1,0 +1,139 @@
+// A console page's changes as a table of actions, one per `intent` of its forms. The kit does what every change
+// does: it reads the form after checking its CSRF token (consoleForm; any role outside `may` is refused by
+// consolePage before that), asks first when the action is irreversible and the form has no `confirmed=yes`, runs the
+// verb (at most once per form when it creates something: runOnce), writes what the verb returns to the audit log as
+// the signed-in administrator, and redirects (303) to a page that says what happened in words. A refusal comes back
+// as the usual error page (a thrown Problem) or as the page the action answers itself.
+import type { Services } from '../services.ts';
+import { html, type SafeHtml } from '../http/html.ts';
+import { problem } from '../http/problem.ts';
+import { csrfField } from '../web/layout.ts';
+import { redirect, send } from '../web/page.ts';
+import type { AuditEntry } from './audit.ts';
+import type { AdminRole } from './auth.ts';
+import { auditConsole, consoleForm, consolePage, type ConsolePage } from './console.ts';
+import { onceField, runOnce, type Reveal } from './console-once.ts';
+
+/** An audit log entry of a console change; the actor is the signed-in administrator. */
+export type ConsoleAudit = Omit<AuditEntry, 'actor'>;
+
+/** The action has answered the request itself (a page with the refusal in words, the card with a secret shown). */
+export const ANSWERED = Symbol('answered');
+export type Answered = typeof ANSWERED;
+
+/** What a verb did: the entries to audit, then where to go (with its `?done=` notice), or keys to show once. */
+export type ActionDone = { audit?: ConsoleAudit | readonly ConsoleAudit[] } & (
+  { location: string; reveal?: undefined } | { reveal: Reveal; location?: undefined }
+);
+
+/** The question an irreversible action asks first, in the section's words. */
+export interface Confirmation {
+  title: string;
+  text: string;
+  /** The button that confirms ("Yes, rotate"). */
+  button: string;
+  /** The form's fields to send again with `confirmed=yes` (the `intent` among them). */
+  fields: Readonly<Record<string, string | readonly string[]>>;
+  /** A confirmation that undoes nothing dangerous (enabling again) has a plain button; by default it is red. */
+  tone?: 'danger' | 'plain';
+}
+
+export interface ConsoleAction {
+  /** Asked on a post without `confirmed=yes`; none, or undefined from it, runs the verb at once. */
+  confirm?: () => Confirmation | Answered | undefined | Promise<Confirmation | Answered | undefined>;
+  /** The form carries a `_once` key and a second post of it goes where the first went (console-once.ts). */
+  once?: boolean;
+  /** The verb: does the change and says what to audit and where to go. */
+  run: () => Promise<ActionDone | Answered>;
+}
+
+/** A table entry: checks the form (throwing or answering a refusal) and describes the action. */
+export type ActionEntry = () => ConsoleAction | Answered | Promise<ConsoleAction | Answered>;
+
+export interface ConsoleActions<P extends ConsolePage, S> {
+  /** The roles that may act (consolePage's `may`; by default `admin` alone). */
+  may?: readonly AdminRole[];
+  /** The page with the section's words. */
+  page: (p: ConsolePage) => P;
+  /** The object the page is about (a 404 when it does not exist). */
+  load: (p: P) => Promise<S>;
+  /** The page's address: where the confirmation is posted, and its "Cancel". */
+  path: (subject: S) => string;
+  /** Where "Cancel" leads, when not back to `path`. */
+  cancel?: (subject: S) => string;
+  /** The word of the confirmation's "Cancel". */
+  cancelWord?: (p: P) => string;
+  /** The actions by `intent`; an intent not in the table is 400. */
+  actions: (p: P, subject: S, form: URLSearchParams) => Readonly<Record<string, ActionEntry>>;
+  /** The developer's words of the 400 for an unknown intent. */
+  unknown?: string;
+}
+
+/** The POST handler of a console page whose forms are a table of actions. */
+export function consoleActions<P extends ConsolePage, S>(services: Services, options: ConsoleActions<P, S>) {
+  return consolePage(
+    services,
+    async (cp) => {
+      const p = options.page(cp);
+      const form = await consoleForm(p);
+      const subject = await options.load(p);
+      const table = options.actions(p, subject, form);
+      const intent = form.get('intent') ?? '';
+      const entry = Object.hasOwn(table, intent) ? table[intent] : undefined;
+      if (!entry) throw problem('validation_failed', options.unknown ?? 'An action of the form.');
+      const action = await entry();
+      if (action === ANSWERED) return;
+      if (action.confirm && form.get('confirmed') !== 'yes') {
+        const question = await action.confirm();
+        if (question === ANSWERED) return;
+        if (question) {
+          const path = options.path(subject);
+          const cancel = options.cancel?.(subject) ?? path;
+          const cancelWord = options.cancelWord?.(p) ?? p.c('cancel');
+          return send(p, 200, question.title, confirmationBody(p, path, cancel, cancelWord, question), path, p.admin);
+        }
+      }
+      const finish = async (done: ActionDone) => {
+        for (const entry of [done.audit ?? []].flat()) await auditConsole(p, services, entry);
+        return done;
+      };
+      if (action.once) {
+        return runOnce(p, services, form, async () => {
+          const done = await action.run();
+          if (done === ANSWERED) throw new Error('An action that runs once answers with a place to go.');
+          return finish(done);
+        });
+      }
+      const done = await action.run();
+      if (done === ANSWERED) return;
+      await finish(done);
+      if (done.location !== undefined) return redirect(p.ctx, done.location);
+      throw new Error('An action that keys are shown for runs once.');
+    },
+    { may: options.may },
+  );
+}
+
+const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
+
+/** The confirmation page: the question, its consequence, and the form that sends the fields again, confirmed. */
+export function confirmationBody(
+  p: ConsolePage,
+  path: string,
+  cancel: string,
+  cancelWord: string,
+  question: Confirmation,
+): SafeHtml {
+  const fields = Object.entries(question.fields).map(([name, value]) =>
+    (typeof value === 'string' ? [value] : value).map((one) => hidden(name, one)),
+  );
+  const button =
+    question.tone === 'plain'
+      ? html`<button type="submit">${question.button}</button>`
+      : html`<button type="submit" class="danger">${question.button}</button>`;
+  return html`<h1>${question.title}</h1>
+<p class="consequence">${question.text}</p>
+<form method="post" action="${path}">${csrfField(p.admin.csrf)}
+${fields}${hidden('confirmed', 'yes')}${onceField()}
+<div class="actions">${button} <a class="button secondary" href="${cancel}">${cancelWord}</a></div></form>`;
+}
