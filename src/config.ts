@@ -103,6 +103,8 @@ export const EnvSchema = z.object({
   WIDGET_CREATE_LIMIT_PER_ADDRESS: positiveInt.default(30),
   WIDGET_FIND_LIMIT_PER_ADDRESS: positiveInt.default(300),
   WIDGET_CREATE_WINDOW_SECONDS: positiveInt.default(600),
+  SSO_REGISTRATION_LIMIT_PER_ADDRESS: positiveInt.default(20),
+  SSO_REGISTRATION_WINDOW_SECONDS: positiveInt.default(3600),
   NODE_ENV: z.string().optional(),
   MAIL_FROM: z.string().min(3).default('svc <no-reply@localhost>'),
   EIS_NOTICES_URL: url.optional(),

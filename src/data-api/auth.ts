@@ -1,11 +1,13 @@
-// Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement. Nothing about
-// keys is kept in process memory: every request (REST, and every MCP message) looks its key up in the database, so a
-// key revoked in the cabinet is refused from the next request on, by every server instance.
+// Authentication of data API requests by svc_mcp_ key, with the quota counted in the same statement, or by an OAuth
+// access token of this service's issuer for the data server (src/data-api/oauth-auth.ts). Nothing about keys or tokens
+// is kept in process memory: every request (REST, and every MCP message) looks its credential up in the database, so a
+// key revoked in the cabinet (or a revoked token) is refused from the next request on, by every server instance.
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../log.ts';
 import { Problem, problem, unauthorized } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { DATA_KEY_PREFIX } from './keys.ts';
+import { checkAndCountForAccessToken, isAccessToken } from './oauth-auth.ts';
 import { checkAndCount, costsNothing, giveBack, rateLimitHeaders, secondsUntilReset, type Usage } from './quota.ts';
 
 export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -16,8 +18,18 @@ export function bearerChallenge(mcpUrl: string, resourcePath = '/mcp'): string {
 }
 
 export function presentedKey(ctx: Context): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'));
-  return match?.[1]?.startsWith(DATA_KEY_PREFIX) ? match[1] : undefined;
+  const token = presentedBearer(ctx);
+  return token?.startsWith(DATA_KEY_PREFIX) ? token : undefined;
+}
+
+/** A credential the data server takes: a svc_mcp_ key or an OAuth access token (at_), else undefined. */
+export function presentedCredential(ctx: Context): string | undefined {
+  const token = presentedBearer(ctx);
+  return token && (token.startsWith(DATA_KEY_PREFIX) || isAccessToken(token)) ? token : undefined;
+}
+
+function presentedBearer(ctx: Context): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
 }
 
 /**
@@ -30,12 +42,22 @@ export async function authenticate(
   units: number,
   resourcePath: string,
 ): Promise<Usage> {
-  const key = presentedKey(ctx);
-  const usage = key ? await checkAndCount(services.db, key, units) : undefined;
+  const key = presentedCredential(ctx);
+  const token = key !== undefined && isAccessToken(key);
+  const usage = !key
+    ? undefined
+    : token
+      ? await checkAndCountForAccessToken(services.db, services.config, key, units)
+      : await checkAndCount(services.db, key, units);
   if (!usage) {
     throw unauthorized(
-      key ? 'The data API key is not valid or was revoked.' : 'Send a data API key: Authorization: Bearer svc_mcp_…',
-      bearerChallenge(services.config.MCP_URL, resourcePath),
+      token
+        ? 'The access token is not valid here: expired, revoked, or issued for another resource than the data server ' +
+            '(sign in again with resource set to this server).'
+        : key
+          ? 'The data API key is not valid or was revoked.'
+          : 'Send a data API key (Authorization: Bearer svc_mcp_…) or an OAuth access token for this server.',
+      bearerChallenge(services.config.MCP_URL, resourcePath) + (token ? ', error="invalid_token"' : ''),
     );
   }
   ctx.state.dataUsage = usage;

@@ -18,7 +18,7 @@ import type { FieldError } from '../http/problem.ts';
 import { badTextFields, depthAndText, jsonDepthError } from '../http/text.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
-import { authenticate, presentedKey } from './auth.ts';
+import { authenticate, presentedCredential } from './auth.ts';
 import { createMcpServer, type ToolCallScope } from './mcp-tools.ts';
 import { ReservedUnit } from './quota.ts';
 import { searchBounds } from './tenders.ts';
@@ -53,7 +53,7 @@ export function mcpEndpoint(services: Services): Middleware {
 
   return async (ctx, next) => {
     if (!MCP_PATHS.has(ctx.path)) return next();
-    if (!presentedKey(ctx)) await authenticate(ctx, services, 0, '/mcp'); // 401 before reading anything
+    if (!presentedCredential(ctx)) await authenticate(ctx, services, 0, '/mcp'); // 401 before reading anything
     let body: unknown;
     if (ctx.method === 'POST') {
       const text = (await readRawBody(ctx, BODY_LIMIT_BYTES)).toString('utf8');
@@ -87,7 +87,12 @@ export function mcpEndpoint(services: Services): Middleware {
       log,
       ...(units > 0 ? { unit: new ReservedUnit(services.db, usage, log) } : {}),
     };
-    const auth: AuthInfo = { token: presentedKey(ctx)!, clientId: usage.accountId, scopes: [], extra: { scope } };
+    const auth: AuthInfo = {
+      token: presentedCredential(ctx)!,
+      clientId: usage.accountId,
+      scopes: [],
+      extra: { scope },
+    };
     (ctx.req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
     ctx.respond = false;
     try {

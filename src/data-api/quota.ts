@@ -29,12 +29,14 @@ const QUOTA_SQL = `CASE a.tariff ${Object.entries(TARIFF_QUOTAS)
   .map(([tariff, quota]) => `WHEN '${tariff}' THEN ${quota ?? 'NULL'}`)
   .join(' ')} END`;
 
-// $1 key hash, $2 month (first day, UTC), $3 how many units to take (0: only read).
-const CHECK_AND_COUNT = `
+// $1 key hash (or, ACCOUNT_BY_ID, the account's id), $2 month (first day, UTC), $3 how many units to take (0: only read).
+const ACCOUNT_BY_KEY = `FROM data_keys k JOIN data_accounts a ON a.id = k.account_id
+    WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
+const ACCOUNT_BY_ID = 'FROM data_accounts a WHERE a.id = $1';
+const checkAndCountSql = (account: string) => `
   WITH account AS (
     SELECT a.id, a.tariff, COALESCE(a.monthly_quota, ${QUOTA_SQL}) AS quota
-    FROM data_keys k JOIN data_accounts a ON a.id = k.account_id
-    WHERE k.key_hash = $1 AND k.revoked_at IS NULL),
+    ${account}),
   counted AS (
     INSERT INTO data_usage AS u (account_id, month, used)
     SELECT id, $2::date, $3::bigint FROM account WHERE $3::bigint > 0 AND (quota IS NULL OR quota >= $3::bigint)
@@ -44,9 +46,31 @@ const CHECK_AND_COUNT = `
   SELECT a.id, a.tariff, a.quota, (SELECT used FROM counted) AS counted,
     (SELECT used FROM data_usage WHERE account_id = a.id AND month = $2::date) AS before
   FROM account a`;
+const CHECK_AND_COUNT = checkAndCountSql(ACCOUNT_BY_KEY);
+const CHECK_AND_COUNT_ACCOUNT = checkAndCountSql(ACCOUNT_BY_ID);
 
 /** The account of an active key with its usage, taking `units` requests from the quota when they fit. */
-export async function checkAndCount(db: Db, key: string, units: number, now = new Date()): Promise<Usage | undefined> {
+export function checkAndCount(db: Db, key: string, units: number, now = new Date()): Promise<Usage | undefined> {
+  return countIn(db, CHECK_AND_COUNT, hashSecret(key), units, now);
+}
+
+/** The same for an account known by its id (a user signed in through OAuth: src/data-api/oauth-auth.ts). */
+export function checkAndCountAccount(
+  db: Db,
+  accountId: string,
+  units: number,
+  now = new Date(),
+): Promise<Usage | undefined> {
+  return countIn(db, CHECK_AND_COUNT_ACCOUNT, accountId, units, now);
+}
+
+async function countIn(
+  db: Db,
+  sql: string,
+  subject: Buffer | string,
+  units: number,
+  now: Date,
+): Promise<Usage | undefined> {
   const { month, resetsAt, monthDay } = calendarMonth(now);
   const result = await db.query<{
     id: string;
@@ -54,7 +78,7 @@ export async function checkAndCount(db: Db, key: string, units: number, now = ne
     quota: number | null;
     counted: number | null;
     before: number | null;
-  }>(CHECK_AND_COUNT, [hashSecret(key), monthDay, units]);
+  }>(sql, [subject, monthDay, units]);
   const row = result.rows[0];
   if (!row) return undefined;
   const allowed = units === 0 || row.counted !== null;

@@ -1,5 +1,6 @@
-// RFC 9728 protected resource metadata, where the 401 challenge's resource_metadata points. Keys are issued by
-// administrators and in the cabinet, not by an OAuth authorization server, so none is listed.
+// RFC 9728 protected resource metadata, where the 401 challenge's resource_metadata points. Beside svc_mcp_ keys
+// (issued by administrators and in the cabinet), the data server takes access tokens of this service's own issuer
+// (BASE_URL) whose audience is the data server, so that issuer is the one authorization server listed.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
@@ -10,6 +11,8 @@ const MetadataSchema = z.object({
   resource_name: z.string(),
   bearer_methods_supported: z.array(z.string()),
   resource_documentation: z.string(),
+  authorization_servers: z.array(z.string()).describe('This service’s issuer (BASE_URL), whose tokens are accepted'),
+  scopes_supported: z.array(z.string()),
 });
 
 export function resourceMetadataRoutes(api: Api, services: Services): void {
@@ -18,6 +21,8 @@ export function resourceMetadataRoutes(api: Api, services: Services): void {
     resource_name: resource === 'mcp' ? 'svc tender data (MCP)' : 'svc tender data API',
     bearer_methods_supported: ['header'],
     resource_documentation: `${services.config.MCP_URL}/docs`,
+    authorization_servers: [services.config.BASE_URL],
+    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
   });
   api.route({
     method: 'get',

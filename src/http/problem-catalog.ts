@@ -518,6 +518,45 @@ const CATALOG = {
     meaning: 'A refresh asked for scope values the sign-in did not grant (OAuth error invalid_scope).',
     action: 'Ask for the granted scope or part of it, or leave scope out to get all of it.',
   },
+  invalid_target: {
+    title: 'The resource is not one this server issues tokens for',
+    statuses: [400],
+    meaning:
+      'The `resource` (RFC 8707) of an authorization or token request names no resource of this service, or differs ' +
+      'from the one the sign-in was for; tokens are issued only for the data server (`{mcp_url}` or `{mcp_url}/mcp/`) ' +
+      '(OAuth error invalid_target).',
+    action: 'Leave resource out, or name the data server as its protected-resource metadata gives it.',
+  },
+  grant_type_not_allowed: {
+    title: 'The client did not register this grant type',
+    statuses: [400],
+    meaning: 'The client’s registration (`grant_types`) does not include this grant (OAuth error unauthorized_client).',
+    action: 'Register the client again with the grant type in grant_types.',
+  },
+  invalid_redirect_uri: {
+    title: 'A redirect URI cannot be registered',
+    statuses: [400],
+    meaning:
+      'Dynamic client registration (RFC 7591): a redirect URI is not an exact https URI (plain http only on a loopback ' +
+      'address), or breaks another redirect URI rule (OAuth error invalid_redirect_uri).',
+    action: 'Register exact https URIs, or http://127.0.0.1:<port>/… for an application on the user’s machine.',
+  },
+  invalid_client_metadata: {
+    title: 'The client metadata cannot be registered',
+    statuses: [400],
+    meaning:
+      'Dynamic client registration (RFC 7591): a metadata value is invalid or not supported; only public clients ' +
+      '(token_endpoint_auth_method `none`, PKCE) with grant types authorization_code and refresh_token register ' +
+      'themselves (OAuth error invalid_client_metadata).',
+    action: 'Fix the field the description names; a confidential client is registered by an operator.',
+  },
+  too_many_registrations: {
+    title: 'Too many client registrations',
+    statuses: [429],
+    meaning:
+      'Client registrations are limited per client address in a fixed window (SSO_REGISTRATION_LIMIT_PER_ADDRESS).',
+    action: 'Wait the Retry-After header’s seconds; register a client once and keep its client_id.',
+  },
 
   // Data API
   unknown_corpus: {

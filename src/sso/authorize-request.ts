@@ -5,6 +5,7 @@ import type { Db } from '../db.ts';
 import { problem } from '../http/problem.ts';
 import { findClient, type SsoClient } from './clients.ts';
 import { matchRedirectUri } from './redirect-uris.ts';
+import { resourceFormProblem } from './resources.ts';
 
 /** Carried through the login form, so that the POST repeats exactly the request the page was shown for. */
 export const CARRIED = [
@@ -18,6 +19,7 @@ export const CARRIED = [
   'response_type',
   'prompt',
   'max_age',
+  'resource',
 ] as const;
 
 const MAX_STATE = 2048;
@@ -40,6 +42,8 @@ export interface AuthorizeRequest {
   prompts: ReadonlySet<string>;
   /** OpenID Connect's max_age: a session that began longer ago than this many seconds must sign in again. */
   maxAge?: number;
+  /** RFC 8707: the protected resource the access token is for (checked against the data server in outcome.ts). */
+  resource?: string;
   carried: Record<string, string>;
 }
 
@@ -127,6 +131,10 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
   if (maxAge !== undefined && !MAX_AGE.test(maxAge))
     return refuse('invalid_request', 'max_age must be a whole number of seconds.');
 
+  const resource = params.get('resource') ?? undefined;
+  const resourceProblem = resource === undefined ? undefined : resourceFormProblem(resource);
+  if (resourceProblem) return refuse('invalid_target', resourceProblem);
+
   const carried: Record<string, string> = {};
   for (const name of CARRIED) {
     const value = params.get(name);
@@ -143,6 +151,7 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
       codeChallenge,
       prompts,
       maxAge: maxAge === undefined ? undefined : Number(maxAge),
+      resource,
       carried,
     },
   };

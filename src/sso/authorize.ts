@@ -33,6 +33,7 @@ export const AuthorizeQuery = z.object({
     '`login`: always the form; `none`: never a page (login_required without a session, consent_required before consent)',
   ),
   max_age: text('Seconds: a browser session that began longer ago signs in again on the form'),
+  resource: text('RFC 8707: the data server (`{mcp_url}` or `{mcp_url}/mcp/`) for an access token only for it'),
   ui_locales: text('`ru` or `en` for the login form'),
   lang: text('`ru` or `en` for the login form'),
 });

@@ -22,6 +22,10 @@ export interface ClientSettings {
   backchannel_logout_uri: string | null;
 }
 
+/** The grants a client may use at the token endpoint (RFC 7591 `grant_types`). */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
 export interface SsoClient {
   client_id: string;
   name: string;
@@ -34,6 +38,9 @@ export interface SsoClient {
   subject_type: SubjectType;
   post_logout_redirect_uris: string[];
   backchannel_logout_uri: string | null;
+  /** Registered itself at /sso/oidc/register (RFC 7591): a public client. */
+  registered_dynamically: boolean;
+  grant_types: GrantType[];
 }
 
 interface StoredClient extends SsoClient {
@@ -58,6 +65,8 @@ export interface ClientCard {
   /** Space-separated, as registered ('' for none). */
   post_logout_redirect_uris: string;
   backchannel_logout_uri: string | null;
+  /** Registered itself at /sso/oidc/register (RFC 7591), not by an administrator. */
+  registered_dynamically: boolean;
 }
 
 /** The card without its secret: what lists and the audit log carry. */
@@ -65,7 +74,8 @@ export type ClientSummary = Omit<ClientCard, 'client_secret'>;
 
 const COLUMNS =
   'c.client_id, c.name, c.redirect_uris, c.marketplace_id, c.created_at, c.secret_rotated_at, c.disabled_at, c.secret_hash, c.secret_sealed, ' +
-  'c.token_endpoint_auth_method, c.subject_type, c.post_logout_redirect_uris, c.backchannel_logout_uri';
+  'c.token_endpoint_auth_method, c.subject_type, c.post_logout_redirect_uris, c.backchannel_logout_uri, ' +
+  'c.registered_dynamically, c.grant_types';
 // A client works while it is enabled, and a marketplace's client only while the marketplace is active.
 const USABLE =
   'FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id WHERE c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)';
@@ -78,14 +88,18 @@ export async function createClient(
     name: string;
     redirect_uris: string[];
     marketplace_id?: string;
+    /** A client registering itself (RFC 7591) rather than an administrator's. */
+    registered_dynamically?: boolean;
+    grant_types?: GrantType[];
   } & Partial<ClientSettings>,
 ): Promise<ClientCard> {
   const secret = newSecret(CLIENT_SECRET_PREFIX);
   try {
     const result = await db.query<StoredClient>(
       `INSERT INTO sso_clients AS c (client_id, name, redirect_uris, secret_hash, secret_sealed, marketplace_id,
-          token_endpoint_auth_method, subject_type, post_logout_redirect_uris, backchannel_logout_uri)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+          token_endpoint_auth_method, subject_type, post_logout_redirect_uris, backchannel_logout_uri,
+          registered_dynamically, grant_types)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
       [
         input.client_id,
         input.name,
@@ -97,6 +111,8 @@ export async function createClient(
         input.subject_type ?? 'public',
         input.post_logout_redirect_uris ?? [],
         input.backchannel_logout_uri ?? null,
+        input.registered_dynamically ?? false,
+        input.grant_types ?? [...GRANT_TYPES],
       ],
     );
     return card(masterKey, result.rows[0]);
@@ -284,6 +300,7 @@ function summary(row: StoredClient): ClientSummary {
     subject_type: row.subject_type,
     post_logout_redirect_uris: row.post_logout_redirect_uris.join(' '),
     backchannel_logout_uri: row.backchannel_logout_uri,
+    registered_dynamically: row.registered_dynamically,
   };
 }
 

@@ -20,6 +20,8 @@ export interface CodeGrant {
   nonce?: string;
   codeChallenge?: string;
   authTime?: Date;
+  /** RFC 8707: the resource the sign-in's access tokens are for (src/sso/resources.ts). */
+  resource?: string;
 }
 
 /** The profile the JSON token exchange (POST /sso/token) answers with, and what the code was issued for. */
@@ -30,13 +32,15 @@ export interface Redeemed {
   authTime: Date | null;
   /** Whether the refresh token asked for was issued (the scope has offline_access; src/sso/refresh-tokens.ts). */
   refreshIssued?: boolean;
+  /** The audience of the access token issued (RFC 8707 resource), or null. */
+  resource?: string | null;
 }
 
 export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): Promise<string> {
   const code = newSecret(CODE_PREFIX);
   await db.query(
-    `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+    `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, resource)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
     [
       hashSecret(code),
       grant.clientId,
@@ -47,6 +51,7 @@ export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): P
       grant.codeChallenge ?? null,
       grant.authTime ?? null,
       ttlSeconds,
+      grant.resource ?? null,
     ],
   );
   // Now and then, forget codes long past use (kept a day after expiry so that replays are still recognised).
@@ -72,6 +77,8 @@ export interface Redemption {
   refreshToken?: { token: string; ttlSeconds: number };
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   clientChallenge?: string;
+  /** RFC 8707 at the token request: when given, it must be the resource the authorize step named. */
+  resource?: string;
 }
 
 /**
@@ -105,6 +112,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     nonce: string | null;
     auth_time: Date | null;
     refreshed: boolean;
+    resource: string | null;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -120,19 +128,21 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
        UPDATE sso_codes SET consumed_at = now()
         WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
           AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
-       RETURNING code_hash, client_id, user_id, scope, nonce, auth_time
+          AND ($11::text IS NULL OR resource = $11)
+       RETURNING code_hash, client_id, user_id, scope, nonce, auth_time, resource
      ), refreshed AS (
-       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at)
-       SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9) FROM consumed
+       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
+       SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9), resource FROM consumed
         WHERE $5::bytea IS NOT NULL AND $8::bytea IS NOT NULL AND scope ~ '(^|[[:space:]])offline_access([[:space:]]|$)'
        RETURNING family_id
      ), issued AS (
-       INSERT INTO sso_access_tokens (token_hash, code_hash, family_id, client_id, user_id, scope, expires_at)
-       SELECT $5, code_hash, (SELECT family_id FROM refreshed), client_id, user_id, scope, now() + make_interval(secs => $6)
+       INSERT INTO sso_access_tokens (token_hash, code_hash, family_id, client_id, user_id, scope, expires_at, audience)
+       SELECT $5, code_hash, (SELECT family_id FROM refreshed), client_id, user_id, scope, now() + make_interval(secs => $6),
+              resource
          FROM consumed WHERE $5::bytea IS NOT NULL
      )
      SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time,
-            EXISTS (SELECT 1 FROM refreshed) AS refreshed
+            EXISTS (SELECT 1 FROM refreshed) AS refreshed, c.resource
        FROM consumed c CROSS JOIN client k JOIN users u ON u.id = c.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
     [
       codeHash,
@@ -145,13 +155,21 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
       redemption.refreshToken ? hashSecret(redemption.refreshToken.token) : null,
       redemption.refreshToken?.ttlSeconds ?? 0,
       newFamilyId(),
+      redemption.resource ?? null,
     ],
   );
   const row = result.rows[0];
   if (!row || !safeEqual(codeHash, row.code_hash) || (secretHash !== null && !safeEqual(secretHash, row.secret_hash))) {
     if (!(await authenticateClient(db, redemption.client.id, redemption.client.secret)))
       throw invalidClient(redemption.clientChallenge);
-    throw await whyNotRedeemed(db, codeHash, redemption.client.id, redemption.redirectUri, challenge);
+    throw await whyNotRedeemed(
+      db,
+      codeHash,
+      redemption.client.id,
+      redemption.redirectUri,
+      challenge,
+      redemption.resource,
+    );
   }
   return {
     user: { svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } },
@@ -159,6 +177,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     nonce: row.nonce,
     authTime: row.auth_time,
     refreshIssued: row.refreshed,
+    resource: row.resource,
   };
 }
 
@@ -169,6 +188,7 @@ async function whyNotRedeemed(
   clientId: string,
   redirectUri: string,
   challenge: string | null,
+  resource?: string,
 ): Promise<OAuthProblem> {
   const found = await db.query<{
     client_id: string;
@@ -176,8 +196,10 @@ async function whyNotRedeemed(
     code_challenge: string | null;
     consumed: boolean;
     expired: boolean;
+    resource: string | null;
   }>(
-    `SELECT client_id, redirect_uri, code_challenge, consumed_at IS NOT NULL AS consumed, expires_at <= now() AS expired
+    `SELECT client_id, redirect_uri, code_challenge, consumed_at IS NOT NULL AS consumed, expires_at <= now() AS expired,
+            resource
        FROM sso_codes WHERE code_hash = $1`,
     [codeHash],
   );
@@ -216,6 +238,15 @@ async function whyNotRedeemed(
       challenge === null
         ? 'The code_verifier is required: the authorize step had a code_challenge.'
         : 'The code_verifier does not match the code_challenge.',
+    );
+  }
+  if (resource !== undefined && code.resource !== resource) {
+    return new OAuthProblem(
+      'invalid_target',
+      'invalid_target',
+      code.resource === null
+        ? 'The authorize step named no resource; leave resource out of the token request.'
+        : 'The resource differs from the one the authorize step named.',
     );
   }
   return unknown; // consumed or expired between the two statements

@@ -7,7 +7,16 @@ import { Problem, type ProblemOptions } from '../http/problem.ts';
 import type { ProblemCode } from '../http/problem-catalog.ts';
 
 export type OAuthError =
-  'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_token' | 'invalid_scope';
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'unauthorized_client'
+  | 'invalid_token'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 export class OAuthProblem<C extends ProblemCode = ProblemCode> extends Problem<C> {
   constructor(
@@ -44,8 +53,12 @@ export const OAuthProblemSchema = ProblemSchema.extend({
       'invalid_client',
       'invalid_grant',
       'unsupported_grant_type',
+      'unauthorized_client',
       'invalid_token',
       'invalid_scope',
+      'invalid_target',
+      'invalid_redirect_uri',
+      'invalid_client_metadata',
     ])
     .describe('RFC 6749 error code'),
   error_description: z.string().describe('The same text as detail'),

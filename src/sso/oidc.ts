@@ -26,6 +26,7 @@ import {
 import { OFFLINE_ACCESS, newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
 import { SIGNING_ALG, publishedKeys } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, tokenRoutes } from './token-routes.ts';
+import { REGISTRATION_PATH, registrationRoutes } from './registration.ts';
 import { newAccessToken, signIdToken, userInfo } from './tokens.ts';
 import { Profile } from './schemas.ts';
 
@@ -59,6 +60,7 @@ export function oidcRoutes(api: Api, services: Services): void {
     jwks_uri: `${base()}/sso/jwks`,
     revocation_endpoint: `${base()}${REVOKE_PATH}`,
     introspection_endpoint: `${base()}${INTROSPECT_PATH}`,
+    registration_endpoint: `${base()}${REGISTRATION_PATH}`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -129,7 +131,9 @@ export function oidcRoutes(api: Api, services: Services): void {
       'authenticates with HTTP Basic (client_secret_basic) or `client_id` and `client_secret` in the form ' +
       '(client_secret_post). A grant whose scope has `offline_access` answers a `refresh_token`; each use spends it ' +
       'and answers the next, and a spent one used again revokes every token of that sign-in (400 ' +
-      '`refresh_token_reused`). Errors carry RFC 6749 `error` beside the problem `code`.',
+      '`refresh_token_reused`). `resource` (RFC 8707), when given, must be the one the sign-in named (else 400 ' +
+      '`invalid_target`); the access token is only for that audience. Errors carry RFC 6749 `error` beside the ' +
+      'problem `code`.',
     security: ['clientSecretBasic'],
     use: [oauthJsonErrors(base)],
     rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The token request' },
@@ -142,6 +146,9 @@ export function oidcRoutes(api: Api, services: Services): void {
       const code = field('code');
       const redirectUri = field('redirect_uri');
       const refreshToken = field('refresh_token');
+      const resource = field('resource');
+      const registered = await findClient(services.db, credentials.id);
+      const refreshAllowed = !registered || registered.grant_types.includes('refresh_token');
       const refusal =
         grantType !== 'authorization_code' && grantType !== 'refresh_token'
           ? new OAuthProblem(
@@ -153,7 +160,13 @@ export function oidcRoutes(api: Api, services: Services): void {
             ? invalidRequest('code and redirect_uri are required.')
             : grantType === 'refresh_token' && !refreshToken
               ? invalidRequest('refresh_token is required.')
-              : undefined;
+              : grantType === 'refresh_token' && !refreshAllowed
+                ? new OAuthProblem(
+                    'grant_type_not_allowed',
+                    'unauthorized_client',
+                    'This client did not register the refresh_token grant.',
+                  )
+                : undefined;
       if (refusal) {
         // A client that does not authenticate learns nothing else (RFC 6749 §5.2 puts invalid_client first).
         if (!(await authenticateClient(services.db, credentials.id, credentials.secret)))
@@ -173,6 +186,7 @@ export function oidcRoutes(api: Api, services: Services): void {
           accessToken: { token: accessToken, ttlSeconds },
           next: { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds },
           clientChallenge: credentials.challenge,
+          resource,
         });
       } else {
         granted = await redeemCode(services.db, {
@@ -181,11 +195,12 @@ export function oidcRoutes(api: Api, services: Services): void {
           redirectUri: redirectUri!,
           codeVerifier: field('code_verifier'),
           accessToken: { token: accessToken, ttlSeconds },
-          refreshToken: { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds },
+          refreshToken: refreshAllowed ? { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds } : undefined,
           clientChallenge: credentials.challenge,
+          resource,
         });
       }
-      const client = await findClient(services.db, credentials.id);
+      const client = registered;
       const subject = client
         ? await issueSubject(services.db, services.masterKey, client, granted.user.svc_id)
         : granted.user.svc_id;
@@ -248,6 +263,7 @@ export function oidcRoutes(api: Api, services: Services): void {
 
   tokenRoutes(api, services);
   logoutRoutes(api, services);
+  registrationRoutes(api, services);
 }
 
 /** Discovery and keys are public, for browser-based clients too. */

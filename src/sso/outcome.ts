@@ -11,6 +11,7 @@ import { SESSION_COOKIE, pageUser, readCookie } from '../web/session.ts';
 import { withParams, type AuthorizeRequest } from './authorize-request.ts';
 import { issueCode } from './codes.ts';
 import { consentNeeded, recordGrant } from './grants.ts';
+import { namesDataServer } from './resources.ts';
 
 export const CONSENT_PATH = '/sso/consent';
 
@@ -50,6 +51,8 @@ export async function continueSignedIn(
   session: Omit<BrowserSession, 'csrf'>,
   status: 302 | 303,
 ) {
+  if (request.resource !== undefined && !namesDataServer(services.config, request.resource))
+    return refuse(ctx, services, unknownResource(request), status);
   if (await consentNeeded(services.db, request.client, session.user.id)) {
     if (request.prompts.has('none')) {
       return refuse(
@@ -78,6 +81,8 @@ export async function issueAndRedirect(
   authTime: Date | undefined,
   status: 302 | 303,
 ) {
+  if (request.resource !== undefined && !namesDataServer(services.config, request.resource))
+    return refuse(ctx, services, unknownResource(request), status);
   await recordGrant(services.db, request.client.client_id, userId);
   const code = await issueCode(
     services.db,
@@ -89,10 +94,21 @@ export async function issueAndRedirect(
       nonce: request.nonce,
       codeChallenge: request.codeChallenge,
       authTime,
+      resource: request.resource,
     },
     services.config.SSO_CODE_TTL_SECONDS,
   );
   sendTo(ctx, withParams(request.target, { code, state: request.state, iss: services.config.BASE_URL }), status);
+}
+
+/** RFC 8707 §2: a resource this issuer makes no tokens for. */
+function unknownResource(request: AuthorizeRequest) {
+  return {
+    target: request.target,
+    state: request.state,
+    error: 'invalid_target',
+    description: 'resource names no resource of this service: tokens are issued for the data server only.',
+  };
 }
 
 /** An error the client handles (RFC 6749 §4.1.2.1), sent to its checked redirect URI with the state and iss. */

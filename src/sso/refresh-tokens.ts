@@ -45,6 +45,8 @@ export interface Refresh {
   next: { token: string; ttlSeconds: number };
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   clientChallenge?: string;
+  /** RFC 8707 at the token request: when given, it must be the resource the sign-in named. */
+  resource?: string;
 }
 
 /** The user and claims of a refreshed grant; `scope` is the new access token's. */
@@ -69,6 +71,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
     org_name: string;
     scope: string;
     auth_time: Date | null;
+    resource: string | null;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -84,16 +87,17 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
         WHERE token_hash = $1 AND client_id = (SELECT client_id FROM client) AND used_at IS NULL AND revoked_at IS NULL
           AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
           AND ($4::text[] IS NULL OR $4::text[] <@ regexp_split_to_array(scope, '[[:space:]]+'))
-       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time
+          AND ($10::text IS NULL OR resource = $10)
+       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, resource
      ), next AS (
-       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at)
-       SELECT $5, family_id, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $6) FROM spent
+       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
+       SELECT $5, family_id, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $6), resource FROM spent
      ), issued AS (
-       INSERT INTO sso_access_tokens (token_hash, family_id, client_id, user_id, scope, expires_at)
-       SELECT $7, family_id, client_id, user_id, COALESCE($9, scope), now() + make_interval(secs => $8) FROM spent
+       INSERT INTO sso_access_tokens (token_hash, family_id, client_id, user_id, scope, expires_at, audience)
+       SELECT $7, family_id, client_id, user_id, COALESCE($9, scope), now() + make_interval(secs => $8), resource FROM spent
      )
      SELECT s.token_hash, k.secret_hash, s.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name,
-            COALESCE($9, s.scope) AS scope, s.auth_time
+            COALESCE($9, s.scope) AS scope, s.auth_time, s.resource
        FROM spent s CROSS JOIN client k JOIN users u ON u.id = s.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
     [
       tokenHash,
@@ -105,6 +109,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
       hashSecret(refresh.accessToken.token),
       refresh.accessToken.ttlSeconds,
       requested?.join(' ') ?? null,
+      refresh.resource ?? null,
     ],
   );
   const row = result.rows[0];
@@ -115,7 +120,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
   ) {
     if (!(await authenticateClient(db, refresh.client.id, refresh.client.secret)))
       throw invalidClient(refresh.clientChallenge);
-    throw await whyNotRefreshed(db, tokenHash, refresh.client.id, refresh.scope);
+    throw await whyNotRefreshed(db, tokenHash, refresh.client.id, refresh.scope, refresh.resource);
   }
   // Now and then, forget tokens long past use.
   if (Math.random() < 0.01) await forgetOldRefreshTokens(db).catch(() => {});
@@ -124,6 +129,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
     scope: row.scope,
     nonce: null,
     authTime: row.auth_time,
+    resource: row.resource,
   };
 }
 
@@ -135,6 +141,7 @@ async function whyNotRefreshed(
   tokenHash: Buffer,
   clientId: string,
   requested: string | undefined,
+  resource?: string,
 ): Promise<OAuthProblem> {
   const found = await db.query<{
     family_id: string;
@@ -143,9 +150,10 @@ async function whyNotRefreshed(
     used: boolean;
     revoked: boolean;
     expired: boolean;
+    resource: string | null;
   }>(
     `SELECT family_id, client_id, scope, used_at IS NOT NULL AS used, revoked_at IS NOT NULL AS revoked,
-            expires_at <= now() AS expired
+            expires_at <= now() AS expired, resource
        FROM sso_refresh_tokens WHERE token_hash = $1`,
     [tokenHash],
   );
@@ -165,6 +173,8 @@ async function whyNotRefreshed(
   if (token.expired) return invalidRefreshToken('The refresh token has expired. Start a new sign-in.');
   if (narrowScope(token.scope, requested) === undefined)
     return new OAuthProblem('invalid_scope', 'invalid_scope', 'The scope asks for more than the sign-in granted.');
+  if (resource !== undefined && token.resource !== resource)
+    return new OAuthProblem('invalid_target', 'invalid_target', 'The resource differs from the one the sign-in named.');
   return invalidRefreshToken('The refresh token is no longer valid. Start a new sign-in.'); // the grant is revoked
 }
 

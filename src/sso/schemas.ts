@@ -49,6 +49,11 @@ export const ClientCard = z.object({
     .string()
     .nullable()
     .describe('Where a logout_token is POSTed when the user signs out; null for none'),
+  registered_dynamically: z
+    .boolean()
+    .describe(
+      'Registered itself at /sso/oidc/register (RFC 7591): a public client an application made, not an administrator',
+    ),
 });
 
 /**
