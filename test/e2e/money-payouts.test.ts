@@ -64,17 +64,18 @@ describe('payouts to the seller', () => {
     await deal.move('release');
     await expect.poll(async () => (await deal.read()).payout.status).toBe('awaiting_destination');
     expect((await deal.read()).status).toBe('escrow_hold');
-    // The seller is asked for a destination by mail.
-    const mail = await json(
-      await fetch(`${server.url}/admin/mail?to=${encodeURIComponent((await deal.read()).seller_email)}`, {
-        headers: money.admin(),
-      }),
-    );
-    expect(
-      mail.items.some((item: { subject: string }) =>
-        /where should we pay you|куда перевести деньги/.test(item.subject),
-      ),
-    ).toBe(true);
+    // The seller is asked for a destination by mail; the mail leaves through the notice outbox, after the change.
+    const sellerEmail = (await deal.read()).seller_email;
+    await expect
+      .poll(async () => {
+        const mail = await json(
+          await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(sellerEmail)}`, { headers: money.admin() }),
+        );
+        return mail.items.some((item: { subject: string }) =>
+          /where should we pay you|куда перевести деньги/.test(item.subject),
+        );
+      })
+      .toBe(true);
 
     const given = await put(`${server.url}/cabinet/payout-destination`, GOOD_CARD, deal.seller);
     expect(given.status).toBe(200);

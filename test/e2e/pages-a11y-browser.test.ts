@@ -1,0 +1,136 @@
+// Every page people use, opened in Debian's Chromium as the person who uses it (a visitor, a buyer, a seller, an
+// operator), in English at a desktop and in Russian on a phone, and in the other two pairings too: axe-core finds no
+// serious or critical problem, the page is in the reader's language, nothing is wider than a phone, and every button
+// and link is on screen. A screenshot of each page in each pairing goes to test-output/pages/ for a reviewer.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { administrator, type TestAdministrator } from '../console-helpers.ts';
+import { insertHeldDealSignedIn, type HeldDeal } from '../factories.ts';
+import { startTestServer, type TestServer } from '../helpers.ts';
+import { launchChromium, PHONE } from '../chromium.ts';
+import { registerClient, REDIRECT_URI, type Client } from '../sso-helpers.ts';
+import { axeFindings, controlsOffScreen, horizontalOverflow } from '../a11y.ts';
+
+const DESKTOP = { width: 1280, height: 800 };
+const SCREENSHOTS = path.resolve('test-output/pages');
+const PAIRINGS = [
+  { lang: 'en', size: DESKTOP },
+  { lang: 'ru', size: PHONE },
+  { lang: 'ru', size: DESKTOP },
+  { lang: 'en', size: PHONE },
+] as const;
+
+type Person = 'visitor' | 'buyer' | 'seller' | 'operator';
+
+let server: TestServer;
+let browser: Browser;
+let admin: TestAdministrator;
+let deal: HeldDeal & { sessions: { buyer: { token: string }; seller?: { token: string } } };
+let client: Client;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  browser = await launchChromium();
+  admin = await administrator(server, 'admin');
+  deal = await insertHeldDealSignedIn(server.services, { seller: true, title: 'Bicycle Aris' });
+  client = await registerClient(server, { name: 'Cyclists’ forum' });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Each page a person opens: its name (for the screenshot and the failure), who opens it, its address and status. */
+function pages(): { name: string; person: Person; path: string; status?: number }[] {
+  const authorize = `/sso/authorize?${new URLSearchParams({
+    client_id: client.client_id,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    state: 'a11y',
+  })}`;
+  return [
+    { name: 'cabinet-sign-in', person: 'visitor', path: '/cabinet/sign-in' },
+    { name: 'cabinet-sign-up', person: 'visitor', path: '/cabinet/sign-up' },
+    { name: 'cabinet-forgot-password', person: 'visitor', path: '/cabinet/forgot-password' },
+    // A link that does not work is a page that says so (400), with the way on.
+    { name: 'cabinet-invite-invalid', person: 'visitor', path: '/cabinet/invite?token=inv_not-a-token', status: 400 },
+    { name: 'sso-sign-in', person: 'visitor', path: authorize },
+    { name: 'problem-page', person: 'visitor', path: '/problems/validation_failed' },
+    { name: 'console-sign-in', person: 'visitor', path: '/admin/sign-in' },
+    { name: 'cabinet-home', person: 'buyer', path: '/cabinet' },
+    { name: 'cabinet-deal-buyer', person: 'buyer', path: `/cabinet/view/deals/${deal.dealId}` },
+    { name: 'cabinet-profile', person: 'buyer', path: '/cabinet/view/profile' },
+    { name: 'cabinet-security', person: 'buyer', path: '/cabinet/view/security' },
+    { name: 'cabinet-data-keys', person: 'buyer', path: '/cabinet/view/data-keys' },
+    { name: 'cabinet-connected-sites', person: 'buyer', path: '/cabinet/view/connected-sites' },
+    { name: 'sso-consent', person: 'buyer', path: authorize },
+    { name: 'cabinet-deal-seller', person: 'seller', path: `/cabinet/view/deals/${deal.dealId}` },
+    { name: 'cabinet-payouts', person: 'seller', path: '/cabinet/view/payouts' },
+    { name: 'console-home', person: 'operator', path: '/admin' },
+    { name: 'console-marketplaces', person: 'operator', path: '/admin/view/marketplaces' },
+    { name: 'console-marketplace-new', person: 'operator', path: '/admin/view/marketplaces/new' },
+    { name: 'console-marketplace', person: 'operator', path: `/admin/view/marketplaces/${deal.marketplaceId}` },
+    { name: 'console-deals', person: 'operator', path: '/admin/view/deals' },
+    { name: 'console-deal', person: 'operator', path: `/admin/view/deals/${deal.dealId}` },
+    { name: 'console-disputes', person: 'operator', path: '/admin/view/disputes' },
+    { name: 'console-ledger', person: 'operator', path: '/admin/view/ledger' },
+    { name: 'console-reconciliation', person: 'operator', path: '/admin/view/reconciliation' },
+    { name: 'console-sso-clients', person: 'operator', path: '/admin/view/sso-clients' },
+    { name: 'console-data-accounts', person: 'operator', path: '/admin/view/data-accounts' },
+    { name: 'console-audit', person: 'operator', path: '/admin/view/audit' },
+    { name: 'console-administrators', person: 'operator', path: '/admin/view/administrators' },
+    { name: 'console-mail', person: 'operator', path: '/admin/view/mail' },
+  ];
+}
+
+async function contextOf(person: Person, lang: string, size: { width: number; height: number }) {
+  const context: BrowserContext = await browser.newContext({
+    locale: lang === 'ru' ? 'ru-RU' : 'en-GB',
+    viewport: size,
+  });
+  const url = server.url;
+  if (person === 'buyer') await context.addCookies([{ name: 'svc_session', value: deal.sessions.buyer.token, url }]);
+  if (person === 'seller') await context.addCookies([{ name: 'svc_session', value: deal.sessions.seller!.token, url }]);
+  if (person === 'operator')
+    await context.addCookies([{ name: 'svc_admin', value: admin.cookie.split('=')[1], url: `${url}/admin` }]);
+  return context;
+}
+
+describe('every page, as its reader sees it', () => {
+  for (const { lang, size } of PAIRINGS) {
+    it(`passes in ${lang === 'ru' ? 'Russian' : 'English'} at ${size.width} px`, async () => {
+      const problems: string[] = [];
+      const people = new Map<Person, BrowserContext>();
+      try {
+        for (const entry of pages()) {
+          let context = people.get(entry.person);
+          if (!context) people.set(entry.person, (context = await contextOf(entry.person, lang, size)));
+          const page = await context.newPage();
+          const response = await page.goto(`${server.url}${entry.path}`);
+          const where = `${entry.name} (${entry.path})`;
+          if (response?.status() !== (entry.status ?? 200)) problems.push(`${where}: answered ${response?.status()}`);
+          if ((await page.getAttribute('html', 'lang')) !== lang) problems.push(`${where}: not in ${lang}`);
+          for (const finding of await axeFindings(page))
+            problems.push(
+              `${where}: ${finding.impact} ${finding.rule} (${finding.help}) at ${finding.targets.join(', ')}`,
+            );
+          const overflow = await horizontalOverflow(page);
+          if (overflow > 0) problems.push(`${where}: ${overflow} px wider than the screen`);
+          const off = await controlsOffScreen(page);
+          if (off.length > 0) problems.push(`${where}: off screen: ${off.join('; ')}`);
+          await page.screenshot({
+            path: path.join(SCREENSHOTS, `${entry.name}-${lang}-${size.width}.png`),
+            fullPage: true,
+          });
+          await page.close();
+        }
+      } finally {
+        for (const context of people.values()) await context.close();
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
