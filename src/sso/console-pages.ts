@@ -3,14 +3,21 @@
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
 // first, and a secret is only ever in the answer to a POST, never in an address.
 import { formText, when } from '../admin/console-kit.ts';
+import {
+  ANSWERED,
+  consoleActions,
+  type ActionEntry,
+  type Confirmation,
+  type ConsoleAudit,
+} from '../admin/console-actions.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
-import { Problem, problem } from '../http/problem.ts';
+import { Problem } from '../http/problem.ts';
 import { copyStatus, onceField, runOnce, secretBlock, type Reveal } from '../admin/console-once.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
-import { redirect, send } from '../web/page.ts';
+import { send } from '../web/page.ts';
 import {
   clientCard,
   clientSummary,
@@ -156,68 +163,98 @@ export function ssoConsolePages(api: Api, services: Services): void {
 
   router.post(
     `${LIST}/:client_id`,
-    consolePage(services, async (cp) => {
-      const p = withWords(cp);
-      const form = await consoleForm(p);
-      const client = await findOr404(String(p.ctx.params.client_id));
-      const intent = form.get('intent');
-      const audit = (action: string, before: unknown, after: unknown) =>
-        auditConsole(p, services, { action, object_type: 'sso_client', object_id: client.client_id, before, after });
-
-      if (intent === 'save') {
-        const name = formText(form, 'name');
-        const uris = parseRedirectUris(uriText(form.get('redirect_uris') ?? ''));
-        const error =
-          !name || name.length > NAME_MAX
-            ? p.s('badName')
-            : 'problem' in uris
-              ? p.s('badRedirectUris', { reason: uris.problem })
-              : undefined;
-        if (error || 'problem' in uris)
-          return send(
-            p,
-            400,
-            p.s('cardTitle', { client: client.name }),
-            cardBody(p, client, { error }),
-            cardPath(client.client_id),
-            p.admin,
-          );
-        const changed = await updateClient(db, client.client_id, { name, redirect_uris: uris.uris });
-        if (!changed) throw notInConsole('SSO client');
-        await audit('updateSsoClient', changed.before, changed.after);
-        return redirect(p.ctx, `${cardPath(client.client_id)}?done=saved`);
-      }
-      if (!isConfirmed(intent)) throw problem('validation_failed', 'Save, rotate, disable, enable or delete.');
-      if (form.get('confirmed') !== 'yes')
-        return send(
-          p,
-          200,
-          p.s(CONFIRMED[intent][0], { client: client.name }),
-          confirmBody(p, client, intent),
-          cardPath(client.client_id),
-          p.admin,
-        );
-
-      if (intent === 'rotate') {
-        return runOnce(p, services, form, async () => {
-          const rotated = await rotateSecret(db, masterKey, client.client_id);
-          if (!rotated) throw notInConsole('SSO client');
-          await audit('rotateSsoClientSecret', client, rotated);
-          return {
-            reveal: secretReveal(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')),
-          };
+    consoleActions(services, {
+      page: withWords,
+      load: (p) => findOr404(String(p.ctx.params.client_id)),
+      path: (client) => cardPath(client.client_id),
+      unknown: 'Save, rotate, disable, enable or delete.',
+      actions: (p, client, form) => {
+        const audit = (action: string, before: unknown, after: unknown): ConsoleAudit => ({
+          action,
+          object_type: 'sso_client',
+          object_id: client.client_id,
+          before,
+          after,
         });
-      }
-      if (intent === 'delete') {
-        const deleted = await deleteClient(db, client.client_id);
-        if (!deleted) throw notInConsole('SSO client');
-        await audit('deleteSsoClient', deleted, undefined);
-        return redirect(p.ctx, `${LIST}?done=deleted`);
-      }
-      const changed = await updateClient(db, client.client_id, { disabled: intent === 'disable' });
-      if (!changed) throw notInConsole('SSO client');
-      await audit('updateSsoClient', changed.before, changed.after);
-      redirect(p.ctx, `${cardPath(client.client_id)}?done=${intent === 'disable' ? 'disabled' : 'enabled'}`);
+        const ask = (intent: Confirmed): Confirmation => {
+          const [title, text, button] = CONFIRMED[intent];
+          return {
+            title: p.s(title, { client: client.name }),
+            text: p.s(text),
+            button: p.s(button),
+            fields: { intent },
+            tone: intent === 'enable' ? 'plain' : 'danger',
+          };
+        };
+        const switchTo =
+          (intent: 'disable' | 'enable'): ActionEntry =>
+          () => ({
+            confirm: () => ask(intent),
+            run: async () => {
+              const changed = await updateClient(db, client.client_id, { disabled: intent === 'disable' });
+              if (!changed) throw notInConsole('SSO client');
+              return {
+                audit: audit('updateSsoClient', changed.before, changed.after),
+                location: `${cardPath(client.client_id)}?done=${intent === 'disable' ? 'disabled' : 'enabled'}`,
+              };
+            },
+          });
+        return {
+          save: async () => {
+            const name = formText(form, 'name');
+            const uris = parseRedirectUris(uriText(form.get('redirect_uris') ?? ''));
+            const error =
+              !name || name.length > NAME_MAX
+                ? p.s('badName')
+                : 'problem' in uris
+                  ? p.s('badRedirectUris', { reason: uris.problem })
+                  : undefined;
+            if (error || 'problem' in uris) {
+              send(
+                p,
+                400,
+                p.s('cardTitle', { client: client.name }),
+                cardBody(p, client, { error }),
+                cardPath(client.client_id),
+                p.admin,
+              );
+              return ANSWERED;
+            }
+            return {
+              run: async () => {
+                const changed = await updateClient(db, client.client_id, { name, redirect_uris: uris.uris });
+                if (!changed) throw notInConsole('SSO client');
+                return {
+                  audit: audit('updateSsoClient', changed.before, changed.after),
+                  location: `${cardPath(client.client_id)}?done=saved`,
+                };
+              },
+            };
+          },
+          rotate: () => ({
+            confirm: () => ask('rotate'),
+            once: true,
+            run: async () => {
+              const rotated = await rotateSecret(db, masterKey, client.client_id);
+              if (!rotated) throw notInConsole('SSO client');
+              return {
+                audit: audit('rotateSsoClientSecret', client, rotated),
+                reveal: secretReveal(p, rotated, p.s('rotatedTitle', { client: client.name }), p.s('rotatedText')),
+              };
+            },
+          }),
+          disable: switchTo('disable'),
+          enable: switchTo('enable'),
+          delete: () => ({
+            confirm: () => ask('delete'),
+            run: async () => {
+              const deleted = await deleteClient(db, client.client_id);
+              if (!deleted) throw notInConsole('SSO client');
+              return { audit: audit('deleteSsoClient', deleted, undefined), location: `${LIST}?done=deleted` };
+            },
+          }),
+        };
+      },
     }),
   );
 
@@ -228,7 +265,6 @@ export function ssoConsolePages(api: Api, services: Services): void {
   }
 }
 
-const isConfirmed = (intent: string | null): intent is Confirmed => intent !== null && Object.hasOwn(CONFIRMED, intent);
 const canChange = (p: SsoPage) => p.admin.role === 'admin';
 
 function listBody(
@@ -311,16 +347,6 @@ ${!client.automatic && intentForm('delete', s('deleteButton'), 'danger')}
 </div>`
     : html`<p class="muted">${s('readOnly')}</p>`
 }`;
-}
-
-function confirmBody(p: SsoPage, client: ClientSummary, intent: Confirmed): SafeHtml {
-  const [title, text, button] = CONFIRMED[intent];
-  const path = cardPath(client.client_id);
-  return html`<h1>${p.s(title, { client: client.name })}</h1>
-<p>${p.s(text)}</p>
-<form method="post" action="${path}">${csrfField(p.admin.csrf)}
-<input type="hidden" name="intent" value="${intent}"><input type="hidden" name="confirmed" value="yes">${onceField()}
-<div class="actions">${intent === 'enable' ? html`<button type="submit">${p.s(button)}</button>` : html`<button type="submit" class="danger">${p.s(button)}</button>`} <a class="button secondary" href="${path}">${p.c('cancel')}</a></div></form>`;
 }
 
 /** A secret shown in the answer to the POST that reveals it; the page is not stored (no-store). */
