@@ -45,6 +45,8 @@ export interface ConsoleAction {
   once?: boolean;
   /** The verb: does the change and says what to audit and where to go. */
   run: () => Promise<ActionDone | Answered>;
+  /** A failure of the verb to answer in words (a page with the refusal); anything else is the error page. */
+  refused?: (error: unknown) => Answered | undefined | Promise<Answered | undefined>;
 }
 
 /** A table entry: checks the form (throwing or answering a refusal) and describes the action. */
@@ -97,18 +99,23 @@ export function consoleActions<P extends ConsolePage, S>(services: Services, opt
         for (const entry of [done.audit ?? []].flat()) await auditConsole(p, services, entry);
         return done;
       };
-      if (action.once) {
-        return runOnce(p, services, form, async () => {
-          const done = await action.run();
-          if (done === ANSWERED) throw new Error('An action that runs once answers with a place to go.');
-          return finish(done);
-        });
+      try {
+        if (action.once) {
+          return await runOnce(p, services, form, async () => {
+            const done = await action.run();
+            if (done === ANSWERED) throw new Error('An action that runs once answers with a place to go.');
+            return finish(done);
+          });
+        }
+        const done = await action.run();
+        if (done === ANSWERED) return;
+        await finish(done);
+        if (done.location !== undefined) return redirect(p.ctx, done.location);
+        throw new Error('An action that keys are shown for runs once.');
+      } catch (error) {
+        if (action.refused && (await action.refused(error)) === ANSWERED) return;
+        throw error;
       }
-      const done = await action.run();
-      if (done === ANSWERED) return;
-      await finish(done);
-      if (done.location !== undefined) return redirect(p.ctx, done.location);
-      throw new Error('An action that keys are shown for runs once.');
     },
     { may: options.may },
   );

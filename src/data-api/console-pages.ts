@@ -2,16 +2,17 @@
 // account's card (keys issued, shown once, and revoked after a confirmation; the tariff changed; the account's own
 // quota set or cleared). They call the functions of the JSON operations and write the same audit records.
 import { formText, queryText, when } from '../admin/console-kit.ts';
+import { ANSWERED, consoleActions, type Answered, type ConsoleAction } from '../admin/console-actions.ts';
 import { formatDate } from '../web/i18n.ts';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem, problem } from '../http/problem.ts';
-import { onceField, runOnce, type Reveal } from '../admin/console-once.ts';
-import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { onceField, type Reveal } from '../admin/console-once.ts';
+import { consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
-import { redirect, send } from '../web/page.ts';
+import { send } from '../web/page.ts';
 import {
   DATA_KEY_NAME_MAX,
   issueAccountKey,
@@ -72,87 +73,102 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
 
   router.post(
     `${LIST}/:id`,
-    consolePage(services, async (cp) => {
-      const p = withWords(cp);
-      const form = await consoleForm(p);
-      const account = await findOr404(String(p.ctx.params.id));
-      const intent = form.get('intent');
-      const refuse = (status: number, error: string) =>
-        send(
-          p,
-          status,
-          p.d('accountTitle', { email: account.email }),
-          accountBody(p, account, { error }),
-          accountPath(account.id),
-          p.admin,
-        );
-      const change = async (changes: { tariff?: Tariff; monthly_quota?: number | null }, done: Done) => {
-        const changed = await updateDataAccount(db, account.id, changes);
-        if (!changed) throw notInConsole('data account');
-        await auditConsole(p, services, {
-          action: 'updateDataAccount',
-          object_type: 'data_account',
-          object_id: account.id,
-          before: changed.before,
-          after: changed.after,
-        });
-        redirect(p.ctx, `${accountPath(account.id)}?done=${done}`);
-      };
-
-      if (intent === 'tariff') {
-        const tariff = form.get('tariff');
-        return isTariff(tariff) ? change({ tariff }, 'tariff') : refuse(400, p.d('badTariff'));
-      }
-      if (intent === 'quota') {
-        const text = formText(form, 'monthly_quota');
-        const quota = /^[0-9]{1,13}$/.test(text) ? Number(text) : NaN;
-        return Number.isInteger(quota) && quota <= MAX_QUOTA
-          ? change({ monthly_quota: quota }, 'quota')
-          : refuse(400, p.d('badQuota'));
-      }
-      if (intent === 'clear-quota') return change({ monthly_quota: null }, 'quota_cleared');
-      if (intent === 'issue-key') {
-        const name = formText(form, 'name');
-        if (name.length > DATA_KEY_NAME_MAX) return refuse(400, p.d('badName', { max: DATA_KEY_NAME_MAX }));
-        try {
-          return await runOnce(p, services, form, async () => {
-            const issued = await issueAccountKey(db, account.id, name);
-            await auditConsole(p, services, {
-              action: 'issueDataAccountKey',
-              object_type: 'data_account',
-              object_id: account.id,
-              after: { id: issued.id, key: issued.key },
-            });
-            return { reveal: issuedReveal(p, account, issued.key) };
-          });
-        } catch (error) {
-          if (error instanceof Problem && error.code === 'too_many_data_keys') return refuse(409, p.d('tooManyKeys'));
-          throw error;
-        }
-      }
-      if (intent === 'revoke') {
-        const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
-        if (!key) throw problem('not_found', 'No such data API key of this account.');
-        if (form.get('confirmed') !== 'yes')
-          return send(
+    consoleActions(services, {
+      page: withWords,
+      load: (p) => findOr404(String(p.ctx.params.id)),
+      path: (account) => accountPath(account.id),
+      unknown: 'A tariff, a quota, a new key or a key to revoke.',
+      actions: (p, account, form) => {
+        const refuse = (status: number, error: string): Answered => {
+          send(
             p,
-            200,
-            p.d('revokeConfirmTitle', { name: keyName(p, key) }),
-            revokeConfirmBody(p, account, key),
+            status,
+            p.d('accountTitle', { email: account.email }),
+            accountBody(p, account, { error }),
             accountPath(account.id),
             p.admin,
           );
-        const revoked = await revokeDataKey(db, account.id, key.id);
-        await auditConsole(p, services, {
-          action: 'revokeDataKey',
-          object_type: 'data_key',
-          object_id: key.id,
-          before: key,
-          after: { ...revoked, account_id: account.id },
+          return ANSWERED;
+        };
+        const change = (changes: { tariff?: Tariff; monthly_quota?: number | null }, done: Done): ConsoleAction => ({
+          run: async () => {
+            const changed = await updateDataAccount(db, account.id, changes);
+            if (!changed) throw notInConsole('data account');
+            return {
+              audit: {
+                action: 'updateDataAccount',
+                object_type: 'data_account',
+                object_id: account.id,
+                before: changed.before,
+                after: changed.after,
+              },
+              location: `${accountPath(account.id)}?done=${done}`,
+            };
+          },
         });
-        return redirect(p.ctx, `${accountPath(account.id)}?done=revoked`);
-      }
-      throw problem('validation_failed', 'A tariff, a quota, a new key or a key to revoke.');
+        return {
+          tariff: () => {
+            const tariff = form.get('tariff');
+            return isTariff(tariff) ? change({ tariff }, 'tariff') : refuse(400, p.d('badTariff'));
+          },
+          quota: () => {
+            const text = formText(form, 'monthly_quota');
+            const quota = /^[0-9]{1,13}$/.test(text) ? Number(text) : NaN;
+            return Number.isInteger(quota) && quota <= MAX_QUOTA
+              ? change({ monthly_quota: quota }, 'quota')
+              : refuse(400, p.d('badQuota'));
+          },
+          'clear-quota': () => change({ monthly_quota: null }, 'quota_cleared'),
+          'issue-key': () => {
+            const name = formText(form, 'name');
+            if (name.length > DATA_KEY_NAME_MAX) return refuse(400, p.d('badName', { max: DATA_KEY_NAME_MAX }));
+            return {
+              once: true,
+              run: async () => {
+                const issued = await issueAccountKey(db, account.id, name);
+                return {
+                  audit: {
+                    action: 'issueDataAccountKey',
+                    object_type: 'data_account',
+                    object_id: account.id,
+                    after: { id: issued.id, key: issued.key },
+                  },
+                  reveal: issuedReveal(p, account, issued.key),
+                };
+              },
+              refused: (error) =>
+                error instanceof Problem && error.code === 'too_many_data_keys'
+                  ? refuse(409, p.d('tooManyKeys'))
+                  : undefined,
+            };
+          },
+          revoke: () => {
+            const key = account.keys.find((candidate) => candidate.id === form.get('key_id'));
+            if (!key) throw problem('not_found', 'No such data API key of this account.');
+            return {
+              confirm: () => ({
+                title: p.d('revokeConfirmTitle', { name: keyName(p, key) }),
+                text: p.d('revokeConfirmText'),
+                button: p.d('revokeConfirmButton'),
+                fields: { intent: 'revoke', key_id: key.id },
+              }),
+              run: async () => {
+                const revoked = await revokeDataKey(db, account.id, key.id);
+                return {
+                  audit: {
+                    action: 'revokeDataKey',
+                    object_type: 'data_key',
+                    object_id: key.id,
+                    before: key,
+                    after: { ...revoked, account_id: account.id },
+                  },
+                  location: `${accountPath(account.id)}?done=revoked`,
+                };
+              },
+            };
+          },
+        };
+      },
     }),
   );
 
@@ -250,15 +266,6 @@ ${form(
 ${account.custom_quota && form('clear-quota', html`<button type="submit" class="secondary">${d('clearQuota')}</button>`)}</section>`
     : html`<p class="muted">${d('readOnly')}</p>`
 }`;
-}
-
-function revokeConfirmBody(p: DataPage, account: DataAccountItem, key: DataKeyItem): SafeHtml {
-  const path = accountPath(account.id);
-  return html`<h1>${p.d('revokeConfirmTitle', { name: keyName(p, key) })}</h1>
-<p>${p.d('revokeConfirmText')}</p>
-<form method="post" action="${path}">${csrfField(p.admin.csrf)}
-<input type="hidden" name="intent" value="revoke"><input type="hidden" name="key_id" value="${key.id}"><input type="hidden" name="confirmed" value="yes">
-<div class="actions"><button type="submit" class="danger">${p.d('revokeConfirmButton')}</button> <a class="button secondary" href="${path}">${p.c('cancel')}</a></div></form>`;
 }
 
 /** A new key, shown once on the page after the redirect (console-once.ts). */
