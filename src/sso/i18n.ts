@@ -22,6 +22,10 @@ const en = {
   cancel: 'Cancel',
   consentHint:
     'Either way you return to {host}. You can disconnect the site at any time under Connected sites in your cabinet.',
+  // An agent (a client naming the data server as its resource, RFC 8707)
+  consentTools: '{client} will also use the tender data tools in your name, each call counted against your data quota:',
+  consentSelfRegistered:
+    'This application registered itself: {service} has not checked that its name is true. Allow it only if you started this sign-in.',
   // Connected sites
   sitesIntro:
     'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and the name you use in deals as a private person.',
@@ -79,6 +83,10 @@ const ru: Record<SsoMessage, string> = {
   cancel: 'Отмена',
   consentHint:
     'В любом случае вы вернётесь на {host}. Отключить сайт можно в любой момент в разделе «Подключённые сайты» вашего кабинета.',
+  consentTools:
+    '{client} также будет пользоваться инструментами данных о закупках от вашего имени; каждый вызов учитывается в вашей квоте данных:',
+  consentSelfRegistered:
+    'Это приложение зарегистрировалось само: {service} не проверял, что его название настоящее. Разрешайте, только если вход начали вы.',
   sitesIntro:
     'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и имя в сделках как частного лица.',
   noSites: 'Вы ещё не входили ни на один сайт через {service}.',

@@ -15,6 +15,8 @@ import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.
 import { consentBody, errorBody, loginBody } from './views.ts';
 import { personalOrganization } from '../accounts/users.ts';
 import { CONSENT_PATH, requestPath, type BrowserSession } from './outcome.ts';
+import { namesDataServer } from './resources.ts';
+import { TOOL_NAMES } from '../data-api/tool-names.ts';
 
 interface SsoPage extends Page {
   st: SsoTranslate;
@@ -122,6 +124,8 @@ export async function consentPage(
     lang: p.lang,
     csrf: session.csrf,
     otherAccount: requestPath('/sso/authorize', request, { prompt: 'login' }),
+    tools: request.resource !== undefined && namesDataServer(services.config, request.resource) ? TOOL_NAMES : [],
+    selfRegistered: request.client.registered_dynamically,
   });
   send(p, status, title, body, requestPath(CONSENT_PATH, request));
 }

@@ -48,6 +48,10 @@ export function consentBody(
     lang: string;
     csrf: string;
     otherAccount: string;
+    /** The data server's MCP tools, when the request names it as its resource (an agent); empty otherwise. */
+    tools: readonly string[];
+    /** The client registered itself (RFC 7591): its name is its own word. */
+    selfRegistered: boolean;
   },
 ): SafeHtml {
   const { user } = form;
@@ -60,7 +64,18 @@ export function consentBody(
 <li>${user.name ? st('receivesName', { name: user.name }) : st('receivesNoName')}</li>
 <li>${st('receivesOrg', { org: user.org })}</li>
 </ul>
-<form method="post" action="/sso/consent">
+${
+  form.tools.length > 0
+    ? html`<p>${st('consentTools', { client: form.clientName })}</p>
+<ul class="tools">${form.tools.map((tool) => html`<li><code>${tool}</code></li>`)}</ul>
+`
+    : ''
+}${
+    form.selfRegistered
+      ? html`<p class="hint" data-self-registered>${st('consentSelfRegistered', { service: t('appName') })}</p>
+`
+      : ''
+  }<form method="post" action="/sso/consent">
 ${csrfField(form.csrf)}${carriedFields(form)}
 <div class="actions"><button type="submit" name="decision" value="allow">${st('allow')}</button>
 <button type="submit" name="decision" value="cancel" class="secondary">${st('cancel')}</button></div>

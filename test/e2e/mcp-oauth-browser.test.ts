@@ -16,6 +16,7 @@ import { startTestServer, type TestServer } from '../helpers.ts';
 import { PASSWORD, createUser } from '../sso-helpers.ts';
 import { withSampleData } from '../doubles/data-setup.ts';
 import { launchChromium } from '../chromium.ts';
+import { TOOL_NAMES } from '../../src/data-api/tool-names.ts';
 
 let data: TestServer;
 let main: TestServer;
@@ -26,7 +27,8 @@ let browser: Browser;
 beforeAll(async () => {
   data = await startTestServer({ kind: 'data' });
   await withSampleData(data.services.db);
-  main = await startTestServer({ env: { MCP_URL: data.url } });
+  // Every registration here comes from 127.0.0.1, which the per-address limit counts in the shared database.
+  main = await startTestServer({ env: { MCP_URL: data.url, SSO_REGISTRATION_LIMIT_PER_ADDRESS: '1000000' } });
   data.services.config.MCP_URL = data.url;
   data.services.config.BASE_URL = main.url;
   // The agent's loopback callback page (RFC 8252 §7.3).
@@ -89,6 +91,13 @@ class MemoryProvider implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+  discovery: Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0] | undefined;
+  saveDiscoveryState(state: NonNullable<typeof this.discovery>) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
 }
 
 describe('an MCP client with the SDK’s OAuth provider', () => {
@@ -106,15 +115,45 @@ describe('an MCP client with the SDK’s OAuth provider', () => {
     expect(authorization.searchParams.get('resource')).toBe(`${data.url}/mcp/`);
     expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
 
-    const page = await browser.newPage();
+    const context = await browser.newContext();
+    const page = await context.newPage();
     await page.goto(authorization.href);
     await page.fill('#email', user.email);
     await page.fill('#password', PASSWORD);
     await Promise.all([page.waitForURL((url) => url.pathname === '/sso/consent'), page.click('button[type=submit]')]);
-    expect(await page.textContent('h1')).toContain('Tender agent');
+    // Consent names the agent, the tools it gets, and that its name is its own word.
+    expect(await page.textContent('h1')).toBe('Let Tender agent sign you in with svc ID?');
+    expect(await page.locator('ul.tools li').allTextContents()).toEqual([...TOOL_NAMES]);
+    expect(await page.textContent('[data-self-registered]')).toContain('This application registered itself');
+    const consentUrl = page.url();
+    await page.goto(`${consentUrl}&lang=ru`);
+    expect(await page.textContent('h1')).toBe('Разрешить сайту «Tender agent» вход через svc ID?');
+    expect(await page.textContent('ul.tools + p, p:has(+ ul.tools)')).toContain('инструментами данных о закупках');
+    await page.goto(consentUrl);
     await Promise.all([page.waitForURL((url) => url.pathname === '/callback'), page.click('button[value=allow]')]);
     const landed = new URL(page.url());
-    await page.close();
+
+    // A site asking no resource gets no tools on its consent page.
+    const site = (await (
+      await fetch(`${main.url}/sso/oidc/register`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Plain site', redirect_uris: [redirectUri] }),
+      })
+    ).json()) as { client_id: string };
+    await page.goto(
+      `${main.url}/sso/authorize?${new URLSearchParams({
+        client_id: site.client_id,
+        redirect_uri: redirectUri,
+        state: 's',
+        scope: 'openid',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }).toString()}`,
+    );
+    expect(await page.textContent('h1')).toBe('Let Plain site sign you in with svc ID?');
+    expect(await page.locator('ul.tools').count()).toBe(0);
+    await context.close();
     expect(landed.searchParams.get('state')).toBe(provider.sentState);
 
     await first.finishAuth(landed.searchParams);
