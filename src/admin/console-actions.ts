@@ -61,7 +61,7 @@ export interface ConsoleActions<P extends ConsolePage, S> {
   load: (p: P) => Promise<S>;
   /** The page's address: where the confirmation is posted, and its "Cancel". */
   path: (subject: S) => string;
-  /** Where "Cancel" leads, when not back to `path`. */
+  /** The page to go back to from a confirmation (its "Cancel" and its language switch), when not `path`. */
   cancel?: (subject: S) => string;
   /** The word of the confirmation's "Cancel". */
   cancelWord?: (p: P) => string;
@@ -92,7 +92,7 @@ export function consoleActions<P extends ConsolePage, S>(services: Services, opt
           const path = options.path(subject);
           const cancel = options.cancel?.(subject) ?? path;
           const cancelWord = options.cancelWord?.(p) ?? p.c('cancel');
-          return send(p, 200, question.title, confirmationBody(p, path, cancel, cancelWord, question), path, p.admin);
+          return send(p, 200, question.title, confirmationBody(p, path, cancel, cancelWord, question), cancel, p.admin);
         }
       }
       const finish = async (done: ActionDone) => {

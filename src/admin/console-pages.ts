@@ -38,6 +38,7 @@ import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
 import { ageWords, badge, formText, when } from './console-kit.ts';
+import { consoleActions, type ConsoleAction } from './console-actions.ts';
 import { attention, type Attention } from './console-home.ts';
 import { onceField, runOnce, showOnce } from './console-once.ts';
 
@@ -281,54 +282,63 @@ ${attentionBody(p, await attention(services.db))}`;
 
   router.post(
     '/admin/view/administrators/:id',
-    consolePage(services, async (p) => {
-      const form = await consoleForm(p);
-      const id = String(p.ctx.params.id);
-      const intent = form.get('intent');
-      if (intent === 'resend-setup') {
-        const administrator = await findAdministrator(services.db, id);
-        if (!administrator || administrator.status !== 'invited')
-          throw problem('not_found', 'No administrator waiting for setup.');
-        await sendSetupLink(services, id);
-        await auditConsole(p, services, {
-          action: 'sendAdministratorSetupLink',
-          object_type: 'administrator',
-          object_id: id,
-          after: administrator,
+    consoleActions(services, {
+      page: (p) => p,
+      load: async (p) => String(p.ctx.params.id),
+      path: (id) => `/admin/view/administrators/${id}`,
+      cancel: () => '/admin/view/administrators',
+      unknown: 'A role, or disable or enable.',
+      actions: (p, id, form) => {
+        const update = (changes: { disabled: boolean } | { role: AdminRole }): ConsoleAction => ({
+          run: async () => {
+            const { before, after } = await updateAdministrator(services, id, changes);
+            return {
+              audit: { action: 'updateAdministrator', object_type: 'administrator', object_id: id, before, after },
+              location: '/admin/view/administrators?done=saved',
+            };
+          },
         });
-        return redirect(p.ctx, '/admin/view/administrators?done=setup_sent');
-      }
-      const role = form.get('role');
-      const changes =
-        intent === 'disable'
-          ? { disabled: true }
-          : intent === 'enable'
-            ? { disabled: false }
-            : isRole(role)
-              ? { role }
-              : undefined;
-      if (!changes) throw problem('validation_failed', 'A role, or disable or enable.');
-      if (intent === 'disable' && form.get('confirmed') !== 'yes') {
-        const administrator = await findAdministrator(services.db, id);
-        if (!administrator) throw problem('not_found', 'No such administrator.');
-        return send(
-          p,
-          200,
-          p.c('disableConfirmTitle', { email: administrator.email }),
-          disableConfirmBody(p, administrator),
-          '/admin/view/administrators',
-          p.admin,
-        );
-      }
-      const { before, after } = await updateAdministrator(services, id, changes);
-      await auditConsole(p, services, {
-        action: 'updateAdministrator',
-        object_type: 'administrator',
-        object_id: id,
-        before,
-        after,
-      });
-      redirect(p.ctx, '/admin/view/administrators?done=saved');
+        return {
+          'resend-setup': async () => {
+            const administrator = await findAdministrator(services.db, id);
+            if (!administrator || administrator.status !== 'invited')
+              throw problem('not_found', 'No administrator waiting for setup.');
+            return {
+              run: async () => {
+                await sendSetupLink(services, id);
+                return {
+                  audit: {
+                    action: 'sendAdministratorSetupLink',
+                    object_type: 'administrator',
+                    object_id: id,
+                    after: administrator,
+                  },
+                  location: '/admin/view/administrators?done=setup_sent',
+                };
+              },
+            };
+          },
+          role: () => {
+            const role = form.get('role');
+            if (!isRole(role)) throw problem('validation_failed', 'A role, or disable or enable.');
+            return update({ role });
+          },
+          enable: () => update({ disabled: false }),
+          disable: () => ({
+            ...update({ disabled: true }),
+            confirm: async () => {
+              const administrator = await findAdministrator(services.db, id);
+              if (!administrator) throw problem('not_found', 'No such administrator.');
+              return {
+                title: p.c('disableConfirmTitle', { email: administrator.email }),
+                text: p.c('disableConfirmText'),
+                button: p.c('disableConfirmButton'),
+                fields: { intent: 'disable' },
+              };
+            },
+          }),
+        };
+      },
     }),
   );
 
@@ -527,12 +537,4 @@ ${
 <label for="new-email">${c('email')}</label><input id="new-email" name="email" type="email" required maxlength="254">
 <label for="new-role">${c('role')}</label>${roleSelect('new-role', 'support')}
 <div><button type="submit">${c('addButton')}</button></div></form></section>`;
-}
-
-function disableConfirmBody(p: ConsolePage, administrator: Administrator): SafeHtml {
-  return html`<h1>${p.c('disableConfirmTitle', { email: administrator.email })}</h1>
-<p>${p.c('disableConfirmText')}</p>
-<form method="post" action="/admin/view/administrators/${administrator.id}">${csrfField(p.admin.csrf)}
-<input type="hidden" name="intent" value="disable"><input type="hidden" name="confirmed" value="yes">
-<div class="actions"><button type="submit" class="danger">${p.c('disableConfirmButton')}</button> <a class="button secondary" href="/admin/view/administrators">${p.c('cancel')}</a></div></form>`;
 }
