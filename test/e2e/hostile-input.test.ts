@@ -335,7 +335,9 @@ describe('a server keeps answering while the worst bodies are sent', () => {
     ).toEqual([]);
     expect(statuses).toEqual(expect.arrayContaining([400, 413])); // refused for depth or shape, and for size
     expect([...probeStatuses]).toEqual([200]);
-    expect(latencies.length).toBeGreaterThan(20);
+    // The flood lasts at least 3 s, so a probe whose every answer came within the bound answered at least 4 times;
+    // a count tied to the machine's speed would fail on a busy machine without telling anything.
+    expect(latencies.length).toBeGreaterThanOrEqual(4);
     expect(max, `probe latencies: ${latencies.map(Math.round).join(' ')}`).toBeLessThan(PROBE_BOUND_MS);
   }, 120_000);
 
@@ -361,7 +363,9 @@ describe('a server keeps answering while the worst bodies are sent', () => {
       'answers of 5xx, or no answer',
     ).toEqual([]);
     expect(statuses).toEqual(expect.arrayContaining([400, 413])); // refused for depth or shape, and for size
-    expect(latencies.length).toBeGreaterThan(20);
+    // The flood lasts at least 3 s, so a probe whose every answer came within the bound answered at least 4 times;
+    // a count tied to the machine's speed would fail on a busy machine without telling anything.
+    expect(latencies.length).toBeGreaterThanOrEqual(4);
     expect(max, `probe latencies: ${latencies.map(Math.round).join(' ')}`).toBeLessThan(PROBE_BOUND_MS);
   }, 120_000);
 });
