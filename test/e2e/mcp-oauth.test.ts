@@ -321,6 +321,20 @@ describe('an agent signs its user in and uses the data server', () => {
     expect((await mcpStatus(other.access_token)).status).toBe(401);
   });
 
+  it('refuses the tokens of a client an operator disabled, from the next request on', async () => {
+    const agent = await registeredClient();
+    const user = await createUser(main);
+    const tokens = await signIn(await configuration(agent.client_id), user, { resource: `${data.url}/mcp/` });
+    expect((await mcpStatus(tokens.access_token)).status).toBe(200);
+    const disabled = await fetch(`${main.url}/admin/sso/clients/${agent.client_id}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${main.adminToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(disabled.status).toBe(200);
+    expect((await mcpStatus(tokens.access_token)).status).toBe(401);
+  });
+
   it('refuses a resource other than the data server, at authorize and at the token request', async () => {
     const agent = await registeredClient();
     const user = await createUser(main);
