@@ -45,6 +45,10 @@ const Introspection = z.object({
   sub: z.string().optional().describe('The user’s `sub`, as in the ID token (pairwise for a pairwise client)'),
   exp: z.number().int().optional(),
   iat: z.number().int().optional(),
+  aud: z
+    .string()
+    .optional()
+    .describe('The resource (RFC 8707) the token is for, when the sign-in named one: the data server'),
   token_type: z
     .enum(['Bearer', 'refresh_token'])
     .optional()
@@ -172,8 +176,11 @@ export async function introspectToken(
       WHERE t.token_hash = $1 AND t.client_id = $2 AND t.revoked_at IS NULL AND t.expires_at > now()
         AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)`;
   const tables = {
-    refresh: { sql: `FROM sso_refresh_tokens t ${liveClient} AND t.used_at IS NULL`, type: 'refresh_token' },
-    access: { sql: `FROM sso_access_tokens t ${liveClient}`, type: 'Bearer' },
+    refresh: {
+      sql: `, t.resource AS aud FROM sso_refresh_tokens t ${liveClient} AND t.used_at IS NULL`,
+      type: 'refresh_token',
+    },
+    access: { sql: `, t.audience AS aud FROM sso_access_tokens t ${liveClient}`, type: 'Bearer' },
   } as const;
   const order = hint === 'access_token' ? [tables.access, tables.refresh] : [tables.refresh, tables.access];
   for (const table of order) {
@@ -184,6 +191,7 @@ export async function introspectToken(
       user_id: string;
       exp: number;
       iat: number;
+      aud: string | null;
     }>(
       `SELECT t.token_hash, t.scope, t.client_id, t.user_id, floor(extract(epoch FROM t.expires_at))::float8 AS exp,
               floor(extract(epoch FROM t.created_at))::float8 AS iat ${table.sql}`,
@@ -198,6 +206,7 @@ export async function introspectToken(
         sub: row.user_id,
         exp: row.exp,
         iat: row.iat,
+        ...(row.aud === null ? {} : { aud: row.aud }),
         token_type: table.type,
       };
     }

@@ -7,7 +7,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { json, post, startTestServer, uniqueLoopback, type TestServer } from '../helpers.ts';
-import { createUser } from '../sso-helpers.ts';
+import { createUser, registerClient } from '../sso-helpers.ts';
 import { withSampleData } from '../doubles/data-setup.ts';
 
 const REGISTRATION_LIMIT = 4;
@@ -319,6 +319,31 @@ describe('an agent signs its user in and uses the data server', () => {
       [user.id],
     );
     expect((await mcpStatus(other.access_token)).status).toBe(401);
+  });
+
+  it('gives an operator’s confidential client the same, and introspection names the audience', async () => {
+    const site = await registerClient(main, { redirect_uris: 'http://127.0.0.1:53682/callback' });
+    const config = await oidc.discovery(
+      new URL(main.url),
+      site.client_id,
+      undefined,
+      oidc.ClientSecretBasic(site.client_secret),
+      { execute: [oidc.allowInsecureRequests] },
+    );
+    const user = await createUser(main);
+    const tokens = await signIn(config, user, { resource: `${data.url}/mcp/` });
+    expect((await mcpStatus(tokens.access_token)).status).toBe(200);
+    expect(await oidc.tokenIntrospection(config, tokens.access_token)).toMatchObject({
+      active: true,
+      aud: `${data.url}/mcp/`,
+      token_type: 'Bearer',
+    });
+    expect(await oidc.tokenIntrospection(config, tokens.refresh_token!)).toMatchObject({
+      active: true,
+      aud: `${data.url}/mcp/`,
+    });
+    const plain = await signIn(config, user);
+    expect(await oidc.tokenIntrospection(config, plain.access_token)).not.toHaveProperty('aud');
   });
 
   it('refuses the tokens of a client an operator disabled, from the next request on', async () => {
