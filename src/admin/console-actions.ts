@@ -52,38 +52,57 @@ export interface ConsoleAction {
 /** A table entry: checks the form (throwing or answering a refusal) and describes the action. */
 export type ActionEntry = () => ConsoleAction | Answered | Promise<ConsoleAction | Answered>;
 
-export interface ConsoleActions<P extends ConsolePage, S> {
+/** A console page's POST: who may act, the page's words, its object, and where its confirmation posts. */
+export interface ConsoleActionPage<P extends ConsolePage, S> {
   /** The roles that may act (consolePage's `may`; by default `admin` alone). */
   may?: readonly AdminRole[];
   /** The page with the section's words. */
   page: (p: ConsolePage) => P;
-  /** The object the page is about (a 404 when it does not exist). */
-  load: (p: P) => Promise<S>;
-  /** The page's address: where the confirmation is posted, and its "Cancel". */
+  /** The object the page is about (a 404 when it does not exist); none by default. */
+  load?: (p: P) => Promise<S>;
+  /** Where the confirmation is posted (the page's address). */
   path: (subject: S) => string;
   /** The page to go back to from a confirmation (its "Cancel" and its language switch), when not `path`. */
   cancel?: (subject: S) => string;
   /** The word of the confirmation's "Cancel". */
   cancelWord?: (p: P) => string;
-  /** The actions by `intent`; an intent not in the table is 400. */
+}
+
+export interface ConsoleActions<P extends ConsolePage, S> extends ConsoleActionPage<P, S> {
+  /** The actions by the form's `intent`; an intent not in the table is 400. */
   actions: (p: P, subject: S, form: URLSearchParams) => Readonly<Record<string, ActionEntry>>;
   /** The developer's words of the 400 for an unknown intent. */
   unknown?: string;
 }
 
-/** The POST handler of a console page whose forms are a table of actions. */
+/** The POST handler of a console page whose forms are a table of actions, one per `intent`. */
 export function consoleActions<P extends ConsolePage, S>(services: Services, options: ConsoleActions<P, S>) {
+  return consoleAction(services, {
+    ...options,
+    action: (p, subject, form) => {
+      const table = options.actions(p, subject, form);
+      const intent = form.get('intent') ?? '';
+      const entry = Object.hasOwn(table, intent) ? table[intent] : undefined;
+      if (!entry) throw problem('validation_failed', options.unknown ?? 'An action of the form.');
+      return entry();
+    },
+  });
+}
+
+/** The POST handler of an address that does one thing (its form has no `intent`). */
+export function consoleAction<P extends ConsolePage, S = undefined>(
+  services: Services,
+  options: ConsoleActionPage<P, S> & {
+    action: (p: P, subject: S, form: URLSearchParams) => ReturnType<ActionEntry>;
+  },
+) {
   return consolePage(
     services,
     async (cp) => {
       const p = options.page(cp);
       const form = await consoleForm(p);
-      const subject = await options.load(p);
-      const table = options.actions(p, subject, form);
-      const intent = form.get('intent') ?? '';
-      const entry = Object.hasOwn(table, intent) ? table[intent] : undefined;
-      if (!entry) throw problem('validation_failed', options.unknown ?? 'An action of the form.');
-      const action = await entry();
+      const subject = options.load ? await options.load(p) : (undefined as S);
+      const action = await options.action(p, subject, form);
       if (action === ANSWERED) return;
       if (action.confirm && form.get('confirmed') !== 'yes') {
         const question = await action.confirm();
@@ -99,21 +118,32 @@ export function consoleActions<P extends ConsolePage, S>(services: Services, opt
         for (const entry of [done.audit ?? []].flat()) await auditConsole(p, services, entry);
         return done;
       };
+      // A failure of the verb that `refused` answers in words: the claim of a `_once` form is freed (runOnce), so the
+      // corrected form can be sent again. A failure of the audit is never a refusal: the change was made.
+      let answered = false;
+      const verb = async () => {
+        try {
+          return await action.run();
+        } catch (error) {
+          answered = action.refused !== undefined && (await action.refused(error)) === ANSWERED;
+          throw error;
+        }
+      };
       try {
         if (action.once) {
           return await runOnce(p, services, form, async () => {
-            const done = await action.run();
+            const done = await verb();
             if (done === ANSWERED) throw new Error('An action that runs once answers with a place to go.');
             return finish(done);
           });
         }
-        const done = await action.run();
+        const done = await verb();
         if (done === ANSWERED) return;
         await finish(done);
         if (done.location !== undefined) return redirect(p.ctx, done.location);
         throw new Error('An action that keys are shown for runs once.');
       } catch (error) {
-        if (action.refused && (await action.refused(error)) === ANSWERED) return;
+        if (answered) return;
         throw error;
       }
     },

@@ -9,9 +9,10 @@ import type { Db, DbClient } from '../db.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import type { Lang } from '../web/i18n.ts';
-import { redirect, send } from '../web/page.ts';
-import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { send } from '../web/page.ts';
+import { consolePage, type ConsolePage } from '../admin/console.ts';
 import { queryText } from '../admin/console-kit.ts';
+import { ANSWERED, consoleAction } from '../admin/console-actions.ts';
 import { toMinor } from './amount.ts';
 import { ACCOUNT, HELD_PREFIX } from './ledger.ts';
 import {
@@ -27,7 +28,6 @@ import { moneyConsoleTranslator, type MoneyConsoleMessage } from './console-i18n
 import {
   LEDGER_PATH,
   RECONCILIATION_PATH,
-  confirmRunBody,
   dealPostingsBody,
   ledgerBody,
   reconciliationBody,
@@ -234,41 +234,42 @@ export function moneyConsolePages(api: Api, services: Services): void {
 
   router.post(
     `${RECONCILIATION_PATH}/runs`,
-    consolePage(
-      services,
-      async (cp) => {
-        const p = withWords(cp);
-        const form = await consoleForm(p);
-        if (form.get('confirmed') !== 'yes')
-          return send(
-            p,
-            200,
-            p.m('confirmRunTitle'),
-            confirmRunBody(p, p.admin, p.c('cancel')),
-            RECONCILIATION_PATH,
-            p.admin,
-          );
-        let run;
-        try {
-          run = await startReconciliation(services, p.admin.actor);
-        } catch (error) {
-          if (error instanceof Problem) throw error;
+    consoleAction(services, {
+      may: ['admin'],
+      page: withWords,
+      path: () => `${RECONCILIATION_PATH}/runs`,
+      cancel: () => RECONCILIATION_PATH,
+      action: (p) => ({
+        confirm: () => ({
+          title: p.m('confirmRunTitle'),
+          text: p.m('confirmRunText'),
+          button: p.m('confirmButton'),
+          fields: {},
+          tone: 'plain',
+        }),
+        run: async () => {
+          const run = await startReconciliation(services, p.admin.actor);
+          return {
+            audit: {
+              action: 'runReconciliation',
+              object_type: 'reconciliation',
+              object_id: run.id,
+              after: runJson(run),
+            },
+            location: `${RECONCILIATION_PATH}?done=started`,
+          };
+        },
+        refused: async (error) => {
+          if (error instanceof Problem) return undefined;
           // Temporal away (or the run's row not written): the run is marked failed and nothing was asked of the acquirer.
           ((p.ctx.state.log as Services['logger'] | undefined) ?? services.logger).warn(
             { err: error },
             'a reconciliation run could not be started from the console',
           );
-          return showReconciliation(p, 503, { error: p.m('startFailed') });
-        }
-        await auditConsole(p, services, {
-          action: 'runReconciliation',
-          object_type: 'reconciliation',
-          object_id: run.id,
-          after: runJson(run),
-        });
-        redirect(p.ctx, `${RECONCILIATION_PATH}?done=started`);
-      },
-      { may: ['admin'] },
-    ),
+          await showReconciliation(p, 503, { error: p.m('startFailed') });
+          return ANSWERED;
+        },
+      }),
+    }),
   );
 }

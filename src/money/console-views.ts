@@ -235,11 +235,3 @@ ${
 ${data.next && html`<p><a href="${data.next}">${m('olderFindings')}</a></p>`}
 </section>`;
 }
-
-export function confirmRunBody(w: MoneyWords, admin: ConsoleAdmin, cancel: string): SafeHtml {
-  const { m } = w;
-  return html`<h1>${m('confirmRunTitle')}</h1>
-<p class="consequence">${m('confirmRunText')}</p>
-<form method="post" action="${RECONCILIATION_PATH}/runs">${csrfField(admin.csrf)}<input type="hidden" name="confirmed" value="yes">
-<div class="actions"><button type="submit">${m('confirmButton')}</button> <a class="button secondary" href="${RECONCILIATION_PATH}">${cancel}</a></div></form>`;
-}
