@@ -10,6 +10,7 @@ import { redirect, send } from '../web/page.ts';
 import { formatMoney } from '../web/i18n.ts';
 import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
 import { formText, queryText } from '../admin/console-kit.ts';
+import { ANSWERED, consoleAction, type Answered } from '../admin/console-actions.ts';
 import { forbiddenFor, type AdminRole } from '../admin/auth.ts';
 import type { DealSnapshot } from './model.ts';
 import { refusal } from './rules.ts';
@@ -268,36 +269,45 @@ export function dealConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/deals/:id/confirm/:move',
-    page(async (p) => {
-      const form = await consoleForm(p);
-      const move = p.ctx.params.move;
-      if (!isMove(move)) throw problem('not_found', 'No such move.');
-      const id = String(p.ctx.params.id);
-      const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
-      const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
-      try {
-        const after =
-          move === 'cancel'
-            ? dealView(await cancelDeal(services, ADMINISTRATOR, id, reason.trim()))
-            : paymentView(await moveEscrow(services, ADMINISTRATOR, id, move, reason));
-        await auditConsole(p, services, {
-          action: MOVE_ACTION[move],
-          object_type: 'deal',
-          object_id: id,
-          before: auditedDeal(snapshot),
-          after,
-        });
-        redirect(p.ctx, `${dealPath(id)}?done=${move}`);
-      } catch (error) {
-        const why = refusalWords(p, error);
-        // Refused because the deal changed since the page was read (a dispute opened, say): no form to send again.
-        const { snapshot: current, role } = await dealFor(services, ADMINISTRATOR, id);
-        const body = refusal(current, move, role)
-          ? moveConfirmBody(p, { snapshot: current, move, refusal: why })
-          : moveConfirmBody(p, { snapshot: current, move, reason, error: p.d('notDone', { why }) });
-        send(p, 400, p.d(`confirm_${move}`), body, dealPath(id), p.admin);
-      }
-    }, DEAL_MOVERS),
+    consoleAction(services, {
+      may: DEAL_MOVERS,
+      page: withWords,
+      load: async (p) => {
+        const move = p.ctx.params.move;
+        if (!isMove(move)) throw problem('not_found', 'No such move.');
+        return { id: String(p.ctx.params.id), move };
+      },
+      path: ({ id, move }) => `${dealPath(id)}/confirm/${move}`,
+      action: async (p, { id, move }, form) => {
+        const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
+        const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
+        return {
+          run: async () => ({
+            audit: {
+              action: MOVE_ACTION[move],
+              object_type: 'deal',
+              object_id: id,
+              before: auditedDeal(snapshot),
+              after:
+                move === 'cancel'
+                  ? dealView(await cancelDeal(services, ADMINISTRATOR, id, reason.trim()))
+                  : paymentView(await moveEscrow(services, ADMINISTRATOR, id, move, reason)),
+            },
+            location: `${dealPath(id)}?done=${move}`,
+          }),
+          refused: async (error): Promise<Answered> => {
+            const why = refusalWords(p, error);
+            // Refused because the deal changed since the page was read (a dispute opened, say): no form to send again.
+            const { snapshot: current, role } = await dealFor(services, ADMINISTRATOR, id);
+            const body = refusal(current, move, role)
+              ? moveConfirmBody(p, { snapshot: current, move, refusal: why })
+              : moveConfirmBody(p, { snapshot: current, move, reason, error: p.d('notDone', { why }) });
+            send(p, 400, p.d(`confirm_${move}`), body, dealPath(id), p.admin);
+            return ANSWERED;
+          },
+        };
+      },
+    }),
   );
 
   router.post(
@@ -386,21 +396,31 @@ export function dealConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/disputes/:id/messages',
-    page(async (p) => {
-      const form = await consoleForm(p);
-      const id = String(p.ctx.params.id);
-      const text = formText(form, 'text');
-      if (!text || text.length > MESSAGE_MAX)
-        throw problem('validation_failed', 'Write the message (at most 5000 characters).');
-      const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });
-      await auditConsole(p, services, {
-        action: 'adminDisputeMessage',
-        object_type: 'deal',
-        object_id: id,
-        after: { ...message, files: [] },
-      });
-      redirect(p.ctx, `${disputePath(id)}?done=message`);
-    }, DEAL_MOVERS),
+    consoleAction(services, {
+      may: DEAL_MOVERS,
+      page: withWords,
+      load: async (p) => String(p.ctx.params.id),
+      path: (id) => disputePath(id),
+      action: (_p, id, form) => {
+        const text = formText(form, 'text');
+        if (!text || text.length > MESSAGE_MAX)
+          throw problem('validation_failed', 'Write the message (at most 5000 characters).');
+        return {
+          run: async () => {
+            const message = await addDisputeMessage(services, ADMINISTRATOR, id, { text, files: [] });
+            return {
+              audit: {
+                action: 'adminDisputeMessage',
+                object_type: 'deal',
+                object_id: id,
+                after: { ...message, files: [] },
+              },
+              location: `${disputePath(id)}?done=message`,
+            };
+          },
+        };
+      },
+    }),
   );
 
   router.post(
