@@ -26,7 +26,6 @@ import {
   type Administrator,
 } from './administrators.ts';
 import {
-  auditConsole,
   consoleForm,
   consolePage,
   consoleToken,
@@ -38,9 +37,9 @@ import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
 import { ageWords, badge, formText, when } from './console-kit.ts';
-import { consoleActions, type ConsoleAction } from './console-actions.ts';
+import { consoleAction, consoleActions, type ConsoleAction } from './console-actions.ts';
 import { attention, type Attention } from './console-home.ts';
-import { onceField, runOnce, showOnce } from './console-once.ts';
+import { onceField, showOnce } from './console-once.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 100;
@@ -262,21 +261,29 @@ ${attentionBody(p, await attention(services.db))}`;
 
   router.post(
     '/admin/view/administrators',
-    consolePage(services, async (p) => {
-      const form = await consoleForm(p);
-      const email = EmailSchema.safeParse(formText(form, 'email'));
-      const role = form.get('role');
-      if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
-      await runOnce(p, services, form, async () => {
-        const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
-        await auditConsole(p, services, {
-          action: 'createAdministrator',
-          object_type: 'administrator',
-          object_id: created.id,
-          after: created,
-        });
-        return { location: '/admin/view/administrators?done=added' };
-      });
+    consoleAction(services, {
+      page: (p) => p,
+      path: () => '/admin/view/administrators',
+      action: (p, _, form) => {
+        const email = EmailSchema.safeParse(formText(form, 'email'));
+        const role = form.get('role');
+        if (!email.success || !isRole(role)) throw problem('validation_failed', 'An e-mail address and a role.');
+        return {
+          once: true,
+          run: async () => {
+            const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
+            return {
+              audit: {
+                action: 'createAdministrator',
+                object_type: 'administrator',
+                object_id: created.id,
+                after: created,
+              },
+              location: '/admin/view/administrators?done=added',
+            };
+          },
+        };
+      },
     }),
   );
 

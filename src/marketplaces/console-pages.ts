@@ -5,10 +5,11 @@ import type { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
-import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { formText, queryText } from '../admin/console-kit.ts';
 import {
   ANSWERED,
+  consoleAction,
   consoleActions,
   type ActionEntry,
   type Answered,
@@ -16,7 +17,6 @@ import {
   type ConsoleAudit,
 } from '../admin/console-actions.ts';
 import { formatDate } from '../web/i18n.ts';
-import { runOnce } from '../admin/console-once.ts';
 import { send } from '../web/page.ts';
 import {
   checkWebhookUrl,
@@ -203,43 +203,53 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/marketplaces',
-    consolePage(services, async (cp) => {
-      const p = view(cp);
-      const form = await consoleForm(p);
-      const values = formFields(form);
-      const parsed = CreateMarketplaceBody.safeParse(asBody(values));
-      if (!parsed.success) {
-        return send(
-          p,
-          400,
-          p.m('activateTitle'),
-          activateBody(p, values, invalidWords(p, parsed.error)),
-          '/admin/view/marketplaces/new',
-          p.admin,
-        );
-      }
-      await runOnce(p, services, form, async () => {
-        const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, parsed.data);
-        const answer = {
-          ...marketplace,
-          created_at: marketplace.created_at.toISOString(),
-          secret_key: secretKey,
-          public_key: publicKey,
-          sso_client: ssoClient,
+    consoleAction(services, {
+      page: view,
+      path: () => '/admin/view/marketplaces',
+      action: (p, _, form) => {
+        const values = formFields(form);
+        const parsed = CreateMarketplaceBody.safeParse(asBody(values));
+        if (!parsed.success) {
+          send(
+            p,
+            400,
+            p.m('activateTitle'),
+            activateBody(p, values, invalidWords(p, parsed.error)),
+            '/admin/view/marketplaces/new',
+            p.admin,
+          );
+          return ANSWERED;
+        }
+        return {
+          once: true,
+          run: async () => {
+            const { marketplace, secretKey, publicKey, ssoClient } = await activateMarketplace(services, parsed.data);
+            const answer = {
+              ...marketplace,
+              created_at: marketplace.created_at.toISOString(),
+              secret_key: secretKey,
+              public_key: publicKey,
+              sso_client: ssoClient,
+            };
+            const keys: [string, string, string][] = [
+              [p.m('secretKey'), 'secret-key', secretKey],
+              [p.m('publicKey'), 'public-key', publicKey],
+              ...(ssoClient
+                ? [[p.m('ssoSecret'), 'sso-secret', ssoClient.client_secret] as [string, string, string]]
+                : []),
+            ];
+            return {
+              audit: {
+                action: 'createMarketplace',
+                object_type: 'marketplace',
+                object_id: marketplace.id,
+                after: answer,
+              },
+              reveal: shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, marketplace.id),
+            };
+          },
         };
-        await auditConsole(p, services, {
-          action: 'createMarketplace',
-          object_type: 'marketplace',
-          object_id: marketplace.id,
-          after: answer,
-        });
-        const keys: [string, string, string][] = [
-          [p.m('secretKey'), 'secret-key', secretKey],
-          [p.m('publicKey'), 'public-key', publicKey],
-          ...(ssoClient ? [[p.m('ssoSecret'), 'sso-secret', ssoClient.client_secret] as [string, string, string]] : []),
-        ];
-        return { reveal: shownOnce(p, p.m('activatedTitle', { name: marketplace.name }), keys, marketplace.id) };
-      });
+      },
     }),
   );
 

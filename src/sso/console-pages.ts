@@ -5,6 +5,8 @@
 import { formText, when } from '../admin/console-kit.ts';
 import {
   ANSWERED,
+  type Answered,
+  consoleAction,
   consoleActions,
   type ActionEntry,
   type Confirmation,
@@ -14,7 +16,7 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem } from '../http/problem.ts';
-import { copyStatus, onceField, runOnce, secretBlock, type Reveal } from '../admin/console-once.ts';
+import { copyStatus, onceField, secretBlock, type Reveal } from '../admin/console-once.ts';
 import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { send } from '../web/page.ts';
@@ -74,48 +76,54 @@ export function ssoConsolePages(api: Api, services: Services): void {
 
   router.post(
     LIST,
-    consolePage(services, async (cp) => {
-      const p = withWords(cp);
-      const form = await consoleForm(p);
-      const fields = {
-        client_id: formText(form, 'client_id'),
-        name: formText(form, 'name'),
-        redirect_uris: uriText(form.get('redirect_uris') ?? ''),
-      };
-      const refuse = async (status: number, error: string) =>
-        send(
-          p,
-          status,
-          p.s('title'),
-          listBody(p, await listClients(db, { limit: PAGE_SIZE }), { error, fields }),
-          LIST,
-          p.admin,
-        );
-      if (!ClientId.safeParse(fields.client_id).success) return refuse(400, p.s('badClientId'));
-      if (!fields.name || fields.name.length > NAME_MAX) return refuse(400, p.s('badName'));
-      const uris = parseRedirectUris(fields.redirect_uris);
-      if ('problem' in uris) return refuse(400, p.s('badRedirectUris', { reason: uris.problem }));
-      try {
-        await runOnce(p, services, form, async () => {
-          const created = await createClient(db, masterKey, {
-            client_id: fields.client_id,
-            name: fields.name,
-            redirect_uris: uris.uris,
-          });
-          await auditConsole(p, services, {
-            action: 'createSsoClient',
-            object_type: 'sso_client',
-            object_id: created.client_id,
-            after: created,
-          });
-          return {
-            reveal: secretReveal(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')),
-          };
-        });
-      } catch (error) {
-        if (error instanceof Problem && error.code === 'client_id_taken') return refuse(409, p.s('clientIdTaken'));
-        throw error;
-      }
+    consoleAction(services, {
+      page: withWords,
+      path: () => LIST,
+      action: (p, _, form) => {
+        const fields = {
+          client_id: formText(form, 'client_id'),
+          name: formText(form, 'name'),
+          redirect_uris: uriText(form.get('redirect_uris') ?? ''),
+        };
+        const refuse = async (status: number, error: string): Promise<Answered> => {
+          send(
+            p,
+            status,
+            p.s('title'),
+            listBody(p, await listClients(db, { limit: PAGE_SIZE }), { error, fields }),
+            LIST,
+            p.admin,
+          );
+          return ANSWERED;
+        };
+        if (!ClientId.safeParse(fields.client_id).success) return refuse(400, p.s('badClientId'));
+        if (!fields.name || fields.name.length > NAME_MAX) return refuse(400, p.s('badName'));
+        const uris = parseRedirectUris(fields.redirect_uris);
+        if ('problem' in uris) return refuse(400, p.s('badRedirectUris', { reason: uris.problem }));
+        return {
+          once: true,
+          run: async () => {
+            const created = await createClient(db, masterKey, {
+              client_id: fields.client_id,
+              name: fields.name,
+              redirect_uris: uris.uris,
+            });
+            return {
+              audit: {
+                action: 'createSsoClient',
+                object_type: 'sso_client',
+                object_id: created.client_id,
+                after: created,
+              },
+              reveal: secretReveal(p, created, p.s('registeredTitle', { client: created.name }), p.s('secretOnce')),
+            };
+          },
+          refused: (error) =>
+            error instanceof Problem && error.code === 'client_id_taken'
+              ? refuse(409, p.s('clientIdTaken'))
+              : undefined,
+        };
+      },
     }),
   );
 
