@@ -1,10 +1,12 @@
-// What a user has let SSO clients have: one grant per user and client, recorded with every code issued. The browser
-// asks consent before the first (and after a revocation); a marketplace's own client needs none. Revoking a grant
+// What a user has let SSO clients have: one grant per user and client, recorded with every code issued, with the scopes
+// consented to (src/sso/claims.ts). The browser asks consent before the first (and after a revocation), and again when
+// a sign-in asks for a scope the grant lacks; a marketplace's own client needs none. Revoking a grant
 // also ends what the client holds: the user's access and refresh tokens for it stop working and their unused codes
 // expire.
 import { inTransaction, type Db } from '../db.ts';
 import type { SsoClient } from './clients.ts';
 import { endRefreshTokens } from './refresh-tokens.ts';
+import { consentScopes } from './claims.ts';
 
 export interface ConnectedSite {
   client_id: string;
@@ -13,23 +15,29 @@ export interface ConnectedSite {
   last_at: Date;
 }
 
-/** Whether the browser must ask the user before this client gets a code. */
-export async function consentNeeded(db: Db, client: SsoClient, userId: string): Promise<boolean> {
+/** Whether the browser must ask the user before this client gets a code for this scope. */
+export async function consentNeeded(db: Db, client: SsoClient, userId: string, scope: string): Promise<boolean> {
   if (client.marketplace_id !== null) return false;
   const result = await db.query(
-    'SELECT 1 FROM sso_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL',
-    [userId, client.client_id],
+    'SELECT 1 FROM sso_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL AND scopes @> $3::text[]',
+    [userId, client.client_id, [...consentScopes(scope)]],
   );
   return result.rowCount === 0;
 }
 
-/** A sign-in to the client: starts the grant (again, after a revocation) or moves its last_at. */
-export async function recordGrant(db: Db, clientId: string, userId: string): Promise<void> {
+/**
+ * A sign-in to the client: starts the grant (again, after a revocation) or moves its last_at; the scope's consent
+ * scopes join those of a live grant, or replace those of a revoked one.
+ */
+export async function recordGrant(db: Db, clientId: string, userId: string, scope: string): Promise<void> {
   await db.query(
-    `INSERT INTO sso_grants AS g (user_id, client_id) VALUES ($1, $2)
+    `INSERT INTO sso_grants AS g (user_id, client_id, scopes) VALUES ($1, $2, $3::text[])
      ON CONFLICT (user_id, client_id) DO UPDATE
-        SET last_at = now(), revoked_at = NULL, first_at = CASE WHEN g.revoked_at IS NULL THEN g.first_at ELSE now() END`,
-    [userId, clientId],
+        SET last_at = now(), revoked_at = NULL, first_at = CASE WHEN g.revoked_at IS NULL THEN g.first_at ELSE now() END,
+            scopes = CASE WHEN g.revoked_at IS NULL
+                          THEN ARRAY(SELECT DISTINCT unnest(g.scopes || EXCLUDED.scopes) ORDER BY 1)
+                          ELSE EXCLUDED.scopes END`,
+    [userId, clientId, [...consentScopes(scope)]],
   );
 }
 

@@ -17,7 +17,9 @@ const en = {
   receivesEmail: 'your e-mail address: {email}',
   receivesName: 'your name: {name}',
   receivesNoName: 'your name (you have not given one yet)',
-  receivesOrg: 'the name you take part in deals under as a private person ({org}), and its identifier',
+  receivesOrg:
+    'your organization: the name you take part in deals under as a private person ({org}), and its identifier',
+  receivesOfflineAccess: 'to stay signed in (offline access): it keeps getting these until you disconnect it',
   allow: 'Allow',
   cancel: 'Cancel',
   consentHint:
@@ -28,7 +30,7 @@ const en = {
     'This application registered itself: {service} has not checked that its name is true. Allow it only if you started this sign-in.',
   // Connected sites
   sitesIntro:
-    'Sites you signed in to with {service}. Each received your svc ID, e-mail address, name and the name you use in deals as a private person.',
+    'Sites you signed in to with {service}. Each receives what you allowed it: your svc ID, and your name, e-mail address or organization if it asked for them.',
   noSites: 'You have not signed in to any site with {service} yet.',
   connectedOn: 'Connected on {date}',
   lastSignIn: 'last sign-in on {date}',
@@ -78,7 +80,9 @@ const ru: Record<SsoMessage, string> = {
   receivesEmail: 'адрес электронной почты: {email}',
   receivesName: 'ваше имя: {name}',
   receivesNoName: 'ваше имя (вы его пока не указали)',
-  receivesOrg: 'имя, под которым вы участвуете в сделках как частное лицо ({org}), и его идентификатор',
+  receivesOrg:
+    'вашу организацию: имя, под которым вы участвуете в сделках как частное лицо ({org}), и его идентификатор',
+  receivesOfflineAccess: 'право оставаться в системе (офлайн-доступ): получать это, пока вы не отключите сайт',
   allow: 'Разрешить',
   cancel: 'Отмена',
   consentHint:
@@ -88,7 +92,7 @@ const ru: Record<SsoMessage, string> = {
   consentSelfRegistered:
     'Это приложение зарегистрировалось само: {service} не проверял, что его название настоящее. Разрешайте, только если вход начали вы.',
   sitesIntro:
-    'Сайты, на которые вы входили через {service}. Каждый получил ваш svc ID, адрес электронной почты, имя и имя в сделках как частного лица.',
+    'Сайты, на которые вы входили через {service}. Каждый получает то, что вы ему разрешили: ваш svc ID, а также имя, адрес электронной почты или организацию, если он их просил.',
   noSites: 'Вы ещё не входили ни на один сайт через {service}.',
   connectedOn: 'Подключён {date}',
   lastSignIn: 'последний вход {date}',

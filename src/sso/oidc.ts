@@ -23,7 +23,8 @@ import {
   oauthJsonErrors,
   oauthProblemResponses,
 } from './oauth-problem.ts';
-import { OFFLINE_ACCESS, newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
+import { SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './claims.ts';
+import { newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
 import { SIGNING_ALG, publishedKeys } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, tokenRoutes } from './token-routes.ts';
 import { REGISTRATION_PATH, registrationRoutes } from './registration.ts';
@@ -70,8 +71,8 @@ export function oidcRoutes(api: Api, services: Services): void {
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: ['openid', 'profile', 'email', OFFLINE_ACCESS],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'name', 'svc_id', 'org'],
+    scopes_supported: SUPPORTED_SCOPES,
+    claims_supported: SUPPORTED_CLAIMS,
     prompt_values_supported: ['none', 'login'],
     ui_locales_supported: ['en', 'ru'],
     authorization_response_iss_parameter_supported: true,
@@ -210,6 +211,7 @@ export function oidcRoutes(api: Api, services: Services): void {
         subject,
         redeemed: granted,
         ttlSeconds,
+        pairwise: client?.subject_type === 'pairwise',
       });
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Pragma', 'no-cache');
@@ -234,9 +236,15 @@ export function oidcRoutes(api: Api, services: Services): void {
       security: ['ssoAccessToken'],
       responses: {
         200: {
-          description: 'The claims; a pairwise client gets `sub`, `email` and `name` only',
-          schema: Profile.partial({ svc_id: true, org: true }).extend({
+          description:
+            'The claims the token’s scope selects: `profile` gives `name` (and `locale`, `zoneinfo` when chosen), ' +
+            '`email` gives `email` and `email_verified`, `org` the organization; a pairwise client never gets ' +
+            '`svc_id` or `org`',
+          schema: Profile.partial().extend({
             sub: z.string().describe('The svc ID, or a pairwise client’s own subject'),
+            email_verified: z.boolean().optional(),
+            locale: z.string().optional(),
+            zoneinfo: z.string().optional(),
           }),
         },
         401: oauthProblemResponses[401],

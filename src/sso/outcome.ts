@@ -1,5 +1,6 @@
 // How an authorization request ends once the user is known: a code for the client (recording the grant), an error
-// at the client's checked redirect URI (RFC 6749 §4.1.2.1), or first the consent page when the client has no grant.
+// at the client's checked redirect URI (RFC 6749 §4.1.2.1), or first the consent page when the client has no grant
+// covering the scope asked for.
 // Also the browser's cabinet session as the SSO steps see it, with the time its user signed in (the ID token's
 // auth_time, and what max_age is measured against).
 import type { Context } from 'koa';
@@ -53,7 +54,7 @@ export async function continueSignedIn(
 ) {
   if (request.resource !== undefined && !namesDataServer(services.config, request.resource))
     return refuse(ctx, services, unknownResource(request), status);
-  if (await consentNeeded(services.db, request.client, session.user.id)) {
+  if (await consentNeeded(services.db, request.client, session.user.id, request.scope)) {
     if (request.prompts.has('none')) {
       return refuse(
         ctx,
@@ -62,7 +63,7 @@ export async function continueSignedIn(
           target: request.target,
           state: request.state,
           error: 'consent_required',
-          description: 'The user has not allowed this client yet.',
+          description: 'The user has not allowed this client (this scope) yet.',
         },
         status,
       );
@@ -83,7 +84,7 @@ export async function issueAndRedirect(
 ) {
   if (request.resource !== undefined && !namesDataServer(services.config, request.resource))
     return refuse(ctx, services, unknownResource(request), status);
-  await recordGrant(services.db, request.client.client_id, userId);
+  await recordGrant(services.db, request.client.client_id, userId, request.scope);
   const code = await issueCode(
     services.db,
     {

@@ -11,6 +11,7 @@ import { readForm, send, type Page } from '../web/page.ts';
 import { CABINET_SITE } from '../web/layout.ts';
 import { preSessionCsrf } from '../web/session.ts';
 import { Params, type AuthorizeRequest } from './authorize-request.ts';
+import { consentScopes } from './claims.ts';
 import { isSsoMessage, ssoLang, ssoTranslator, type SsoTranslate } from './i18n.ts';
 import { consentBody, errorBody, loginBody } from './views.ts';
 import { personalOrganization } from '../accounts/users.ts';
@@ -126,6 +127,8 @@ export async function consentPage(
     otherAccount: requestPath('/sso/authorize', request, { prompt: 'login' }),
     tools: request.resource !== undefined && namesDataServer(services.config, request.resource) ? TOOL_NAMES : [],
     selfRegistered: request.client.registered_dynamically,
+    scopes: consentScopes(request.scope),
+    pairwise: request.client.subject_type === 'pairwise',
   });
   send(p, status, title, body, requestPath(CONSENT_PATH, request));
 }

@@ -20,7 +20,8 @@ import { connectedSiteRoutes } from './connected-sites.ts';
 import { connectedSitePages } from './connected-sites-pages.ts';
 import { oidcRoutes } from './oidc.ts';
 import { BackchannelLogoutUri, ClientCard, PostLogoutRedirectUris, Profile, RedirectUris, uriList } from './schemas.ts';
-import { asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
+import { OAuthProblem, asOAuthProblem, oauthProblemResponses } from './oauth-problem.ts';
+import { coversProfile } from './claims.ts';
 
 const ClientSummary = ClientCard.omit({ client_secret: true });
 
@@ -75,7 +76,9 @@ export function ssoRoutes(api: Api, services: Services): void {
     description:
       'The client server exchanges the code once, within SSO_CODE_TTL_SECONDS, with the redirect_uri given at the authorize ' +
       'step. 400 `code_already_used` (also revokes what the code issued), `code_expired`, `redirect_uri_mismatch`, ' +
-      '`invalid_code`, `invalid_code_verifier`; 401 `invalid_client`.',
+      '`invalid_code`, `invalid_code_verifier`; `invalid_scope` for the code of an OpenID Connect sign-in (scope with ' +
+      '`openid`) whose scope lacks one of `profile email org`, since the user allowed less than this profile ' +
+      '(the code is spent); 401 `invalid_client`.',
     tags: ['SSO'],
     body: z.object({
       client_id: z.string().max(128),
@@ -98,6 +101,13 @@ export function ssoRoutes(api: Api, services: Services): void {
         redirectUri: body.redirect_uri,
         codeVerifier: body.code_verifier,
       });
+      // The user allowed what the scope lists (src/sso/claims.ts); this answer is the whole profile.
+      if (!coversProfile(redeemed.scope))
+        throw new OAuthProblem(
+          'invalid_scope',
+          'invalid_scope',
+          'This sign-in did not ask for profile, email and org: exchange its code at /sso/oidc/token.',
+        );
       ctx.set('Cache-Control', 'no-store');
       ctx.body = redeemed.user;
     },

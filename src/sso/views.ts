@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../http/html.ts';
 import type { Translate } from '../web/i18n.ts';
 import { credentialFields } from '../cabinet/page-views.ts';
 import type { SsoTranslate } from './i18n.ts';
+import type { ConsentScope } from './claims.ts';
 
 export interface SsoView {
   t: Translate;
@@ -52,18 +53,23 @@ export function consentBody(
     tools: readonly string[];
     /** The client registered itself (RFC 7591): its name is its own word. */
     selfRegistered: boolean;
+    /** What the scope asks for (src/sso/claims.ts): each is listed, nothing else. */
+    scopes: ReadonlySet<ConsentScope>;
+    /** A pairwise client gets no organization, whatever it asks. */
+    pairwise: boolean;
   },
 ): SafeHtml {
-  const { user } = form;
+  const { user, scopes } = form;
   return html`<h1>${form.title}</h1>
 <p>${st('signedInAs', { service: t('appName'), email: user.email })} <a href="${form.otherAccount}">${st('otherAccount')}</a></p>
 <p>${st('consentReceives', { client: form.clientName, host: form.targetHost })}</p>
-<ul>
-<li>${st('receivesSvcId')}</li>
-<li>${st('receivesEmail', { email: user.email })}</li>
-<li>${user.name ? st('receivesName', { name: user.name }) : st('receivesNoName')}</li>
-<li>${st('receivesOrg', { org: user.org })}</li>
-</ul>
+<ul class="receives">
+<li data-scope="openid">${st('receivesSvcId')}</li>
+${scopes.has('profile') ? html`<li data-scope="profile">${user.name ? st('receivesName', { name: user.name }) : st('receivesNoName')}</li>\n` : ''}${
+    scopes.has('email') ? html`<li data-scope="email">${st('receivesEmail', { email: user.email })}</li>\n` : ''
+  }${scopes.has('org') && !form.pairwise ? html`<li data-scope="org">${st('receivesOrg', { org: user.org })}</li>\n` : ''}${
+    scopes.has('offline_access') ? html`<li data-scope="offline_access">${st('receivesOfflineAccess')}</li>\n` : ''
+  }</ul>
 ${
   form.tools.length > 0
     ? html`<p>${st('consentTools', { client: form.clientName })}</p>

@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 const authorizeUrl = (client: Client, state: string) =>
-  `${main.url}/sso/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: redirectUri, state, scope: 'openid' })}`;
+  `${main.url}/sso/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: redirectUri, state, scope: 'openid profile email org' })}`;
 
 /** The newest link to this path in the mails to this address, once it has arrived. */
 async function linkFromMail(email: string, path: string): Promise<string> {

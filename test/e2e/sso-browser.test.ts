@@ -59,7 +59,7 @@ describe('signing in through the form in a browser', () => {
         client_id: client.client_id,
         redirect_uri: redirectUri,
         state: 'browser-state',
-        scope: 'openid',
+        scope: 'openid profile email org',
       }),
     );
     expect(await page.title()).toContain('Sign in');

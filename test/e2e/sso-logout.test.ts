@@ -373,7 +373,7 @@ describe('RP-initiated logout', () => {
     expect(await userinfoStatus(tokens.access_token)).toBe(401);
     expect(await userinfoStatus(theirs.tokens.access_token)).toBe(200);
     const still = await fetch(
-      `${server.url}/sso/authorize?${new URLSearchParams({ client_id: shop.client_id, redirect_uri: redirectOf(shop), state: 's', prompt: 'none' })}`,
+      `${server.url}/sso/authorize?${new URLSearchParams({ client_id: shop.client_id, redirect_uri: redirectOf(shop), state: 's', prompt: 'none', scope: 'openid email' })}`,
       { redirect: 'manual', headers: cookie(other) },
     );
     expect(new URL(still.headers.get('location')!).searchParams.get('code')).toMatch(/^ac_/);

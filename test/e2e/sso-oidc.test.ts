@@ -57,7 +57,7 @@ describe('openid-client, unmodified', () => {
       const nonce = oidc.randomNonce();
       const url = oidc.buildAuthorizationUrl(config, {
         redirect_uri: REDIRECT_URI,
-        scope: 'openid email profile',
+        scope: 'openid email profile org',
         code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
         state,
