@@ -39,7 +39,8 @@ export interface RouteDefinition<
   /** A JSON body, validated. */
   body?: B;
   /** A body the handler reads itself (file uploads); documented only, as `schema` when given (a multipart form's fields). */
-  rawBody?: { contentType: string; description: string; schema?: z.ZodType };
+  /** A body read by the handler itself; `required: false` when the operation also works without one. */
+  rawBody?: { contentType: string; description: string; schema?: z.ZodType; required?: boolean };
   /**
    * The most bytes the body may have, 413 payload_too_large beyond; documented on the operation (`x-body-limit-bytes`).
    * A JSON body is read under it, SMALL_BODY_LIMIT_BYTES (64 KiB) when not given; a rawBody route states the limit its
@@ -258,7 +259,7 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
   } else if (route.rawBody) {
     const limit = route.bodyLimitBytes;
     requestBody = {
-      required: true,
+      required: route.rawBody.required ?? true,
       description:
         limit === undefined
           ? route.rawBody.description

@@ -27,7 +27,8 @@ import { userOfSubject } from './subjects.ts';
 
 export const LOGOUT_PATH = '/sso/oidc/logout';
 
-const text = (description: string) => z.string().max(8192).optional().catch(undefined).describe(description);
+// As the authorize step's: a value that is not one string is absent (the URL's own limit bounds the length).
+const text = (description: string) => z.string().optional().catch(undefined).describe(description);
 const LogoutParams = z.object({
   id_token_hint: text('An ID token this provider issued to the client (an expired one is accepted)'),
   client_id: text('The client; required with post_logout_redirect_uri unless id_token_hint names it'),
@@ -220,7 +221,11 @@ ${csrfField(signed.csrf)}${carried.map(([name, value]) => html`<input type="hidd
     method: 'post',
     path: LOGOUT_PATH,
     operationId: 'oidcLogoutPost',
-    rawBody: { contentType: 'application/x-www-form-urlencoded', description: 'The same parameters as the GET' },
+    rawBody: {
+      contentType: 'application/x-www-form-urlencoded',
+      description: 'The same parameters as the GET (none: as the GET without any)',
+      required: false,
+    },
     bodyLimitBytes: FORM_LIMIT_BYTES,
     handler: async (ctx) => {
       const form = await readForm(ctx);

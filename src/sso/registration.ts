@@ -60,10 +60,13 @@ const Registered = z.object({
 const metadataProblem = (detail: string) =>
   new OAuthProblem('invalid_client_metadata', 'invalid_client_metadata', detail);
 
-/** A validation failure of the body as RFC 7591's invalid_client_metadata, naming the field. */
+/**
+ * A validation failure of the body in RFC 7591's shape (`error: invalid_client_metadata`, naming the field); its `code`
+ * stays the service's own, as on every route (validation_failed, a body too deep among them).
+ */
 function asRegistrationProblem(error: Problem): Problem {
   if (error instanceof OAuthProblem || error.status !== 400) return error;
-  return new OAuthProblem('invalid_client_metadata', 'invalid_client_metadata', error.message, {
+  return new OAuthProblem(error.code, 'invalid_client_metadata', error.message, {
     errors: error.errors,
   });
 }

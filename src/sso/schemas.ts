@@ -95,6 +95,10 @@ export const ExactRedirectUri = z
 export const PostLogoutRedirectUris = z
   .string()
   .max(20 * 2001)
+  .regex(
+    new RegExp(`^ *(?:${EXACT_REDIRECT_URI}(?: +${EXACT_REDIRECT_URI}){0,19})? *$`),
+    'must be at most 20 exact https URIs (http only on a loopback host) separated by spaces',
+  )
   .superRefine((value, ctx) => {
     const uris = value.split(' ').filter(Boolean);
     if (uris.length > 20) ctx.addIssue({ code: 'custom', message: 'must be at most 20 URIs separated by spaces' });
@@ -114,6 +118,10 @@ export const PostLogoutRedirectUris = z
 export const BackchannelLogoutUri = z
   .string()
   .max(2000)
+  .regex(
+    new RegExp(`^${EXACT_REDIRECT_URI}$`),
+    'must be an https URI (http only on a loopback host) without a fragment',
+  )
   .superRefine((value, ctx) => {
     const problem = redirectUriProblem(value, { wildcard: false });
     if (problem) ctx.addIssue({ code: 'custom', message: problem });

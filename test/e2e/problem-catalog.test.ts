@@ -18,6 +18,7 @@ const FORWARDING: Record<string, { helper?: string }> = {
   'src/http/problem.ts: code': {}, // problem() itself
   'src/sso/codes.ts: problemCode': { helper: 'grantProblem' },
   'src/sso/oauth-problem.ts: problem.code': {}, // asOAuthProblem keeps the code of a problem made elsewhere
+  'src/sso/registration.ts: error.code': {}, // asRegistrationProblem too
   'src/deals/commands.ts: type': {}, // failure types of the workflow and its activities, each raised with refuse()
   'workflows/deals/deal-entity.ts: refused.code': {}, // the deal rules' refusals, read from REFUSALS
 };
