@@ -79,7 +79,8 @@ export function authorizeRoutes(api: Api, services: Services): void {
             headers: { 'WWW-Authenticate': 'Bearer realm="sso", error="invalid_token"' },
           });
         }
-        return issueAndRedirect(p.ctx, services, request, user.id, await sessionStartedAt(services, token), 302);
+        // The spec's path: the site holds the person's cabinet token, so there is no consent page to honour.
+        return issueAndRedirect(p.ctx, services, request, user.id, await sessionStartedAt(services, token), 302, true);
       }
       const session = await browserSession(p.ctx, services);
       if (session && !request.prompts.has('login') && !tooOld(session.signedInAt, request.maxAge)) {

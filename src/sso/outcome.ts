@@ -81,6 +81,7 @@ export async function issueAndRedirect(
   userId: string,
   authTime: Date | undefined,
   status: 302 | 303,
+  viaCabinetToken = false,
 ) {
   if (request.resource !== undefined && !namesDataServer(services.config, request.resource))
     return refuse(ctx, services, unknownResource(request), status);
@@ -96,6 +97,7 @@ export async function issueAndRedirect(
       codeChallenge: request.codeChallenge,
       authTime,
       resource: request.resource,
+      viaCabinetToken,
     },
     services.config.SSO_CODE_TTL_SECONDS,
   );

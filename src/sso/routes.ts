@@ -76,8 +76,8 @@ export function ssoRoutes(api: Api, services: Services): void {
     description:
       'The client server exchanges the code once, within SSO_CODE_TTL_SECONDS, with the redirect_uri given at the authorize ' +
       'step. 400 `code_already_used` (also revokes what the code issued), `code_expired`, `redirect_uri_mismatch`, ' +
-      '`invalid_code`, `invalid_code_verifier`; `invalid_scope` for the code of an OpenID Connect sign-in (scope with ' +
-      '`openid`) whose scope lacks one of `profile email org`, since the user allowed less than this profile ' +
+      '`invalid_code`, `invalid_code_verifier`; `invalid_scope` for the code of a browser sign-in with an OpenID Connect ' +
+      'scope (with `openid`) lacking one of `profile email org`, since the user allowed less than this profile ' +
       '(the code is spent); 401 `invalid_client`.',
     tags: ['SSO'],
     body: z.object({
@@ -101,8 +101,10 @@ export function ssoRoutes(api: Api, services: Services): void {
         redirectUri: body.redirect_uri,
         codeVerifier: body.code_verifier,
       });
-      // The user allowed what the scope lists (src/sso/claims.ts); this answer is the whole profile.
-      if (!coversProfile(redeemed.scope))
+      // A person who allowed the site in a browser allowed what the scope lists (src/sso/claims.ts), and this answer is
+      // the whole profile. The spec's authorize with the person's own cabinet token asks no consent: its code answers
+      // the profile whatever the scope says, as SPEC.md's flow expects.
+      if (!redeemed.viaCabinetToken && !coversProfile(redeemed.scope))
         throw new OAuthProblem(
           'invalid_scope',
           'invalid_scope',
