@@ -271,7 +271,12 @@ ${attentionBody(p, await attention(services.db))}`;
         return {
           once: true,
           run: async () => {
-            const created = await createAdministrator(services, p.admin.actor, { email: email.data, role });
+            // The invitation is written in the console's language of the administrator who invites.
+            const created = await createAdministrator(services, p.admin.actor, {
+              email: email.data,
+              role,
+              locale: p.lang,
+            });
             return {
               audit: {
                 action: 'createAdministrator',
@@ -506,7 +511,7 @@ function auditBody(
 ${
   page.items.length === 0
     ? html`<p>${c('noRecords')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${c('at')}</th><th>${c('actor')}</th><th>${c('action')}</th><th>${c('object')}</th><th>${c('changes')}</th></tr></thead>
 <tbody>${page.items.map(
         (record) => html`<tr><td>${when(p.lang, record.at)}</td><td>${record.actor}</td><td>${record.action}</td>

@@ -195,7 +195,7 @@ function listBody(p: DataPage, q: string | undefined, page: { items: DataAccount
 ${
   page.items.length === 0
     ? html`<p>${d('noAccounts')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('email')}</th><th>${d('tariff')}</th><th>${d('quota')}</th><th>${d('used')}</th><th>${d('activeKeys')}</th></tr></thead>
 <tbody>${page.items.map(
         (
@@ -229,7 +229,7 @@ ${message('notice', state.notice)}${message('error', state.error)}
 ${
   account.keys.length === 0
     ? html`<p>${d('noKeys')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('keyName')}</th><th>${d('prefix')}</th><th>${d('created')}</th><th>${d('keyState')}</th><th></th></tr></thead>
 <tbody>${account.keys.map(
         (

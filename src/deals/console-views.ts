@@ -14,7 +14,7 @@ import {
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
 import { ageWords, badge, type BadgeTone } from '../admin/console-kit.ts';
-import { DEAL_STATUSES, dealStatus, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
+import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
 import type { DealConsoleTranslate } from './console-i18n.ts';
@@ -101,7 +101,7 @@ ${text('external_id', d('externalIdPart'))}${text('buyer_email', d('emailPart'),
 ${
   rows.length === 0
     ? html`<p>${d('noDeals')}</p>`
-    : html`<div class="table"><table class="stack" id="deal-list">
+    : html`<div class="table" tabindex="0"><table class="stack" id="deal-list">
 <thead><tr><th>${d('dealColumn')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
@@ -196,7 +196,7 @@ ${snapshot.cancellation.reason && html`<p class="text">${d('reason')}: ${snapsho
 ${
   data.events.length === 0
     ? html`<p class="muted">${d('noEvents')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('who')}</th><th>${d('reason')}</th></tr></thead>
 <tbody>${data.events.map(
         (event) =>
@@ -207,7 +207,7 @@ ${
 ${
   data.deliveries.length === 0
     ? html`<p class="muted">${d('noDeliveries')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('when')}</th><th>${d('event')}</th><th>${d('attempt')}</th><th>${d('status')}</th><th>${d('httpStatus')}</th><th>${d('error')}</th></tr></thead>
 <tbody>${data.deliveries.map(
         (
@@ -247,7 +247,7 @@ ${payout.destination && html`<dt>${d('payoutDestination')}</dt><dd>${destination
 ${
   payouts.length === 0
     ? html`<p class="muted">${d('noPayouts')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('when')}</th><th>${d('amount')}</th><th>${d('payoutTo')}</th><th>${d('status')}</th><th>${d('failureReason')}</th></tr></thead>
 <tbody>${payouts.map(
         (item) =>
@@ -269,9 +269,13 @@ function actionsSection(p: DealConsolePage, data: DealPageData): SafeHtml {
     : moves.length === 0
       ? html`<p class="muted">${d('noMoves')}</p>`
       : html`<div class="actions">${moves.map((move) => html`<a class="button ${MOVE_CLASS[move]}" href="${dealPath(id)}/confirm/${move}">${d(`move_${move}`)}</a>`)}</div>`;
+  // A closed deal asks nothing more of the buyer: the server refuses the invitation (deal_closed), so none is offered.
+  const invitation =
+    !isFinal(dealStatus(data.snapshot)) &&
+    html`<form method="post" action="${dealPath(id)}/invitation">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${d('resendInvitation')}</button>
+<p class="hint">${d('invitationHint')}</p></form>`;
   return html`<section aria-labelledby="actions"><h2 id="actions">${d('actionsHeading')}</h2>${money}
-<form method="post" action="${dealPath(id)}/invitation">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${d('resendInvitation')}</button>
-<p class="hint">${d('invitationHint')}</p></form></section>`;
+${invitation}</section>`;
 }
 
 /**
@@ -366,7 +370,7 @@ ${data.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOn
 ${
   rows.length === 0
     ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes')}</p>`
-    : html`<div class="table"><table class="stack" id="dispute-queue">
+    : html`<div class="table" tabindex="0"><table class="stack" id="dispute-queue">
 <thead><tr><th>${d('disputeColumn')}</th><th>${d('ageColumn')}</th><th>${d('marketplace')}</th><th>${d('dealColumn')}</th><th>${d('contractColumn')}</th><th>${d('messagesColumn')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }

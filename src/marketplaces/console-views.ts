@@ -38,7 +38,7 @@ export function listBody(p: MarketplaceView, q: string, page: { items: Marketpla
 ${
   page.items.length === 0
     ? html`<p>${m('noMarketplaces')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${m('name')}</th><th>${m('mode')}</th><th>${m('state')}</th><th>${m('created')}</th><th>${m('id')}</th></tr></thead>
 <tbody>${page.items.map(
         (
@@ -208,7 +208,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <form method="post" action="${action}" id="details-form">${intent('save')}${fields(p, values)}${feeFields(p, values)}${escrowFields(p, values)}<div><button type="submit">${m('saveButton')}</button></div></form>
 
 <h2 id="keys">${m('keys')}</h2>
-<div class="table"><table class="stack" id="key-list"><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
+<div class="table" tabindex="0"><table class="stack" id="key-list"><thead><tr><th>${m('keyKind')}</th><th>${m('prefix')}</th><th>${m('keyStatus')}</th><th>${m('created')}</th><th>${m('expires')}</th><th>${m('revoked')}</th></tr></thead>
 <tbody>${card.keys.map(
     (
       key,
@@ -301,7 +301,7 @@ ${
 ${
   s.log.items.length === 0
     ? html`<p>${m('noAttempts')}</p>`
-    : html`<div class="table"><table id="webhook-log" class="stack">
+    : html`<div class="table" tabindex="0"><table id="webhook-log" class="stack">
 <thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th><span class="visually-hidden">${m('replay')}</span></th></tr></thead>
 <tbody>${s.log.items.map((a, index) => {
         const first = s.log.items.findIndex((other) => other.delivery_id === a.delivery_id) === index;

@@ -86,7 +86,7 @@ function entriesList(w: MoneyWords, entries: PostingRow['entries']): SafeHtml {
 /** The postings table; `marketplaces` names them (and adds the marketplace and deal columns) on the ledger page. */
 export function postingsTable(w: MoneyWords, postings: PostingRow[], marketplaces?: Map<string, string>): SafeHtml {
   const { m, lang } = w;
-  return html`<div class="table"><table class="postings">
+  return html`<div class="table" tabindex="0"><table class="postings">
 <thead><tr><th>${m('at')}</th>${marketplaces && html`<th>${m('marketplace')}</th><th>${m('deal')}</th>`}<th>${m('movement')}</th><th>${m('entries')}</th></tr></thead>
 <tbody>${postings.map(
     (posting) =>
@@ -133,7 +133,7 @@ ${message('error', data.error)}
 ${
   data.balances.length === 0
     ? html`<p class="muted">${m('noBalances')}</p>`
-    : html`<div class="table"><table id="balances-table">
+    : html`<div class="table" tabindex="0"><table id="balances-table">
 <thead><tr><th>${m('marketplace')}</th><th>${m('currency')}</th><th>${m('held')}</th><th>${m('payable')}</th><th>${m('paidOut')}</th><th>${m('refunded')}</th><th>${m('fees')}</th></tr></thead>
 <tbody>${data.balances.map(
         (
@@ -202,7 +202,7 @@ ${
 ${
   data.runs.length === 0
     ? html`<p class="muted">${m('noRuns')}</p>`
-    : html`<div class="table"><table id="runs-table">
+    : html`<div class="table" tabindex="0"><table id="runs-table">
 <thead><tr><th>${m('started')}</th><th>${m('startedBy')}</th><th>${m('status')}</th><th>${m('finished')}</th><th>${m('dealsChecked')}</th><th>${m('checks')}</th><th>${m('mismatches')}</th><th>${m('errors')}</th><th></th></tr></thead>
 <tbody>${data.runs.map(
         (
@@ -220,7 +220,7 @@ ${data.run && html`<p><a href="${RECONCILIATION_PATH}#findings">${m('allRuns')}<
 ${
   data.items.length === 0
     ? html`<p class="muted">${m('noFindings')}</p>`
-    : html`<div class="table"><table id="findings-table">
+    : html`<div class="table" tabindex="0"><table id="findings-table">
 <thead><tr><th>${m('checked')}</th><th>${m('deal')}</th><th>${m('what')}</th><th>${m('ours')}</th><th>${m('theirs')}</th><th>${m('status')}</th></tr></thead>
 <tbody>${data.items.map(
         (

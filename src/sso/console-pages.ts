@@ -289,7 +289,7 @@ ${message('notice', state.notice)}${message('error', state.error)}
 ${
   page.items.length === 0
     ? html`<p>${s('noClients')}</p>`
-    : html`<div class="table"><table>
+    : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${s('clientId')}</th><th>${s('name')}</th><th>${s('kind')}</th><th>${s('state')}</th><th>${s('created')}</th></tr></thead>
 <tbody>${page.items.map(
         (

@@ -79,6 +79,11 @@ describe('the console in a browser', () => {
     await page.selectOption('#new-role', 'support');
     await page.click('section#add button[type=submit], section[aria-labelledby=add] button[type=submit]');
     expect(await page.textContent('main [role=status]')).toContain('The administrator was added');
+    // Invited from an English console, the colleague's setup mail is in English.
+    const invitation = await json(
+      await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(colleague)}`, { headers: bootstrap() }),
+    );
+    expect(invitation.items[0].subject).toBe('svc console: you are an administrator now');
     const card = page.locator('li.card', { hasText: colleague });
     await card.locator('button.danger').click();
     expect(await page.textContent('h1')).toBe(`Disable ${colleague}?`);

@@ -233,6 +233,14 @@ describe('disputes and roles', () => {
       decision: { outcome: 'refund', reason: 'No proof of delivery' },
     });
     expect((await json(await get(`/admin/deals/${first.dealId}`))).status).toBe('refunded');
+    // A closed deal's console page offers no invitation: the server would refuse it (deal_closed).
+    const closedPage = await (
+      await get(`/admin/view/deals/${first.dealId}?lang=en`, { Cookie: arbiter.cookie })
+    ).text();
+    expect(closedPage).toContain('refunded');
+    expect(closedPage).not.toContain(`/admin/view/deals/${first.dealId}/invitation`);
+    const openPage = await (await get(`/admin/view/deals/${second.dealId}?lang=en`, { Cookie: arbiter.cookie })).text();
+    expect(openPage).toContain(`/admin/view/deals/${second.dealId}/invitation`);
 
     const audit = await json(await get(`/admin/audit?object_id=${first.dealId}&action=adminResolveDispute`));
     expect(audit.items[0]).toMatchObject({
