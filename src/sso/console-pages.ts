@@ -295,7 +295,7 @@ ${
         (
           client,
         ) => html`<tr><td><a href="${cardPath(client.client_id)}"><code>${client.client_id}</code></a></td><td>${client.name}</td>
-<td>${client.automatic ? html`<span class="status">${s('automatic')}</span>` : s('registeredHere')}</td>
+<td>${kindWords(s, client)}</td>
 <td>${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</td><td>${when(p.lang, client.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }
@@ -314,6 +314,21 @@ ${
 }`;
 }
 
+/** Who made the client: a marketplace (automatic), an administrator here, or the client itself (RFC 7591). */
+function kindWords(s: SsoPage['s'], client: ClientSummary): SafeHtml | string {
+  if (client.automatic) return html`<span class="status">${s('automatic')}</span>`;
+  return client.registered_dynamically
+    ? html`<span class="status">${s('registeredItself')}</span>`
+    : s('registeredHere');
+}
+
+function uriItems(s: SsoPage['s'], uris: string): SafeHtml | string {
+  const list = uris.split(' ').filter(Boolean);
+  return list.length === 0
+    ? s('none')
+    : html`<ul class="plain">${list.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
+}
+
 function cardBody(p: SsoPage, client: ClientSummary, state: { notice?: string; error?: string }): SafeHtml {
   const { s, c } = p;
   const path = cardPath(client.client_id);
@@ -324,11 +339,15 @@ function cardBody(p: SsoPage, client: ClientSummary, state: { notice?: string; e
 ${message('notice', state.notice)}${message('error', state.error)}
 <dl>
 <dt>${s('clientId')}</dt><dd><code id="client-id">${client.client_id}</code></dd>
-<dt>${s('kind')}</dt><dd>${client.automatic ? s('automatic') : s('registeredHere')}</dd>
+<dt>${s('kind')}</dt><dd>${kindWords(s, client)}</dd>
 <dt>${s('state')}</dt><dd id="client-state">${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</dd>
 <dt>${s('redirectUris')}</dt><dd><ul class="plain">${client.redirect_uris.split(' ').map((uri) => html`<li><code>${uri}</code></li>`)}</ul></dd>
 <dt>${s('created')}</dt><dd>${when(p.lang, client.created_at)}</dd>
 <dt>${s('rotatedAt')}</dt><dd>${client.secret_rotated_at ? when(p.lang, client.secret_rotated_at) : s('never')}</dd>
+<dt>${s('authMethod')}</dt><dd>${client.token_endpoint_auth_method === 'none' ? s('authNone') : s('authSecret', { method: client.token_endpoint_auth_method })}</dd>
+<dt>${s('subjectType')}</dt><dd>${client.subject_type === 'pairwise' ? s('subjectPairwise') : s('subjectPublic')}</dd>
+<dt>${s('postLogoutUris')}</dt><dd>${uriItems(s, client.post_logout_redirect_uris)}</dd>
+<dt>${s('backchannelUri')}</dt><dd>${client.backchannel_logout_uri ? html`<code>${client.backchannel_logout_uri}</code>` : s('none')}</dd>
 </dl>
 ${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/admin/view/marketplaces/${client.marketplace_id}">${s('openMarketplace')}</a></p>`}
 ${

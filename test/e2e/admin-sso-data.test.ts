@@ -439,6 +439,34 @@ describe('the console pages by role', () => {
       body: form ? new URLSearchParams({ _csrf: who.csrf, ...form }).toString() : undefined,
     });
 
+  it('the card says how a client signs in, whose sub it gets, where logout goes; the list marks a self-registered one', async () => {
+    const client = await registerClient(server);
+    const changed = await patch(`/admin/sso/clients/${client.client_id}`, {
+      subject_type: 'pairwise',
+      post_logout_redirect_uris: 'https://client.example.com/bye',
+      backchannel_logout_uri: 'https://client.example.com/logout',
+    });
+    expect(changed.status).toBe(200);
+    const card = await (await page(admin, `/admin/view/sso-clients/${client.client_id}?lang=en`)).text();
+    expect(card).toContain('with the client secret (client_secret_basic)');
+    expect(card).toContain('pairwise: different for each site');
+    expect(card).toContain('<code>https://client.example.com/bye</code>');
+    expect(card).toContain('<code>https://client.example.com/logout</code>');
+    const russian = await (await page(admin, `/admin/view/sso-clients/${client.client_id}?lang=ru`)).text();
+    expect(russian).toContain('попарный: свой для каждого сайта');
+
+    // A client that registered itself (its registration has tests of its own: mcp-oauth), written as it leaves it.
+    const { client_id: agentId } = await registerClient(server, { name: 'Console agent' });
+    await server.services.db.query(
+      `UPDATE sso_clients SET registered_dynamically = true, token_endpoint_auth_method = 'none' WHERE client_id = $1`,
+      [agentId],
+    );
+    const agent = await (await page(admin, `/admin/view/sso-clients/${agentId}?lang=en`)).text();
+    expect(agent).toContain('registered itself (an application, RFC 7591)');
+    expect(agent).toContain('none: a public client, PKCE required');
+    expect(agent).toContain('the svc ID');
+  });
+
   it('support reads the pages but neither reveals a secret nor changes anything: 403 pages that change nothing', async () => {
     const client = await registerClient(server);
     const card = await page(support, `/admin/view/sso-clients/${client.client_id}`);
