@@ -43,11 +43,19 @@ export function createServices(config: Config, logger: Logger): Services {
     documents: createDocumentStore(config),
     async close() {
       mailer.close();
+      // The SDK retries a failed call on a timer it cannot cancel: a health probe still retrying when the connection
+      // closes would throw "Channel has been shut down" from that timer. The probes end by their deadline; wait for them.
+      await Promise.allSettled([...(probesInFlight.get(connection) ?? [])]);
       await connection.close();
       await db.end();
     },
   };
 }
+
+/** How long a health probe of Temporal may take, its SDK retries included (/healthz waits 2 s for an answer). */
+const TEMPORAL_PROBE_DEADLINE_MS = 2_000;
+/** Health probes of each connection still running, so that closing it waits for them (see close()). */
+const probesInFlight = new WeakMap<object, Set<Promise<unknown>>>();
 
 /** /healthz is 200 once both PostgreSQL and Temporal (our namespace) answer. */
 export function healthChecks(services: Services): HealthCheck[] {
@@ -55,10 +63,21 @@ export function healthChecks(services: Services): HealthCheck[] {
     { name: 'PostgreSQL', check: () => services.db.query('SELECT 1') },
     {
       name: 'Temporal',
-      check: () =>
-        services.temporal.connection.workflowService.describeNamespace({
-          namespace: services.config.TEMPORAL_NAMESPACE,
-        }),
+      check: () => {
+        const { connection } = services.temporal;
+        // Past the deadline a retry fails at once (DEADLINE_EXCEEDED is not retried), so the probe ends by then.
+        const probe = connection.withDeadline(Date.now() + TEMPORAL_PROBE_DEADLINE_MS, () =>
+          connection.workflowService.describeNamespace({ namespace: services.config.TEMPORAL_NAMESPACE }),
+        );
+        const running = probesInFlight.get(connection) ?? new Set<Promise<unknown>>();
+        probesInFlight.set(connection, running);
+        running.add(probe);
+        void probe.then(
+          () => running.delete(probe),
+          () => running.delete(probe),
+        );
+        return probe;
+      },
     },
   ];
 }
