@@ -3,7 +3,7 @@
 // caller one write instead of rendering and sending mails, and a notice outlives any crash: a worker that dies while
 // sending leaves its claim to lapse, and another (or the same, restarted) sends it. Several drainers share the table
 // through claims (FOR UPDATE SKIP LOCKED), never through memory.
-import type pg from 'pg';
+import { startDrainLoop, type Drainer } from '../outbox-drainer.ts';
 import type { Services } from '../services.ts';
 import type { DbClient } from '../db.ts';
 import { createDealNotifier, type DealNotice } from './notifications.ts';
@@ -13,7 +13,6 @@ const CLAIM_SECONDS = 60;
 /** A notice that failed this many times is logged and dropped: its mails would fail the same way. */
 const MAX_ATTEMPTS = 10;
 /** Without a NOTIFY (a lost connection), the table is looked at this often anyway. */
-const POLL_MS = 1_000;
 const BATCH = 20;
 
 /** Writes a change's notices, in the caller's transaction; each is keyed by its event (or message) id. */
@@ -27,21 +26,14 @@ export async function enqueueNotices(client: DbClient, notices: DealNotice[]): P
   );
 }
 
-export interface NoticeDrainer {
-  /** Sends what is due now (the tests' and the drainer's own step); answers how many notices it sent. */
-  drain(): Promise<number>;
-  stop(): Promise<void>;
-}
+/** drain() answers how many notices it sent. */
+export type NoticeDrainer = Drainer;
 
 export function startNoticeDrainer(
   services: Pick<Services, 'db' | 'logger' | 'config' | 'mailer'> & Services,
 ): NoticeDrainer {
   const { db, logger } = services;
   const { notifyDealChange } = createDealNotifier(services);
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let listener: pg.PoolClient | undefined;
-
   async function drain(): Promise<number> {
     let sent = 0;
     for (;;) {
@@ -70,54 +62,5 @@ export function startNoticeDrainer(
     }
   }
 
-  async function listen(): Promise<void> {
-    try {
-      listener = await db.connect();
-      listener.on('notification', () => wake?.());
-      await listener.query('LISTEN deal_notices');
-    } catch (error) {
-      // Polling still sends everything, a second later.
-      logger.warn({ err: error }, 'the deal notice drainer cannot LISTEN; it polls');
-      listener?.release();
-      listener = undefined;
-    }
-  }
-
-  const running = (async () => {
-    await listen();
-    while (!stopped) {
-      try {
-        await drain();
-      } catch (error) {
-        logger.warn({ err: error }, 'the deal notice drainer could not read its table; it tries again');
-      }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  })();
-
-  let stopping: Promise<void> | undefined;
-  return {
-    drain,
-    // Idempotent: the worker's end and its stop may both ask.
-    stop() {
-      stopping ??= (async () => {
-        stopped = true;
-        wake?.();
-        await running;
-        if (listener) {
-          await listener.query('UNLISTEN deal_notices').catch(() => {});
-          listener.release();
-        }
-      })();
-      return stopping;
-    },
-  };
+  return startDrainLoop(db, logger, { channel: 'deal_notices', what: 'deal notice', drain });
 }

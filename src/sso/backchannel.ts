@@ -7,7 +7,7 @@
 // (WEBHOOK_RETRY_BASE_SECONDS), so a delivery outlives any crash. Where the URI resolves is checked against the
 // webhooks' SSRF rules (src/webhooks/ssrf.ts) at every attempt and the connection pinned to the checked addresses.
 import { SignJWT } from 'jose';
-import type pg from 'pg';
+import { startDrainLoop, type Drainer } from '../outbox-drainer.ts';
 import { inTransaction, type Db, type DbClient } from '../db.ts';
 import { hashSecret } from '../secrets.ts';
 import type { Services } from '../services.ts';
@@ -23,7 +23,6 @@ export const LOGOUT_TOKEN_TTL_SECONDS = 120;
 const CLAIM_SECONDS = 60;
 /** A delivery that failed this many times is logged and dropped. */
 export const MAX_LOGOUT_ATTEMPTS = 12;
-const POLL_MS = 1_000;
 const BATCH = 20;
 const CHANNEL = 'sso_logout_deliveries';
 
@@ -64,11 +63,8 @@ export async function signLogoutToken(
     .sign(key.privateKey);
 }
 
-export interface LogoutDrainer {
-  /** Sends what is due now; answers how many deliveries succeeded. */
-  drain(): Promise<number>;
-  stop(): Promise<void>;
-}
+/** drain() answers how many deliveries succeeded. */
+export type LogoutDrainer = Drainer;
 
 interface Due {
   id: string;
@@ -83,10 +79,6 @@ interface Due {
 
 export function startLogoutDrainer(services: Services): LogoutDrainer {
   const { db, logger } = services;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let listener: pg.PoolClient | undefined;
-
   async function attempt(due: Due): Promise<string | null> {
     if (!due.backchannel_logout_uri) return null; // the client dropped its URI since: nothing to tell
     const url = new URL(due.backchannel_logout_uri);
@@ -157,54 +149,7 @@ export function startLogoutDrainer(services: Services): LogoutDrainer {
     }
   }
 
-  async function listen(): Promise<void> {
-    try {
-      listener = await db.connect();
-      listener.on('notification', () => wake?.());
-      await listener.query(`LISTEN ${CHANNEL}`);
-    } catch (error) {
-      logger.warn({ err: error }, 'the back-channel logout drainer cannot LISTEN; it polls');
-      listener?.release();
-      listener = undefined;
-    }
-  }
-
-  const running = (async () => {
-    await listen();
-    while (!stopped) {
-      try {
-        await drain();
-      } catch (error) {
-        logger.warn({ err: error }, 'the back-channel logout drainer could not read its table; it tries again');
-      }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  })();
-
-  let stopping: Promise<void> | undefined;
-  return {
-    drain,
-    stop() {
-      stopping ??= (async () => {
-        stopped = true;
-        wake?.();
-        await running;
-        if (listener) {
-          await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => {});
-          listener.release();
-        }
-      })();
-      return stopping;
-    },
-  };
+  return startDrainLoop(db, logger, { channel: CHANNEL, what: 'back-channel logout', drain });
 }
 
 /** Ends one cabinet session by its token (a sign-out) and tells its person's sites, in one transaction. */
