@@ -8,9 +8,9 @@ import { Problem, problem } from '../http/problem.ts';
 import { problemStatus } from '../http/problem-catalog.ts';
 import { redirect, send } from '../web/page.ts';
 import { formatMoney } from '../web/i18n.ts';
-import { auditConsole, consoleForm, consolePage, type ConsolePage } from '../admin/console.ts';
+import { consolePage, type ConsolePage } from '../admin/console.ts';
 import { formText, queryText } from '../admin/console-kit.ts';
-import { ANSWERED, consoleAction, type Answered } from '../admin/console-actions.ts';
+import { ANSWERED, consoleAction, type Answered, type ConsoleAction } from '../admin/console-actions.ts';
 import { forbiddenFor, type AdminRole } from '../admin/auth.ts';
 import type { DealSnapshot } from './model.ts';
 import { refusal } from './rules.ts';
@@ -312,24 +312,26 @@ export function dealConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/deals/:id/invitation',
-    page(async (p) => {
-      await consoleForm(p);
-      const id = String(p.ctx.params.id);
-      try {
-        await administratorResendInvitation(services, id);
-      } catch (error) {
-        if (error instanceof Problem && error.code === 'too_many_invitations')
-          return redirect(p.ctx, `${dealPath(id)}?failed=too_many_invitations`);
-        throw error;
-      }
-      await auditConsole(p, services, {
-        action: 'adminResendInvitation',
-        object_type: 'deal',
-        object_id: id,
-        after: { ok: true },
-      });
-      redirect(p.ctx, `${dealPath(id)}?done=invitation`);
-    }, INVITATION_SENDERS),
+    consoleAction(services, {
+      may: INVITATION_SENDERS,
+      page: withWords,
+      load: async (p) => String(p.ctx.params.id),
+      path: (id) => dealPath(id),
+      action: (p, id) => ({
+        run: async () => {
+          await administratorResendInvitation(services, id);
+          return {
+            audit: { action: 'adminResendInvitation', object_type: 'deal', object_id: id, after: { ok: true } },
+            location: `${dealPath(id)}?done=invitation`,
+          };
+        },
+        refused: (error) => {
+          if (!(error instanceof Problem && error.code === 'too_many_invitations')) return undefined;
+          redirect(p.ctx, `${dealPath(id)}?failed=too_many_invitations`);
+          return ANSWERED;
+        },
+      }),
+    }),
   );
 
   router.get(
@@ -425,45 +427,54 @@ export function dealConsolePages(api: Api, services: Services): void {
 
   router.post(
     '/admin/view/disputes/:id/decide',
-    page(async (p) => {
-      const form = await consoleForm(p);
-      const id = String(p.ctx.params.id);
-      const outcome = form.get('outcome');
-      if (!isDecision(outcome)) throw problem('validation_failed', 'Choose release, refund or split.');
-      const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
-      const split = outcome === 'split' ? splitOf(form) : undefined;
-      const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
-      const confirm = (status: number, error?: string, current: DealSnapshot = snapshot) => {
-        const body = decideConfirmBody(p, { snapshot: current, outcome, reason, split, error });
-        const title =
-          outcome === 'split'
-            ? p.d('decide_split')
-            : p.d(`confirmDecide_${outcome}`, {
-                amount: formatMoney(p.lang, current.deal.amount, current.deal.currency),
-              });
-        send(p, status, title, body, '/admin/view/disputes', p.admin);
-      };
-      if (!reason.trim()) return confirm(400, p.d('notDone', { why: p.d('why_reason_required') }));
-      // A split names both parts; the confirmation asks again for them, with what is held.
-      if (outcome === 'split' && !split) return confirm(400, p.d('notDone', { why: p.d('why_split_amounts') }));
-      if (form.get('confirmed') !== 'yes') return confirm(200);
-      try {
-        const payment = await resolveDispute(services, id, outcome, reason.trim(), split);
-        await auditConsole(p, services, {
-          action: 'adminResolveDispute',
-          object_type: 'deal',
-          object_id: id,
-          before: auditedDeal(snapshot),
-          after: paymentView(payment),
-        });
-        redirect(p.ctx, `${dealPath(id)}?done=decided_${outcome}`);
-      } catch (error) {
-        confirm(
-          400,
-          p.d('notDone', { why: refusalWords(p, error) }),
-          (await dealFor(services, ADMINISTRATOR, id)).snapshot,
-        );
-      }
-    }, DEAL_MOVERS),
+    consoleAction(services, {
+      may: DEAL_MOVERS,
+      page: withWords,
+      load: async (p) => String(p.ctx.params.id),
+      path: (id) => `${disputePath(id)}/decide`,
+      cancel: (id) => disputePath(id),
+      action: async (p, id, form): Promise<ConsoleAction | Answered> => {
+        const outcome = form.get('outcome');
+        if (!isDecision(outcome)) throw problem('validation_failed', 'Choose release, refund or split.');
+        const reason = (form.get('reason') ?? '').slice(0, REASON_MAX);
+        const split = outcome === 'split' ? splitOf(form) : undefined;
+        const { snapshot } = await dealFor(services, ADMINISTRATOR, id);
+        // The decision's own confirmation page: it asks again for the reason and a split's parts, with what is held.
+        const confirm = (status: number, error?: string, current: DealSnapshot = snapshot): Answered => {
+          const body = decideConfirmBody(p, { snapshot: current, outcome, reason, split, error });
+          const title =
+            outcome === 'split'
+              ? p.d('decide_split')
+              : p.d(`confirmDecide_${outcome}`, {
+                  amount: formatMoney(p.lang, current.deal.amount, current.deal.currency),
+                });
+          send(p, status, title, body, '/admin/view/disputes', p.admin);
+          return ANSWERED;
+        };
+        if (!reason.trim()) return confirm(400, p.d('notDone', { why: p.d('why_reason_required') }));
+        if (outcome === 'split' && !split) return confirm(400, p.d('notDone', { why: p.d('why_split_amounts') }));
+        return {
+          confirm: () => confirm(200),
+          // The decision cannot be undone: a reload of the confirmed form goes where the first went.
+          once: true,
+          run: async () => ({
+            audit: {
+              action: 'adminResolveDispute',
+              object_type: 'deal',
+              object_id: id,
+              before: auditedDeal(snapshot),
+              after: paymentView(await resolveDispute(services, id, outcome, reason.trim(), split)),
+            },
+            location: `${dealPath(id)}?done=decided_${outcome}`,
+          }),
+          refused: async (error): Promise<Answered> =>
+            confirm(
+              400,
+              p.d('notDone', { why: refusalWords(p, error) }),
+              (await dealFor(services, ADMINISTRATOR, id)).snapshot,
+            ),
+        };
+      },
+    }),
   );
 }

@@ -13,6 +13,7 @@ import {
 } from '../web/i18n.ts';
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
+import { onceField } from '../admin/console-once.ts';
 import { ageWords, badge, type BadgeTone } from '../admin/console-kit.ts';
 import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
@@ -459,7 +460,7 @@ export function decideConfirmBody(
 ${message('error', data.error)}
 ${consequence}
 <p>${d('decidesDispute')}</p>
-<form method="post" action="/admin/view/disputes/${snapshot.deal.id}/decide">${csrfField(p.admin.csrf)}
+<form method="post" action="/admin/view/disputes/${snapshot.deal.id}/decide">${csrfField(p.admin.csrf)}${onceField()}
 <input type="hidden" name="outcome" value="${outcome}"><input type="hidden" name="confirmed" value="yes">
 ${
   outcome === 'split' &&

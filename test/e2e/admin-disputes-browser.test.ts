@@ -8,6 +8,7 @@ import { addDisputeMessage, moveEscrow } from '../../src/deals/service.ts';
 import { setDealDestination } from '../../src/money/destinations.ts';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
 import { insertHeldDeal } from '../factories.ts';
+import { randomUUID } from 'node:crypto';
 import { json, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 
@@ -64,7 +65,46 @@ const dealState = async (dealId: string) =>
     await fetch(`${server.url}/admin/deals/${dealId}`, { headers: { Authorization: `Bearer ${server.adminToken}` } }),
   );
 
+/** The arbiter's form posted over HTTP, as a reload or a second tab sends it again. */
+const submit = (path: string, fields: Record<string, string>) =>
+  fetch(`${server.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { Cookie: arbiter.cookie, 'Content-Type': 'application/x-www-form-urlencoded', 'Accept-Language': 'en' },
+    body: new URLSearchParams({ _csrf: arbiter.csrf, ...fields }).toString(),
+  });
+const count = async (sql: string, values: unknown[]) =>
+  Number((await server.services.db.query<{ n: string }>(sql, values)).rows[0].n);
+
 describe('the disputes queue in a browser', () => {
+  it('an arbiter’s decision sent twice decides once and is audited once', async () => {
+    const deal = (await disputedDeal({ reason: 'Never arrived', buyer: 'Nothing came', seller: 'Sent on time' }))
+      .dealId;
+    const decide = `/admin/view/disputes/${deal}/decide`;
+    const fields = { outcome: 'refund', reason: 'No proof of delivery' };
+    // Unconfirmed, the decision asks first; the confirmation's form carries its one-time key.
+    const asked = await submit(decide, fields);
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain('This cannot be undone.');
+    const key = /name="_once" value="([0-9a-f-]{36})"/.exec(question)?.[1];
+    expect(key).toBeDefined();
+    const confirmed = { ...fields, confirmed: 'yes', _once: key! };
+    const first = await submit(decide, confirmed);
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe(`/admin/view/deals/${deal}?done=decided_refund`);
+    const again = await submit(decide, confirmed);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(`/admin/view/deals/${deal}?done=decided_refund`);
+    const audited = "SELECT count(*) AS n FROM audit_log WHERE action = 'adminResolveDispute' AND object_id = $1";
+    expect(await count(audited, [deal])).toBe(1);
+    // Without the key (another tab's stale form), the decided dispute is refused in words, nothing audited.
+    const stale = await submit(decide, { ...fields, confirmed: 'yes', _once: randomUUID() });
+    expect(stale.status).toBe(400);
+    expect((await stale.text()).replace(/\s+/g, ' ')).toContain('Not done');
+    expect(await count(audited, [deal])).toBe(1);
+  });
+
   it('an arbiter at a desktop in English decides a refund with a reason, and the audit log names them', async () => {
     const deal = await disputedDeal({
       reason: 'The armchair arrived broken',
