@@ -48,6 +48,12 @@ export const EnvSchema = z.object({
   SSO_CODE_TTL_SECONDS: positiveInt.default(300),
   SSO_ACCESS_TOKEN_TTL_SECONDS: positiveInt.default(3600),
   SSO_REFRESH_TOKEN_TTL_SECONDS: positiveInt.default(2_592_000),
+  // A refresh-token family's absolute lifetime from its first sign-in, however often it is refreshed.
+  SSO_REFRESH_FAMILY_MAX_SECONDS: positiveInt.default(2_592_000),
+  // Signing-key rotation: a new key is published that long before it signs; a key older than the maximum age is
+  // rotated by itself (0: only by an operator).
+  SSO_SIGNING_KEY_PUBLISH_SECONDS: z.coerce.number().int().min(0).default(600),
+  SSO_SIGNING_KEY_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(7_776_000),
   // Wrong passwords in a window: per (account, address), per address, and per account only a high ceiling, so that
   // strangers cannot lock the owner out (src/accounts/login-limits.ts).
   SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: positiveInt.default(5),

@@ -22,7 +22,7 @@ export function presentedKey(ctx: Context): string | undefined {
   return token?.startsWith(DATA_KEY_PREFIX) ? token : undefined;
 }
 
-/** A credential the data server takes: a svc_mcp_ key or an OAuth access token (at_), else undefined. */
+/** A credential the data server takes: a svc_mcp_ key or an OAuth access token (a JWT), else undefined. */
 export function presentedCredential(ctx: Context): string | undefined {
   const token = presentedBearer(ctx);
   return token && (token.startsWith(DATA_KEY_PREFIX) || isAccessToken(token)) ? token : undefined;

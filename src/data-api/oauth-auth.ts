@@ -1,37 +1,42 @@
 // OAuth access tokens at the data server (issue 25, "Agents sign in"): beside svc_mcp_ keys, an access token of this
 // service's own issuer is accepted on /mcp/ and /v1 when its audience is the data server (RFC 8707: the sign-in named
-// `{mcp_url}` or `{mcp_url}/mcp/` as its resource, src/sso/resources.ts). The token is looked up in the shared
-// PostgreSQL on every request, as a key is, so a revoked or expired token, or one of a disabled client, is refused from
-// the next request on. The request is charged to the signed-in user's data account (a user's account has the user's
-// id, as the cabinet's keys make it), made on the free tariff on first use.
-import type { Db } from '../db.ts';
+// `{mcp_url}` or `{mcp_url}/mcp/` as its resource, src/sso/resources.ts). The token is a JWT (RFC 9068): its signature
+// is checked against the published signing keys (a retired key's tokens fail here), its issuer and its audience; then
+// its row, by jti, in the shared PostgreSQL on every request, as a key is, so a revoked token, or one of a disabled
+// client, is refused from the next request on although its signature is still valid. The request is charged to the
+// signed-in user's data account (a user's account has the user's id, as the cabinet's keys make it), made on the free
+// tariff on first use.
+import type { Db, DbClient } from '../db.ts';
 import type { Config } from '../config.ts';
-import { hashSecret, safeEqual } from '../secrets.ts';
-import { ACCESS_TOKEN_PREFIX } from '../sso/tokens.ts';
+import { looksLikeJwt, verifyAccessToken } from '../sso/tokens.ts';
 import { dataServerResources } from '../sso/resources.ts';
 import { checkAndCountAccount, type Usage } from './quota.ts';
 
-export const isAccessToken = (token: string) => token.startsWith(ACCESS_TOKEN_PREFIX);
+/** Whether a presented credential is meant as an access token (a JWT), not a svc_mcp_ key. */
+export const isAccessToken = looksLikeJwt;
 
-/** The user behind a live access token for the data server, or undefined (unknown, expired, revoked, another audience). */
-export async function dataServerUser(db: Db, config: Pick<Config, 'MCP_URL'>, token: string) {
-  const presented = hashSecret(token);
-  const result = await db.query<{ token_hash: Buffer; user_id: string; client_id: string; scope: string }>(
-    `SELECT t.token_hash, t.user_id, t.client_id, t.scope
+type TokenConfig = Pick<Config, 'MCP_URL' | 'BASE_URL'>;
+
+/** The user behind a live access token for the data server, or undefined (bad signature, expired, revoked, another audience). */
+export async function dataServerUser(db: DbClient, config: TokenConfig, token: string) {
+  const verified = await verifyAccessToken(db, config.BASE_URL, token);
+  const resources = dataServerResources(config);
+  if (!verified || !verified.audience.some((audience) => resources.includes(audience))) return undefined;
+  const result = await db.query<{ user_id: string; client_id: string; scope: string }>(
+    `SELECT t.user_id, t.client_id, t.scope
        FROM sso_access_tokens t JOIN sso_clients c ON c.client_id = t.client_id
        LEFT JOIN marketplaces m ON m.id = c.marketplace_id
-      WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now() AND t.audience = ANY($2::text[])
+      WHERE t.jti = $1 AND t.revoked_at IS NULL AND t.expires_at > now() AND t.audience = ANY($2::text[])
         AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)`,
-    [presented, dataServerResources(config)],
+    [verified.jti, resources],
   );
-  const row = result.rows[0];
-  return row && safeEqual(presented, row.token_hash) ? row : undefined;
+  return result.rows[0];
 }
 
 /** The signed-in user's data account with its usage, taking `units` from its quota as a key's request does. */
 export async function checkAndCountForAccessToken(
   db: Db,
-  config: Pick<Config, 'MCP_URL'>,
+  config: TokenConfig,
   token: string,
   units: number,
 ): Promise<(Usage & { clientId: string }) | undefined> {

@@ -76,8 +76,8 @@ export interface Redemption {
   client: { id: string; secret: string | undefined };
   redirectUri: string;
   codeVerifier?: string;
-  /** The access token to record with the code (the OpenID Connect endpoint), or none (POST /sso/token). */
-  accessToken?: { token: string; ttlSeconds: number };
+  /** The access token (its jti) to record with the code (the OpenID Connect endpoint), or none (POST /sso/token). */
+  accessToken?: { jti: string; ttlSeconds: number };
   /** With accessToken: a refresh token to record, starting a family, when the code's scope has offline_access. */
   refreshToken?: { token: string; ttlSeconds: number };
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
@@ -139,13 +139,13 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
      ), refreshed AS (
        INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
        SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9), resource FROM consumed
-        WHERE $5::bytea IS NOT NULL AND $8::bytea IS NOT NULL AND scope ~ '(^|[[:space:]])offline_access([[:space:]]|$)'
+        WHERE $5::uuid IS NOT NULL AND $8::bytea IS NOT NULL AND scope ~ '(^|[[:space:]])offline_access([[:space:]]|$)'
        RETURNING family_id
      ), issued AS (
-       INSERT INTO sso_access_tokens (token_hash, code_hash, family_id, client_id, user_id, scope, expires_at, audience)
+       INSERT INTO sso_access_tokens (jti, code_hash, family_id, client_id, user_id, scope, expires_at, audience)
        SELECT $5, code_hash, (SELECT family_id FROM refreshed), client_id, user_id, scope, now() + make_interval(secs => $6),
               resource
-         FROM consumed WHERE $5::bytea IS NOT NULL
+         FROM consumed WHERE $5::uuid IS NOT NULL
      )
      SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time,
             EXISTS (SELECT 1 FROM refreshed) AS refreshed, c.resource, c.via_cabinet_token
@@ -155,7 +155,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
       redemption.client.id,
       redemption.redirectUri,
       challenge,
-      redemption.accessToken ? hashSecret(redemption.accessToken.token) : null,
+      redemption.accessToken?.jti ?? null,
       redemption.accessToken?.ttlSeconds ?? 0,
       secretHash,
       redemption.refreshToken ? hashSecret(redemption.refreshToken.token) : null,

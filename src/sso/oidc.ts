@@ -1,6 +1,6 @@
 // Standard OpenID Connect beside the simplified flow, so stock client libraries work unchanged: discovery (issuer =
-// BASE_URL), the JWKS, a form-encoded token endpoint (client_secret_basic or client_secret_post) that answers
-// access_token, token_type, expires_in and a signed id_token (and a refresh_token for offline_access, rotated on each
+// BASE_URL), the JWKS, a form-encoded token endpoint (client_secret_basic or client_secret_post) that answers a JWT
+// access_token (RFC 9068, src/sso/tokens.ts), token_type, expires_in and a signed id_token (and a refresh_token for offline_access, rotated on each
 // use: src/sso/refresh-tokens.ts), and userinfo; revocation and introspection are src/sso/token-routes.ts.
 // Authorization is /sso/authorize, shared with the simplified flow, and a code redeemed at either token endpoint is
 // gone from both.
@@ -25,16 +25,21 @@ import {
 } from './oauth-problem.ts';
 import { SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './claims.ts';
 import { newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
-import { SIGNING_ALG, publishedKeys } from './signing-keys.ts';
+import { SIGNING_ALG, publishedKeys, rotationPolicy } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, tokenRoutes } from './token-routes.ts';
 import { REGISTRATION_PATH, registrationRoutes } from './registration.ts';
-import { newAccessToken, signIdToken, userInfo } from './tokens.ts';
+import { newAccessTokenId, signAccessToken, signIdToken, userInfo } from './tokens.ts';
 import { Profile } from './schemas.ts';
 
 export const OIDC_TOKEN_PATH = '/sso/oidc/token';
 
 const TokenResponse = z.object({
-  access_token: z.string().describe('Opaque; for userinfo, and for introspection and revocation'),
+  access_token: z
+    .string()
+    .describe(
+      'A JWT (RFC 9068: typ at+jwt; iss, sub, aud = the resource or the client, client_id, scope, jti, iat, exp) ' +
+        'signed with a key from the JWKS; for userinfo and the resource it names, introspection and revocation',
+    ),
   token_type: z.literal('Bearer'),
   expires_in: z.number().int(),
   refresh_token: z
@@ -110,7 +115,8 @@ export function oidcRoutes(api: Api, services: Services): void {
     method: 'get',
     path: '/sso/jwks',
     operationId: 'ssoJwks',
-    summary: 'The public keys that sign ID tokens (JWKS)',
+    summary:
+      'The public keys that sign ID tokens and access tokens (JWKS): upcoming, current and replaced ones until they retire',
     responses: {
       200: { description: 'The key set', schema: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }) },
     },
@@ -174,7 +180,7 @@ export function oidcRoutes(api: Api, services: Services): void {
           throw invalidClient(credentials.challenge);
         throw refusal;
       }
-      const accessToken = newAccessToken();
+      const accessToken = newAccessTokenId();
       const nextRefreshToken = newRefreshToken();
       const ttlSeconds = services.config.SSO_ACCESS_TOKEN_TTL_SECONDS;
       const refreshTtlSeconds = services.config.SSO_REFRESH_TOKEN_TTL_SECONDS;
@@ -184,8 +190,9 @@ export function oidcRoutes(api: Api, services: Services): void {
           refreshToken: refreshToken!,
           client: credentials,
           scope: field('scope'),
-          accessToken: { token: accessToken, ttlSeconds },
+          accessToken: { jti: accessToken, ttlSeconds },
           next: { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds },
+          familyMaxSeconds: services.config.SSO_REFRESH_FAMILY_MAX_SECONDS,
           clientChallenge: credentials.challenge,
           resource,
         });
@@ -195,7 +202,7 @@ export function oidcRoutes(api: Api, services: Services): void {
           client: credentials,
           redirectUri: redirectUri!,
           codeVerifier: field('code_verifier'),
-          accessToken: { token: accessToken, ttlSeconds },
+          accessToken: { jti: accessToken, ttlSeconds },
           refreshToken: refreshAllowed ? { token: nextRefreshToken, ttlSeconds: refreshTtlSeconds } : undefined,
           clientChallenge: credentials.challenge,
           resource,
@@ -205,18 +212,38 @@ export function oidcRoutes(api: Api, services: Services): void {
       const subject = client
         ? await issueSubject(services.db, services.masterKey, client, granted.user.svc_id)
         : granted.user.svc_id;
-      const idToken = await signIdToken(services.db, services.masterKey, {
-        issuer: base(),
-        clientId: credentials.id,
-        subject,
-        redeemed: granted,
-        ttlSeconds,
-        pairwise: client?.subject_type === 'pairwise',
-      });
+      const policy = rotationPolicy(services.config);
+      const idToken = await signIdToken(
+        services.db,
+        services.masterKey,
+        {
+          issuer: base(),
+          clientId: credentials.id,
+          subject,
+          redeemed: granted,
+          ttlSeconds,
+          pairwise: client?.subject_type === 'pairwise',
+        },
+        policy,
+      );
+      const signedAccessToken = await signAccessToken(
+        services.db,
+        services.masterKey,
+        base(),
+        {
+          audience: granted.resource ?? credentials.id,
+          subject,
+          clientId: credentials.id,
+          scope: granted.scope,
+          jti: accessToken,
+          ttlSeconds,
+        },
+        policy,
+      );
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Pragma', 'no-cache');
       ctx.body = {
-        access_token: accessToken,
+        access_token: signedAccessToken,
         token_type: 'Bearer',
         expires_in: ttlSeconds,
         ...(grantType === 'refresh_token' || granted.refreshIssued ? { refresh_token: nextRefreshToken } : {}),
@@ -251,7 +278,7 @@ export function oidcRoutes(api: Api, services: Services): void {
       },
       handler: async (ctx) => {
         const token = bearerToken(ctx.get('Authorization'));
-        const claims = token ? await userInfo(services.db, services.masterKey, token) : undefined;
+        const claims = token ? await userInfo(services.db, services.masterKey, base(), token) : undefined;
         if (!claims) {
           const error = token ? ', error="invalid_token"' : '';
           throw new OAuthProblem(

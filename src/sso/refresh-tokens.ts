@@ -1,7 +1,8 @@
 // Refresh tokens (rt_) of the OpenID Connect token endpoint: a code exchange whose scope has offline_access starts a
 // family (src/sso/codes.ts); each use spends the token and issues the next of the family with a new access token; a
 // spent token presented again revokes the whole family, its refresh tokens and every access token issued from it.
-// Stored only as hashes. Rotation is one conditional UPDATE, so of concurrent uses of one token exactly one wins and
+// A family lives at most SSO_REFRESH_FAMILY_MAX_SECONDS from its first sign-in (family_started_at), however often it
+// is refreshed: past that, a refresh is invalid_grant and the family is revoked. Stored only as hashes. Rotation is one conditional UPDATE, so of concurrent uses of one token exactly one wins and
 // the other counts as reuse. The same statement holds the user's grant to the client shared, as a code exchange does,
 // so a revocation of the grant or of all the user's access (src/sso/grants.ts, src/accounts/sessions.ts) either waits
 // for the new tokens and revokes them too, or makes the rotation find the token revoked.
@@ -41,8 +42,11 @@ export interface Refresh {
   client: { id: string; secret: string | undefined };
   /** The scope asked for (RFC 6749 §6), or undefined for the family's. */
   scope?: string;
-  accessToken: { token: string; ttlSeconds: number };
+  /** The new access token's jti (its row; src/sso/tokens.ts). */
+  accessToken: { jti: string; ttlSeconds: number };
   next: { token: string; ttlSeconds: number };
+  /** The family's absolute lifetime from its first sign-in. */
+  familyMaxSeconds: number;
   /** WWW-Authenticate for invalid_client, when the client authenticated with a scheme (HTTP Basic). */
   clientChallenge?: string;
   /** RFC 8707 at the token request: when given, it must be the resource the sign-in named. */
@@ -87,13 +91,17 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
         WHERE token_hash = $1 AND client_id = (SELECT client_id FROM client) AND used_at IS NULL AND revoked_at IS NULL
           AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
           AND ($4::text[] IS NULL OR $4::text[] <@ regexp_split_to_array(scope, '[[:space:]]+'))
-          AND ($10::text IS NULL OR resource = $10)
-       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, resource
+          AND ($10::text IS NULL OR resource = $10) AND family_started_at > now() - make_interval(secs => $11)
+       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, resource, family_started_at
      ), next AS (
-       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
-       SELECT $5, family_id, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $6), resource FROM spent
+       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at,
+                                       resource, family_started_at)
+       SELECT $5, family_id, code_hash, client_id, user_id, scope, auth_time,
+              LEAST(now() + make_interval(secs => $6), family_started_at + make_interval(secs => $11)), resource,
+              family_started_at
+         FROM spent
      ), issued AS (
-       INSERT INTO sso_access_tokens (token_hash, family_id, client_id, user_id, scope, expires_at, audience)
+       INSERT INTO sso_access_tokens (jti, family_id, client_id, user_id, scope, expires_at, audience)
        SELECT $7, family_id, client_id, user_id, COALESCE($9, scope), now() + make_interval(secs => $8), resource FROM spent
      )
      SELECT s.token_hash, k.secret_hash, s.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name,
@@ -106,10 +114,11 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
       requested,
       hashSecret(refresh.next.token),
       refresh.next.ttlSeconds,
-      hashSecret(refresh.accessToken.token),
+      refresh.accessToken.jti,
       refresh.accessToken.ttlSeconds,
       requested?.join(' ') ?? null,
       refresh.resource ?? null,
+      refresh.familyMaxSeconds,
     ],
   );
   const row = result.rows[0];
@@ -120,7 +129,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
   ) {
     if (!(await authenticateClient(db, refresh.client.id, refresh.client.secret)))
       throw invalidClient(refresh.clientChallenge);
-    throw await whyNotRefreshed(db, tokenHash, refresh.client.id, refresh.scope, refresh.resource);
+    throw await whyNotRefreshed(db, tokenHash, refresh, refresh.client.id);
   }
   // Now and then, forget tokens long past use.
   if (Math.random() < 0.01) await forgetOldRefreshTokens(db).catch(() => {});
@@ -139,9 +148,8 @@ const invalidRefreshToken = (detail: string) => new OAuthProblem('invalid_refres
 async function whyNotRefreshed(
   db: Db,
   tokenHash: Buffer,
+  { scope: requested, resource, familyMaxSeconds }: Refresh,
   clientId: string,
-  requested: string | undefined,
-  resource?: string,
 ): Promise<OAuthProblem> {
   const found = await db.query<{
     family_id: string;
@@ -150,12 +158,14 @@ async function whyNotRefreshed(
     used: boolean;
     revoked: boolean;
     expired: boolean;
+    family_ended: boolean;
     resource: string | null;
   }>(
     `SELECT family_id, client_id, scope, used_at IS NOT NULL AS used, revoked_at IS NOT NULL AS revoked,
-            expires_at <= now() AS expired, resource
+            expires_at <= now() AS expired, family_started_at <= now() - make_interval(secs => $2) AS family_ended,
+            resource
        FROM sso_refresh_tokens WHERE token_hash = $1`,
-    [tokenHash],
+    [tokenHash, familyMaxSeconds],
   );
   const token = found.rows[0];
   const unknown = invalidRefreshToken('The refresh token is not valid for this client.');
@@ -170,6 +180,11 @@ async function whyNotRefreshed(
     );
   }
   if (token.revoked) return invalidRefreshToken('The refresh token is revoked. Start a new sign-in.');
+  if (token.family_ended) {
+    // Past the family's absolute lifetime nothing of that sign-in may live on: its access tokens end too.
+    await revokeFamily(db, token.family_id);
+    return invalidRefreshToken('The sign-in is older than refresh tokens may extend it. Start a new sign-in.');
+  }
   if (token.expired) return invalidRefreshToken('The refresh token has expired. Start a new sign-in.');
   if (narrowScope(token.scope, requested) === undefined)
     return new OAuthProblem('invalid_scope', 'invalid_scope', 'The scope asks for more than the sign-in granted.');

@@ -13,7 +13,7 @@ import { queryInt } from '../http/query-values.ts';
 import { clientCard, createClient, deleteClient, listClients, rotateSecret, updateClient } from './clients.ts';
 import { redeemCode } from './codes.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
-import { rotateSigningKey } from './signing-keys.ts';
+import { rotateSigningKey, rotationPolicy } from './signing-keys.ts';
 import { authorizeRoutes } from './authorize.ts';
 import { consentRoutes } from './consent.ts';
 import { connectedSiteRoutes } from './connected-sites.ts';
@@ -255,24 +255,36 @@ export function ssoRoutes(api: Api, services: Services): void {
     method: 'post',
     path: '/admin/sso/signing-keys/rotate',
     operationId: 'rotateSsoSigningKey',
-    summary: 'Add a new ID token signing key',
+    summary: 'Add a new signing key (ID tokens, access tokens)',
     description:
-      'The new key is in the JWKS at once and signs from `not_before` (default in 10 minutes, so that clients caching ' +
-      'the JWKS see it first); the key it replaces stays in the JWKS for a day.',
+      'The new key is in the JWKS at once and signs from `not_before` (default SSO_SIGNING_KEY_PUBLISH_SECONDS, so ' +
+      'that clients caching the JWKS see it first); the keys it replaces stay in the JWKS until every token they ' +
+      'signed has expired (`retires_at`), then are retired.',
     body: z.object({
       activate_after_seconds: z
         .number()
         .int()
         .min(0)
         .max(7 * 24 * 3600)
-        .default(600),
+        .optional(),
     }),
     responses: {
-      201: { description: 'The new key', schema: z.object({ kid: z.string(), not_before: z.iso.datetime() }) },
+      201: {
+        description: 'The new key, and the keys it replaces with when each leaves the JWKS',
+        schema: z.object({
+          kid: z.string(),
+          not_before: z.iso.datetime(),
+          replaced: z.array(z.object({ kid: z.string(), retires_at: z.iso.datetime() })),
+        }),
+      },
     },
     handler: async (ctx, { body }) => {
+      const policy = rotationPolicy(services.config);
       ctx.status = 201;
-      ctx.body = await rotateSigningKey(services.db, services.masterKey, body.activate_after_seconds);
+      ctx.body = await rotateSigningKey(services.db, services.masterKey, {
+        activateAfterSeconds: body.activate_after_seconds ?? policy.publishSeconds,
+        overlapSeconds: policy.overlapSeconds,
+      });
     },
   });
 

@@ -16,6 +16,7 @@ import { clientCredentials, readOAuthForm } from './client-auth.ts';
 import { asOAuthProblem, invalidClient, oauthFormProblemResponses, oauthJsonErrors } from './oauth-problem.ts';
 import { revokeFamily } from './refresh-tokens.ts';
 import { subjectFor } from './subjects.ts';
+import { looksLikeJwt, verifyAccessToken } from './tokens.ts';
 
 export const REVOKE_PATH = '/sso/oidc/revoke';
 export const INTROSPECT_PATH = '/sso/oidc/introspect';
@@ -64,6 +65,12 @@ export function tokenRoutes(api: Api, services: Services): void {
     bodyLimitBytes: FORM_LIMIT_BYTES,
   };
 
+  const tokenContext = (): TokenContext => ({
+    db: services.db,
+    issuer: services.config.BASE_URL,
+    familyMaxSeconds: services.config.SSO_REFRESH_FAMILY_MAX_SECONDS,
+  });
+
   /** The authenticated client's id and the checked form; invalid_client before anything else. */
   const readRequest = async (ctx: Context, publicAllowed: boolean) => {
     const field = await readOAuthForm(ctx);
@@ -104,7 +111,7 @@ export function tokenRoutes(api: Api, services: Services): void {
     responses: { 200: { description: 'Revoked, or nothing to revoke (empty body)' }, ...oauthFormProblemResponses },
     handler: async (ctx) => {
       const { client, token, hint } = await readRequest(ctx, true);
-      await revokeToken(services.db, client.client_id, token, hint);
+      await revokeToken(tokenContext(), client.client_id, token, hint);
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 200;
       ctx.body = '';
@@ -129,19 +136,35 @@ export function tokenRoutes(api: Api, services: Services): void {
     },
     responses: { 200: { description: 'The token’s state', schema: Introspection }, ...oauthFormProblemResponses },
     handler: async (ctx) => {
-      const { client, token, hint } = await readRequest(ctx, false);
+      // The hint needs no lookup order here: a JWT is an access token, anything else a refresh token.
+      const { client, token } = await readRequest(ctx, false);
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Pragma', 'no-cache');
-      const state = await introspectToken(services.db, client.client_id, token, hint);
+      const state = await introspectToken(tokenContext(), client.client_id, token);
       ctx.body = state.sub === undefined ? state : { ...state, sub: subjectFor(services.masterKey, client, state.sub) };
     },
   });
 }
 
-/** Ends the client's token, looking where the hint says first; nothing for another client's or an unknown token. */
-export async function revokeToken(db: Db, clientId: string, token: string, hint?: TokenHint): Promise<void> {
-  const presented = hashSecret(token);
+/** What revocation and introspection need besides the token: the issuer its JWT names, the families' lifetime. */
+export interface TokenContext {
+  db: Db;
+  issuer: string;
+  familyMaxSeconds: number;
+}
+
+/**
+ * Ends the client's token, looking where the hint says first; nothing for another client's or an unknown token. An
+ * access token is a JWT of ours whose row (by jti) is ended; a refresh token ends its family.
+ */
+export async function revokeToken(
+  { db, issuer }: TokenContext,
+  clientId: string,
+  token: string,
+  hint?: TokenHint,
+): Promise<void> {
   const revokeRefresh = async () => {
+    const presented = hashSecret(token);
     const found = await db.query<{ token_hash: Buffer; family_id: string }>(
       'SELECT token_hash, family_id FROM sso_refresh_tokens WHERE token_hash = $1 AND client_id = $2',
       [presented, clientId],
@@ -152,64 +175,70 @@ export async function revokeToken(db: Db, clientId: string, token: string, hint?
     return true;
   };
   const revokeAccess = async () => {
-    const found = await db.query<{ token_hash: Buffer }>(
-      `UPDATE sso_access_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE token_hash = $1 AND client_id = $2
-       RETURNING token_hash`,
-      [presented, clientId],
+    const verified = await verifyAccessToken(db, issuer, token);
+    if (!verified) return false;
+    const found = await db.query(
+      'UPDATE sso_access_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE jti = $1 AND client_id = $2',
+      [verified.jti, clientId],
     );
     return found.rowCount === 1;
   };
-  const order = hint === 'access_token' ? [revokeAccess, revokeRefresh] : [revokeRefresh, revokeAccess];
+  // A JWT is never a refresh token: look no further than its row.
+  const order = looksLikeJwt(token)
+    ? [revokeAccess]
+    : hint === 'access_token'
+      ? [revokeAccess, revokeRefresh]
+      : [revokeRefresh, revokeAccess];
   for (const attempt of order) if (await attempt()) return;
+}
+
+interface TokenRow {
+  scope: string;
+  client_id: string;
+  user_id: string;
+  exp: number;
+  iat: number;
+  aud: string | null;
 }
 
 /** The token's state for its own client; `{active: false}` for anything not live or not this client's. */
 export async function introspectToken(
-  db: Db,
+  { db, issuer, familyMaxSeconds }: TokenContext,
   clientId: string,
   token: string,
-  hint?: TokenHint,
 ): Promise<Introspection> {
-  const presented = hashSecret(token);
   // A client an administrator stopped (or whose marketplace is inactive) has no live tokens, as at userinfo.
   const liveClient = `JOIN sso_clients c ON c.client_id = t.client_id LEFT JOIN marketplaces m ON m.id = c.marketplace_id
-      WHERE t.token_hash = $1 AND t.client_id = $2 AND t.revoked_at IS NULL AND t.expires_at > now()
+      WHERE t.client_id = $2 AND t.revoked_at IS NULL AND t.expires_at > now()
         AND c.disabled_at IS NULL AND (c.marketplace_id IS NULL OR m.active)`;
-  const tables = {
-    refresh: {
-      sql: `, t.resource AS aud FROM sso_refresh_tokens t ${liveClient} AND t.used_at IS NULL`,
-      type: 'refresh_token',
-    },
-    access: { sql: `, t.audience AS aud FROM sso_access_tokens t ${liveClient}`, type: 'Bearer' },
-  } as const;
-  const order = hint === 'access_token' ? [tables.access, tables.refresh] : [tables.refresh, tables.access];
-  for (const table of order) {
-    const found = await db.query<{
-      token_hash: Buffer;
-      scope: string;
-      client_id: string;
-      user_id: string;
-      exp: number;
-      iat: number;
-      aud: string | null;
-    }>(
-      `SELECT t.token_hash, t.scope, t.client_id, t.user_id, floor(extract(epoch FROM t.expires_at))::float8 AS exp,
-              floor(extract(epoch FROM t.created_at))::float8 AS iat ${table.sql}`,
-      [presented, clientId],
+  const columns = `t.scope, t.client_id, t.user_id, floor(extract(epoch FROM t.expires_at))::float8 AS exp,
+              floor(extract(epoch FROM t.created_at))::float8 AS iat`;
+  const active = (row: TokenRow, type: 'Bearer' | 'refresh_token'): Introspection => ({
+    active: true,
+    scope: row.scope,
+    client_id: row.client_id,
+    sub: row.user_id,
+    exp: row.exp,
+    iat: row.iat,
+    ...(row.aud === null ? {} : { aud: row.aud }),
+    token_type: type,
+  });
+  if (looksLikeJwt(token)) {
+    // Its signature (a published key, this issuer, not expired) first, then its row: revoked is inactive.
+    const verified = await verifyAccessToken(db, issuer, token);
+    if (!verified) return { active: false };
+    const found = await db.query<TokenRow>(
+      `SELECT ${columns}, t.audience AS aud FROM sso_access_tokens t ${liveClient} AND t.jti = $1`,
+      [verified.jti, clientId],
     );
-    const row = found.rows[0];
-    if (row && safeEqual(presented, row.token_hash)) {
-      return {
-        active: true,
-        scope: row.scope,
-        client_id: row.client_id,
-        sub: row.user_id,
-        exp: row.exp,
-        iat: row.iat,
-        ...(row.aud === null ? {} : { aud: row.aud }),
-        token_type: table.type,
-      };
-    }
+    return found.rows[0] ? active(found.rows[0], 'Bearer') : { active: false };
   }
-  return { active: false };
+  const presented = hashSecret(token);
+  const found = await db.query<TokenRow & { token_hash: Buffer }>(
+    `SELECT t.token_hash, ${columns}, t.resource AS aud FROM sso_refresh_tokens t ${liveClient}
+        AND t.token_hash = $1 AND t.used_at IS NULL AND t.family_started_at > now() - make_interval(secs => $3)`,
+    [presented, clientId, familyMaxSeconds],
+  );
+  const row = found.rows[0];
+  return row && safeEqual(presented, row.token_hash) ? active(row, 'refresh_token') : { active: false };
 }

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import {
@@ -157,7 +158,7 @@ describe('an MCP client with the SDK’s OAuth provider', () => {
     expect(landed.searchParams.get('state')).toBe(provider.sentState);
 
     await first.finishAuth(landed.searchParams);
-    expect(provider.stored?.access_token).toMatch(/^at_/);
+    expect(decodeJwt(provider.stored!.access_token).aud).toBe(`${data.url}/mcp/`);
 
     const client = new McpClient({ name: 'agent', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${data.url}/mcp/`), { authProvider: provider }));

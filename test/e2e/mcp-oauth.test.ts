@@ -4,6 +4,7 @@
 // (The MCP SDK's OAuth provider driving the sign-in in Chromium is not covered here.)
 import http from 'node:http';
 import * as oidc from 'openid-client';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { json, post, startTestServer, uniqueLoopback, type TestServer } from '../helpers.ts';
@@ -247,7 +248,7 @@ describe('an agent signs its user in and uses the data server', () => {
     const agent = await registeredClient();
     const user = await createUser(main, 'Agent User');
     const tokens = await signIn(await configuration(agent.client_id), user, { resource: `${data.url}/mcp/` });
-    expect(tokens.access_token).toMatch(/^at_/);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: `${data.url}/mcp/`, client_id: agent.client_id });
     expect(tokens.refresh_token).toMatch(/^rt_/);
     expect(await usedBy(user.id)).toBe(0);
 

@@ -210,7 +210,7 @@ describe('the token endpoint', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = await json(response);
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid' });
-    expect(body.access_token).toMatch(/^at_/);
+    expect(decodeProtectedHeader(body.access_token).typ).toBe('at+jwt');
     const { payload } = await jwtVerify(body.id_token, createRemoteJWKSet(new URL(`${server.url}/sso/jwks`)), {
       issuer: server.url,
       audience: client.client_id,
