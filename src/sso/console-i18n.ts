@@ -79,6 +79,23 @@ const en = {
   badName: 'Give the client a name of at most 200 characters.',
   badRedirectUris: 'The redirect URIs are not allowed: {reason}',
   clientIdTaken: 'A client with this ID is registered already. Choose another ID.',
+  keysLink: 'Signing keys',
+  keysTitle: 'SSO signing keys',
+  keysIntro:
+    'The keys that sign ID tokens and access tokens, as the JWKS publishes them. A new key is published before it signs, so that sites fetch it first; a replaced key stays published until every token it signed has expired, then it is retired. A key older than the configured age is rotated by itself.',
+  kid: 'Key ID',
+  notBefore: 'Signs from',
+  retiresAt: 'Leaves the JWKS',
+  keyState_upcoming: 'published, not signing yet',
+  keyState_active: 'signing',
+  keyState_replaced: 'replaced, still published',
+  keyState_retired: 'retired',
+  rotateKeyButton: 'Rotate the signing key',
+  rotateKeyConfirmTitle: 'Rotate the signing key?',
+  rotateKeyConfirmText:
+    'A new key is published at once and starts signing after the configured delay. The keys it replaces stay published until the tokens they signed have expired: nobody is signed out.',
+  rotateKeyConfirmButton: 'Yes, rotate',
+  done_keyRotated: 'A new signing key is published.',
 };
 
 export type SsoConsoleMessage = keyof typeof en;
@@ -161,6 +178,23 @@ const ru: Record<SsoConsoleMessage, string> = {
   badName: 'Дайте клиенту название не длиннее 200 символов.',
   badRedirectUris: 'Адреса возврата не подходят: {reason}',
   clientIdTaken: 'Клиент с таким идентификатором уже зарегистрирован. Выберите другой.',
+  keysLink: 'Ключи подписи',
+  keysTitle: 'Ключи подписи SSO',
+  keysIntro:
+    'Ключи, которыми подписаны ID-токены и токены доступа, — те, что публикует JWKS. Новый ключ публикуется раньше, чем начинает подписывать, чтобы сайты успели его получить; заменённый ключ остаётся опубликованным, пока не истекут все подписанные им токены, затем выводится из оборота. Ключ старше заданного возраста заменяется сам.',
+  kid: 'Идентификатор ключа',
+  notBefore: 'Подписывает с',
+  retiresAt: 'Уходит из JWKS',
+  keyState_upcoming: 'опубликован, ещё не подписывает',
+  keyState_active: 'подписывает',
+  keyState_replaced: 'заменён, ещё опубликован',
+  keyState_retired: 'выведен из оборота',
+  rotateKeyButton: 'Заменить ключ подписи',
+  rotateKeyConfirmTitle: 'Заменить ключ подписи?',
+  rotateKeyConfirmText:
+    'Новый ключ публикуется сразу и начинает подписывать после заданной задержки. Заменённые ключи остаются опубликованными, пока не истекут подписанные ими токены: никого не выводит из системы.',
+  rotateKeyConfirmButton: 'Да, заменить',
+  done_keyRotated: 'Новый ключ подписи опубликован.',
 };
 
 export type SsoConsoleTranslate = Words<SsoConsoleMessage>;

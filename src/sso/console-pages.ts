@@ -1,7 +1,8 @@
 // The console's SSO client pages: the list (automatic clients of marketplaces marked) with registration, and the card
 // (name and redirect URIs, the secret revealed on request, rotation, disable and enable, deletion). They call the
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
-// first, and a secret is only ever in the answer to a POST, never in an address.
+// first, and a secret is only ever in the answer to a POST, never in an address. The signing keys' page lists the keys
+// with their state and lets an administrator rotate the signing key (confirmed, audited as the JSON operation is).
 import { formText, when } from '../admin/console-kit.ts';
 import {
   ANSWERED,
@@ -32,10 +33,12 @@ import {
   type ClientSummary,
 } from './clients.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
+import { listSigningKeys, rotateSigningKey, rotationPolicy, type SigningKeyState } from './signing-keys.ts';
 import { ClientId } from './routes.ts';
 import { ssoConsoleTranslator, type SsoConsoleMessage, type SsoConsoleTranslate } from './console-i18n.ts';
 
 const LIST = '/admin/view/sso-clients';
+const KEYS = '/admin/view/sso-signing-keys';
 const PAGE_SIZE = 20;
 const NAME_MAX = 200;
 const DONE = ['saved', 'disabled', 'enabled', 'deleted'] as const;
@@ -266,6 +269,48 @@ export function ssoConsolePages(api: Api, services: Services): void {
     }),
   );
 
+  router.get(
+    KEYS,
+    consolePage(services, async (cp) => {
+      const p = withWords(cp);
+      const notice = p.ctx.query.done === 'rotated' ? p.s('done_keyRotated') : undefined;
+      send(p, 200, p.s('keysTitle'), keysBody(p, await listSigningKeys(db), notice), undefined, p.admin);
+    }),
+  );
+
+  router.post(
+    KEYS,
+    consoleAction(services, {
+      page: withWords,
+      path: () => KEYS,
+      action: (p) => ({
+        confirm: () => ({
+          title: p.s('rotateKeyConfirmTitle'),
+          text: p.s('rotateKeyConfirmText'),
+          button: p.s('rotateKeyConfirmButton'),
+          fields: {},
+          tone: 'plain',
+        }),
+        run: async () => {
+          const policy = rotationPolicy(services.config);
+          const rotated = await rotateSigningKey(db, masterKey, {
+            activateAfterSeconds: policy.publishSeconds,
+            overlapSeconds: policy.overlapSeconds,
+          });
+          return {
+            audit: {
+              action: 'rotateSsoSigningKey',
+              object_type: 'sso_signing_key',
+              object_id: rotated.kid,
+              after: rotated,
+            },
+            location: `${KEYS}?done=rotated`,
+          };
+        },
+      }),
+    }),
+  );
+
   async function findOr404(clientId: string): Promise<ClientSummary> {
     const client = await clientSummary(db, clientId);
     if (!client) throw notInConsole('SSO client');
@@ -285,6 +330,7 @@ function listBody(
     ? `${LIST}?${new URLSearchParams({ starting_after: page.items.at(-1)!.client_id })}`
     : undefined;
   return html`<h1>${s('title')}</h1><p class="muted">${s('intro')}</p>
+<p><a href="${KEYS}">${s('keysLink')}</a></p>
 ${message('notice', state.notice)}${message('error', state.error)}
 ${
   page.items.length === 0
@@ -372,6 +418,24 @@ ${intentForm('rotate', s('rotateButton'), 'secondary')}
 ${client.disabled ? intentForm('enable', s('enableButton'), 'secondary') : intentForm('disable', s('disableButton'), 'danger')}
 ${!client.automatic && intentForm('delete', s('deleteButton'), 'danger')}
 </div>`
+    : html`<p class="muted">${s('readOnly')}</p>`
+}`;
+}
+
+function keysBody(p: SsoPage, keys: SigningKeyState[], notice: string | undefined): SafeHtml {
+  const { s } = p;
+  return html`<p><a href="${LIST}">${s('allClients')}</a></p>
+<h1>${s('keysTitle')}</h1><p class="muted">${s('keysIntro')}</p>
+${message('notice', notice)}
+<div class="table" tabindex="0"><table>
+<thead><tr><th>${s('kid')}</th><th>${s('state')}</th><th>${s('created')}</th><th>${s('notBefore')}</th><th>${s('retiresAt')}</th></tr></thead>
+<tbody>${keys.map(
+    (key) => html`<tr><td><code>${key.kid}</code></td><td class="key-state">${s(`keyState_${key.state}`)}</td>
+<td>${when(p.lang, key.created_at)}</td><td>${when(p.lang, key.not_before)}</td><td>${key.retires_at ? when(p.lang, key.retires_at) : '—'}</td></tr>`,
+  )}</tbody></table></div>
+${
+  canChange(p)
+    ? html`<form method="post" action="${KEYS}">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${s('rotateKeyButton')}</button></form>`
     : html`<p class="muted">${s('readOnly')}</p>`
 }`;
 }

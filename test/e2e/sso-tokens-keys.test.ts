@@ -18,6 +18,7 @@ import { dataServerUser } from '../../src/data-api/oauth-auth.ts';
 import { publishedKeys, rotateIfDue, rotationPolicy } from '../../src/sso/signing-keys.ts';
 import { verifyAccessToken } from '../../src/sso/tokens.ts';
 import { hashSecret } from '../../src/secrets.ts';
+import { administrator } from '../console-helpers.ts';
 import { json, post, startTestServer, type TestServer } from '../helpers.ts';
 import { REDIRECT_URI, createUser, registerClient, type Client } from '../sso-helpers.ts';
 
@@ -209,6 +210,47 @@ describe('signing-key rotation with overlap', () => {
     expect(await rotateIfDue(main.services.db, main.services.masterKey, { ...policy, maxAgeSeconds: 1 })).toBe(
       undefined,
     );
+  });
+
+  it('is an operator action in the console: confirmed, audited, listed with each key’s state', async () => {
+    const [operator, support] = await Promise.all([administrator(main, 'admin'), administrator(main, 'support')]);
+    const path = `${main.url}/admin/view/sso-signing-keys`;
+    const submit = (who: typeof operator, fields: Record<string, string>) =>
+      fetch(path, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { Cookie: who.cookie, 'Content-Type': 'application/x-www-form-urlencoded', 'Accept-Language': 'en' },
+        body: new URLSearchParams({ _csrf: who.csrf, ...fields }).toString(),
+      });
+    const count = async () =>
+      Number((await main.services.db.query('SELECT count(*) AS n FROM sso_signing_keys')).rows[0].n);
+    const before = await count();
+
+    const asked = await submit(operator, {});
+    expect(asked.status).toBe(200);
+    expect(await asked.text()).toContain('Yes, rotate');
+    expect(await count()).toBe(before);
+    expect((await submit(support, { confirmed: 'yes' })).status).toBe(403);
+    expect(await count()).toBe(before);
+
+    const done = await submit(operator, { confirmed: 'yes' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/admin/view/sso-signing-keys?done=rotated');
+    expect(await count()).toBe(before + 1);
+    const audit = await main.services.db.query<{ object_id: string }>(
+      `SELECT object_id FROM audit_log WHERE action = 'rotateSsoSigningKey' AND actor = $1`,
+      [operator.email],
+    );
+    expect(await publishedKids()).toContain(audit.rows[0].object_id);
+
+    const page = await (
+      await fetch(`${path}?done=rotated`, { headers: { Cookie: support.cookie, 'Accept-Language': 'en' } })
+    ).text();
+    expect(page).toContain('A new signing key is published.');
+    expect(page).toContain(audit.rows[0].object_id);
+    expect(page).toContain('published, not signing yet');
+    expect(page).toContain('signing');
+    expect(page).not.toContain('Rotate the signing key</button>'); // support reads only
   });
 
   it('keeps private halves sealed and erases those of retired keys', async () => {
