@@ -30,7 +30,29 @@ const Locale = z
 /** What the storefront sends to create or find the deal of its order. */
 const WidgetDealRequest = DealFields.extend({
   public_key: z.string().min(1).max(200).describe('The public pk_ key of the marketplace'),
+  buyer_locale: z
+    .enum(['ru', 'en'])
+    .optional()
+    .describe(
+      "The language the widget shows the buyer, for the buyer's mail and pages as in POST /api/mkt/deals. Not a term " +
+        'of the deal: a repeat that differs only in it returns the same deal (the first language stays), never 409.',
+    ),
 });
+
+/**
+ * The buyer's language is how the widget speaks to them, not a term of the deal: a buyer who switched the widget's
+ * language and pressed Continue again gets the same deal. Only POST /api/mkt/deals treats another buyer_locale as
+ * another deal (409 deal_conflict), as it does every field.
+ */
+const withoutLanguage = <T extends { buyer_locale?: 'ru' | 'en' }>(fields: T): T => ({
+  ...fields,
+  buyer_locale: undefined,
+});
+const languageDiffers = (error: unknown) =>
+  error instanceof Problem &&
+  error.code === 'deal_conflict' &&
+  Array.isArray(error.extensions.fields) &&
+  error.extensions.fields.includes('buyer_locale');
 const CONFLICT = {
   description:
     'deal_conflict: this external_id names a deal with other values (another buyer) of the fields in `fields`',
@@ -120,7 +142,11 @@ export function widgetRoutes(api: Api, services: Services): void {
             'created',
             [fields.buyer_email, ...(fields.seller_email ? [fields.seller_email] : [])],
           );
-      const { snapshot, created } = await createDeal(services, marketplace, fields);
+      const { snapshot, created } = await createDeal(services, marketplace, fields).catch((error: unknown) => {
+        // Asked again without the language: the same deal, or a 409 naming only the terms that differ.
+        if (languageDiffers(error)) return createDeal(services, marketplace, withoutLanguage(fields));
+        throw error;
+      });
       ctx.status = created ? 201 : 200;
       ctx.body = await withToken(
         snapshot,
@@ -159,7 +185,7 @@ export function widgetRoutes(api: Api, services: Services): void {
       ctx.set('Cache-Control', 'no-store');
       const deal = await findDeal(services.db, { marketplaceId: marketplace.id, externalId: fields.external_id });
       // Any mismatch answers as an unknown order does: which field differs would tell a guesser the others are right.
-      const matches = deal !== undefined && dealConflicts(deal, fields).length === 0;
+      const matches = deal !== undefined && dealConflicts(deal, withoutLanguage(fields)).length === 0;
       const snapshot = matches ? await loadSnapshot(services.db, deal.id) : undefined;
       if (!snapshot) {
         ctx.status = 204;

@@ -9,6 +9,7 @@ import {
   insertHeldDealSignedIn,
   insertMarketplace,
   postDeal,
+  postWidgetDeal,
   type TestMarketplace,
 } from '../factories.ts';
 import { dealMail } from '../../src/mail/templates.ts';
@@ -123,6 +124,41 @@ describe('buyer_locale and seller_locale on POST /api/mkt/deals', () => {
     );
     expect(other.status).toBe(409);
     expect((await json(other)).fields).toEqual(['buyer_locale']);
+  });
+});
+
+describe('buyer_locale from the widget', () => {
+  const widgetDeals = `/api/mkt/widget/deals`;
+
+  it('makes the buyer’s account in the widget’s language; a repeat in another language is the same deal, not 409', async () => {
+    const { response, body, deal } = await postWidgetDeal(server, marketplace, { buyer_locale: 'en' });
+    expect(response.status).toBe(201);
+    expect((await mailTo(body.buyer_email, /\/cabinet\/invite\?token=/)).subject).toBe(
+      'Velo Shop: your account for safe deals',
+    );
+    expect(await localeOf(body.buyer_email)).toEqual({ locale: 'en', locale_chosen: false });
+
+    // The buyer switched the widget to Russian and pressed Continue again: the same deal, the first language kept.
+    const switched = await post(`${server.url}${widgetDeals}`, { ...body, buyer_locale: 'ru' });
+    expect(switched.status).toBe(200);
+    expect((await json(switched)).id).toBe(deal.id);
+    const stored = await server.services.db.query('SELECT buyer_locale FROM deals WHERE id = $1', [deal.id]);
+    expect(stored.rows[0].buyer_locale).toBe('en');
+    // A page load in the other language finds the order's deal too.
+    const found = await post(`${server.url}${widgetDeals}/lookup`, { ...body, buyer_locale: 'ru' });
+    expect(found.status).toBe(200);
+    expect((await json(found)).id).toBe(deal.id);
+    // Another term of the deal is still another deal.
+    const other = await post(`${server.url}${widgetDeals}`, { ...body, buyer_locale: 'ru', amount: 1 });
+    expect(other.status).toBe(409);
+    expect((await json(other)).fields).toEqual(['amount']);
+  });
+
+  it('refuses a language the widget does not speak with a problem naming buyer_locale', async () => {
+    const { response, deal } = await postWidgetDeal(server, marketplace, { buyer_locale: 'de' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(deal.errors.map((error: { path: string }) => error.path)).toContain('buyer_locale');
   });
 });
 

@@ -142,6 +142,15 @@ async function settledText(page: Page): Promise<string> {
 const storageOfThePage = (page: Page) =>
   page.evaluate(() => JSON.stringify({ local: { ...window.localStorage }, session: { ...window.sessionStorage } }));
 
+/** The buyer_locale of each deal of this buyer, oldest first. */
+const buyerLocaleOf = async (email: string) =>
+  (
+    await server.services.db.query<{ buyer_locale: string | null }>(
+      'SELECT buyer_locale FROM deals WHERE buyer_email = $1 ORDER BY created_at',
+      [email],
+    )
+  ).rows.map((row) => row.buyer_locale);
+
 describe('the widget on a storefront', () => {
   it('takes the buyer through Continue, approval in the cabinet, Pay safely, to the held state', async () => {
     const email = uniqueEmail('buyer');
@@ -168,6 +177,8 @@ describe('the widget on a storefront', () => {
     expect(await live.textContent()).toContain(`We sent a mail about this deal to ${email}`);
     const cabinetUrl = await approveLink.getAttribute('href');
     expect(cabinetUrl).toMatch(new RegExp(`^${server.url}/cabinet/view/deals/${UUID_SOURCE}$`));
+    // The widget told the server the language the buyer sees: the deal and the buyer's mail follow it.
+    expect(await buyerLocaleOf(email)).toEqual(['en']);
 
     // A reload mid-deal finds the deal waiting for approval (not step 1), the invitation line still there; the
     // storefront's storage holds no token (a JWT starts with eyJ).
@@ -250,6 +261,8 @@ describe('the widget on a storefront', () => {
     const text = await settledText(page);
     expect(text).toContain('Согласуйте его там.');
     expect(text).not.toContain('приглашение');
+    // The earlier deal came from a script without a language; this one from the Russian widget.
+    expect(await buyerLocaleOf(email)).toEqual([null, 'ru']);
     await page.reload();
     const again = await settledText(page);
     expect(again).toContain('Согласуйте его там.');

@@ -8,6 +8,8 @@ export interface DealInput {
   title: string;
   amount: number;
   currency: string;
+  /** The language the buyer sees the widget in: their mail and cabinet pages follow it. */
+  buyer_locale: 'ru' | 'en';
 }
 
 export interface Created {

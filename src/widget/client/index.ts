@@ -23,11 +23,12 @@ function init(options: InitOptions): Widget | undefined {
     typeof options.container === 'string' ? document.querySelector<HTMLElement>(options.container) : options.container;
   if (!host) return undefined;
   const data = host.dataset;
+  const locale = pick(options.locale ?? data.locale, ['ru', 'en'] as const, 'ru');
   const widget = new Widget(host, {
     base,
     mode: pick(options.mode ?? data.mode, ['full', 'compact', 'button'] as const, 'full'),
     theme: pick(options.theme ?? data.theme, ['light', 'dark'] as const, 'light'),
-    locale: pick(options.locale ?? data.locale, ['ru', 'en'] as const, 'ru'),
+    locale,
     input: {
       public_key: data.publicKey ?? '',
       external_id: data.externalId ?? '',
@@ -36,6 +37,7 @@ function init(options: InitOptions): Widget | undefined {
       title: data.title ?? '',
       amount: Number(data.amount ?? 0) || 0,
       currency: data.currency || 'RUB',
+      buyer_locale: locale,
     },
   });
   void widget.mount();
