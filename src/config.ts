@@ -54,6 +54,12 @@ export const EnvSchema = z.object({
   // rotated by itself (0: only by an operator).
   SSO_SIGNING_KEY_PUBLISH_SECONDS: z.coerce.number().int().min(0).default(600),
   SSO_SIGNING_KEY_MAX_AGE_SECONDS: z.coerce.number().int().min(0).default(7_776_000),
+  // Development only: client ID metadata documents may be fetched from the loopback (and over plain http there); every
+  // other private or special-use address stays refused.
+  SSO_CLIENT_METADATA_ALLOW_LOOPBACK: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
   // Wrong passwords in a window: per (account, address), per address, and per account only a high ceiling, so that
   // strangers cannot lock the owner out (src/accounts/login-limits.ts).
   SSO_LOGIN_ACCOUNT_ADDRESS_LIMIT: positiveInt.default(5),

@@ -13,6 +13,7 @@ import { bearerToken } from '../admin/auth.ts';
 import { userForToken } from '../accounts/sessions.ts';
 import { signIn, type Session } from '../accounts/operations.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
+import { resolveMetadataDocumentClient } from './client-metadata.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage } from './page.ts';
 import { startPageSession, validPreSessionCsrf } from '../web/session.ts';
@@ -21,7 +22,7 @@ import { browserSession, continueSignedIn, issueAndRedirect, refuse, sessionStar
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
 /** The query of the authorize step; the consent page carries the same. */
 export const AuthorizeQuery = z.object({
-  client_id: text('The SSO client'),
+  client_id: text('The SSO client, or the https address of its client ID metadata document'),
   redirect_uri: text('One of the redirect URIs the client registered; the code is bound to it'),
   state: text('Required: a random value the client compares on return (CSRF protection)'),
   scope: text('Space-separated; `openid` for OpenID Connect'),
@@ -67,6 +68,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       401: { description: 'The cabinet token in Authorization is not valid', contentType: 'text/html' },
     }),
     handler: ssoPage(services, async (p, params) => {
+      await resolveMetadataDocumentClient(services, params.get('client_id'));
       const checked = await checkAuthorizeRequest(services.db, params);
       if ('refusal' in checked) return refuse(p.ctx, services, checked.refusal, 302);
       const { request } = checked;
@@ -128,6 +130,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
       if (!validPreSessionCsrf(p.ctx, services, form?.get('_csrf') ?? undefined)) {
         throw problem('csrf_failed', 'The form token is missing or wrong.');
       }
+      await resolveMetadataDocumentClient(services, params.get('client_id'));
       const checked = await checkAuthorizeRequest(services.db, params);
       if ('refusal' in checked) return refuse(p.ctx, services, checked.refusal, 303);
       const { request } = checked;

@@ -7,6 +7,8 @@ import { Problem, problem } from '../http/problem.ts';
 import { decryptSecret, encryptSecret, hashSecret, newSecret, safeEqual } from '../secrets.ts';
 
 export const CLIENT_SECRET_PREFIX = 'cs_';
+/** Administrators' client IDs have at most 128 characters; a client ID metadata document's URL at most this. */
+export const MAX_CLIENT_ID_LENGTH = 255;
 
 /** How a client authenticates at the token endpoints; `none` is a public client (no secret, PKCE required). */
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
@@ -237,11 +239,40 @@ export async function deleteClient(db: DbClient, clientId: string): Promise<Clie
 
 /** Any registered client without its secret, or undefined. */
 export async function clientSummary(db: DbClient, clientId: string): Promise<ClientSummary | undefined> {
-  if (clientId.length === 0 || clientId.length > 128) return undefined;
+  if (clientId.length === 0 || clientId.length > MAX_CLIENT_ID_LENGTH) return undefined;
   const result = await db.query<StoredClient>(`SELECT ${COLUMNS} FROM sso_clients c WHERE c.client_id = $1`, [
     clientId,
   ]);
   return result.rows[0] && summary(result.rows[0]);
+}
+
+/**
+ * The client a client ID metadata document describes (src/sso/client-metadata.ts): made on its first use, its name,
+ * redirect URIs and grants replaced by each new fetch of the document. Public (PKCE required) and marked as registered
+ * by itself; an operator's disabling stays. The secret it is made with is never a credential (method `none`).
+ */
+export async function saveMetadataDocumentClient(
+  db: DbClient,
+  masterKey: Buffer,
+  input: { client_id: string; name: string; redirect_uris: string[]; grant_types: GrantType[] },
+): Promise<void> {
+  const secret = newSecret(CLIENT_SECRET_PREFIX);
+  await db.query(
+    `INSERT INTO sso_clients (client_id, name, redirect_uris, secret_hash, secret_sealed, token_endpoint_auth_method,
+                              registered_dynamically, grant_types)
+     VALUES ($1, $2, $3, $4, $5, 'none', true, $6)
+     ON CONFLICT (client_id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris,
+       grant_types = EXCLUDED.grant_types
+     WHERE sso_clients.token_endpoint_auth_method = 'none' AND sso_clients.marketplace_id IS NULL`,
+    [
+      input.client_id,
+      input.name,
+      input.redirect_uris,
+      hashSecret(secret),
+      encryptSecret(masterKey, secret),
+      input.grant_types,
+    ],
+  );
 }
 
 /** A new secret; the old one stops working at once. */
@@ -275,7 +306,7 @@ export async function authenticateClient(
 const UNKNOWN_CLIENT_HASH = hashSecret('no client has this secret');
 
 async function findStored(db: DbClient, clientId: string) {
-  if (clientId.length === 0 || clientId.length > 128) return undefined;
+  if (clientId.length === 0 || clientId.length > MAX_CLIENT_ID_LENGTH) return undefined;
   const result = await db.query<StoredClient>(`SELECT ${COLUMNS} ${USABLE} AND c.client_id = $1`, [clientId]);
   const row = result.rows[0];
   return row && { client: withoutSecret(row), secretHash: row.secret_hash };

@@ -67,6 +67,8 @@ export function oidcRoutes(api: Api, services: Services): void {
     revocation_endpoint: `${base()}${REVOKE_PATH}`,
     introspection_endpoint: `${base()}${INTROSPECT_PATH}`,
     registration_endpoint: `${base()}${REGISTRATION_PATH}`,
+    // A client_id may be the https address of its metadata document (src/sso/client-metadata.ts).
+    client_id_metadata_document_supported: true,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],

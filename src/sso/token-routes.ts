@@ -11,7 +11,7 @@ import { FORM_LIMIT_BYTES } from '../http/body.ts';
 import { validationFailed } from '../http/problem.ts';
 import type { Services } from '../services.ts';
 import { hashSecret, safeEqual } from '../secrets.ts';
-import { authenticateClient } from './clients.ts';
+import { MAX_CLIENT_ID_LENGTH, authenticateClient } from './clients.ts';
 import { clientCredentials, readOAuthForm } from './client-auth.ts';
 import { asOAuthProblem, invalidClient, oauthFormProblemResponses, oauthJsonErrors } from './oauth-problem.ts';
 import { revokeFamily } from './refresh-tokens.ts';
@@ -35,7 +35,7 @@ const TokenForm = z.object({
     .regex(PRINTABLE)
     .optional()
     .describe('`access_token` or `refresh_token`: where to look first; any other value is ignored'),
-  client_id: z.string().max(128).regex(PRINTABLE).optional().describe('client_secret_post'),
+  client_id: z.string().max(MAX_CLIENT_ID_LENGTH).regex(PRINTABLE).optional().describe('client_secret_post'),
   client_secret: z.string().max(256).regex(PRINTABLE).optional().describe('client_secret_post'),
 });
 
