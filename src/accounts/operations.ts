@@ -9,6 +9,7 @@ import { EmailSchema, findLogin, personalOrganization, setPassword, type User } 
 import { MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.ts';
 import { consumeToken, spendPasswordLinks } from './tokens.ts';
 import { createSession } from './sessions.ts';
+import { AMR, checkTypedCode, hasSecondFactor } from '../mfa/factors.ts';
 
 export const PasswordSchema = z
   .string()
@@ -17,39 +18,93 @@ export const PasswordSchema = z
 
 export type Session = { token: string; expires_at: string };
 
-/** A new cabinet session for the e-mail and password, or 401. */
-export async function signIn(services: Services, email: string, password: string, userAgent = ''): Promise<Session> {
+/** The account of this e-mail and password, or 401. */
+async function passwordAccount(services: Services, email: string, password: string): Promise<string> {
   // Forms send what was typed; a stray space around the address is not a wrong address.
   const parsed = EmailSchema.safeParse(email.trim());
   const login = parsed.success ? await findLogin(services.db, parsed.data) : undefined;
   const valid = await verifyPassword(login?.password_hash ?? null, password);
   if (!login || !valid) throw unauthorized('The e-mail or the password is wrong.', 'Bearer realm="cabinet"');
-  return createSession(services.db, login.id, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
+  return login.id;
 }
 
 /**
- * signIn behind the wrong-password limits (per account and address, per address, and the per-account ceiling; the
- * same windows as the SSO login form): 429 too_many_attempts with Retry-After once one is spent; the password is not
- * even checked then.
+ * A new cabinet session for the e-mail and password, or 401. An account with a second factor needs `code` too (the
+ * app's six digits or a recovery code): 401 second_factor_required without it, wrong_second_factor when wrong.
  */
-export async function signInLimited(
+export async function signIn(
+  services: Services,
+  email: string,
+  password: string,
+  userAgent = '',
+  code?: string,
+): Promise<Session> {
+  const userId = await passwordAccount(services, email, password);
+  const ttl = services.config.CABINET_TOKEN_TTL_SECONDS;
+  if (!(await hasSecondFactor(services.db, userId)))
+    return createSession(services.db, userId, ttl, userAgent, AMR.password);
+  if (code === undefined)
+    throw problem('second_factor_required', 'This account has a second factor: send `code` with the password.', {
+      headers: { 'WWW-Authenticate': 'Bearer realm="cabinet"' },
+    });
+  const checked = await checkTypedCode(services, userId, code);
+  if (!checked)
+    throw problem('wrong_second_factor', 'The code is wrong or was used already.', {
+      headers: { 'WWW-Authenticate': 'Bearer realm="cabinet"' },
+    });
+  return createSession(services.db, userId, ttl, userAgent, checked.amr);
+}
+
+/**
+ * The sign-in pages' first step: a session at once for an account without a second factor; otherwise only the account,
+ * for the second page (src/mfa/pages.ts). 401 for a wrong e-mail or password.
+ */
+export async function passwordStep(
+  services: Services,
+  email: string,
+  password: string,
+  userAgent = '',
+): Promise<{ session: Session } | { secondFactor: { userId: string } }> {
+  const userId = await passwordAccount(services, email, password);
+  if (await hasSecondFactor(services.db, userId)) return { secondFactor: { userId } };
+  const ttl = services.config.CABINET_TOKEN_TTL_SECONDS;
+  return { session: await createSession(services.db, userId, ttl, userAgent, AMR.password) };
+}
+
+/**
+ * `attempt` behind the wrong-password limits (per account and address, per address, and the per-account ceiling; the
+ * same windows as the SSO login form): 429 too_many_attempts with Retry-After once one is spent; the password (and
+ * the second factor) is not even checked then. Wrong second factors count as wrong passwords do.
+ */
+export async function limitedByAccount<T>(
+  services: Services,
+  email: string,
+  ip: string,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  const { db } = services;
+  const subjects = loginSubjects(email, ip);
+  const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
+  if (retryAfter) {
+    throw problem('too_many_attempts', `Too many wrong attempts; try again in ${Math.ceil(retryAfter / 60)} min.`, {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+  const result = await attempt();
+  await loginSucceeded(db, subjects);
+  return result;
+}
+
+/** signIn behind the wrong-password limits (limitedByAccount). */
+export function signInLimited(
   services: Services,
   email: string,
   password: string,
   ip: string,
   userAgent = '',
+  code?: string,
 ): Promise<Session> {
-  const { db } = services;
-  const subjects = loginSubjects(email, ip);
-  const { retryAfter } = await countLoginAttempt(db, subjects, loginLimits(services.config));
-  if (retryAfter) {
-    throw problem('too_many_attempts', `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} min.`, {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
-  }
-  const session = await signIn(services, email, password, userAgent);
-  await loginSucceeded(db, subjects);
-  return session;
+  return limitedByAccount(services, email, ip, () => signIn(services, email, password, userAgent, code));
 }
 
 /** Sets the password of the invited user (the caller validated it) and signs them in; 400 invalid_invitation. */

@@ -152,7 +152,7 @@ function deviceWords(a: AccountView['a'], userAgent: string): string {
 
 export function securityBody(
   { t, a, lang, timeZone }: AccountView,
-  data: { sessions: SessionItem[]; csrf: string; error?: string; notice?: string },
+  data: { sessions: SessionItem[]; csrf: string; factors?: SafeHtml; error?: string; notice?: string },
 ): SafeHtml {
   const sessions = data.sessions.map(
     (session) => html`<li class="card">
@@ -172,6 +172,7 @@ ${newPasswordFields(t, t('newPassword'))}
 <div><button type="submit">${a('changePasswordButton')}</button></div>
 </form>
 </section>
+${data.factors}
 <section aria-labelledby="sessions"><h2 id="sessions">${a('sessionsHeading')}</h2>
 <ul class="plain">${sessions}</ul>
 </section>

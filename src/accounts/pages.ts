@@ -56,6 +56,7 @@ import {
 import { endAccess, revokeSessionOfUser, sessionForToken, sessionsOfUser } from './sessions.ts';
 import { tokenUsable } from './tokens.ts';
 import { EmailSchema, NAME_MAX, updateProfile } from './users.ts';
+import { factorNotice, mfaPages, securityFactors } from '../mfa/pages.ts';
 
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
 /** One-shot notices after a redirect, `?done=…`, each with its words. */
@@ -338,11 +339,12 @@ export function accountPages(api: Api, services: Services): void {
 
   async function securityPage(p: Page, signed: SignedIn, status: number, words: { error?: string; notice?: string }) {
     const sessions = await sessionsOfUser(services.db, signed.user.id, await currentSessionId(p.ctx));
+    const factors = await securityFactors(p, services);
     send(
       p,
       status,
       view(p).a('securityTitle'),
-      securityBody(view(p), { sessions, csrf: signed.csrf, ...words }),
+      securityBody(view(p), { sessions, csrf: signed.csrf, factors, ...words }),
       '/cabinet/view/security',
       signed,
     );
@@ -352,7 +354,7 @@ export function accountPages(api: Api, services: Services): void {
     '/cabinet/view/security',
     page(services, async (p) => {
       const signed = await signedInOrRedirect(p, services);
-      if (signed) await securityPage(p, signed, 200, { notice: doneWords(p, SECURITY_DONE) });
+      if (signed) await securityPage(p, signed, 200, { notice: doneWords(p, SECURITY_DONE) ?? factorNotice(p) });
     }),
   );
 
@@ -433,4 +435,6 @@ export function accountPages(api: Api, services: Services): void {
       redirect(p.ctx, '/cabinet/sign-in?signed_out=everywhere');
     }),
   );
+
+  mfaPages(api, services);
 }

@@ -11,6 +11,7 @@ import { EmailSchema, NAME_MAX, updateProfile, type User } from './users.ts';
 import { PasswordSchema, profile } from './operations.ts';
 import { changePassword, confirmSignUp, forgotPassword, resetPassword, signUp, type Client } from './self-service.ts';
 import { endAccess, requireCabinetUser, revokeSessionOfUser, sessionsOfUser } from './sessions.ts';
+import { mfaRoutes } from '../mfa/routes.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const Locale = z.enum(['ru', 'en']).describe('The language of mail and pages');
@@ -227,4 +228,6 @@ export function accountRoutes(api: Api, services: Services): void {
       ctx.body = { revoked_sessions: await endAccess(db, userOf(ctx).id) };
     },
   });
+
+  mfaRoutes(api, services);
 }

@@ -15,36 +15,67 @@ export const CABINET_TOKEN_PREFIX = 'ct_';
 const LAST_USE_RESOLUTION_SECONDS = 300;
 const USER_AGENT_MAX = 512;
 
+/**
+ * A new session. `amr` says how it signed in (RFC 8176: `pwd`, `otp`, `hwk`, `user`, `mfa`); one whose sign-in had a
+ * second factor (`mfa`) counts as having given it now (second_factor_at).
+ */
 export async function createSession(
   db: Db,
   userId: string,
   ttlSeconds: number,
   userAgent = '',
+  amr: readonly string[] = ['pwd'],
 ): Promise<{ token: string; expires_at: string }> {
   const token = newSecret(CABINET_TOKEN_PREFIX);
   const result = await db.query<{ expires_at: Date }>(
-    `INSERT INTO cabinet_sessions (token_hash, user_id, expires_at, user_agent) VALUES ($1, $2, now() + make_interval(secs => $3), $4)
+    `INSERT INTO cabinet_sessions (token_hash, user_id, expires_at, user_agent, amr, second_factor_at)
+     VALUES ($1, $2, now() + make_interval(secs => $3), $4, $5, CASE WHEN 'mfa' = ANY($5::text[]) THEN now() END)
      RETURNING expires_at`,
-    [hashSecret(token), userId, ttlSeconds, userAgent.slice(0, USER_AGENT_MAX)],
+    [hashSecret(token), userId, ttlSeconds, userAgent.slice(0, USER_AGENT_MAX), amr],
   );
   return { token, expires_at: result.rows[0].expires_at.toISOString() };
 }
 
+/** How a session signed in: its amr, when it began, and when a second factor was last given in it. */
+export interface SignInFacts {
+  amr: string[];
+  signedInAt: Date;
+  secondFactorAt: Date | null;
+}
+
 /** The live session of this token and its user; its last use is brought up to date when it is older than a few minutes. */
-export async function sessionForToken(db: Db, token: string): Promise<{ user: User; sessionId: string } | undefined> {
+export async function sessionForToken(
+  db: Db,
+  token: string,
+): Promise<({ user: User; sessionId: string } & SignInFacts) | undefined> {
   const presented = hashSecret(token);
-  const result = await db.query<{ id: string; user_id: string; token_hash: Buffer }>(
+  const result = await db.query<{
+    id: string;
+    user_id: string;
+    token_hash: Buffer;
+    amr: string[];
+    created_at: Date;
+    second_factor_at: Date | null;
+  }>(
     `WITH touched AS (
        UPDATE cabinet_sessions SET last_used_at = now()
         WHERE token_hash = $1 AND expires_at > now() AND last_used_at < now() - make_interval(secs => $2)
      )
-     SELECT id, user_id, token_hash FROM cabinet_sessions WHERE token_hash = $1 AND expires_at > now()`,
+     SELECT id, user_id, token_hash, amr, created_at, second_factor_at FROM cabinet_sessions WHERE token_hash = $1 AND expires_at > now()`,
     [presented, LAST_USE_RESOLUTION_SECONDS],
   );
   const row = result.rows[0];
   if (!row || !safeEqual(presented, row.token_hash)) return undefined;
   const user = await findUserById(db, row.user_id);
-  return user && { user, sessionId: row.id };
+  return (
+    user && {
+      user,
+      sessionId: row.id,
+      amr: row.amr,
+      signedInAt: row.created_at,
+      secondFactorAt: row.second_factor_at,
+    }
+  );
 }
 
 export async function userForToken(db: Db, token: string): Promise<User | undefined> {
@@ -68,6 +99,7 @@ export function requireCabinetUser(db: Db): Middleware {
       );
     ctx.state.user = session.user;
     ctx.state.sessionId = session.sessionId;
+    ctx.state.signIn = { amr: session.amr, signedInAt: session.signedInAt, secondFactorAt: session.secondFactorAt };
     await next();
   };
 }

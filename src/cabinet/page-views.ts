@@ -1,5 +1,7 @@
 // What each cabinet page shows, as HTML bodies. No logic beyond layout: pages.ts loads the data through the deal
 // service and decides which page and status to answer with; the actions offered are the service's (actionsFor).
+import { passkeySignIn } from '../mfa/page-views.ts';
+import { mfaTranslator } from '../mfa/i18n.ts';
 import type {
   ApprovalRecord,
   DealSnapshot,
@@ -55,6 +57,7 @@ ${message('notice', form.notice)}${message('error', form.error)}
 ${csrfField(form.csrf)}<input type="hidden" name="next" value="${form.next}">
 ${credentialFields(t, form.email)}
 </form>
+${passkeySignIn(mfaTranslator(lang), form.csrf, form.next)}
 <p><a href="${forgotHref}">${a('forgotPasswordLink')}</a> · <a href="${signUpHref}">${a('createAccountLink')}</a></p>
 <p class="hint">${t('signInHint')}</p>`;
 }
@@ -502,6 +505,8 @@ export function dealBody(
     sandbox?: boolean;
     /** The marketplace's name: the shop the deal is with. */
     marketplace?: string;
+    /** Said beside the money moves when the marketplace or the operator requires a second factor for them. */
+    factorNote?: string;
   },
 ): SafeHtml {
   const { t, lang, timeZone } = view;
@@ -528,6 +533,7 @@ ${deal.description && html`<dt>${t('description')}</dt><dd>${deal.description}</
 ${money.released_amount > 0 && html`<dt>${t('releasedAmount')}</dt><dd id="released-amount">${formatMoney(lang, money.released_amount, deal.currency)}</dd>`}
 ${money.refunded_amount > 0 && html`<dt>${t('refundedAmount')}</dt><dd id="refunded-amount">${formatMoney(lang, money.refunded_amount, deal.currency)}</dd>`}
 </dl>
+${data.factorNote && html`<p class="hint" id="second-factor-note">${data.factorNote}</p>`}
 ${escrow(view, snapshot, role, actions, data.csrf, data.sandbox ?? false)}
 ${deliverySection(view, snapshot, role, actions)}
 ${role === 'seller' ? payoutSection(view, snapshot) : undefined}

@@ -29,7 +29,12 @@ import { tokenUserId } from '../accounts/tokens.ts';
 import { findUserById } from '../accounts/users.ts';
 import { passwordProblem } from '../accounts/pages.ts';
 import { accountTranslator } from '../accounts/i18n.ts';
-import { acceptInvitation, signInLimited, type Session } from '../accounts/operations.ts';
+import { acceptInvitation, limitedByAccount, passwordStep, type Session } from '../accounts/operations.ts';
+import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
+import { mfaTranslator } from '../mfa/i18n.ts';
+import { mayMoveMoney, moneyFactorPolicy, moneyNeedsFactor } from '../mfa/escrow-policy.ts';
+import { hadSecondFactor } from '../mfa/factors.ts';
+import { VERIFY_PATH } from '../mfa/page-views.ts';
 import {
   actionsFor,
   addDisputeMessage,
@@ -114,8 +119,10 @@ export function cabinetPages(api: Api, services: Services): void {
           : signedOut
             ? p.t('signedOut')
             : undefined;
+      // Back from the second page after its ten minutes ran out.
+      const error = p.ctx.query.expired ? mfaTranslator(p.lang)('secondExpired') : undefined;
       const csrf = preSessionCsrf(p.ctx, services);
-      send(p, 200, p.t('signInTitle'), signInBody(p, { email: '', next, csrf, notice }));
+      send(p, 200, p.t('signInTitle'), signInBody(p, { email: '', next, csrf, notice, error }));
     }),
   );
 
@@ -127,10 +134,13 @@ export function cabinetPages(api: Api, services: Services): void {
       const next = safeNext(form.get('next'), base());
       const email = (form.get('email') ?? '').slice(0, 320);
       const password = form.get('password') ?? '';
-      let session: Session;
+      const userAgent = p.ctx.get('User-Agent');
+      let step: Awaited<ReturnType<typeof passwordStep>>;
       try {
         if (password.length > 200) throw problem('unauthorized', 'Wrong credentials.');
-        session = await signInLimited(services, email, password, p.ctx.ip, p.ctx.get('User-Agent'));
+        step = await limitedByAccount(services, email, p.ctx.ip, () =>
+          passwordStep(services, email, password, userAgent),
+        );
       } catch (error) {
         if (!(error instanceof Problem) || (error.status !== 401 && error.status !== 429)) throw error;
         const limited = error.status === 429;
@@ -140,7 +150,12 @@ export function cabinetPages(api: Api, services: Services): void {
         const body = signInBody(p, { email, next, csrf: preSessionCsrf(p.ctx, services), error: message });
         return send(p, error.status, p.t('signInTitle'), body, '/cabinet/sign-in');
       }
-      await startPageSession(p.ctx, services, session);
+      // An account with a second factor: the second page asks for it, then goes on to `next`.
+      if ('secondFactor' in step) {
+        await startPendingSignIn(p.ctx, services, step.secondFactor.userId, userAgent);
+        return redirect(p.ctx, secondFactorHref(next));
+      }
+      await startPageSession(p.ctx, services, step.session);
       redirect(p.ctx, next);
     }),
   );
@@ -257,6 +272,7 @@ export function cabinetPages(api: Api, services: Services): void {
       page(services, async (p) => {
         const signed = await signedInOrRedirect(p, services);
         if (!signed) return;
+        if (action !== 'dispute' && !(await factorOrVerify(p, services, signed, p.ctx.params.id, p.ctx.path))) return;
         await confirmPage(p, services, signed, p.ctx.params.id, action, 200, {});
       }),
     );
@@ -268,6 +284,8 @@ export function cabinetPages(api: Api, services: Services): void {
         const posted = await signedInForm(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
         if (!posted) return;
         const { form, signed } = posted;
+        const confirmation = `/cabinet/view/deals/${encodeURIComponent(dealId)}/escrow/${action}`;
+        if (action !== 'dispute' && !(await factorOrVerify(p, services, signed, dealId, confirmation))) return;
         // Only the confirmation page's form moves money; a form from anywhere else gets that page first.
         if (form.get('confirmed') !== 'yes') return confirmPage(p, services, signed, dealId, action, 200, {});
         const reason = action === 'dispute' ? (form.get('reason') ?? '').trim() : '';
@@ -296,6 +314,8 @@ export function cabinetPages(api: Api, services: Services): void {
       const posted = await signedInForm(p, services, `/cabinet/view/deals/${encodeURIComponent(dealId)}`);
       if (!posted) return;
       const { signed } = posted;
+      const dealPath = `/cabinet/view/deals/${encodeURIComponent(dealId)}`;
+      if (!(await factorOrVerify(p, services, signed, dealId, dealPath))) return;
       await orDealPage(
         p,
         services,
@@ -498,6 +518,7 @@ async function dealPage(
     csrf: signed.csrf,
     sandbox,
     marketplace: marketplace?.name ?? '',
+    factorNote: await factorNote(p, services, snapshot.deal.marketplace_id, actions),
     ...words,
   });
   send(
@@ -508,6 +529,37 @@ async function dealPage(
     `/cabinet/view/deals/${snapshot.deal.id}`,
     signed,
   );
+}
+
+/**
+ * Where the marketplace or the operator requires a second factor before money moves and this session gave none: the
+ * step-up page, which comes back to `back` (the move's confirmation, or the deal page for Pay); false after redirecting.
+ */
+async function factorOrVerify(
+  p: Page,
+  services: Services,
+  signed: SignedIn,
+  dealId: string,
+  back: string,
+): Promise<boolean> {
+  const { snapshot } = await dealFor(services, person(signed), dealId);
+  if (await mayMoveMoney(services.db, snapshot.deal.marketplace_id, await pageUser(p.ctx, services))) return true;
+  redirect(p.ctx, `${VERIFY_PATH}?next=${encodeURIComponent(back)}`);
+  return false;
+}
+
+/** The deal page's words on the second factor its money moves need, when they need one and the person may move money. */
+async function factorNote(
+  p: Page,
+  services: Services,
+  marketplaceId: string,
+  actions: readonly string[],
+): Promise<string | undefined> {
+  if (!['pay', 'release', 'refund'].some((verb) => actions.includes(verb))) return undefined;
+  if (!moneyNeedsFactor(await moneyFactorPolicy(services.db, marketplaceId))) return undefined;
+  const signed = await pageUser(p.ctx, services);
+  const m = mfaTranslator(p.lang);
+  return signed && hadSecondFactor(signed) ? m('moneyFactorGiven') : m('moneyNeedsFactor');
 }
 
 /** Lets this page's forms lead to these origins too (by a 303 after the post), beside the site itself. */

@@ -1,6 +1,7 @@
 // The cabinet's JSON operations for buyers, sellers and approvers: sign-in and invitations (src/accounts/operations.ts), then
 // approvals, deals, files, escrow moves and dispute messages, each a thin shell over the deal service
 // (src/deals/service.ts), which the web pages (pages.ts) call too.
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import { idempotency } from '../http/idempotency.ts';
@@ -45,6 +46,8 @@ import {
 } from './dispute-form.ts';
 import { requireCabinetUser } from '../accounts/sessions.ts';
 import { bearerOrPageSession } from '../web/session.ts';
+import { requireFactorForMoney } from '../mfa/escrow-policy.ts';
+import type { SignInFacts } from '../mfa/factors.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const IdParams = z.object({ id: z.string() });
@@ -100,6 +103,16 @@ const PayResponse = z.object({
 export function cabinetRoutes(api: Api, services: Services): void {
   const { db } = services;
   const signedIn = { tags: ['Cabinet'], security: ['cabinetToken'], use: [requireCabinetUser(db)] };
+  /**
+   * Where the marketplace or the operator requires it, money moves only in a session that gave a second factor. Checked
+   * before the Idempotency-Key is claimed: the refusal is about the session, so the same key works after the step-up.
+   */
+  const factorForMoney: Middleware = async (ctx, next) => {
+    const { snapshot } = await dealFor(services, person(ctx), String(ctx.params.id));
+    await requireFactorForMoney(db, snapshot.deal.marketplace_id, ctx.state.signIn as SignInFacts | undefined);
+    await next();
+  };
+  const movesMoney = { ...signedIn, use: [...signedIn.use, factorForMoney] };
 
   api.route({
     method: 'post',
@@ -107,11 +120,23 @@ export function cabinetRoutes(api: Api, services: Services): void {
     operationId: 'cabinetLogin',
     summary: 'Sign in with e-mail and password',
     tags: ['Cabinet'],
-    body: z.object({ email: EmailSchema, password: z.string().min(1).max(200) }),
-    description: 'Wrong passwords are limited per account and per address (429 too_many_attempts with Retry-After).',
+    body: z.object({
+      email: EmailSchema,
+      password: z.string().min(1).max(200),
+      code: z
+        .string()
+        .min(1)
+        .max(40)
+        .optional()
+        .describe('For an account with a second factor: the authenticator app’s 6 digits, or a recovery code'),
+    }),
+    description:
+      'Wrong passwords (and wrong codes) are limited per account and per address (429 too_many_attempts with ' +
+      'Retry-After). An account with a second factor needs `code` too: 401 second_factor_required without it, 401 ' +
+      'wrong_second_factor when it is wrong or used. A passkey signs in on the cabinet’s page.',
     responses: { 200: { description: 'The cabinet token', schema: Session } },
     handler: async (ctx, { body }) => {
-      ctx.body = await signInLimited(services, body.email, body.password, ctx.ip, ctx.get('User-Agent'));
+      ctx.body = await signInLimited(services, body.email, body.password, ctx.ip, ctx.get('User-Agent'), body.code);
     },
   });
 
@@ -255,7 +280,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
       dispute: 'Open a dispute',
     }[action];
     api.route({
-      ...signedIn,
+      ...(action === 'dispute' ? signedIn : movesMoney),
       method: 'post',
       path: `/cabinet/deals/{id}/escrow/${action}`,
       idempotent: idempotency(services),
@@ -264,7 +289,8 @@ export function cabinetRoutes(api: Api, services: Services): void {
       description:
         action === 'dispute'
           ? 'The buyer only. The money stays held until the arbiter decides; 400 reason_required without a reason.'
-          : 'The buyer only (404 for anyone else). Takes no body.',
+          : 'The buyer only (404 for anyone else). Takes no body. 403 second_factor_required when the marketplace or the ' +
+            'operator requires a second factor and this session gave none.',
       params: IdParams,
       ...(action === 'dispute' ? { body: z.object({ reason: DisputeReason }), mapProblem: reasonRequired } : {}),
       responses: { 200: { description: 'The payment after the move', schema: PaymentView } },
@@ -333,7 +359,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
   });
 
   api.route({
-    ...signedIn,
+    ...movesMoney,
     method: 'post',
     path: '/cabinet/deals/{id}/pay',
     idempotent: idempotency(services),

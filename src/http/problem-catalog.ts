@@ -407,6 +407,47 @@ const CATALOG = {
     meaning: 'Changing the password needs the current one; wrong ones count against the same limits as signing in.',
     action: 'Type the current password again, or sign out and use “Forgot your password?”.',
   },
+  second_factor_required: {
+    title: 'A second factor is needed',
+    statuses: [401, 403],
+    meaning:
+      'The account has a second factor (an authenticator app or a passkey), so signing in with the password alone is ' +
+      'not enough (401 at POST /cabinet/login); or a money move in the cabinet needs a session that signed in with a ' +
+      'second factor, because the marketplace or the operator requires one (403).',
+    action:
+      'Send `code` (the app’s 6 digits, or a recovery code) with the password; for a money move, sign in again with ' +
+      'the second factor (or confirm it on the cabinet’s page) and repeat the move.',
+  },
+  wrong_second_factor: {
+    title: 'The second factor is wrong',
+    statuses: [401, 400],
+    meaning:
+      'The code is not the app’s current one, was already used, or is not an unused recovery code of the account. ' +
+      'Wrong codes count against the same limits as wrong passwords.',
+    action: 'Type the code the app shows now (a new one comes every 30 seconds), or an unused recovery code.',
+  },
+  recent_sign_in_required: {
+    title: 'Sign in again first',
+    statuses: [403],
+    meaning:
+      'Removing a second factor, listing passkeys and making new recovery codes need a sign-in (or a second factor ' +
+      'given) in the last 15 minutes.',
+    action: 'Sign in again (or confirm your second factor on the security page) and repeat the request.',
+  },
+  invalid_passkey_response: {
+    title: 'The passkey’s answer is not valid',
+    statuses: [400],
+    meaning:
+      'The WebAuthn response answers no live challenge of this service (unknown, expired or already used), or its ' +
+      'signature, origin or user verification does not check out, or the passkey is not one of this account’s.',
+    action: 'Ask for new options (POST …/options) and let the browser answer them once.',
+  },
+  totp_already_enabled: {
+    title: 'An authenticator app is already set up',
+    statuses: [409],
+    meaning: 'The account has a confirmed authenticator app; a new secret would replace it unnoticed.',
+    action: 'Remove the app first (DELETE /cabinet/mfa/totp), then set it up again.',
+  },
   csrf_failed: {
     title: 'The form token is wrong',
     statuses: [403],

@@ -11,13 +11,14 @@ import type { Services } from '../services.ts';
 import { Problem, problem } from '../http/problem.ts';
 import { bearerToken } from '../admin/auth.ts';
 import { userForToken } from '../accounts/sessions.ts';
-import { signIn, type Session } from '../accounts/operations.ts';
+import { passwordStep } from '../accounts/operations.ts';
+import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { resolveMetadataDocumentClient } from './client-metadata.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage } from './page.ts';
 import { startPageSession, validPreSessionCsrf } from '../web/session.ts';
-import { browserSession, continueSignedIn, issueAndRedirect, refuse, sessionStartedAt } from './outcome.ts';
+import { browserSession, continueSignedIn, issueAndRedirect, refuse, sendTo, sessionSignIn } from './outcome.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
 /** The query of the authorize step; the consent page carries the same. */
@@ -82,7 +83,7 @@ export function authorizeRoutes(api: Api, services: Services): void {
           });
         }
         // The spec's path: the site holds the person's cabinet token, so there is no consent page to honour.
-        return issueAndRedirect(p.ctx, services, request, user.id, await sessionStartedAt(services, token), 302, true);
+        return issueAndRedirect(p.ctx, services, request, user.id, await sessionSignIn(services, token), 302, true);
       }
       const session = await browserSession(p.ctx, services);
       if (session && !request.prompts.has('login') && !tooOld(session.signedInAt, request.maxAge)) {
@@ -149,15 +150,23 @@ export function authorizeRoutes(api: Api, services: Services): void {
           p.t('tooManyAttempts', { minutes: Math.ceil(retryAfter / 60) }),
         );
       }
-      const session = await signInOrNothing(services, email, password, p.ctx.get('User-Agent'));
-      if (!session) return loginPage(p, services, request, 401, email, p.t('wrongCredentials'));
+      const step = await passwordOrNothing(services, email, password, p.ctx.get('User-Agent'));
+      if (!step) return loginPage(p, services, request, 401, email, p.t('wrongCredentials'));
       await loginSucceeded(services.db, subjects);
+      if ('secondFactor' in step) {
+        // The cabinet's second page asks for the factor, then comes back here signed in (so without prompt=login,
+        // which this sign-in has just honoured).
+        await startPendingSignIn(p.ctx, services, step.secondFactor.userId, p.ctx.get('User-Agent'));
+        const { prompt: _prompt, ...carried } = request.carried;
+        return sendTo(p.ctx, secondFactorHref(`/sso/authorize?${new URLSearchParams(carried).toString()}`), 303);
+      }
+      const { session } = step;
       // The form's sign-in is this browser's cabinet session from now on, so the next client needs no password.
       await startPageSession(p.ctx, services, session);
       const user = await userForToken(services.db, session.token);
       if (!user) throw new Error('a fresh cabinet session has no user');
-      const signedInAt = (await sessionStartedAt(services, session.token)) ?? new Date();
-      return continueSignedIn(p.ctx, services, request, { user, signedInAt }, 303);
+      const signIn = (await sessionSignIn(services, session.token)) ?? { signedInAt: new Date(), amr: ['pwd'] };
+      return continueSignedIn(p.ctx, services, request, { user, ...signIn }, 303);
     }),
   });
 }
@@ -167,15 +176,15 @@ function tooOld(signedInAt: Date, maxAge: number | undefined): boolean {
   return maxAge !== undefined && Date.now() - signedInAt.getTime() >= maxAge * 1000;
 }
 
-/** The cabinet's login; undefined for wrong credentials (over-long passwords never reach the hash). */
-async function signInOrNothing(
+/** The cabinet's password step; undefined for wrong credentials (over-long passwords never reach the hash). */
+async function passwordOrNothing(
   services: Services,
   email: string,
   password: string,
   userAgent: string,
-): Promise<Session | undefined> {
+): Promise<Awaited<ReturnType<typeof passwordStep>> | undefined> {
   if (password.length > 200) return undefined;
-  return signIn(services, email, password, userAgent).catch((error: unknown) => {
+  return passwordStep(services, email, password, userAgent).catch((error: unknown) => {
     if (error instanceof Problem && error.status === 401) return undefined;
     throw error;
   });

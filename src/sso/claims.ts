@@ -26,6 +26,8 @@ export const SUPPORTED_CLAIMS = [
   'email_verified',
   'svc_id',
   'org',
+  'amr',
+  'acr',
 ];
 
 const SIMPLIFIED_FLOW: readonly ConsentScope[] = ['profile', 'email', 'org'];
@@ -70,4 +72,17 @@ export function scopedClaims(user: ClaimsUser, scope: string, pairwise: boolean)
     ...(scopes.has('email') ? { email: user.email, email_verified: false } : {}),
     ...(scopes.has('org') && !pairwise ? { org: user.org } : {}),
   };
+}
+
+/** The ID token's acr: a sign-in with a second factor (amr has `mfa`), or with a password alone. */
+export const ACR_MFA = 'urn:svc:acr:mfa';
+export const ACR_PASSWORD = 'urn:svc:acr:pwd';
+
+/**
+ * How the user signed in, as the ID token says it: `amr` (RFC 8176 values the session recorded: `pwd`, `otp`, `hwk`,
+ * `user`, `mfa`) and `acr`. Codes issued before sessions recorded it carry none, and then neither claim is made up.
+ */
+export function authenticationClaims(amr: readonly string[] | null | undefined) {
+  if (!amr || amr.length === 0) return {};
+  return { amr: [...amr], acr: amr.includes('mfa') ? ACR_MFA : ACR_PASSWORD };
 }

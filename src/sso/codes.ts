@@ -24,6 +24,8 @@ export interface CodeGrant {
   resource?: string;
   /** Issued to the spec's authorize with the user's cabinet token (no consent page), not after a browser's consent. */
   viaCabinetToken?: boolean;
+  /** How the user signed in (RFC 8176), for the ID token's amr and acr (src/sso/claims.ts). */
+  amr?: readonly string[];
 }
 
 /** The profile the JSON token exchange (POST /sso/token) answers with, and what the code was issued for. */
@@ -38,13 +40,15 @@ export interface Redeemed {
   resource?: string | null;
   /** The code came from the spec's authorize with the user's cabinet token, not from a browser's consent. */
   viaCabinetToken?: boolean;
+  /** How the user signed in (RFC 8176), when the code recorded it. */
+  amr?: string[] | null;
 }
 
 export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): Promise<string> {
   const code = newSecret(CODE_PREFIX);
   await db.query(
-    `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, resource, via_cabinet_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11)`,
+    `INSERT INTO sso_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, auth_time, expires_at, resource, via_cabinet_token, amr)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11, $12)`,
     [
       hashSecret(code),
       grant.clientId,
@@ -57,6 +61,7 @@ export async function issueCode(db: Db, grant: CodeGrant, ttlSeconds: number): P
       ttlSeconds,
       grant.resource ?? null,
       grant.viaCabinetToken ?? false,
+      grant.amr ?? null,
     ],
   );
   // Now and then, forget codes long past use (kept a day after expiry so that replays are still recognised).
@@ -119,6 +124,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     refreshed: boolean;
     resource: string | null;
     via_cabinet_token: boolean;
+    amr: string[] | null;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -135,7 +141,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
         WHERE code_hash = $1 AND client_id = (SELECT client_id FROM client) AND redirect_uri = $3
           AND code_challenge IS NOT DISTINCT FROM $4 AND consumed_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
           AND ($11::text IS NULL OR resource = $11)
-       RETURNING code_hash, client_id, user_id, scope, nonce, auth_time, resource, via_cabinet_token
+       RETURNING code_hash, client_id, user_id, scope, nonce, auth_time, resource, via_cabinet_token, amr
      ), refreshed AS (
        INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
        SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9), resource FROM consumed
@@ -148,7 +154,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
          FROM consumed WHERE $5::uuid IS NOT NULL
      )
      SELECT c.code_hash, k.secret_hash, c.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name, c.scope, c.nonce, c.auth_time,
-            EXISTS (SELECT 1 FROM refreshed) AS refreshed, c.resource, c.via_cabinet_token
+            EXISTS (SELECT 1 FROM refreshed) AS refreshed, c.resource, c.via_cabinet_token, c.amr
        FROM consumed c CROSS JOIN client k JOIN users u ON u.id = c.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
     [
       codeHash,
@@ -185,6 +191,7 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
     refreshIssued: row.refreshed,
     resource: row.resource,
     viaCabinetToken: row.via_cabinet_token,
+    amr: row.amr,
   };
 }
 

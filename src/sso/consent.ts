@@ -70,8 +70,7 @@ export function consentRoutes(api: Api, services: Services): void {
       const { request } = checked;
       if (!session) return sendTo(p.ctx, requestPath('/sso/authorize', request), 303);
       const decision = form?.get('decision');
-      if (decision === 'allow')
-        return issueAndRedirect(p.ctx, services, request, session.user.id, session.signedInAt, 303);
+      if (decision === 'allow') return issueAndRedirect(p.ctx, services, request, session.user.id, session, 303);
       if (decision === 'cancel') {
         return refuse(
           p.ctx,

@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import { hashSecret } from '../secrets.ts';
 import { redirect } from '../web/page.ts';
-import { SESSION_COOKIE, pageUser, readCookie } from '../web/session.ts';
+import { pageUser } from '../web/session.ts';
 import { withParams, type AuthorizeRequest } from './authorize-request.ts';
 import { issueCode } from './codes.ts';
 import { consentNeeded, recordGrant } from './grants.ts';
@@ -20,23 +20,27 @@ export interface BrowserSession {
   user: User;
   csrf: string;
   signedInAt: Date;
+  /** How it signed in (RFC 8176), for the code and the ID token. */
+  amr: readonly string[];
 }
+
+/** What a code records of the sign-in behind it: when (auth_time) and how (amr). */
+export type SignInRecord = Pick<BrowserSession, 'signedInAt' | 'amr'>;
 
 /** The signed-in user of this browser (the svc_session cookie), or undefined. */
 export async function browserSession(ctx: Context, services: Services): Promise<BrowserSession | undefined> {
   const signed = await pageUser(ctx, services);
-  const token = readCookie(ctx, SESSION_COOKIE);
-  const signedInAt = signed && token ? await sessionStartedAt(services, token) : undefined;
-  return signed && signedInAt && { ...signed, signedInAt };
+  return signed && { user: signed.user, csrf: signed.csrf, signedInAt: signed.signedInAt, amr: signed.amr };
 }
 
-/** When the cabinet session behind this token began. */
-export async function sessionStartedAt(services: Services, token: string): Promise<Date | undefined> {
-  const result = await services.db.query<{ created_at: Date }>(
-    'SELECT created_at FROM cabinet_sessions WHERE token_hash = $1',
+/** When and how the cabinet session behind this token signed in. */
+export async function sessionSignIn(services: Services, token: string): Promise<SignInRecord | undefined> {
+  const result = await services.db.query<{ created_at: Date; amr: string[] }>(
+    'SELECT created_at, amr FROM cabinet_sessions WHERE token_hash = $1',
     [hashSecret(token)],
   );
-  return result.rows[0]?.created_at;
+  const row = result.rows[0];
+  return row && { signedInAt: row.created_at, amr: row.amr };
 }
 
 /** This request's address on another SSO step (the consent page, the login form), carrying it unchanged. */
@@ -70,7 +74,7 @@ export async function continueSignedIn(
     }
     return sendTo(ctx, requestPath(CONSENT_PATH, request), status);
   }
-  return issueAndRedirect(ctx, services, request, session.user.id, session.signedInAt, status);
+  return issueAndRedirect(ctx, services, request, session.user.id, session, status);
 }
 
 /** A code for the client, sent to its redirect URI with state and iss (RFC 9207); the grant records this sign-in. */
@@ -79,7 +83,7 @@ export async function issueAndRedirect(
   services: Services,
   request: AuthorizeRequest,
   userId: string,
-  authTime: Date | undefined,
+  signIn: SignInRecord | undefined,
   status: 302 | 303,
   viaCabinetToken = false,
 ) {
@@ -95,7 +99,8 @@ export async function issueAndRedirect(
       scope: request.scope,
       nonce: request.nonce,
       codeChallenge: request.codeChallenge,
-      authTime,
+      authTime: signIn?.signedInAt,
+      amr: signIn?.amr,
       resource: request.resource,
       viaCabinetToken,
     },

@@ -9,7 +9,7 @@ import type { Db } from '../db.ts';
 import { SIGNING_ALG, currentSigningKey, publishedKeys, type RotationPolicy } from './signing-keys.ts';
 import type { Redeemed } from './codes.ts';
 import { subjectFor } from './subjects.ts';
-import { scopedClaims } from './claims.ts';
+import { authenticationClaims, scopedClaims } from './claims.ts';
 
 /** RFC 9068 §2.1: the typ of a JWT access token, which no ID token or logout token carries. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -103,6 +103,7 @@ export async function signIdToken(
     ...(nonce ? { nonce } : {}),
     ...(authTime ? { auth_time: Math.floor(authTime.getTime() / 1000) } : {}),
     ...scopedClaims({ ...user, locale, time_zone }, scope, claims.pairwise),
+    ...authenticationClaims(claims.redeemed.amr),
   })
     .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'JWT' })
     .setIssuer(claims.issuer)

@@ -4,7 +4,6 @@
 // key, so nothing extra is stored and a token from one session is useless in another.
 import type { Context, Middleware } from 'koa';
 import type { Services } from '../services.ts';
-import type { User } from '../accounts/users.ts';
 import { keyedDigest, newSecret, safeEqual } from '../secrets.ts';
 import { CABINET_TOKEN_PREFIX, requireCabinetUser, revokeSession, sessionForToken } from '../accounts/sessions.ts';
 import type { Session } from '../accounts/operations.ts';
@@ -41,7 +40,7 @@ function sessionToken(ctx: Context): string | undefined {
 export async function pageUser(
   ctx: Context,
   services: Services,
-): Promise<{ user: User; csrf: string; sessionId: string } | undefined> {
+): Promise<(NonNullable<Awaited<ReturnType<typeof sessionForToken>>> & { csrf: string }) | undefined> {
   const token = sessionToken(ctx);
   const session = token ? await sessionForToken(services.db, token) : undefined;
   return session && token ? { ...session, csrf: keyedDigest(services.masterKey, 'cabinet-csrf', token) } : undefined;

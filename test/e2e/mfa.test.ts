@@ -1,0 +1,371 @@
+// Second factors for every account (issue 25) over HTTP: the authenticator app and recovery codes through the JSON
+// operations and the sign-in pages, their refusals (a wrong code, a code used twice, a recovery code used twice, a
+// passkey answer to no challenge), the recent sign-in that removals need, `next` kept through the second page and
+// never sent off the site, the ID token's amr and acr, and a marketplace requiring a second factor before its money
+// moves in the cabinet. Passkeys themselves are proven in Chromium (mfa-browser.test.ts).
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentStep, totpCode } from '../../src/admin/totp.ts';
+import { ensureUser, setPassword } from '../../src/accounts/users.ts';
+import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
+import { PageBrowser } from '../page-browser.ts';
+import { REDIRECT_URI, basic, codeFor, hiddenFields, oidcToken, registerClient } from '../sso-helpers.ts';
+import { insertHeldDealSignedIn, insertMarketplace } from '../factories.ts';
+
+const PASSWORD = 'a strong password';
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ worker: true });
+});
+afterAll(() => server?.stop());
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function person() {
+  const email = uniqueEmail('mfa');
+  const { user } = await ensureUser(server.services.db, { email });
+  await setPassword(server.services.db, user.id, PASSWORD);
+  return { email, id: user.id };
+}
+
+const login = (email: string, extra: Record<string, string> = {}) =>
+  post(`${server.url}/cabinet/login`, { email, password: PASSWORD, ...extra });
+
+async function token(email: string, extra: Record<string, string> = {}): Promise<string> {
+  const reply = await login(email, extra);
+  expect(reply.status).toBe(200);
+  return (await json(reply)).token;
+}
+
+/** Turns the app on for the account through the JSON operations: its secret, the step its confirming code used, codes. */
+async function withApp(session: string) {
+  const started = await post(`${server.url}/cabinet/mfa/totp`, {}, bearer(session));
+  expect(started.status).toBe(200);
+  const { secret, otpauth_uri } = await json(started);
+  expect(otpauth_uri).toMatch(/^otpauth:\/\/totp\/svc%3A.*issuer=svc/);
+  const step = currentStep();
+  const confirmed = await post(
+    `${server.url}/cabinet/mfa/totp/confirm`,
+    { code: totpCode(secret, step) },
+    bearer(session),
+  );
+  expect(confirmed.status).toBe(200);
+  const { recovery_codes } = await json(confirmed);
+  return { secret: secret as string, step, recoveryCodes: recovery_codes as string[] };
+}
+
+describe('the authenticator app and recovery codes', () => {
+  it('confirms the app only with its current code, then asks every sign-in for a code, each used once', async () => {
+    const { email } = await person();
+    const session = await token(email);
+    const started = await json(await post(`${server.url}/cabinet/mfa/totp`, {}, bearer(session)));
+    const wrong = await post(`${server.url}/cabinet/mfa/totp/confirm`, { code: '000000' }, bearer(session));
+    // A 1-in-a-million chance that 000000 is the code of this step or its neighbours: then the test says so.
+    expect(wrong.status, 'the code 000000 happened to be right').toBe(400);
+    expect((await json(wrong)).code).toBe('wrong_second_factor');
+
+    const step = currentStep();
+    const confirmed = await post(
+      `${server.url}/cabinet/mfa/totp/confirm`,
+      { code: totpCode(started.secret, step) },
+      bearer(session),
+    );
+    expect(confirmed.status).toBe(200);
+    const { recovery_codes } = await json(confirmed);
+    expect(recovery_codes).toHaveLength(10);
+    expect(new Set(recovery_codes).size).toBe(10);
+    // Stored as digests: no code appears in the database as typed.
+    const stored = await server.services.db.query<{ code_hash: string }>(
+      'SELECT code_hash FROM user_recovery_codes WHERE code_hash = ANY($1)',
+      [recovery_codes],
+    );
+    expect(stored.rows).toHaveLength(0);
+    const sealed = await server.services.db.query<{ secret_sealed: string }>(
+      'SELECT secret_sealed FROM user_totp WHERE secret_sealed = $1',
+      [started.secret],
+    );
+    expect(sealed.rows).toHaveLength(0);
+
+    const summary = await json(await fetch(`${server.url}/cabinet/mfa`, { headers: bearer(session) }));
+    expect(summary).toEqual({ totp: true, passkeys: 0, recovery_codes_left: 10 });
+    // A second secret would replace the confirmed one unnoticed.
+    const again = await post(`${server.url}/cabinet/mfa/totp`, {}, bearer(session));
+    expect(again.status).toBe(409);
+    expect((await json(again)).code).toBe('totp_already_enabled');
+
+    const bare = await login(email);
+    expect(bare.status).toBe(401);
+    expect((await json(bare)).code).toBe('second_factor_required');
+    const wrongCode = await login(email, { code: '12345x' });
+    expect(wrongCode.status).toBe(401);
+    expect((await json(wrongCode)).code).toBe('wrong_second_factor');
+    // The confirming code was used: the same code again is refused.
+    const replayed = await login(email, { code: totpCode(started.secret, step) });
+    expect((await json(replayed)).code).toBe('wrong_second_factor');
+    // The next step's code (within the drift) signs in once.
+    const next = totpCode(started.secret, step + 1);
+    expect((await login(email, { code: next })).status).toBe(200);
+    expect((await json(await login(email, { code: next }))).code).toBe('wrong_second_factor');
+
+    // A recovery code works once, typed any way people type it.
+    const [first] = recovery_codes as string[];
+    expect((await login(email, { code: ` ${first.toUpperCase().replace('-', ' ')} ` })).status).toBe(200);
+    const reused = await login(email, { code: first });
+    expect(reused.status).toBe(401);
+    expect((await json(reused)).code).toBe('wrong_second_factor');
+    const left = await json(await fetch(`${server.url}/cabinet/mfa`, { headers: bearer(session) }));
+    expect(left.recovery_codes_left).toBe(9);
+  });
+
+  it('needs a recent sign-in to remove the app or make new codes, and the step-up gives one', async () => {
+    const { email } = await person();
+    const session = await token(email);
+    const { secret, step } = await withApp(session);
+    // The session is an hour old, and its second factor too.
+    await server.services.db.query(
+      `UPDATE cabinet_sessions SET created_at = now() - interval '1 hour', second_factor_at = now() - interval '1 hour'
+        WHERE user_id = (SELECT id FROM users WHERE email = $1)`,
+      [email],
+    );
+    for (const [method, path] of [
+      ['DELETE', '/cabinet/mfa/totp'],
+      ['POST', '/cabinet/mfa/recovery-codes'],
+      ['GET', '/cabinet/mfa/passkeys'],
+    ] as const) {
+      const refused = await fetch(`${server.url}${path}`, { method, headers: bearer(session) });
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect((await json(refused)).code).toBe('recent_sign_in_required');
+    }
+    const wrong = await post(`${server.url}/cabinet/mfa/verify`, { code: '99999z' }, bearer(session));
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).code).toBe('wrong_second_factor');
+    const verified = await post(
+      `${server.url}/cabinet/mfa/verify`,
+      { code: totpCode(secret, step + 1) },
+      bearer(session),
+    );
+    expect(verified.status).toBe(200);
+    expect((await json(verified)).amr).toEqual(expect.arrayContaining(['pwd', 'otp', 'mfa']));
+
+    const fresh = await json(await post(`${server.url}/cabinet/mfa/recovery-codes`, {}, bearer(session)));
+    expect(fresh.recovery_codes).toHaveLength(10);
+    expect((await json(await fetch(`${server.url}/cabinet/mfa/passkeys`, { headers: bearer(session) }))).items).toEqual(
+      [],
+    );
+    const removed = await fetch(`${server.url}/cabinet/mfa/totp`, { method: 'DELETE', headers: bearer(session) });
+    expect(await json(removed)).toEqual({ totp: false, passkeys: 0, recovery_codes_left: 0 });
+    // With no factor left, the password alone signs in, and the recovery codes are gone with the factor.
+    expect((await login(email)).status).toBe(200);
+    expect((await login(email, { code: fresh.recovery_codes[0] })).status).toBe(200); // no factor: code not asked
+  });
+
+  it('refuses a passkey answer that answers no challenge of this service', async () => {
+    const { email } = await person();
+    const session = await token(email);
+    const options = await json(await post(`${server.url}/cabinet/mfa/passkeys/options`, {}, bearer(session)));
+    expect(options.rp.id).toBe(new URL(server.url).hostname);
+    expect(options.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'required' });
+    const forged = {
+      id: 'AAAA',
+      rawId: 'AAAA',
+      type: 'public-key',
+      clientExtensionResults: {},
+      response: {
+        clientDataJSON: Buffer.from(
+          JSON.stringify({ type: 'webauthn.create', challenge: 'bm90LWEtY2hhbGxlbmdl', origin: server.url }),
+        ).toString('base64url'),
+        attestationObject: 'AAAA',
+      },
+    };
+    const refused = await post(`${server.url}/cabinet/mfa/passkeys`, { response: forged }, bearer(session));
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).code).toBe('invalid_passkey_response');
+    const anonymous = await post(`${server.url}/cabinet/mfa/passkeys/options`, {});
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('the sign-in pages', () => {
+  async function passwordPage(browser: PageBrowser, email: string, next: string) {
+    const form = hiddenFields((await browser.get(`/cabinet/sign-in?next=${encodeURIComponent(next)}`)).text);
+    return browser.post('/cabinet/sign-in', { ...form, email, password: PASSWORD });
+  }
+
+  it('asks for the second factor on a second page, keeping `next`, and refuses wrong or reused codes in words', async () => {
+    const { email } = await person();
+    const { secret, step, recoveryCodes } = await withApp(await token(email));
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    const password = await passwordPage(browser, email, '/cabinet/view/profile');
+    expect(password.status).toBe(303);
+    expect(password.location).toBe('/cabinet/sign-in/second-factor?next=%2Fcabinet%2Fview%2Fprofile');
+    // Not signed in yet: the password alone opened nothing.
+    expect((await browser.get('/cabinet/view/profile')).status).toBe(303);
+
+    const second = await browser.get(password.location!);
+    expect(second.status).toBe(200);
+    expect(second.text).toContain('Code from the authenticator app');
+    const fields = hiddenFields(second.text);
+    expect(fields.next).toBe('/cabinet/view/profile');
+
+    const wrong = await browser.post('/cabinet/sign-in/second-factor', { ...fields, code: '000000' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('That code is wrong or was used already.');
+    const used = await browser.post('/cabinet/sign-in/second-factor', { ...fields, code: totpCode(secret, step) });
+    expect(used.status).toBe(400);
+
+    const done = await browser.post('/cabinet/sign-in/second-factor', { ...fields, code: recoveryCodes[0] });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('/cabinet/view/profile');
+    expect((await browser.get('/cabinet/view/profile')).status).toBe(200);
+    // The pending sign-in was spent with it: the second page sends a new visitor back to the password.
+    const spent = await new PageBrowser(server).get('/cabinet/sign-in/second-factor');
+    expect(spent.status).toBe(303);
+    expect(spent.location).toMatch(/^\/cabinet\/sign-in\?next=%2Fcabinet&expired=1$/);
+
+    const again = new PageBrowser(server, { 'Accept-Language': 'ru' });
+    const page = await passwordPage(again, email, '/cabinet');
+    const russian = await again.get(page.location!);
+    expect(russian.text).toContain('Код из приложения-аутентификатора');
+    const reused = await again.post('/cabinet/sign-in/second-factor', {
+      ...hiddenFields(russian.text),
+      code: recoveryCodes[0],
+    });
+    expect(reused.status).toBe(400);
+    expect(reused.text).toContain('Код неверен или уже использован.');
+  });
+
+  it('never sends the person off the site, whatever `next` says', async () => {
+    const { email } = await person();
+    const { recoveryCodes } = await withApp(await token(email));
+    const hostile = ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/\t/evil.example'];
+    for (const [index, next] of hostile.entries()) {
+      const browser = new PageBrowser(server);
+      const password = await passwordPage(browser, email, next);
+      expect(password.location).toBe('/cabinet/sign-in/second-factor');
+      const second = await browser.get(password.location!);
+      // The form's own `next` replaced by the hostile one, as a forged post would send it.
+      const done = await browser.post('/cabinet/sign-in/second-factor', {
+        ...hiddenFields(second.text),
+        next,
+        code: recoveryCodes[index],
+      });
+      expect(done.status).toBe(303);
+      expect(done.location).toBe('/cabinet');
+    }
+  });
+
+  it('brings an SSO sign-in back to the authorization after the second factor', async () => {
+    const { email } = await person();
+    const { secret, step } = await withApp(await token(email));
+    const client = await registerClient(server);
+    const browser = new PageBrowser(server, { Accept: 'text/html' });
+    const query = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      state: 'st-42',
+      scope: 'openid',
+      prompt: 'login',
+    });
+    const form = await browser.get(`/sso/authorize?${query.toString()}`);
+    expect(form.status).toBe(200);
+    const password = await browser.post('/sso/authorize', { ...hiddenFields(form.text), email, password: PASSWORD });
+    expect(password.status).toBe(303);
+    const target = new URL(password.location!, server.url);
+    expect(target.pathname).toBe('/cabinet/sign-in/second-factor');
+    const back = new URL(target.searchParams.get('next')!, server.url);
+    expect(back.pathname).toBe('/sso/authorize');
+    expect(back.searchParams.get('state')).toBe('st-42');
+    // prompt=login was honoured by this very sign-in; asked again, it would loop.
+    expect(back.searchParams.has('prompt')).toBe(false);
+    const second = await browser.get(target.pathname + target.search);
+    const done = await browser.post('/cabinet/sign-in/second-factor', {
+      ...hiddenFields(second.text),
+      code: totpCode(secret, step + 1),
+    });
+    expect(done.location).toBe(back.pathname + back.search);
+    const onward = await browser.get(done.location!);
+    // First time for this client: its consent page, signed in.
+    expect(onward.status).toBe(302);
+    expect(new URL(onward.location!, server.url).pathname).toBe('/sso/consent');
+  });
+});
+
+describe('the ID token says how the user signed in', () => {
+  async function idTokenClaims(session: string) {
+    const client = await registerClient(server);
+    const code = await codeFor(server, client, session, { scope: 'openid' });
+    const reply = await oidcToken(
+      server,
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+      { Authorization: basic(client.client_id, client.client_secret) },
+    );
+    expect(reply.status).toBe(200);
+    return decodeJwt((await json(reply)).id_token);
+  }
+
+  it('a password alone: amr pwd, acr urn:svc:acr:pwd', async () => {
+    const { email } = await person();
+    const claims = await idTokenClaims(await token(email));
+    expect(claims.amr).toEqual(['pwd']);
+    expect(claims.acr).toBe('urn:svc:acr:pwd');
+  });
+
+  it('a password and the app’s code: amr pwd, otp, mfa and acr urn:svc:acr:mfa', async () => {
+    const { email } = await person();
+    const { secret, step } = await withApp(await token(email));
+    const claims = await idTokenClaims(await token(email, { code: totpCode(secret, step + 1) }));
+    expect(claims.amr).toEqual(['pwd', 'otp', 'mfa']);
+    expect(claims.acr).toBe('urn:svc:acr:mfa');
+  });
+});
+
+describe('a marketplace requiring a second factor before money moves', () => {
+  it('refuses the buyer’s release from a session without one, asks for it on the pages, and moves money after it', async () => {
+    const shop = await insertMarketplace(server.services);
+    const setting = await fetch(`${server.url}/api/mkt/settings/second-factor`, {
+      method: 'PUT',
+      headers: { 'X-Svc-Key': shop.secret_key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ required: true }),
+    });
+    expect(await json(setting)).toEqual({ required: true, operator_required: false });
+    const deal = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id });
+
+    const refused = await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).code).toBe('second_factor_required');
+
+    // The pages say it in words and send the buyer to the step-up, which comes back to the confirmation.
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set(...deal.sessions.buyer.cookie);
+    const dealPage = await browser.get(`/cabinet/view/deals/${deal.dealId}`);
+    expect(dealPage.text).toContain('Money in this deal moves only after a second factor');
+    const confirmation = `/cabinet/view/deals/${deal.dealId}/escrow/release`;
+    const asked = await browser.get(confirmation);
+    expect(asked.status).toBe(303);
+    expect(asked.location).toBe(`/cabinet/view/verify?next=${encodeURIComponent(confirmation)}`);
+    const noFactor = await browser.get(asked.location!);
+    expect(noFactor.text).toContain('your account has none yet');
+
+    // The buyer turns the app on in this session (a second factor given), and the same request now moves the money.
+    const { secret, step } = await withApp(deal.sessions.buyer.token);
+    await server.services.db.query('UPDATE cabinet_sessions SET second_factor_at = NULL, amr = $2 WHERE user_id = $1', [
+      deal.sessions.buyer.userId,
+      ['pwd'],
+    ]);
+    expect((await browser.get(confirmation)).status).toBe(303);
+    const verifyPage = await browser.get(asked.location!);
+    expect(verifyPage.text).toContain('The marketplace or the service asks for a second factor before money moves.');
+    const verified = await browser.post('/cabinet/view/verify', {
+      ...hiddenFields(verifyPage.text),
+      code: totpCode(secret, step + 1),
+    });
+    expect(verified.status).toBe(303);
+    expect(verified.location).toBe(confirmation);
+    expect((await browser.get(confirmation)).status).toBe(200);
+
+    const released = await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer);
+    expect(released.status).toBe(200);
+    expect((await json(released)).status).toBe('released');
+  });
+});
