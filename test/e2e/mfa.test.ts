@@ -11,6 +11,7 @@ import { json, post, startTestServer, uniqueEmail, type TestServer } from '../he
 import { PageBrowser } from '../page-browser.ts';
 import { REDIRECT_URI, basic, codeFor, hiddenFields, oidcToken, registerClient } from '../sso-helpers.ts';
 import { insertHeldDealSignedIn, insertMarketplace } from '../factories.ts';
+import { administrator } from '../console-helpers.ts';
 
 const PASSWORD = 'a strong password';
 let server: TestServer;
@@ -367,5 +368,45 @@ describe('a marketplace requiring a second factor before money moves', () => {
     const released = await post(`${server.url}/cabinet/deals/${deal.dealId}/escrow/release`, {}, deal.buyer);
     expect(released.status).toBe(200);
     expect((await json(released)).status).toBe('released');
+  });
+});
+
+describe('the operator-wide setting in the console', () => {
+  // The setting holds for every test's marketplaces at once: this test confirms the value it already has (not
+  // required), so that the confirmation, the change and its audit entry run without changing what others meet.
+  it('shows the setting, asks before changing it, audits the change, and lets only the admin role change it', async () => {
+    const admin = await administrator(server);
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set('svc_admin', admin.token);
+    const page = await browser.get('/admin/view/settings/second-factor');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Now: not required by the operator');
+    const asked = await browser.post('/admin/view/settings/second-factor', { _csrf: admin.csrf, required: 'no' });
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain('Stop requiring a second factor?');
+    const done = await browser.post('/admin/view/settings/second-factor', {
+      _csrf: admin.csrf,
+      required: 'no',
+      confirmed: 'yes',
+    });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe('/admin/view/settings/second-factor?done=not_required');
+    expect((await browser.get(done.location!)).text).toContain('no longer requires a second factor');
+    const audit = await server.services.db.query<{ after: unknown }>(
+      `SELECT after FROM audit_log WHERE action = 'setSecondFactorRequirement' AND actor LIKE '%' || $1 || '%'`,
+      [admin.email],
+    );
+    expect(audit.rows.map((row) => row.after)).toEqual([{ require_second_factor: false }]);
+
+    const support = await administrator(server, 'support');
+    const reader = new PageBrowser(server);
+    reader.cookies.set('svc_admin', support.token);
+    expect((await reader.get('/admin/view/settings/second-factor')).status).toBe(200);
+    const refused = await reader.post('/admin/view/settings/second-factor', {
+      _csrf: support.csrf,
+      required: 'yes',
+      confirmed: 'yes',
+    });
+    expect(refused.status).toBe(403);
   });
 });
