@@ -53,6 +53,7 @@ describe('the ID token’s amr and acr', () => {
   });
 
   it('every way to sign in with two factors says mfa, and only those', () => {
-    for (const [way, amr] of Object.entries(AMR)) expect(amr.includes('mfa'), way).toBe(way !== 'password');
+    for (const [way, amr] of Object.entries(AMR))
+      expect((amr as readonly string[]).includes('mfa'), way).toBe(way !== 'password');
   });
 });
