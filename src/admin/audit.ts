@@ -47,6 +47,9 @@ export interface AuditFilter {
   object_id?: string;
   /** The id of the last record of the previous page: newer records come first, so this returns older ones. */
   starting_after?: string;
+  /** Records at or after this moment, and before this one (the console's days). */
+  at_gte?: string;
+  at_lt?: string;
   limit: number;
 }
 
@@ -58,6 +61,7 @@ export async function listAudit(
     `SELECT id::text, at, actor, action, object_type, object_id, before, after FROM audit_log
       WHERE ($1::text IS NULL OR actor = $1) AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR object_id = $3)
         AND ($4::bigint IS NULL OR id < $4)
+        AND ($6::timestamptz IS NULL OR at >= $6) AND ($7::timestamptz IS NULL OR at < $7)
       ORDER BY audit_log.id DESC LIMIT $5`,
     [
       filter.actor ?? null,
@@ -65,6 +69,8 @@ export async function listAudit(
       filter.object_id ?? null,
       filter.starting_after ?? null,
       filter.limit + 1,
+      filter.at_gte ?? null,
+      filter.at_lt ?? null,
     ],
   );
   const items = result.rows.slice(0, filter.limit).map((row) => ({ ...row, at: new Date(row.at).toISOString() }));

@@ -75,13 +75,19 @@ const en = {
   object: 'Object',
   changes: 'Before and after',
   filter: 'Filter',
-  noRecords: 'No records.',
-  older: 'Older records',
+  noRecords: 'No records yet: every change an administrator or a marketplace makes is written here.',
+  fromDay: 'From (UTC)',
+  toDay: 'To (UTC)',
   // Administrators
   administratorsTitle: 'Administrators',
   role: 'Role',
   status: 'Status',
   status_invited: 'invited (setup link not used yet)',
+  emailPart: 'Part of the e-mail',
+  anyRole: 'Any role',
+  adminStatus: 'Status',
+  anyAdminStatus: 'Any status',
+  noAdministrators: 'No administrators yet: invite one below.',
   status_active: 'active',
   status_disabled: 'disabled',
   createdBy: 'Added by',
@@ -110,7 +116,6 @@ const en = {
     'Links (invitations, password resets, setups) are masked: they let whoever holds them in, so only the admin role reads them, and only in the development outbox.',
   // Shared bits of section pages
   page: 'Page',
-  next: 'Next page',
   done: 'Done.',
   // Keys shown once, copy buttons
   copy: 'Copy',
@@ -118,7 +123,7 @@ const en = {
   copyFailed: 'Could not copy: the key is selected, copy it with Ctrl+C (⌘C).',
   shownGoneTitle: 'These keys are not shown again',
   shownGoneText:
-    'Keys and secrets are shown only once, right after they are made, and this page was already opened. Nothing was created or changed again. If you did not save them, make new ones on the card.',
+    'Keys and secrets are shown once, on the page after the form, and this page was already opened. Nothing was created, changed or revealed again. A secret you may see again is revealed anew on the card; a lost key is replaced by a rotation.',
   backToConsole: 'Back to the console',
 };
 
@@ -192,12 +197,18 @@ const ru: Record<ConsoleMessage, string> = {
   object: 'Объект',
   changes: 'До и после',
   filter: 'Отфильтровать',
-  noRecords: 'Записей нет.',
-  older: 'Более старые записи',
+  noRecords: 'Записей пока нет: сюда пишется каждое изменение, сделанное администратором или маркетплейсом.',
+  fromDay: 'С (UTC)',
+  toDay: 'По (UTC)',
   administratorsTitle: 'Администраторы',
   role: 'Роль',
   status: 'Состояние',
   status_invited: 'приглашён (ссылка настройки ещё не использована)',
+  emailPart: 'Часть адреса почты',
+  anyRole: 'Любая роль',
+  adminStatus: 'Состояние',
+  anyAdminStatus: 'Любое состояние',
+  noAdministrators: 'Администраторов пока нет: пригласите первого ниже.',
   status_active: 'активен',
   status_disabled: 'отключён',
   createdBy: 'Кто добавил',
@@ -225,14 +236,13 @@ const ru: Record<ConsoleMessage, string> = {
   mailLinksMasked:
     'Ссылки (приглашения, сброс пароля, настройка) скрыты: они открывают вход тому, у кого они есть, поэтому их видит только роль admin и только в почте разработки.',
   page: 'Страница',
-  next: 'Следующая страница',
   done: 'Готово.',
   copy: 'Скопировать',
   copied: 'Скопировано в буфер обмена.',
   copyFailed: 'Не удалось скопировать: ключ выделен, скопируйте его с помощью Ctrl+C (⌘C).',
   shownGoneTitle: 'Эти ключи больше не показываются',
   shownGoneText:
-    'Ключи и секреты показываются только один раз, сразу после создания, и эта страница уже была открыта. Ничего не создано и не изменено повторно. Если вы их не сохранили, создайте новые в карточке.',
+    'Ключи и секреты показываются один раз, на странице после формы, и эта страница уже была открыта. Ничего не создано, не изменено и не показано повторно. Секрет, который можно увидеть снова, показывается заново из карточки; потерянный ключ заменяется ротацией.',
   backToConsole: 'Вернуться в консоль',
 };
 

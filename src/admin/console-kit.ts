@@ -76,3 +76,83 @@ export function ageWords(lang: Lang, milliseconds: number): string {
   }
   return `${count} ${unit}${count === 1 ? '' : 's'}`;
 }
+
+const pagerWords = dictionary(
+  {
+    pages: 'Pages',
+    previous: '← Previous page',
+    next: 'Next page →',
+    page: 'Page {n}',
+    noMatch: 'Nothing matches these filters.',
+    showAll: 'Clear the filters',
+  },
+  {
+    pages: 'Страницы',
+    previous: '← Предыдущая страница',
+    next: 'Следующая страница →',
+    page: 'Страница {n}',
+    noMatch: 'По этим фильтрам ничего не найдено.',
+    showAll: 'Сбросить фильтры',
+  },
+);
+
+/** Where a keyset-paged list is: the cursor its page starts after, and the cursors of the pages before it. */
+export interface PagePlace {
+  /** The `starting_after` of this page; none on the first page. */
+  after?: string;
+  /** The `starting_after` of each earlier page but the first, oldest first: "Previous" goes back along them. */
+  trail: string[];
+}
+
+/** Pages a "Previous" link can go back along; beyond them it goes to the first page. */
+const TRAIL_MAX = 40;
+
+/**
+ * A list page's place from its query: `starting_after` and `back` (the earlier pages' cursors, comma-separated), each
+ * kept only when `valid` takes it (a cursor of another shape, or any after a bad one, starts from the first page).
+ */
+export function pagePlace(query: Readonly<Record<string, unknown>>, valid: (cursor: string) => boolean): PagePlace {
+  const after = queryText(query, 'starting_after', 200);
+  if (!after || !valid(after)) return { trail: [] };
+  const back = queryText(query, 'back', 200 * TRAIL_MAX);
+  const trail = back ? back.split(',').slice(-TRAIL_MAX) : [];
+  return { after, trail: trail.every(valid) ? trail : [] };
+}
+
+/**
+ * A keyset-paged list's links: "Previous" back along the trail, "Next" on from `last` (the page's last row, when
+ * there are more), both keeping the list's `filters` (empty ones left out), and which page this is.
+ */
+export function pager<F extends { [K in keyof F]: string | undefined }>(
+  lang: Lang,
+  list: { path: string; filters?: F; place: PagePlace; last?: string; hash?: string },
+): SafeHtml {
+  const { place } = list;
+  if (!place.after && !list.last) return html``;
+  const w = pagerWords(lang);
+  const filters = Object.entries<string | undefined>(list.filters ?? {}).filter(
+    (entry): entry is [string, string] => !!entry[1],
+  );
+  const href = (after: string | undefined, trail: string[]) => {
+    const query = new URLSearchParams(filters);
+    if (after) query.set('starting_after', after);
+    if (trail.length > 0) query.set('back', trail.join(','));
+    const search = query.toString();
+    return `${list.path}${search ? `?${search}` : ''}${list.hash ?? ''}`;
+  };
+  const previous = place.after ? href(place.trail.at(-1), place.trail.slice(0, -1)) : undefined;
+  const next = list.last ? href(list.last, place.after ? [...place.trail, place.after] : []) : undefined;
+  const number = place.after ? place.trail.length + 2 : 1;
+  return html`<nav class="pager" aria-label="${w('pages')}">${previous && html`<a rel="prev" href="${previous}">${w('previous')}</a>`}<span class="muted">${w('page', { n: number })}</span>${next && html`<a rel="next" href="${next}">${w('next')}</a>`}</nav>`;
+}
+
+/**
+ * What an empty list says: with filters set, that nothing matches them and a link to the whole list; without, the
+ * list's own words for having nothing yet.
+ */
+export function emptyList(lang: Lang, list: { filtered: boolean; none: string; path: string }): SafeHtml {
+  const w = pagerWords(lang);
+  return list.filtered
+    ? html`<p class="empty" id="empty">${w('noMatch')} <a href="${list.path}">${w('showAll')}</a></p>`
+    : html`<p class="empty" id="empty">${list.none}</p>`;
+}

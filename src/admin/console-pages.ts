@@ -19,7 +19,7 @@ import {
   createAdministrator,
   endAdminSession,
   findAdministrator,
-  listAdministrators,
+  administratorPage,
   sendSetupLink,
   setupState,
   updateAdministrator,
@@ -36,10 +36,11 @@ import {
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
-import { ageWords, badge, formText, when } from './console-kit.ts';
+import { ageWords, badge, emptyList, formText, pagePlace, pager, queryText, when } from './console-kit.ts';
 import { consoleAction, consoleActions, type ConsoleAction } from './console-actions.ts';
 import { attention, type Attention } from './console-home.ts';
 import { onceField, showOnce } from './console-once.ts';
+import { isUuid } from '../uuid.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 100;
@@ -221,18 +222,35 @@ ${attentionBody(p, await attention(services.db))}`;
   router.get(
     '/admin/view/audit',
     consolePage(services, async (p) => {
-      const text = (name: string) =>
-        typeof p.ctx.query[name] === 'string' && p.ctx.query[name]
-          ? String(p.ctx.query[name]).slice(0, 320)
-          : undefined;
-      const after = text('starting_after');
-      const filter = { actor: text('actor'), action: text('action'), object_id: text('object_id') };
+      const day = (name: string) => {
+        const value = queryText(p.ctx.query, name, 10);
+        return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)) ? value : '';
+      };
+      const filter: AuditListFilter = {
+        actor: queryText(p.ctx.query, 'actor', 320),
+        action: queryText(p.ctx.query, 'action', 320),
+        object_id: queryText(p.ctx.query, 'object_id', 320),
+        from: day('from'),
+        to: day('to'),
+      };
+      const place = pagePlace(p.ctx.query, (cursor) => /^[0-9]{1,18}$/.test(cursor));
+      // The form picks days; the log takes moments: the whole of each day, in UTC as the times' tooltips say.
       const page = await listAudit(services.db, {
-        ...filter,
-        starting_after: after && /^[0-9]{1,18}$/.test(after) ? after : undefined,
+        actor: filter.actor || undefined,
+        action: filter.action || undefined,
+        object_id: filter.object_id || undefined,
+        at_gte: filter.from ? `${filter.from}T00:00:00Z` : undefined,
+        at_lt: filter.to ? new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+        starting_after: place.after,
         limit: AUDIT_PAGE,
       });
-      send(p, 200, p.c('auditTitle'), auditBody(p, filter, page), undefined, p.admin);
+      const pages = pager(p.lang, {
+        path: '/admin/view/audit',
+        filters: filter,
+        place,
+        last: page.has_more ? page.items.at(-1)!.id : undefined,
+      });
+      send(p, 200, p.c('auditTitle'), auditBody(p, filter, page, pages), undefined, p.admin);
     }),
   );
 
@@ -248,11 +266,30 @@ ${attentionBody(p, await attention(services.db))}`;
             : done === 'setup_sent'
               ? p.c('setupSent')
               : undefined;
+      const filter: AdministratorFilter = {
+        q: queryText(p.ctx.query, 'q', 254),
+        role: ADMIN_ROLES.find((role) => role === p.ctx.query.role) ?? '',
+        status: ADMINISTRATOR_STATUSES.find((status) => status === p.ctx.query.status) ?? '',
+      };
+      const place = pagePlace(p.ctx.query, isUuid);
+      const page = await administratorPage(services.db, {
+        q: filter.q || undefined,
+        role: filter.role || undefined,
+        status: filter.status || undefined,
+        startingAfter: place.after,
+        limit: ADMINISTRATORS_PAGE,
+      });
+      const pages = pager(p.lang, {
+        path: '/admin/view/administrators',
+        filters: filter,
+        place,
+        last: page.has_more ? page.items.at(-1)!.id : undefined,
+      });
       send(
         p,
         200,
         p.c('administratorsTitle'),
-        administratorsBody(p, await listAdministrators(services.db), notice),
+        administratorsBody(p, { filter, items: page.items, pages }, notice),
         undefined,
         p.admin,
       );
@@ -495,22 +532,33 @@ ${
 </form>`;
 }
 
+/** The audit log's filters as the form has them ('' for any); the days are the whole of each day in UTC. */
+interface AuditListFilter {
+  actor: string;
+  action: string;
+  object_id: string;
+  from: string;
+  to: string;
+}
+
 function auditBody(
   p: ConsolePage,
-  filter: Record<string, string | undefined>,
+  filter: AuditListFilter,
   page: { items: AuditRecord[]; has_more: boolean },
+  pages: SafeHtml,
 ): SafeHtml {
   const c = p.c;
-  const field = (name: 'actor' | 'action' | 'object_id', label: string) =>
-    html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" value="${filter[name] ?? ''}" maxlength="320"></div>`;
-  const older = page.has_more
-    ? `/admin/view/audit?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).filter((entry): entry is [string, string] => !!entry[1])), starting_after: page.items.at(-1)!.id })}`
-    : undefined;
+  const field = (name: keyof AuditListFilter, label: string, type = 'text') =>
+    html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" value="${filter[name]}" maxlength="320"></div>`;
   return html`<h1>${c('auditTitle')}</h1><p class="muted">${c('auditIntro')}</p>
-<form method="get" action="/admin/view/audit" class="filters">${field('actor', c('actor'))}${field('action', c('action'))}${field('object_id', c('object'))}<div><button type="submit">${c('filter')}</button></div></form>
+<form method="get" action="/admin/view/audit" class="filters">${field('actor', c('actor'))}${field('action', c('action'))}${field('object_id', c('object'))}${field('from', c('fromDay'), 'date')}${field('to', c('toDay'), 'date')}<div><button type="submit">${c('filter')}</button></div></form>
 ${
   page.items.length === 0
-    ? html`<p>${c('noRecords')}</p>`
+    ? emptyList(p.lang, {
+        filtered: Object.values(filter).some(Boolean),
+        none: c('noRecords'),
+        path: '/admin/view/audit',
+      })
     : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${c('at')}</th><th>${c('actor')}</th><th>${c('action')}</th><th>${c('object')}</th><th>${c('changes')}</th></tr></thead>
 <tbody>${page.items.map(
@@ -519,16 +567,39 @@ ${
 <td><details><summary>${c('changes')}</summary><pre class="text">${JSON.stringify({ before: record.before, after: record.after }, null, 2)}</pre></details></td></tr>`,
       )}</tbody></table></div>`
 }
-${older && html`<p><a href="${older}">${c('older')}</a></p>`}`;
+${pages}`;
 }
 
-function administratorsBody(p: ConsolePage, administrators: Administrator[], notice?: string): SafeHtml {
+const ADMINISTRATOR_STATUSES = ['invited', 'active', 'disabled'] as const;
+const ADMINISTRATORS_PAGE = 25;
+
+/** The administrators list's filters as the form has them ('' for any). */
+interface AdministratorFilter {
+  q: string;
+  role: AdminRole | '';
+  status: Administrator['status'] | '';
+}
+
+function administratorsBody(
+  p: ConsolePage,
+  list: { filter: AdministratorFilter; items: Administrator[]; pages: SafeHtml },
+  notice?: string,
+): SafeHtml {
   const c = p.c;
+  const { filter } = list;
   const roleSelect = (id: string, current: AdminRole) =>
     html`<select id="${id}" name="role">${ADMIN_ROLES.map((role) => html`<option value="${role}"${role === current ? html` selected` : ''}>${c(`role_${role}`)}</option>`)}</select>`;
+  const option = (value: string, label: string, current: string) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
   return html`<h1>${c('administratorsTitle')}</h1>
 ${message('notice', notice)}
-<ul class="plain cards">${administrators.map(
+<form method="get" action="/admin/view/administrators" class="filters">
+<div><label for="q">${c('emailPart')}</label><input id="q" name="q" type="search" value="${filter.q}" maxlength="254"></div>
+<div><label for="f-role">${c('role')}</label><select id="f-role" name="role">${option('', c('anyRole'), filter.role)}${ADMIN_ROLES.map((role) => option(role, c(`role_${role}`), filter.role))}</select></div>
+<div><label for="f-status">${c('adminStatus')}</label><select id="f-status" name="status">${option('', c('anyAdminStatus'), filter.status)}${ADMINISTRATOR_STATUSES.map((status) => option(status, c(`status_${status}`), filter.status))}</select></div>
+<div><button type="submit">${c('filter')}</button></div></form>
+${list.items.length === 0 && emptyList(p.lang, { filtered: Object.values(filter).some(Boolean), none: c('noAdministrators'), path: '/admin/view/administrators' })}
+<ul class="plain cards">${list.items.map(
     (
       a,
     ) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${c(`status_${a.status}`)}</p>
@@ -544,6 +615,7 @@ ${
 }
 </div></li>`,
   )}</ul>
+${list.pages}
 <section aria-labelledby="add"><h2 id="add">${c('addAdministrator')}</h2>
 <form method="post" action="/admin/view/administrators">${csrfField(p.admin.csrf)}${onceField()}
 <label for="new-email">${c('email')}</label><input id="new-email" name="email" type="email" required maxlength="254">

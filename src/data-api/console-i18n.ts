@@ -15,7 +15,9 @@ const en = {
   unlimited: 'unlimited',
   ownQuota: '(the account’s own)',
   tariffQuota: '(the tariff’s)',
-  noAccounts: 'No data accounts found.',
+  noAccounts:
+    'No data accounts yet: one appears when a person issues a data key or an agent signs them in to the data server.',
+  anyTariff: 'Any tariff',
   readOnly: 'Your role can read these pages; changes need the admin role.',
   accountTitle: 'Data account {email}',
   allAccounts: 'All data accounts',
@@ -75,7 +77,9 @@ const ru: Record<DataConsoleMessage, string> = {
   unlimited: 'без ограничений',
   ownQuota: '(своя у аккаунта)',
   tariffQuota: '(по тарифу)',
-  noAccounts: 'Аккаунты данных не найдены.',
+  noAccounts:
+    'Аккаунтов данных пока нет: аккаунт появляется, когда человек выпускает ключ данных или агент входит от его имени на сервер данных.',
+  anyTariff: 'Любой тариф',
   readOnly: 'Ваша роль может читать эти страницы; для изменений нужна роль admin.',
   accountTitle: 'Аккаунт данных {email}',
   allAccounts: 'Все аккаунты данных',

@@ -1,7 +1,7 @@
 // The console's data account pages: the accounts searched by e-mail with tariff, quota and this month's usage, and an
 // account's card (keys issued, shown once, and revoked after a confirmation; the tariff changed; the account's own
 // quota set or cleared). They call the functions of the JSON operations and write the same audit records.
-import { formText, queryText, when } from '../admin/console-kit.ts';
+import { emptyList, formText, pagePlace, pager, queryText, when } from '../admin/console-kit.ts';
 import { ANSWERED, consoleActions, type Answered, type ConsoleAction } from '../admin/console-actions.ts';
 import { formatDate } from '../web/i18n.ts';
 import type { Api } from '../http/api.ts';
@@ -44,13 +44,24 @@ export function dataAccountConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const q = queryText(p.ctx.query, 'q', 320) || undefined;
-      const after =
-        typeof p.ctx.query.starting_after === 'string' && isUuid(p.ctx.query.starting_after)
-          ? p.ctx.query.starting_after
-          : undefined;
-      const page = await listDataAccounts(db, { q, limit: PAGE_SIZE, starting_after: after });
-      send(p, 200, p.d('title'), listBody(p, q, page), undefined, p.admin);
+      const filter: AccountFilter = {
+        q: queryText(p.ctx.query, 'q', 320),
+        tariff: TARIFFS.find((tariff) => tariff === p.ctx.query.tariff) ?? '',
+      };
+      const place = pagePlace(p.ctx.query, isUuid);
+      const page = await listDataAccounts(db, {
+        q: filter.q || undefined,
+        tariff: filter.tariff || undefined,
+        limit: PAGE_SIZE,
+        starting_after: place.after,
+      });
+      const pages = pager(p.lang, {
+        path: LIST,
+        filters: filter,
+        place,
+        last: page.has_more ? page.items.at(-1)!.id : undefined,
+      });
+      send(p, 200, p.d('title'), listBody(p, filter, page, pages), undefined, p.admin);
     }),
   );
 
@@ -185,16 +196,28 @@ const number = (p: DataPage, value: number) => value.toLocaleString(p.lang === '
 const quotaText = (p: DataPage, account: DataAccountItem) =>
   `${account.monthly_quota === null ? p.d('unlimited') : number(p, account.monthly_quota)} ${account.custom_quota ? p.d('ownQuota') : p.d('tariffQuota')}`;
 
-function listBody(p: DataPage, q: string | undefined, page: { items: DataAccountItem[]; has_more: boolean }): SafeHtml {
-  const { d, c } = p;
-  const next = page.has_more
-    ? `${LIST}?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}`
-    : undefined;
+/** The list's filters as the form has them ('' for any). */
+interface AccountFilter {
+  q: string;
+  tariff: Tariff | '';
+}
+
+function listBody(
+  p: DataPage,
+  filter: AccountFilter,
+  page: { items: DataAccountItem[]; has_more: boolean },
+  pages: SafeHtml,
+): SafeHtml {
+  const { d } = p;
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${value === filter.tariff ? html` selected` : ''}>${label}</option>`;
   return html`<h1>${d('title')}</h1><p class="muted">${d('intro')}</p>
-<form method="get" action="${LIST}" class="filters"><div><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${q ?? ''}"></div><div><button type="submit">${d('searchButton')}</button></div></form>
+<form method="get" action="${LIST}" class="filters"><div><label for="q">${d('search')}</label><input id="q" name="q" type="search" maxlength="320" value="${filter.q}"></div>
+<div><label for="f-tariff">${d('tariff')}</label><select id="f-tariff" name="tariff">${option('', d('anyTariff'))}${TARIFFS.map((tariff) => option(tariff, tariff))}</select></div>
+<div><button type="submit">${d('searchButton')}</button></div></form>
 ${
   page.items.length === 0
-    ? html`<p>${d('noAccounts')}</p>`
+    ? emptyList(p.lang, { filtered: Object.values(filter).some(Boolean), none: d('noAccounts'), path: LIST })
     : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${d('email')}</th><th>${d('tariff')}</th><th>${d('quota')}</th><th>${d('used')}</th><th>${d('activeKeys')}</th></tr></thead>
 <tbody>${page.items.map(
@@ -204,7 +227,7 @@ ${
 <td>${number(p, account.used)}</td><td>${account.keys.filter((key) => key.revoked_at === null).length}</td></tr>`,
       )}</tbody></table></div>`
 }
-${next && html`<p><a href="${next}">${c('next')}</a></p>`}`;
+${pages}`;
 }
 
 function accountBody(p: DataPage, account: DataAccountItem, state: { notice?: string; error?: string }): SafeHtml {

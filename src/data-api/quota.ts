@@ -259,7 +259,7 @@ async function withKeys(db: Db, rows: AccountRow[]): Promise<DataAccountItem[]> 
 /** Data accounts, newest first, whose owner's e-mail contains `q` (any case); `starting_after` is an account id. */
 export async function listDataAccounts(
   db: Db,
-  filter: { q?: string; limit: number; starting_after?: string },
+  filter: { q?: string; tariff?: Tariff; limit: number; starting_after?: string },
   now = new Date(),
 ): Promise<{ items: DataAccountItem[]; has_more: boolean }> {
   const pattern = filter.q === undefined ? null : `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -267,8 +267,9 @@ export async function listDataAccounts(
     `${ACCOUNTS_SQL}
      WHERE ($2::text IS NULL OR u.email ILIKE $2)
        AND ($3::uuid IS NULL OR (a.created_at, a.id) < (SELECT created_at, id FROM data_accounts WHERE id = $3))
+       AND ($5::text IS NULL OR a.tariff = $5)
      ORDER BY a.created_at DESC, a.id DESC LIMIT $4`,
-    [calendarMonth(now).monthDay, pattern, filter.starting_after ?? null, filter.limit + 1],
+    [calendarMonth(now).monthDay, pattern, filter.starting_after ?? null, filter.limit + 1, filter.tariff ?? null],
   );
   return { items: await withKeys(db, result.rows.slice(0, filter.limit)), has_more: result.rows.length > filter.limit };
 }

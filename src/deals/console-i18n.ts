@@ -22,7 +22,7 @@ const en = {
   fee: 'Marketplace fee',
   sellerAmount: 'To the seller',
   created: 'Created',
-  noDeals: 'No deal matches these filters.',
+  noDeals: 'No deals yet: they appear here as marketplaces create them.',
   nextPage: 'Next page',
   badFilters: 'Check these filters: {fields}. Nothing was searched.',
   // The deal
@@ -220,7 +220,7 @@ const ru: Record<DealConsoleMessage, string> = {
   fee: 'Комиссия маркетплейса',
   sellerAmount: 'Продавцу',
   created: 'Создана',
-  noDeals: 'Под эти фильтры не подходит ни одна сделка.',
+  noDeals: 'Сделок пока нет: они появляются здесь, когда маркетплейсы их создают.',
   nextPage: 'Следующая страница',
   badFilters: 'Проверьте фильтры: {fields}. Поиск не выполнен.',
   dealTitle: 'Сделка {external_id}',

@@ -9,7 +9,8 @@ import { problemStatus } from '../http/problem-catalog.ts';
 import { redirect, send } from '../web/page.ts';
 import { formatMoney } from '../web/i18n.ts';
 import { consolePage, type ConsolePage } from '../admin/console.ts';
-import { formText, queryText } from '../admin/console-kit.ts';
+import { formText, pagePlace, pager, queryText } from '../admin/console-kit.ts';
+import { isUuid } from '../uuid.ts';
 import { ANSWERED, consoleAction, type Answered, type ConsoleAction } from '../admin/console-actions.ts';
 import { forbiddenFor, type AdminRole } from '../admin/auth.ts';
 import type { DealSnapshot } from './model.ts';
@@ -196,10 +197,12 @@ export function dealConsolePages(api: Api, services: Services): void {
           undefined,
           p.admin,
         );
-      const filters = Object.fromEntries(FILTER_FIELDS.filter((name) => form[name]).map((name) => [name, form[name]]));
-      const next = result.hasMore
-        ? `/admin/view/deals?${new URLSearchParams({ ...filters, starting_after: result.snapshots.at(-1)!.deal.id })}`
-        : undefined;
+      const pages = pager(p.lang, {
+        path: '/admin/view/deals',
+        filters: form,
+        place: pagePlace(p.ctx.query, isUuid),
+        last: result.hasMore ? result.snapshots.at(-1)!.deal.id : undefined,
+      });
       // Marketplaces beyond the filter's first 500 are still named in the rows.
       const missing = result.snapshots.map((s) => s.deal.marketplace_id).filter((id) => !marketplaces.has(id));
       const names =
@@ -210,7 +213,7 @@ export function dealConsolePages(api: Api, services: Services): void {
         p,
         200,
         p.d('dealsTitle'),
-        dealListBody(p, { form, marketplaces: names, snapshots: result.snapshots, next }),
+        dealListBody(p, { form, marketplaces: names, snapshots: result.snapshots, pages }),
         undefined,
         p.admin,
       );
@@ -354,9 +357,12 @@ export function dealConsolePages(api: Api, services: Services): void {
           return disputeQueue(services, { status: query.status, limit: query.limit });
         throw error;
       });
-      const next = result.hasMore
-        ? `/admin/view/disputes?${new URLSearchParams({ status: query.status, starting_after: result.items.at(-1)!.deal_id })}`
-        : undefined;
+      const pages = pager(p.lang, {
+        path: '/admin/view/disputes',
+        filters: { status: query.status },
+        place: pagePlace(p.ctx.query, isUuid),
+        last: result.hasMore ? result.items.at(-1)!.deal_id : undefined,
+      });
       const body = disputesBody(p, {
         status: query.status,
         items: result.items,
@@ -364,7 +370,7 @@ export function dealConsolePages(api: Api, services: Services): void {
           services.db,
           result.items.map((item) => item.snapshot.deal.marketplace_id),
         ),
-        next,
+        pages,
         mayDecide: mayMove(p.admin.role),
         notice: doneNotice(p),
       });

@@ -14,7 +14,7 @@ import {
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
 import { onceField } from '../admin/console-once.ts';
-import { ageWords, badge, type BadgeTone } from '../admin/console-kit.ts';
+import { ageWords, badge, emptyList, type BadgeTone } from '../admin/console-kit.ts';
 import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
@@ -70,12 +70,14 @@ export function dealListBody(
     form: DealFilterForm;
     marketplaces: Map<string, string>;
     snapshots: DealSnapshot[];
-    next?: string;
+    /** The list's previous and next links (console-kit's pager). */
+    pages?: SafeHtml;
     error?: string;
   },
 ): SafeHtml {
   const { d, t } = p;
   const { form } = data;
+  const filtered = Object.values(form).some(Boolean);
   const text = (name: keyof DealFilterForm, label: string, type = 'text') =>
     html`<div><label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" value="${form[name]}" maxlength="254"></div>`;
   const option = (value: string, label: string, current: string) =>
@@ -101,12 +103,12 @@ ${text('external_id', d('externalIdPart'))}${text('buyer_email', d('emailPart'),
 </form>
 ${
   rows.length === 0
-    ? html`<p>${d('noDeals')}</p>`
+    ? emptyList(p.lang, { filtered, none: d('noDeals'), path: '/admin/view/deals' })
     : html`<div class="table" tabindex="0"><table class="stack" id="deal-list">
 <thead><tr><th>${d('dealColumn')}</th><th>${d('marketplace')}</th><th>${d('buyerEmail')}</th><th>${d('amount')}</th><th>${d('status')}</th><th>${d('created')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
-${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
+${data.pages}`;
 }
 
 export interface DealPageData {
@@ -339,7 +341,8 @@ export function disputesBody(
     status: 'open' | 'decided';
     items: (DisputeQueueRow & { snapshot: DealSnapshot })[];
     marketplaces: Map<string, string>;
-    next?: string;
+    /** The queue's previous and next links (console-kit's pager). */
+    pages: SafeHtml;
     mayDecide: boolean;
     notice?: string;
   },
@@ -370,12 +373,16 @@ ${message('notice', data.notice)}
 ${data.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOnlyDisputes')}</p>`}
 ${
   rows.length === 0
-    ? html`<p>${data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes')}</p>`
+    ? emptyList(p.lang, {
+        filtered: false,
+        none: data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes'),
+        path: '/admin/view/disputes',
+      })
     : html`<div class="table" tabindex="0"><table class="stack" id="dispute-queue">
 <thead><tr><th>${d('disputeColumn')}</th><th>${d('ageColumn')}</th><th>${d('marketplace')}</th><th>${d('dealColumn')}</th><th>${d('contractColumn')}</th><th>${d('messagesColumn')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
-${data.next && html`<p><a href="${data.next}">${d('nextPage')}</a></p>`}`;
+${data.pages}`;
 }
 
 export const disputePath = (id: string) => `/admin/view/disputes/${id}`;

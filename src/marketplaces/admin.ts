@@ -65,7 +65,7 @@ const COLUMNS = marketplaceColumns('m.');
  */
 export async function listMarketplaces(
   db: Db,
-  filter: { q?: string; limit: number; startingAfter?: string },
+  filter: { q?: string; limit: number; startingAfter?: string; mode?: 'sandbox' | 'live'; active?: boolean },
 ): Promise<{ items: Marketplace[]; has_more: boolean } | undefined> {
   const cursor = filter.startingAfter ?? null;
   if (
@@ -79,9 +79,10 @@ export async function listMarketplaces(
     `SELECT ${COLUMNS} FROM marketplaces m
       WHERE ($1::text IS NULL OR m.name ILIKE $1 OR m.id::text LIKE $2)
         AND ($3::uuid IS NULL OR (m.created_at, m.id) < (SELECT created_at, id FROM marketplaces WHERE id = $3::uuid))
+        AND ($5::text IS NULL OR m.mode = $5) AND ($6::boolean IS NULL OR m.active = $6)
       ORDER BY m.created_at DESC, m.id DESC
       LIMIT $4`,
-    [pattern, idStart, cursor, filter.limit + 1],
+    [pattern, idStart, cursor, filter.limit + 1, filter.mode ?? null, filter.active ?? null],
   );
   return { items: result.rows.slice(0, filter.limit), has_more: result.rows.length > filter.limit };
 }

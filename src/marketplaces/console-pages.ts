@@ -6,7 +6,7 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../uuid.ts';
 import { consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
-import { formText, queryText } from '../admin/console-kit.ts';
+import { formText, pagePlace, pager, queryText } from '../admin/console-kit.ts';
 import {
   ANSWERED,
   consoleAction,
@@ -58,6 +58,7 @@ import {
   shownOnce,
   type CardState,
   type CardFields,
+  type ListFilter,
   type MarketplaceFields,
   type MarketplaceView,
   type Overlap,
@@ -66,6 +67,8 @@ import {
 } from './console-views.ts';
 
 const LIST_PAGE = 50;
+const MODES = ['sandbox', 'live'] as const;
+const STATES = ['active', 'inactive'] as const;
 const LOG_PAGE = 50;
 const LOGGED_EVENTS = [...WEBHOOK_EVENTS, TEST_EVENT] as const;
 const ATTEMPT_STATUSES = ['delivered', 'retrying', 'failed'] as const;
@@ -175,14 +178,27 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
     '/admin/view/marketplaces',
     consolePage(services, async (cp) => {
       const p = view(cp);
-      const q = queryText(p.ctx.query, 'q', 200);
-      const after = queryText(p.ctx.query, 'starting_after', 36);
-      const page = await listMarketplaces(db, {
-        q: q || undefined,
+      const filter: ListFilter = {
+        q: queryText(p.ctx.query, 'q', 200),
+        mode: MODES.find((mode) => mode === p.ctx.query.mode) ?? '',
+        state: STATES.find((state) => state === p.ctx.query.state) ?? '',
+      };
+      const place = pagePlace(p.ctx.query, isUuid);
+      // A cursor that is no marketplace's shows the first page rather than an error page.
+      const page = (await listMarketplaces(db, {
+        q: filter.q || undefined,
+        mode: filter.mode || undefined,
+        active: filter.state ? filter.state === 'active' : undefined,
         limit: LIST_PAGE,
-        startingAfter: isUuid(after) ? after : undefined,
+        startingAfter: place.after,
+      })) ?? { items: [], has_more: false };
+      const pages = pager(p.lang, {
+        path: '/admin/view/marketplaces',
+        filters: filter,
+        place,
+        last: page.has_more ? page.items.at(-1)!.id : undefined,
       });
-      send(p, 200, p.m('listTitle'), listBody(p, q, page ?? { items: [], has_more: false }), undefined, p.admin);
+      send(p, 200, p.m('listTitle'), listBody(p, filter, page, pages), undefined, p.admin);
     }),
   );
 
@@ -265,13 +281,13 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       event: LOGGED_EVENTS.find((event) => event === query.event),
       deal_id: isUuid(queryText(query, 'deal_id', 36)) ? queryText(query, 'deal_id', 36) : undefined,
     };
-    const after = queryText(query, 'starting_after', 36);
+    const place = pagePlace(query, isUuid);
     // The deliveries not attempted yet are read before the log: one attempted in between is then in the log.
     const sending = await sendingDeliveries(card.id);
     // A cursor that is not an attempt of this marketplace shows nothing rather than an error page.
     const log = (await listAttempts(db, card.id, {
       limit: LOG_PAGE,
-      startingAfter: isUuid(after) ? after : undefined,
+      startingAfter: place.after,
       status: filter.status,
       event: filter.event,
       dealId: filter.deal_id,
@@ -285,6 +301,7 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
       log,
       replaces: await replaced([...new Set(log.items.map((item) => item.delivery_id))]),
       sending: sending.filter((row) => !log.items.some((item) => item.delivery_id === row.delivery_id)),
+      place,
       filter,
       events: LOGGED_EVENTS,
       ...extra,
@@ -478,10 +495,14 @@ export function marketplaceConsolePages(api: Api, services: Services): void {
         const endpoint = await findWebhookEndpoint(db, masterKey, id);
         if (!endpoint) throw noWebhookYet();
         return {
+          // Post/redirect/get as new keys are: a reload of the answer neither shows the secret again nor audits twice.
+          once: true,
           run: async () => {
-            // Audited by revealWebhookSecret, as the JSON operation is; the card shows the secret in this answer.
+            // Audited by revealWebhookSecret, as the JSON operation is.
             await revealWebhookSecret(db, p.admin.actor, id, endpoint);
-            return answer(200, { revealed: true });
+            const title = p.m('revealedWebhookTitle', { name: card.name });
+            const items: [string, string, string][] = [[p.m('secret'), 'webhook-secret', endpoint.secret]];
+            return { reveal: { ...shownOnce(p, title, items, id, p.m('revealedNote')), warning: p.m('revealedOnce') } };
           },
         };
       },

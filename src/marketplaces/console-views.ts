@@ -1,10 +1,10 @@
-// The HTML of the console's marketplace pages. Keys and secrets appear only once: on the page a creation or rotation
-// redirects to (read once from console_once), or in the answer to the POST that revealed them; never in a URL.
-import { badge, when, type BadgeTone } from '../admin/console-kit.ts';
+// The HTML of the console's marketplace pages. Keys and secrets appear only once: on the page a creation, rotation or
+// reveal redirects to (read once from console_once); never on the card itself, never in a URL.
+import { badge, emptyList, pager, when, type BadgeTone, type PagePlace } from '../admin/console-kit.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import type { ConsolePage } from '../admin/console.ts';
-import { copyStatus, onceField, secretBlock, type Reveal } from '../admin/console-once.ts';
+import { onceField, type Reveal } from '../admin/console-once.ts';
 import type { WebhookEndpoint } from '../webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../webhooks/events.ts';
 import type { AttemptLogItem } from '../webhooks/deliveries.ts';
@@ -27,27 +27,45 @@ export interface LogFilter {
 
 const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
 
-export function listBody(p: MarketplaceView, q: string, page: { items: Marketplace[]; has_more: boolean }): SafeHtml {
+/** The list's filters as the form has them ('' for any). */
+export interface ListFilter {
+  q: string;
+  mode: '' | 'sandbox' | 'live';
+  state: '' | 'active' | 'inactive';
+}
+
+export function listBody(
+  p: MarketplaceView,
+  filter: ListFilter,
+  page: { items: Marketplace[]; has_more: boolean },
+  pages: SafeHtml,
+): SafeHtml {
   const { m } = p;
-  const next = page.has_more
-    ? `/admin/view/marketplaces?${new URLSearchParams({ ...(q ? { q } : {}), starting_after: page.items.at(-1)!.id })}`
-    : undefined;
+  const option = (value: string, label: string, current: string) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
   return html`<h1>${m('listTitle')}</h1>
 <p><a class="button" href="/admin/view/marketplaces/new">${m('activateLink')}</a></p>
-<form method="get" action="/admin/view/marketplaces" class="filters"><div><label for="q">${m('search')}</label><input id="q" name="q" value="${q}" maxlength="200"></div><div><button type="submit">${m('searchButton')}</button></div></form>
+<form method="get" action="/admin/view/marketplaces" class="filters"><div><label for="q">${m('search')}</label><input id="q" name="q" value="${filter.q}" maxlength="200"></div>
+<div><label for="mode">${m('mode')}</label><select id="mode" name="mode">${option('', m('anyMode'), filter.mode)}${option('sandbox', m('mode_sandbox'), filter.mode)}${option('live', m('mode_live'), filter.mode)}</select></div>
+<div><label for="state">${m('state')}</label><select id="state" name="state">${option('', m('anyState'), filter.state)}${option('active', m('active'), filter.state)}${option('inactive', m('inactive'), filter.state)}</select></div>
+<div><button type="submit">${m('searchButton')}</button></div></form>
 ${
   page.items.length === 0
-    ? html`<p>${m('noMarketplaces')}</p>`
+    ? emptyList(p.lang, {
+        filtered: Object.values(filter).some(Boolean),
+        none: m('noMarketplaces'),
+        path: '/admin/view/marketplaces',
+      })
     : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${m('name')}</th><th>${m('mode')}</th><th>${m('state')}</th><th>${m('created')}</th><th>${m('id')}</th></tr></thead>
 <tbody>${page.items.map(
         (
           item,
         ) => html`<tr><td><a href="/admin/view/marketplaces/${item.id}">${item.name}</a></td><td>${m(`mode_${item.mode}`)}</td>
-<td>${item.active ? m('active') : m('inactive')}</td><td>${when(p.lang, item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
+<td>${item.active ? badge('ok', m('active')) : badge('muted', m('inactive'))}</td><td>${when(p.lang, item.created_at)}</td><td><code>${item.id}</code></td></tr>`,
       )}</tbody></table></div>`
 }
-${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}`;
+${pages}`;
 }
 
 export interface MarketplaceFields {
@@ -168,9 +186,9 @@ export interface CardState {
   /** The webhook form as typed, when it is shown again with an error. */
   webhook?: { url: string; events: readonly string[] };
   endpoint: WebhookEndpoint | undefined;
-  /** The signing secret, on the page that answers "reveal the secret". */
-  revealed?: boolean;
   log: { items: AttemptLogItem[]; has_more: boolean };
+  /** Which page of the log this is (console-kit's pager). */
+  place: PagePlace;
   filter: LogFilter;
   events: readonly string[];
   values?: CardFields;
@@ -227,7 +245,7 @@ ${!card.active && html`<p class="error">${m('inactiveNote')}</p>`}
 <button type="submit" class="${card.active ? 'danger' : 'secondary'}">${card.active ? m('deactivate') : m('reactivate')}</button></form>
 
 <h2 id="webhook">${m('webhook')}</h2>
-${s.endpoint ? webhookBlock(p, card.id, s.endpoint, !!s.revealed) : html`<p>${m('noWebhook')}</p>`}
+${s.endpoint ? webhookBlock(p, card.id, s.endpoint) : html`<p>${m('noWebhook')}</p>`}
 ${webhookForm(p, card.id, s)}
 
 <h2 id="log">${m('log')}</h2>
@@ -241,17 +259,16 @@ export function overlapSelect(p: MarketplaceView, id: string, chosen: Overlap = 
   )}</select>`;
 }
 
-function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint, revealed: boolean): SafeHtml {
+function webhookBlock(p: MarketplaceView, id: string, endpoint: WebhookEndpoint): SafeHtml {
   const { m } = p;
   const action = `/admin/view/marketplaces/${id}`;
   const intent = (name: string) => html`${csrfField(p.admin.csrf)}${hidden('intent', name)}`;
   return html`<dl><dt>${m('url')}</dt><dd><code>${endpoint.url}</code></dd>
 <dt>${m('events')}</dt><dd>${endpoint.events.join(', ')}</dd>
 <dt>${m('created')}</dt><dd>${when(p.lang, endpoint.created_at)}</dd>
-<dt>${m('secret')}</dt><dd>${revealed ? secretBlock(p, 'webhook-secret', endpoint.secret) : html`<span class="muted">${m('hiddenSecret')}</span>`}</dd></dl>
-${revealed && html`<p class="muted">${m('revealedNote')}</p>${copyStatus()}`}
+<dt>${m('secret')}</dt><dd><span class="muted">${m('hiddenSecret')}</span></dd></dl>
 <div class="actions">
-${!revealed && html`<form method="post" action="${action}" id="reveal-webhook-secret">${intent('reveal-webhook-secret')}<button type="submit" class="secondary">${m('revealSecret')}</button></form>`}
+<form method="post" action="${action}" id="reveal-webhook-secret">${intent('reveal-webhook-secret')}${onceField()}<button type="submit" class="secondary">${m('revealSecret')}</button></form>
 <form method="post" action="${action}" id="test-webhook">${intent('test-webhook')}${onceField()}<button type="submit" class="secondary">${m('sendTest')}</button></form>
 <form method="post" action="${action}" id="rotate-webhook-secret">${intent('rotate-webhook-secret')}
 <label for="webhook-overlap">${m('webhookOverlap')}</label>${overlapSelect(p, 'webhook-overlap')}
@@ -279,10 +296,13 @@ ${WEBHOOK_EVENTS.map((event) => html`<label class="check"><input type="checkbox"
 function logBlock(p: MarketplaceView, id: string, s: CardState): SafeHtml {
   const { m } = p;
   const action = `/admin/view/marketplaces/${id}`;
-  const filled = Object.fromEntries(Object.entries(s.filter).filter((entry): entry is [string, string] => !!entry[1]));
-  const next = s.log.has_more
-    ? `${action}?${new URLSearchParams({ ...filled, starting_after: s.log.items.at(-1)!.id })}#log`
-    : undefined;
+  const pages = pager(p.lang, {
+    path: action,
+    filters: s.filter,
+    place: s.place,
+    last: s.log.has_more ? s.log.items.at(-1)!.id : undefined,
+    hash: '#log',
+  });
   const option = (value: string, label: string, current?: string) =>
     html`<option value="${value}"${current === value ? html` selected` : ''}>${label}</option>`;
   return html`<p class="muted">${m('logIntro')}</p>
@@ -300,7 +320,11 @@ ${
 }
 ${
   s.log.items.length === 0
-    ? html`<p>${m('noAttempts')}</p>`
+    ? emptyList(p.lang, {
+        filtered: Object.values(s.filter).some(Boolean),
+        none: m('noAttempts'),
+        path: `${action}#log`,
+      })
     : html`<div class="table" tabindex="0"><table id="webhook-log" class="stack">
 <thead><tr><th>${m('at')}</th><th>${m('event')}</th><th>${m('deal')}</th><th>${m('attempt')}</th><th>${m('status')}</th><th>${m('httpStatus')}</th><th>${m('error')}</th><th>${m('duration')}</th><th>${m('body')}</th><th><span class="visually-hidden">${m('replay')}</span></th></tr></thead>
 <tbody>${s.log.items.map((a, index) => {
@@ -314,7 +338,7 @@ ${
 <td class="actions-cell"><form method="post" action="${action}">${csrfField(p.admin.csrf)}${hidden('intent', 'replay')}${hidden('attempt_id', a.id)}${onceField()}<button type="submit" class="secondary">${m('replay')}</button></form></td></tr>`;
       })}</tbody></table></div>`
 }
-${next && html`<p><a href="${next}">${m('nextPage')}</a></p>`}
+${pages}
 <form method="post" action="${action}" id="replay-since">${csrfField(p.admin.csrf)}${hidden('intent', 'replay-since')}
 <label for="since">${m('replaySince')}</label><input id="since" name="since" type="datetime-local" step="1" required aria-describedby="since-hint">
 <p class="hint" id="since-hint">${m('replaySinceHint')}</p>

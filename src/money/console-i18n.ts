@@ -28,7 +28,7 @@ const en = {
   deal: 'Deal',
   movement: 'Movement',
   entries: 'Entries',
-  noPostings: 'No postings match these filters.',
+  noPostings: 'No postings yet: they are written as money is held, released and refunded.',
   olderPostings: 'Older postings',
   kind_payment: 'paid and held',
   kind_fee: 'marketplace fee',
@@ -95,7 +95,6 @@ const en = {
   findingKind_payment_status: 'payment status',
   noAnswer: 'did not answer',
   noFindings: 'Nothing to show: no run found a difference here.',
-  olderFindings: 'Older findings',
   allRuns: 'All runs',
 };
 
@@ -126,7 +125,7 @@ const ru: Record<MoneyConsoleMessage, string> = {
   deal: 'Сделка',
   movement: 'Движение',
   entries: 'Записи',
-  noPostings: 'Нет проводок по этим фильтрам.',
+  noPostings: 'Проводок пока нет: они записываются, когда деньги резервируются, переводятся и возвращаются.',
   olderPostings: 'Более ранние проводки',
   kind_payment: 'оплачено и удержано',
   kind_fee: 'комиссия маркетплейса',
@@ -191,7 +190,6 @@ const ru: Record<MoneyConsoleMessage, string> = {
   findingKind_payment_status: 'статус платежа',
   noAnswer: 'не ответил',
   noFindings: 'Показывать нечего: сверки не нашли здесь расхождений.',
-  olderFindings: 'Более ранние находки',
   allRuns: 'Все сверки',
 };
 

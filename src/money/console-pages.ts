@@ -11,7 +11,7 @@ import { isUuid } from '../uuid.ts';
 import type { Lang } from '../web/i18n.ts';
 import { send } from '../web/page.ts';
 import { consolePage, type ConsolePage } from '../admin/console.ts';
-import { queryText } from '../admin/console-kit.ts';
+import { pagePlace, pager, queryText } from '../admin/console-kit.ts';
 import { ANSWERED, consoleAction } from '../admin/console-actions.ts';
 import { toMinor } from './amount.ts';
 import { ACCOUNT, HELD_PREFIX } from './ledger.ts';
@@ -176,17 +176,19 @@ export function moneyConsolePages(api: Api, services: Services): void {
           a.marketplace_id.localeCompare(b.marketplace_id) ||
           a.currency.localeCompare(b.currency),
       );
-      const filters = Object.fromEntries(Object.entries(form).filter(([, value]) => value !== ''));
-      const next = page?.hasMore
-        ? `${LEDGER_PATH}?${new URLSearchParams({ ...filters, starting_after: page.items.at(-1)!.id })}`
-        : undefined;
+      const pages = pager(p.lang, {
+        path: LEDGER_PATH,
+        filters: form,
+        place: pagePlace(p.ctx.query, isUuid),
+        last: page?.hasMore ? page.items.at(-1)!.id : undefined,
+      });
       const error =
         wrong.length > 0 ? p.m('badFilters', { fields: wrong.map((key) => p.m(key)).join(', ') }) : undefined;
       send(
         p,
         error ? 400 : 200,
         p.m('ledgerTitle'),
-        ledgerBody(p, { form, marketplaces: names, balances, postings: page?.items ?? [], next, error }),
+        ledgerBody(p, { form, marketplaces: names, balances, postings: page?.items ?? [], pages, error }),
         undefined,
         p.admin,
       );
@@ -199,24 +201,28 @@ export function moneyConsolePages(api: Api, services: Services): void {
     const asked = (name: string, max = 64) => (p.ctx.method === 'GET' ? queryText(p.ctx.query, name, max) : '');
     const runId = asked('run_id');
     const findingStatus: FindingStatus | undefined = FINDING_STATUSES.find((value) => value === asked('status'));
-    const after = asked('starting_after', 20);
+    // Only a GET's query chooses the page: the answer to a POST is the first.
+    const place =
+      p.ctx.method === 'GET' ? pagePlace(p.ctx.query, (cursor) => /^[0-9]{1,18}$/.test(cursor)) : { trail: [] };
     const run = runId ? await findRun(db, runId) : undefined;
     const runs = (await listRuns(db, { limit: RUNS_SHOWN }))!.items;
     // A cursor that is not a finding shows the first page rather than an error page.
     const filter = { status: findingStatus, runId: run?.id, limit: FINDINGS_PAGE };
-    const page =
-      (await listItems(db, { ...filter, startingAfter: /^[0-9]{1,18}$/.test(after) ? after : undefined })) ??
-      (await listItems(db, filter))!;
-    const next = page.hasMore
-      ? `${RECONCILIATION_PATH}?${new URLSearchParams({ ...(run ? { run_id: run.id } : {}), ...(findingStatus ? { status: findingStatus } : {}), starting_after: page.items.at(-1)!.id })}#findings`
-      : undefined;
+    const page = (await listItems(db, { ...filter, startingAfter: place.after })) ?? (await listItems(db, filter))!;
+    const pages = pager(p.lang, {
+      path: RECONCILIATION_PATH,
+      filters: { run_id: run?.id, status: findingStatus },
+      place,
+      last: page.hasMore ? page.items.at(-1)!.id : undefined,
+      hash: '#findings',
+    });
     const body = reconciliationBody(p, {
       admin: p.admin,
       runs,
       run,
       status: findingStatus,
       items: page.items,
-      next,
+      pages,
       ...words,
     });
     send(p, status, p.m('reconciliationTitle'), body, RECONCILIATION_PATH, p.admin);

@@ -5,6 +5,7 @@ import { html, type SafeHtml } from '../http/html.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { formatDate, type Lang } from '../web/i18n.ts';
 import type { ConsoleAdmin } from '../admin/console.ts';
+import { emptyList } from '../admin/console-kit.ts';
 import { formatMinor, toMinor } from './amount.ts';
 import { ACCOUNT, HELD_PREFIX, type PostingKind } from './ledger.ts';
 import type { FindingStatus, ItemRecord, RunRecord } from './reconciliation.ts';
@@ -107,7 +108,8 @@ export interface LedgerPageData {
   marketplaces: Map<string, string>;
   balances: BalanceRow[];
   postings: PostingRow[];
-  next?: string;
+  /** The postings' previous and next links (console-kit's pager). */
+  pages: SafeHtml;
   error?: string;
 }
 
@@ -144,8 +146,12 @@ ${money(row, 'held')}${money(row, 'payable')}${money(row, 'paid_out')}${money(ro
 }
 </section>
 <section aria-labelledby="postings"><h2 id="postings">${m('postingsHeading')}</h2>
-${data.postings.length === 0 ? html`<p class="muted">${m('noPostings')}</p>` : postingsTable(w, data.postings, data.marketplaces)}
-${data.next && html`<p><a href="${data.next}">${m('olderPostings')}</a></p>`}
+${
+  data.postings.length === 0
+    ? emptyList(w.lang, { filtered: Object.values(data.form).some(Boolean), none: m('noPostings'), path: LEDGER_PATH })
+    : postingsTable(w, data.postings, data.marketplaces)
+}
+${data.pages}
 </section>`;
 }
 
@@ -164,7 +170,8 @@ export interface ReconciliationPageData {
   run?: RunRecord;
   status?: FindingStatus;
   items: ItemRecord[];
-  next?: string;
+  /** The findings' previous and next links (console-kit's pager). */
+  pages: SafeHtml;
   notice?: string;
   error?: string;
 }
@@ -219,7 +226,7 @@ ${data.run && html`<p><a href="${RECONCILIATION_PATH}#findings">${m('allRuns')}<
 <p>${m('show')}: ${statusLink(undefined, m('status_any'))} · ${statusLink('mismatch', m('status_mismatch'))} · ${statusLink('error', m('status_error'))}</p>
 ${
   data.items.length === 0
-    ? html`<p class="muted">${m('noFindings')}</p>`
+    ? emptyList(lang, { filtered: !!data.status, none: m('noFindings'), path: `${RECONCILIATION_PATH}#findings` })
     : html`<div class="table" tabindex="0"><table id="findings-table">
 <thead><tr><th>${m('checked')}</th><th>${m('deal')}</th><th>${m('what')}</th><th>${m('ours')}</th><th>${m('theirs')}</th><th>${m('status')}</th></tr></thead>
 <tbody>${data.items.map(
@@ -232,6 +239,6 @@ ${
 <td class="status">${m(`finding_${item.status}`)}</td></tr>`,
       )}</tbody></table></div>`
 }
-${data.next && html`<p><a href="${data.next}">${m('olderFindings')}</a></p>`}
+${data.pages}
 </section>`;
 }

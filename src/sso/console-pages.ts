@@ -3,7 +3,7 @@
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
 // first, and a secret is only ever in the answer to a POST, never in an address. The signing keys' page lists the keys
 // with their state and lets an administrator rotate the signing key (confirmed, audited as the JSON operation is).
-import { formText, when } from '../admin/console-kit.ts';
+import { emptyList, formText, pagePlace, pager, when, type PagePlace } from '../admin/console-kit.ts';
 import {
   ANSWERED,
   type Answered,
@@ -17,8 +17,8 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { html, type SafeHtml } from '../http/html.ts';
 import { Problem } from '../http/problem.ts';
-import { copyStatus, onceField, secretBlock, type Reveal } from '../admin/console-once.ts';
-import { auditConsole, consoleForm, consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
+import { onceField, type Reveal } from '../admin/console-once.ts';
+import { consolePage, notInConsole, type ConsolePage } from '../admin/console.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { send } from '../web/page.ts';
 import {
@@ -67,13 +67,10 @@ export function ssoConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const after =
-        typeof p.ctx.query.starting_after === 'string' && ClientId.safeParse(p.ctx.query.starting_after).success
-          ? p.ctx.query.starting_after
-          : undefined;
+      const place = pagePlace(p.ctx.query, (cursor) => ClientId.safeParse(cursor).success);
       const notice = doneOf(p.ctx.query.done) === 'deleted' ? p.s('done_deleted') : undefined;
-      const page = await listClients(db, { limit: PAGE_SIZE, starting_after: after });
-      send(p, 200, p.s('title'), listBody(p, page, { notice }), undefined, p.admin);
+      const page = await listClients(db, { limit: PAGE_SIZE, starting_after: place.after });
+      send(p, 200, p.s('title'), listBody(p, page, { notice, place }), undefined, p.admin);
     }),
   );
 
@@ -147,28 +144,25 @@ export function ssoConsolePages(api: Api, services: Services): void {
     }),
   );
 
-  // A secret lets its holder act as the client: only the admin role reveals it, and each reveal is audited as the JSON card's read is.
+  // A secret lets its holder act as the client: only the admin role reveals it, and each reveal is audited as the JSON
+  // card's read is. Post/redirect/get as a new secret is: a reload of the answer neither shows it again nor audits twice.
   router.post(
     `${LIST}/:client_id/secret`,
-    consolePage(services, async (cp) => {
-      const p = withWords(cp);
-      await consoleForm(p);
-      const card = await clientCard(db, masterKey, String(p.ctx.params.client_id));
-      if (!card) throw notInConsole('SSO client');
-      await auditConsole(p, services, {
-        action: 'revealSsoClientSecret',
-        object_type: 'sso_client',
-        object_id: card.client_id,
-      });
-      p.ctx.set('Cache-Control', 'no-store');
-      send(
-        p,
-        200,
-        p.s('revealedTitle', { client: card.name }),
-        secretBody(p, card, p.s('revealedTitle', { client: card.name }), p.s('revealedText')),
-        cardPath(card.client_id),
-        p.admin,
-      );
+    consoleAction(services, {
+      page: withWords,
+      load: async (p) => {
+        const card = await clientCard(db, masterKey, String(p.ctx.params.client_id));
+        if (!card) throw notInConsole('SSO client');
+        return card;
+      },
+      path: (card) => `${cardPath(card.client_id)}/secret`,
+      action: (p, card) => ({
+        once: true,
+        run: async () => ({
+          audit: { action: 'revealSsoClientSecret', object_type: 'sso_client', object_id: card.client_id },
+          reveal: secretReveal(p, card, p.s('revealedTitle', { client: card.name }), p.s('revealedText')),
+        }),
+      }),
     }),
   );
 
@@ -323,18 +317,26 @@ const canChange = (p: SsoPage) => p.admin.role === 'admin';
 function listBody(
   p: SsoPage,
   page: { items: ClientSummary[]; has_more: boolean },
-  state: { notice?: string; error?: string; fields?: { client_id: string; name: string; redirect_uris: string } },
+  state: {
+    notice?: string;
+    error?: string;
+    fields?: { client_id: string; name: string; redirect_uris: string };
+    /** Which page of the list this is (the first, in the answer to a form). */
+    place?: PagePlace;
+  },
 ): SafeHtml {
-  const { s, c } = p;
-  const next = page.has_more
-    ? `${LIST}?${new URLSearchParams({ starting_after: page.items.at(-1)!.client_id })}`
-    : undefined;
+  const { s } = p;
+  const pages = pager(p.lang, {
+    path: LIST,
+    place: state.place ?? { trail: [] },
+    last: page.has_more ? page.items.at(-1)!.client_id : undefined,
+  });
   return html`<h1>${s('title')}</h1><p class="muted">${s('intro')}</p>
 <p><a href="${KEYS}">${s('keysLink')}</a></p>
 ${message('notice', state.notice)}${message('error', state.error)}
 ${
   page.items.length === 0
-    ? html`<p>${s('noClients')}</p>`
+    ? emptyList(p.lang, { filtered: false, none: s('noClients'), path: LIST })
     : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${s('clientId')}</th><th>${s('name')}</th><th>${s('kind')}</th><th>${s('state')}</th><th>${s('created')}</th></tr></thead>
 <tbody>${page.items.map(
@@ -345,7 +347,7 @@ ${
 <td>${client.disabled ? html`<strong>${s('disabled')}</strong>` : s('enabled')}</td><td>${when(p.lang, client.created_at)}</td></tr>`,
       )}</tbody></table></div>`
 }
-${next && html`<p><a href="${next}">${c('next')}</a></p>`}
+${pages}
 ${
   canChange(p)
     ? html`<section aria-labelledby="register"><h2 id="register">${s('registerTitle')}</h2>
@@ -399,7 +401,7 @@ ${client.automatic && html`<p class="notice">${s('marketplaceOwned')} <a href="/
 ${
   canChange(p) &&
   html`<section aria-labelledby="secret" class="card"><h2 id="secret">${s('secret')}</h2>
-<form method="post" action="${path}/secret">${csrfField(p.admin.csrf)}<button type="submit" class="secondary">${s('revealButton')}</button></form>
+<form method="post" action="${path}/secret">${csrfField(p.admin.csrf)}${onceField()}<button type="submit" class="secondary">${s('revealButton')}</button></form>
 <p class="hint">${s('revealHint')}</p></section>`
 }
 ${
@@ -441,16 +443,7 @@ ${
 }
 
 /** A secret shown in the answer to the POST that reveals it; the page is not stored (no-store). */
-function secretBody(p: SsoPage, card: ClientCard, title: string, text: string): SafeHtml {
-  return html`<h1>${title}</h1>
-<p>${text}</p>
-<dl class="secrets"><dt>${p.s('clientId')}</dt><dd><code>${card.client_id}</code></dd>
-<dt>${p.s('secret')}</dt><dd>${secretBlock(p, 'client-secret', card.client_secret ?? '')}</dd></dl>
-${copyStatus()}
-<p><a class="button secondary" href="${cardPath(card.client_id)}">${p.s('openCard')}</a></p>`;
-}
-
-/** A new secret (registration, rotation), shown once on the page after the redirect (console-once.ts). */
+/** A secret (registration, rotation, a reveal), shown once on the page after the redirect (console-once.ts). */
 function secretReveal(p: SsoPage, card: ClientCard, title: string, text: string): Reveal {
   return {
     title,

@@ -131,6 +131,67 @@ describe('console forms sent twice', () => {
     ).toBe(1);
   });
 
+  it('revealing the webhook secret, sent twice and reloaded, shows it once and audits it once', async () => {
+    const made = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Reveal twice' }, admin.headers));
+    const { secret } = await json(
+      await post(
+        `${server.url}/api/mkt/webhook`,
+        { url: 'http://127.0.0.1:9/hooks' },
+        { 'X-Svc-Key': made.secret_key },
+      ),
+    );
+    const card = `/admin/view/marketplaces/${made.id}`;
+    // The card itself never holds the secret; its form carries the one-time key.
+    const cardPage = await (await open(admin, card)).text();
+    expect(cardPage).not.toContain(secret);
+    expect(cardPage).toMatch(/id="reveal-webhook-secret">.*name="_once"/s);
+    const reveal = { _once: randomUUID(), intent: 'reveal-webhook-secret' };
+    const first = await submit(admin, card, reveal);
+    expect(first.status).toBe(303);
+    const location = first.headers.get('location')!;
+    expect(location).toMatch(/^\/admin\/view\/shown\/[0-9a-f-]{36}$/);
+    expect(await first.text()).not.toContain(secret);
+    expect((await submit(admin, card, reveal)).headers.get('location')).toBe(location);
+    const shown = await (await open(admin, location)).text();
+    expect(shown).toContain(`id="webhook-secret" class="secret-value">${secret}<`);
+    expect(shown).toContain('Webhook signing secret of Reveal twice');
+    const reloaded = await (await open(admin, location)).text();
+    expect(reloaded).not.toContain(secret);
+    expect(reloaded).toContain('Nothing was created, changed or revealed again');
+    const audited = "SELECT count(*) AS n FROM audit_log WHERE action = 'revealWebhookSecret' AND object_id = $1";
+    expect(await count(audited, [made.id])).toBe(1);
+    // A new press of the button (a fresh key) reveals it again, and that is audited too.
+    const again = await submit(admin, card, { _once: randomUUID(), intent: 'reveal-webhook-secret' });
+    expect(again.headers.get('location')).not.toBe(location);
+    expect(await (await open(admin, again.headers.get('location')!)).text()).toContain(secret);
+    expect(await count(audited, [made.id])).toBe(2);
+  });
+
+  it('revealing an SSO client’s secret, sent twice and reloaded, shows it once and audits it once', async () => {
+    const name = `Reveal client ${uniqueId()}`;
+    const made = await submit(admin, '/admin/view/sso-clients', {
+      _once: randomUUID(),
+      client_id: `reveal-${uniqueId()}`.toLowerCase(),
+      name,
+      redirect_uris: 'https://rp.example/cb',
+    });
+    expect(made.status).toBe(303);
+    const registered = await (await open(admin, made.headers.get('location')!)).text();
+    const clientId = /id="client-id" class="secret-value">([^<]+)</.exec(registered)![1];
+    const secret = /id="client-secret" class="secret-value">([^<]+)</.exec(registered)![1];
+    const reveal = `/admin/view/sso-clients/${encodeURIComponent(clientId)}/secret`;
+    const form = { _once: randomUUID() };
+    const first = await submit(admin, reveal, form);
+    expect(first.status).toBe(303);
+    const location = first.headers.get('location')!;
+    expect(location).toMatch(/^\/admin\/view\/shown\/[0-9a-f-]{36}$/);
+    expect((await submit(admin, reveal, form)).headers.get('location')).toBe(location);
+    expect(await (await open(admin, location)).text()).toContain(secret);
+    expect(await (await open(admin, location)).text()).not.toContain(secret);
+    const audited = "SELECT count(*) AS n FROM audit_log WHERE action = 'revealSsoClientSecret' AND object_id = $1";
+    expect(await count(audited, [clientId])).toBe(1);
+  });
+
   it('a webhook test and a replay sent twice each start one delivery', async () => {
     const made = await json(await post(`${server.url}/admin/marketplaces`, { name: 'Replay twice' }, admin.headers));
     const registered = await post(

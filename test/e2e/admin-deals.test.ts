@@ -327,7 +327,7 @@ describe('the console pages', () => {
     expect(byEmail).toContain(`/admin/view/deals/${deal.id}"`);
     // A wildcard character is a character: "%" finds no deal (no external id or e-mail has one).
     expect(await (await page('/admin/view/deals?external_id=%25&lang=en', support)).text()).toContain(
-      'No deal matches these filters.',
+      'Nothing matches these filters.',
     );
     const bad = await page('/admin/view/deals?created_from=31.12.2024', support);
     expect(bad.status).toBe(400);

@@ -60,7 +60,12 @@ describe('SSO clients and data accounts in the console', () => {
     expect(await page.textContent('#client-state')).toBe('enabled');
     expect(await page.locator('#client-secret').count()).toBe(0);
     await page.click('main button:has-text("Reveal the secret")');
+    expect(page.url()).toMatch(/\/admin\/view\/shown\/[0-9a-f-]{36}$/);
     expect((await page.textContent('#client-secret'))!.trim()).toBe(registered);
+    // A reload of the revealed secret shows it no more.
+    await page.reload();
+    expect(await page.locator('#client-secret').count()).toBe(0);
+    expect(await page.content()).not.toContain(registered);
 
     await page.goto(`${server.url}/admin/view/sso-clients/${clientId}`);
     await page.click('main button:has-text("Rotate the secret")');

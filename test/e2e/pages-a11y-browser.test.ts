@@ -4,11 +4,11 @@
 // and link is on screen. A screenshot of each page in each pairing goes to test-output/pages/ for a reviewer.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { insertHeldDealSignedIn, type HeldDeal } from '../factories.ts';
-import { startTestServer, type TestServer } from '../helpers.ts';
+import { insertHeldDealSignedIn, insertMarketplace, type HeldDeal } from '../factories.ts';
+import { startTestServer, uniqueId, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 import { registerClient, REDIRECT_URI, type Client } from '../sso-helpers.ts';
 import { axeFindings, controlsOffScreen, horizontalOverflow } from '../a11y.ts';
@@ -129,6 +129,101 @@ describe('every page, as its reader sees it', () => {
         }
       } finally {
         for (const context of people.values()) await context.close();
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
+
+/** A console list as its reader walks it: checked as every page is, and photographed for a reviewer. */
+async function checked(page: Page, name: string, lang: string, size: { width: number }): Promise<string[]> {
+  const problems: string[] = [];
+  if ((await page.getAttribute('html', 'lang')) !== lang) problems.push(`${name}: not in ${lang}`);
+  for (const finding of await axeFindings(page))
+    problems.push(`${name}: ${finding.impact} ${finding.rule} (${finding.help}) at ${finding.targets.join(', ')}`);
+  const overflow = await horizontalOverflow(page);
+  if (overflow > 0) problems.push(`${name}: ${overflow} px wider than the screen`);
+  const off = await controlsOffScreen(page);
+  if (off.length > 0) problems.push(`${name}: off screen: ${off.join('; ')}`);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${lang}-${size.width}.png`), fullPage: true });
+  return problems;
+}
+
+describe('a console list: its pages, its filters and its empty state', () => {
+  const WORDS = {
+    en: { page2: 'Page 2', next: 'Next page →', previous: '← Previous page', none: 'Nothing matches these filters.' },
+    ru: {
+      page2: 'Страница 2',
+      next: 'Следующая страница →',
+      previous: '← Предыдущая страница',
+      none: 'По этим фильтрам ничего не найдено.',
+    },
+  } as const;
+
+  for (const { lang, size } of [PAIRINGS[0], PAIRINGS[1]]) {
+    it(`walks to the second page and back keeping the filter, then finds nothing, in ${lang} at ${size.width} px`, async () => {
+      const words = WORDS[lang];
+      // 51 records of one actor: a page of 50 and a second page of one.
+      const actor = `${uniqueId('pager')}@example.com`;
+      await server.services.db.query(
+        `INSERT INTO audit_log (actor, action, object_type, object_id, after)
+         SELECT $1, 'pagerTest', 'marketplace', g::text, '{}'::jsonb FROM generate_series(1, 51) g`,
+        [actor],
+      );
+      const context = await contextOf('operator', lang, size);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      try {
+        await page.goto(`${server.url}/admin/view/audit`);
+        await page.fill('#actor', actor);
+        await page.click('form.filters button[type=submit]');
+        const rows = page.locator('main tbody tr');
+        expect(await rows.count()).toBe(50);
+        expect(await page.locator('nav.pager a[rel=prev]').count()).toBe(0);
+        // The newest first: record 51 opens the first page, record 1 is alone on the second.
+        expect(await rows.first().textContent()).toContain('51');
+        await page.click(`nav.pager a[rel=next]:has-text("${words.next}")`);
+        expect(new URL(page.url()).searchParams.get('actor')).toBe(actor);
+        expect(await rows.count()).toBe(1);
+        expect(await rows.first().locator('code').textContent()).toBe('1');
+        expect(await page.textContent('nav.pager')).toContain(words.page2);
+        expect(await page.inputValue('#actor')).toBe(actor);
+        expect(await page.locator('nav.pager a[rel=next]').count()).toBe(0);
+        problems.push(...(await checked(page, 'list-audit-page-2', lang, size)));
+        await page.click(`nav.pager a[rel=prev]:has-text("${words.previous}")`);
+        expect(await rows.count()).toBe(50);
+        expect(new URL(page.url()).searchParams.get('starting_after')).toBeNull();
+
+        // A filter that matches nothing says so in words, with the way back to the whole list.
+        await page.fill('#action', 'noSuchAction');
+        await page.click('form.filters button[type=submit]');
+        expect(await rows.count()).toBe(0);
+        expect(await page.textContent('#empty')).toContain(words.none);
+        problems.push(...(await checked(page, 'list-audit-empty', lang, size)));
+        await page.click('#empty a');
+        expect(new URL(page.url()).search).toBe('');
+        expect(await rows.count()).toBeGreaterThan(0);
+
+        // The marketplaces by state: the deactivated one alone, then no live one among them.
+        const prefix = uniqueId('Pager shop');
+        const [, stopped] = [
+          await insertMarketplace(server.services, { name: `${prefix} open` }),
+          await insertMarketplace(server.services, { name: `${prefix} closed` }),
+        ];
+        await server.services.db.query('UPDATE marketplaces SET active = false WHERE id = $1', [stopped.id]);
+        await page.goto(`${server.url}/admin/view/marketplaces`);
+        await page.fill('#q', prefix);
+        await page.selectOption('#state', 'inactive');
+        await page.click('form.filters button[type=submit]');
+        expect(await rows.count()).toBe(1);
+        expect(await rows.first().textContent()).toContain(`${prefix} closed`);
+        await page.selectOption('#mode', 'live');
+        await page.click('form.filters button[type=submit]');
+        expect(await page.textContent('#empty')).toContain(words.none);
+        expect(await page.inputValue('#q')).toBe(prefix);
+        problems.push(...(await checked(page, 'list-marketplaces-empty', lang, size)));
+      } finally {
+        await context.close();
       }
       expect(problems).toEqual([]);
     });
