@@ -57,6 +57,7 @@ import { endAccess, revokeSessionOfUser, sessionForToken, sessionsOfUser } from 
 import { tokenUsable } from './tokens.ts';
 import { EmailSchema, NAME_MAX, updateProfile } from './users.ts';
 import { factorNotice, mfaPages, securityFactors } from '../mfa/pages.ts';
+import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
 
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
 /** One-shot notices after a redirect, `?done=…`, each with its words. */
@@ -269,14 +270,18 @@ export function accountPages(api: Api, services: Services): void {
         if (error instanceof Problem && error.code === 'invalid_token') return linkInvalid(p); // used meanwhile
         throw error;
       }
-      await startPageSession(p.ctx, services, reset.session);
       // Back where the reset started (an SSO sign-in goes on to its site); otherwise the security page says it is done.
-      redirect(
-        p.ctx,
+      const onward =
         reset.next && reset.next !== '/cabinet'
           ? safeNext(reset.next, base())
-          : '/cabinet/view/security?done=password_reset',
-      );
+          : '/cabinet/view/security?done=password_reset';
+      // The link came from the mailbox, one factor: an account with a second one gives it on the second page first.
+      if (reset.secondFactor) {
+        await startPendingSignIn(p.ctx, services, reset.secondFactor.userId, clientOf(p.ctx).userAgent);
+        return redirect(p.ctx, secondFactorHref(onward));
+      }
+      await startPageSession(p.ctx, services, reset.session!);
+      redirect(p.ctx, onward);
     }),
   );
 

@@ -21,6 +21,7 @@ import { consumeToken, issueToken, spendPasswordLinks } from './tokens.ts';
 import { ensureUser, findLogin, findMailRecipient, findUserById, setPassword, type User } from './users.ts';
 import type { Session } from './operations.ts';
 import { inTransaction } from '../db.ts';
+import { hasSecondFactor } from '../mfa/factors.ts';
 
 /** Who asks: the client address counts against limits, the browser names the session in the owner's list. */
 export interface Client {
@@ -140,16 +141,27 @@ export async function resetPassword(
   password: string,
   userAgent: string,
 ): Promise<Session> {
-  return (await resetPasswordAndReturn(services, token, password, userAgent)).session;
+  const reset = await resetPasswordAndReturn(services, token, password, userAgent);
+  if (!reset.session)
+    throw problem(
+      'second_factor_required',
+      'The new password is set. The account has a second factor: sign in with the password and `code` (POST /cabinet/login).',
+      { headers: { 'WWW-Authenticate': 'Bearer realm="cabinet"' } },
+    );
+  return reset.session;
 }
 
-/** resetPassword, and where the reset started (the `next` its request gave), for the page to lead back there. */
+/**
+ * resetPassword, and where the reset started (the `next` its request gave), for the page to lead back there. An
+ * account with a second factor gets no session: a link from the mailbox is one factor, so the second is still asked
+ * (`secondFactor`: the page's second step).
+ */
 export async function resetPasswordAndReturn(
   services: Services,
   token: string,
   password: string,
   userAgent: string,
-): Promise<{ session: Session; next?: string }> {
+): Promise<{ session?: Session; secondFactor?: { userId: string }; next?: string }> {
   const { db } = services;
   const row = await consumeToken(db, services.masterKey, 'password_reset', token);
   const userId = row?.user_id;
@@ -161,9 +173,11 @@ export async function resetPasswordAndReturn(
     await endAccessIn(client, userId);
   });
   await notifyPasswordChanged(services, userId);
-  const session = await createSession(db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
   const next = row.data.next;
-  return { session, ...(typeof next === 'string' ? { next } : {}) };
+  const carried = typeof next === 'string' ? { next } : {};
+  if (await hasSecondFactor(db, userId)) return { secondFactor: { userId }, ...carried };
+  const session = await createSession(db, userId, services.config.CABINET_TOKEN_TTL_SECONDS, userAgent);
+  return { session, ...carried };
 }
 
 /**

@@ -1,4 +1,4 @@
-// "A marketplace or the operator can require a second factor before escrow moves" (issue 25, decision 0023): a
+// "A marketplace or the operator can require a second factor before escrow moves" (issue 25, decision 0025): a
 // marketplace's own setting (PUT /api/mkt/settings/second-factor) and the operator's for every marketplace (the
 // console's page, audited). When either holds, a buyer's or seller's money move in the cabinet (pay, release, refund)
 // needs a session that gave a second factor (at sign-in, or by the step-up), else 403 second_factor_required; the

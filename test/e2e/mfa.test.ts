@@ -292,6 +292,72 @@ describe('the sign-in pages', () => {
   });
 });
 
+describe('a password reset from the mail', () => {
+  /** The token of the newest reset link mailed to this address. */
+  async function resetToken(email: string, after: Set<string>): Promise<string> {
+    let found: string | undefined;
+    await expect
+      .poll(
+        async () => {
+          const mail = await json(
+            await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+              headers: bearer(server.adminToken),
+            }),
+          );
+          found = mail.items
+            .map((item: { text: string }) => item.text.match(/\/cabinet\/reset-password\?token=(\S+)/)?.[1])
+            .find((value: string | undefined) => value && !after.has(value));
+          return found;
+        },
+        { timeout: 10_000 },
+      )
+      .toBeDefined();
+    after.add(found!);
+    return found!;
+  }
+
+  it('sets the new password but still asks for the second factor before signing in', async () => {
+    const { email } = await person();
+    const { recoveryCodes } = await withApp(await token(email));
+    const seen = new Set<string>();
+    expect((await post(`${server.url}/cabinet/password/forgot`, { email })).status).toBe(202);
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    const form = await browser.get(`/cabinet/reset-password?token=${await resetToken(email, seen)}`);
+    const reset = await browser.post('/cabinet/reset-password', {
+      ...hiddenFields(form.text),
+      password: 'a new strong password',
+      password_confirm: 'a new strong password',
+    });
+    expect(reset.status).toBe(303);
+    const onward = '/cabinet/view/security?done=password_reset';
+    expect(reset.location).toBe(`/cabinet/sign-in/second-factor?next=${encodeURIComponent(onward)}`);
+    expect((await browser.get('/cabinet/view/security')).status).toBe(303); // not signed in by the link alone
+    const second = await browser.get(reset.location!);
+    const done = await browser.post('/cabinet/sign-in/second-factor', {
+      ...hiddenFields(second.text),
+      code: recoveryCodes[0],
+    });
+    expect(done.location).toBe(onward);
+
+    // The JSON reset sets the password and answers that the sign-in needs the factor, with no token.
+    expect((await post(`${server.url}/cabinet/password/forgot`, { email })).status).toBe(202);
+    const json401 = await post(`${server.url}/cabinet/password/reset`, {
+      token: await resetToken(email, seen),
+      password: 'a third strong password',
+    });
+    expect(json401.status).toBe(401);
+    const body = await json(json401);
+    expect(body.code).toBe('second_factor_required');
+    expect(body.token).toBeUndefined();
+    const signedIn = await post(`${server.url}/cabinet/login`, {
+      email,
+      password: 'a third strong password',
+      code: recoveryCodes[1],
+    });
+    expect(signedIn.status).toBe(200);
+  });
+});
+
 describe('the ID token says how the user signed in', () => {
   async function idTokenClaims(session: string) {
     const client = await registerClient(server);
