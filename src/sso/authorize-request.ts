@@ -20,6 +20,7 @@ export const CARRIED = [
   'prompt',
   'max_age',
   'resource',
+  'acr_values',
 ] as const;
 
 const MAX_STATE = 2048;
@@ -44,6 +45,8 @@ export interface AuthorizeRequest {
   maxAge?: number;
   /** RFC 8707: the protected resource the access token is for (checked against the data server in outcome.ts). */
   resource?: string;
+  /** OpenID Connect's acr_values, in order of preference (`urn:svc:acr:mfa` asks for a second factor). */
+  acrValues: readonly string[];
   carried: Record<string, string>;
 }
 
@@ -131,6 +134,10 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
   if (maxAge !== undefined && !MAX_AGE.test(maxAge))
     return refuse('invalid_request', 'max_age must be a whole number of seconds.');
 
+  const acrValues = params.get('acr_values') ?? '';
+  if (acrValues.length > MAX_SCOPE)
+    return refuse('invalid_request', `acr_values is longer than ${MAX_SCOPE} characters.`);
+
   const resource = params.get('resource') ?? undefined;
   const resourceProblem = resource === undefined ? undefined : resourceFormProblem(resource);
   if (resourceProblem) return refuse('invalid_target', resourceProblem);
@@ -152,6 +159,7 @@ export async function checkAuthorizeRequest(db: Db, params: Params): Promise<Che
       prompts,
       maxAge: maxAge === undefined ? undefined : Number(maxAge),
       resource,
+      acrValues: acrValues.split(' ').filter(Boolean),
       carried,
     },
   };

@@ -13,12 +13,23 @@ import { bearerToken } from '../admin/auth.ts';
 import { userForToken } from '../accounts/sessions.ts';
 import { passwordStep } from '../accounts/operations.ts';
 import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
+import { hasSecondFactor } from '../mfa/factors.ts';
+import { VERIFY_PATH } from '../mfa/page-views.ts';
+import { ACR_MFA } from './claims.ts';
 import { checkAuthorizeRequest } from './authorize-request.ts';
 import { resolveMetadataDocumentClient } from './client-metadata.ts';
 import { countLoginAttempt, loginLimits, loginSubjects, loginSucceeded } from '../accounts/login-limits.ts';
 import { loginPage, ssoPage } from './page.ts';
 import { startPageSession, validPreSessionCsrf } from '../web/session.ts';
-import { browserSession, continueSignedIn, issueAndRedirect, refuse, sendTo, sessionSignIn } from './outcome.ts';
+import {
+  browserSession,
+  continueSignedIn,
+  issueAndRedirect,
+  refuse,
+  requestPath,
+  sendTo,
+  sessionSignIn,
+} from './outcome.ts';
 
 const text = (description: string) => z.string().optional().catch(undefined).describe(description);
 /** The query of the authorize step; the consent page carries the same. */
@@ -36,6 +47,9 @@ export const AuthorizeQuery = z.object({
   ),
   max_age: text('Seconds: a browser session that began longer ago signs in again on the form'),
   resource: text('RFC 8707: the data server (`{mcp_url}` or `{mcp_url}/mcp/`) for an access token only for it'),
+  acr_values: text(
+    '`urn:svc:acr:mfa`: a browser session without a second factor gives it first, when the account has one',
+  ),
   ui_locales: text('`ru` or `en` for the login form'),
   lang: text('`ru` or `en` for the login form'),
 });
@@ -87,6 +101,19 @@ export function authorizeRoutes(api: Api, services: Services): void {
       }
       const session = await browserSession(p.ctx, services);
       if (session && !request.prompts.has('login') && !tooOld(session.signedInAt, request.maxAge)) {
+        // acr_values asking for a second factor: a session without one gives it on the step-up page and comes back
+        // here. An account with none, or prompt=none, goes on: the ID token's acr says what the sign-in was.
+        if (
+          request.acrValues.includes(ACR_MFA) &&
+          !session.amr.includes('mfa') &&
+          !request.prompts.has('none') &&
+          (await hasSecondFactor(services.db, session.user.id))
+        )
+          return sendTo(
+            p.ctx,
+            `${VERIFY_PATH}?next=${encodeURIComponent(requestPath('/sso/authorize', request))}`,
+            302,
+          );
         return continueSignedIn(p.ctx, services, request, session, 302);
       }
       if (request.prompts.has('none')) {

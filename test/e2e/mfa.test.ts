@@ -7,6 +7,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
 import { ensureUser, setPassword } from '../../src/accounts/users.ts';
+import { createSession } from '../../src/accounts/sessions.ts';
 import { json, post, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 import { PageBrowser } from '../page-browser.ts';
 import { REDIRECT_URI, basic, codeFor, hiddenFields, oidcToken, registerClient } from '../sso-helpers.ts';
@@ -370,6 +371,36 @@ describe('the ID token says how the user signed in', () => {
     expect(reply.status).toBe(200);
     return decodeJwt((await json(reply)).id_token);
   }
+
+  it('acr_values=urn:svc:acr:mfa has a session without a second factor give it first, then comes back', async () => {
+    const { email, id } = await person();
+    const { secret, step } = await withApp(await token(email));
+    // A session that began before the app was turned on: a password alone.
+    const { token: older } = await createSession(server.services.db, id, 3600, '', ['pwd']);
+    const client = await registerClient(server);
+    const browser = new PageBrowser(server, { Accept: 'text/html' });
+    browser.cookies.set('svc_session', older);
+    const params = { client_id: client.client_id, redirect_uri: REDIRECT_URI, state: 's', scope: 'openid' };
+    const plain = await browser.get(`/sso/authorize?${new URLSearchParams(params).toString()}`);
+    expect(new URL(plain.location!, server.url).pathname).toBe('/sso/consent');
+
+    const asked = await browser.get(
+      `/sso/authorize?${new URLSearchParams({ ...params, acr_values: 'urn:svc:acr:mfa' }).toString()}`,
+    );
+    expect(asked.status).toBe(302);
+    const verify = new URL(asked.location!, server.url);
+    expect(verify.pathname).toBe('/cabinet/view/verify');
+    const back = verify.searchParams.get('next')!;
+    expect(new URL(back, server.url).searchParams.get('acr_values')).toBe('urn:svc:acr:mfa');
+    const page = await browser.get(verify.pathname + verify.search);
+    const given = await browser.post('/cabinet/view/verify', {
+      ...hiddenFields(page.text),
+      code: totpCode(secret, step + 1),
+    });
+    expect(given.location).toBe(back);
+    const onward = await browser.get(back);
+    expect(new URL(onward.location!, server.url).pathname).toBe('/sso/consent');
+  });
 
   it('a password alone: amr pwd, acr urn:svc:acr:pwd', async () => {
     const { email } = await person();

@@ -80,10 +80,12 @@ async function signIn(scope: string) {
     expectedState: 's',
     idTokenExpected: true,
   });
-  const { iss, sub, aud, exp, iat, auth_time, ...idToken } = tokens.claims()!;
+  const { iss, sub, aud, exp, iat, auth_time, amr, acr, ...idToken } = tokens.claims()!;
   expect({ iss, sub, aud }).toEqual({ iss: server.url, sub: user.id, aud: client.client_id });
   expect(exp).toBeGreaterThan(iat);
   expect(auth_time).toEqual(expect.any(Number));
+  // How the user signed in, whatever the scope (a password alone here; test/e2e/mfa.test.ts has the second factors).
+  expect({ amr, acr }).toEqual({ amr: ['pwd'], acr: 'urn:svc:acr:pwd' });
   const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
   return { idToken, userinfo };
 }
