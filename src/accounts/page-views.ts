@@ -152,7 +152,16 @@ function deviceWords(a: AccountView['a'], userAgent: string): string {
 
 export function securityBody(
   { t, a, lang, timeZone }: AccountView,
-  data: { sessions: SessionItem[]; csrf: string; factors?: SafeHtml; error?: string; notice?: string },
+  data: {
+    /** This page of the person's live sessions. */
+    sessions: SessionItem[];
+    /** The sessions' previous and next links (console-kit's pager). */
+    pages: SafeHtml;
+    csrf: string;
+    factors?: SafeHtml;
+    error?: string;
+    notice?: string;
+  },
 ): SafeHtml {
   const sessions = data.sessions.map(
     (session) => html`<li class="card">
@@ -174,7 +183,8 @@ ${newPasswordFields(t, t('newPassword'))}
 </section>
 ${data.factors}
 <section aria-labelledby="sessions"><h2 id="sessions">${a('sessionsHeading')}</h2>
-<ul class="plain">${sessions}</ul>
+<ul class="plain" id="session-list">${sessions}</ul>
+${data.pages}
 </section>
 <section aria-labelledby="everywhere"><h2 id="everywhere">${a('everywhereHeading')}</h2>
 <p>${a('everywhereHint')}</p>

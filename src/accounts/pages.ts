@@ -8,6 +8,8 @@ import type { Api } from '../http/api.ts';
 import type { Services } from '../services.ts';
 import { Problem } from '../http/problem.ts';
 import { canonicalTimeZone, isLang, type Translate } from '../web/i18n.ts';
+import { pagePlace, pager } from '../admin/console-kit.ts';
+import { isUuid } from '../uuid.ts';
 import {
   csrfFailed,
   page,
@@ -60,6 +62,8 @@ import { factorNotice, mfaPages, securityFactors } from '../mfa/pages.ts';
 import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
 
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600;
+/** Sessions on a page of 'Password and sessions'. */
+const SESSIONS_PAGE = 20;
 /** One-shot notices after a redirect, `?done=…`, each with its words. */
 const PROFILE_DONE = { saved: 'profileSaved', signed_up: 'signedUp' } as const satisfies Record<string, AccountMessage>;
 const SECURITY_DONE = {
@@ -345,11 +349,22 @@ export function accountPages(api: Api, services: Services): void {
   async function securityPage(p: Page, signed: SignedIn, status: number, words: { error?: string; notice?: string }) {
     const sessions = await sessionsOfUser(services.db, signed.user.id, await currentSessionId(p.ctx));
     const factors = await securityFactors(p, services);
+    // A person's live sessions are read whole (they expire); a page of them is cut after the cursor's session, and
+    // the answer to a form (or a cursor of a session gone since) shows the first page.
+    const place = p.ctx.method === 'GET' ? pagePlace(p.ctx.query, isUuid) : { trail: [] };
+    const start = place.after ? sessions.findIndex((session) => session.id === place.after) + 1 : 0;
+    const shown = sessions.slice(start, start + SESSIONS_PAGE);
+    const pages = pager(p.lang, {
+      path: '/cabinet/view/security',
+      place,
+      last: start + SESSIONS_PAGE < sessions.length ? shown.at(-1)!.id : undefined,
+      hash: '#sessions',
+    });
     send(
       p,
       status,
       view(p).a('securityTitle'),
-      securityBody(view(p), { sessions, csrf: signed.csrf, factors, ...words }),
+      securityBody(view(p), { sessions: shown, pages, csrf: signed.csrf, factors, ...words }),
       '/cabinet/view/security',
       signed,
     );

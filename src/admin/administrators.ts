@@ -45,7 +45,10 @@ export async function listAdministrators(db: DbClient): Promise<Administrator[]>
   return result.rows.map(view);
 }
 
-/** A page of the console's list: oldest first, by role, status and part of the e-mail, after an administrator's id. */
+/**
+ * A page of the console's list, newest first (a colleague just invited opens it), by role, status and part of the
+ * e-mail, after an administrator's id.
+ */
 export async function administratorPage(
   db: DbClient,
   filter: { q?: string; role?: AdminRole; status?: Administrator['status']; startingAfter?: string; limit: number },
@@ -55,8 +58,8 @@ export async function administratorPage(
     `SELECT * FROM (SELECT ${COLUMNS} FROM administrators a JOIN users u ON u.id = a.user_id) x
       WHERE ($1::text IS NULL OR x.role = $1) AND ($2::text IS NULL OR x.status = $2)
         AND ($3::text IS NULL OR lower(x.email) LIKE $3)
-        AND ($4::uuid IS NULL OR (x.created_at, x.id) > (SELECT created_at, user_id FROM administrators WHERE user_id = $4))
-      ORDER BY x.created_at, x.id LIMIT $5`,
+        AND ($4::uuid IS NULL OR (x.created_at, x.id) < (SELECT created_at, user_id FROM administrators WHERE user_id = $4))
+      ORDER BY x.created_at DESC, x.id DESC LIMIT $5`,
     [filter.role ?? null, filter.status ?? null, pattern, filter.startingAfter ?? null, filter.limit + 1],
   );
   return { items: result.rows.slice(0, filter.limit).map(view), has_more: result.rows.length > filter.limit };

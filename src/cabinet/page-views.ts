@@ -10,7 +10,8 @@ import type {
   PaymentRecord,
   PayoutRecord,
 } from '../deals/model.ts';
-import { dealStatus, isFinal } from '../deals/model.ts';
+import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus } from '../deals/model.ts';
+import { emptyList } from '../admin/console-kit.ts';
 import { payoutView } from '../deals/views.ts';
 import { dealMoneyState } from '../money/deal-money.ts';
 import { sum, toMinor, toNumber } from '../money/amount.ts';
@@ -175,9 +176,26 @@ function decision(view: View, approval: ApprovalRecord, csrf: string, mayDecide:
 </div>`;
 }
 
+/** The filters of the person's deals as the form has them ('' for any). */
+export interface HomeDealFilter {
+  q: string;
+  status: DealStatus | '';
+  role: 'buyer' | 'seller' | '';
+}
+
 export function homeBody(
   view: View,
-  data: { approvals: { approval: ApprovalRecord; snapshot: DealSnapshot }[]; deals: DealInContext[]; csrf: string },
+  data: {
+    approvals: { approval: ApprovalRecord; snapshot: DealSnapshot }[];
+    /** This page of the deals that match the filter. */
+    deals: DealInContext[];
+    /** The person approves in some deal (a seller alone is not shown an empty Approvals section). */
+    approves: boolean;
+    filter: HomeDealFilter;
+    /** The deals' previous and next links (console-kit's pager). */
+    pages: SafeHtml;
+    csrf: string;
+  },
 ): SafeHtml {
   const { t, lang } = view;
   const approvals = data.approvals.map(
@@ -196,18 +214,29 @@ ${decision(view, approval, data.csrf, true)}
 <p><a href="${dealPath(snapshot)}">${t('openDeal')}</a></p>
 </li>`,
   );
-  // Only a buyer or an approver approves: a seller with nothing to approve is not shown an empty section.
-  const approves = approvals.length > 0 || data.deals.some(({ role }) => role !== 'seller');
+  const { filter } = data;
+  const option = (value: string, label: string, current: string) =>
+    html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;
   return html`<h1>${t('homeTitle')}</h1>
 ${
-  approves
+  data.approves
     ? html`<section aria-labelledby="approvals"><h2 id="approvals">${t('approvalsHeading')}</h2>
 ${approvals.length > 0 ? approvals : html`<p class="muted">${t('noApprovals')}</p>`}
 </section>`
     : undefined
 }
 <section aria-labelledby="deals"><h2 id="deals">${t('dealsHeading')}</h2>
-${deals.length > 0 ? html`<ul class="plain">${deals}</ul>` : html`<p class="muted">${t('noDeals')}</p>`}
+<form method="get" action="/cabinet#deals" class="filters" id="deal-filters">
+<div><label for="q">${t('dealsSearch')}</label><input id="q" name="q" type="search" class="field" value="${filter.q}" maxlength="200"></div>
+<div><label for="f-status">${t('status')}</label><select id="f-status" name="status" class="field">${option('', t('anyStatus'), filter.status)}${DEAL_STATUSES.map((status) => option(status, status === 'refunded' ? t('filterRefunded') : statusWords(t, status), filter.status))}</select></div>
+<div><label for="f-role">${t('yourRole')}</label><select id="f-role" name="role" class="field">${option('', t('anyRole'), filter.role)}${option('buyer', t('role_buyer'), filter.role)}${option('seller', t('role_seller'), filter.role)}</select></div>
+<div><button type="submit">${t('showDeals')}</button></div></form>
+${
+  deals.length > 0
+    ? html`<ul class="plain" id="deal-list">${deals}</ul>`
+    : emptyList(lang, { filtered: Object.values(filter).some(Boolean), none: t('noDeals'), path: '/cabinet#deals' })
+}
+${data.pages}
 </section>`;
 }
 

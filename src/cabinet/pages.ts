@@ -24,7 +24,10 @@ import {
   payoutsBody,
   shipConfirmBody,
   signInBody,
+  type HomeDealFilter,
 } from './page-views.ts';
+import { pagePlace, pager, queryText } from '../admin/console-kit.ts';
+import { DEAL_STATUSES, dealStatus } from '../deals/model.ts';
 import { tokenUserId } from '../accounts/tokens.ts';
 import { findUserById } from '../accounts/users.ts';
 import { passwordProblem } from '../accounts/pages.ts';
@@ -84,6 +87,8 @@ import {
   type SignedIn,
 } from '../web/page.ts';
 
+/** Deals on a page of the cabinet's home. */
+const HOME_DEALS = 10;
 const STYLESHEET = readFileSync(new URL('./cabinet.css', import.meta.url), 'utf8');
 const DONE = {
   approve: 'approved',
@@ -221,7 +226,36 @@ export function cabinetPages(api: Api, services: Services): void {
       ]);
       // Pending first; otherwise newest first as the service returns them (sort is stable).
       approvals.sort((a, b) => Number(b.approval.status === 'pending') - Number(a.approval.status === 'pending'));
-      send(p, 200, p.t('homeTitle'), homeBody(p, { approvals, deals, csrf: signed.csrf }), undefined, signed);
+      const filter: HomeDealFilter = {
+        q: queryText(p.ctx.query, 'q', 200),
+        status: DEAL_STATUSES.find((status) => status === p.ctx.query.status) ?? '',
+        role: (['buyer', 'seller'] as const).find((role) => role === p.ctx.query.role) ?? '',
+      };
+      const words = filter.q.toLowerCase();
+      const matching = deals.filter(
+        ({ snapshot, role }) =>
+          (!filter.status || dealStatus(snapshot) === filter.status) &&
+          (!filter.role || role === filter.role) &&
+          (!words ||
+            snapshot.deal.title.toLowerCase().includes(words) ||
+            snapshot.deal.external_id.toLowerCase().includes(words)),
+      );
+      // A person's deals are read whole (the service lists them so); the page is cut after the cursor's deal, and a
+      // cursor no longer among them starts from the first.
+      const place = pagePlace(p.ctx.query, isUuid);
+      const start = place.after ? matching.findIndex(({ snapshot }) => snapshot.deal.id === place.after) + 1 : 0;
+      const shown = matching.slice(start, start + HOME_DEALS);
+      const pages = pager(p.lang, {
+        path: '/cabinet',
+        filters: filter,
+        place,
+        last: start + HOME_DEALS < matching.length ? shown.at(-1)!.snapshot.deal.id : undefined,
+        hash: '#deals',
+      });
+      // Only a buyer or an approver approves: a seller with nothing to approve is not shown an empty section.
+      const approves = approvals.length > 0 || deals.some(({ role }) => role !== 'seller');
+      const body = homeBody(p, { approvals, deals: shown, approves, filter, pages, csrf: signed.csrf });
+      send(p, 200, p.t('homeTitle'), body, undefined, signed);
     }),
   );
 

@@ -7,8 +7,14 @@ import path from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { insertHeldDealSignedIn, insertMarketplace, type HeldDeal } from '../factories.ts';
-import { startTestServer, uniqueId, type TestServer } from '../helpers.ts';
+import {
+  cabinetSession,
+  createDealViaApi,
+  insertHeldDealSignedIn,
+  insertMarketplace,
+  type HeldDeal,
+} from '../factories.ts';
+import { startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 import { registerClient, REDIRECT_URI, type Client } from '../sso-helpers.ts';
 import { axeFindings, controlsOffScreen, horizontalOverflow } from '../a11y.ts';
@@ -222,6 +228,76 @@ describe('a console list: its pages, its filters and its empty state', () => {
         expect(await page.textContent('#empty')).toContain(words.none);
         expect(await page.inputValue('#q')).toBe(prefix);
         problems.push(...(await checked(page, 'list-marketplaces-empty', lang, size)));
+      } finally {
+        await context.close();
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
+
+describe('the cabinet’s deals and sessions: pages, filters and an empty state', () => {
+  const WORDS = {
+    en: { next: 'Next page →', previous: '← Previous page', none: 'Nothing matches these filters.', seller: 'Seller' },
+    ru: {
+      next: 'Следующая страница →',
+      previous: '← Предыдущая страница',
+      none: 'По этим фильтрам ничего не найдено.',
+      seller: 'Продавец',
+    },
+  } as const;
+
+  for (const { lang, size } of [PAIRINGS[0], PAIRINGS[1]]) {
+    it(`a buyer of 12 deals walks to the second page, filters, finds nothing, and pages their sessions, in ${lang} at ${size.width} px`, async () => {
+      const words = WORDS[lang];
+      const email = uniqueEmail('many-deals');
+      const shop = await insertMarketplace(server.services);
+      // Twelve deals: ten on the first page, two on the second; one is a kettle.
+      for (let n = 1; n <= 12; n += 1)
+        await createDealViaApi(server, shop, { buyer_email: email, title: n === 1 ? 'Kettle' : `Sofa ${n}` });
+      const session = await cabinetSession(server.services, email);
+      const context = await browser.newContext({ locale: lang === 'ru' ? 'ru-RU' : 'en-GB', viewport: size });
+      await context.addCookies([{ name: 'svc_session', value: session.token, url: server.url }]);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      try {
+        await page.goto(`${server.url}/cabinet`);
+        const deals = page.locator('#deal-list > li');
+        expect(await deals.count()).toBe(10);
+        // Newest first: the twelfth deal opens the list, the kettle (the first) ends the second page.
+        expect(await deals.first().textContent()).toContain('Sofa 12');
+        await page.click(`section nav.pager a[rel=next]:has-text("${words.next}")`);
+        expect(await deals.count()).toBe(2);
+        expect(await deals.last().textContent()).toContain('Kettle');
+        problems.push(...(await checked(page, 'list-cabinet-deals-page-2', lang, size)));
+        await page.click(`section nav.pager a[rel=prev]:has-text("${words.previous}")`);
+        expect(await deals.count()).toBe(10);
+
+        // The text filter finds the kettle alone; as a seller the person has no deal: the empty state says so.
+        await page.fill('#q', 'kettle');
+        await page.click('#deal-filters button[type=submit]');
+        expect(await deals.count()).toBe(1);
+        expect(await page.locator('section nav.pager').count()).toBe(0);
+        await page.selectOption('#f-role', 'seller');
+        await page.click('#deal-filters button[type=submit]');
+        expect(await deals.count()).toBe(0);
+        expect(await page.textContent('#empty')).toContain(words.none);
+        expect(await page.inputValue('#q')).toBe('kettle');
+        expect(await page.locator('#f-role option[selected]').textContent()).toBe(words.seller);
+        problems.push(...(await checked(page, 'list-cabinet-deals-empty', lang, size)));
+        await page.click('#empty a');
+        expect(await deals.count()).toBe(10);
+
+        // Signed in on 21 devices: 20 sessions on the first page, this one among them (the most recent), one after.
+        for (let n = 0; n < 20; n += 1) await cabinetSession(server.services, email);
+        await page.goto(`${server.url}/cabinet/view/security`);
+        const sessions = page.locator('#session-list > li');
+        expect(await sessions.count()).toBe(20);
+        await page.click(`section nav.pager a[rel=next]:has-text("${words.next}")`);
+        expect(await sessions.count()).toBe(1);
+        problems.push(...(await checked(page, 'list-cabinet-sessions-page-2', lang, size)));
+        await page.click(`section nav.pager a[rel=prev]:has-text("${words.previous}")`);
+        expect(await sessions.count()).toBe(20);
       } finally {
         await context.close();
       }
