@@ -1,14 +1,16 @@
 // The console's shell in Debian's Chromium: a new administrator sets up the account from the mailed link on a phone
 // in Russian (the QR code and key, a code from the app, a password) and lands in the console; an administrator at a
 // desktop in English signs in with a code, adds a colleague, disables one after the confirmation, finds both in the
-// audit log under their own e-mail, and signs out.
+// audit log under their own e-mail, and signs out; an operator pages a marketplace's deals with the filter kept and
+// finds nothing by an order number, in English at a desktop and in Russian on a phone.
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 import { ADMIN_PASSWORD, administrator } from '../console-helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
-import { insertHeldDeal, insertMarketplace } from '../factories.ts';
+import { createDealViaApi, insertHeldDeal, insertMarketplace } from '../factories.ts';
+import { axeFindings, horizontalOverflow } from '../a11y.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -165,5 +167,58 @@ describe('the console in a browser', () => {
     expect(icon.headers.get('content-type')).toBe('image/x-icon');
     expect(icon.headers.get('cache-control')).toContain('max-age=31536000');
     expect(Buffer.from(await icon.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0]));
+  });
+  it('an operator pages a marketplace’s deals, keeps the filter, and finds nothing by an order number, in both languages and widths', async () => {
+    // Sorted first among the marketplaces, so the deals' filter offers it however many the run made.
+    const shop = await insertMarketplace(server.services, { name: `0 Pager ${uniqueId()}` });
+    // 26 deals: a page of 25 and a second page of one, the first deal made.
+    const first = await createDealViaApi(server, shop, { title: 'Oldest lamp' });
+    for (let n = 2; n <= 26; n += 1) await createDealViaApi(server, shop, { title: `Lamp ${n}` });
+    const boss = await administrator(server, 'support');
+    for (const [locale, viewport, words] of [
+      [
+        'en',
+        { width: 1280, height: 900 },
+        { next: 'Next page →', previous: '← Previous page', none: 'Nothing matches these filters.' },
+      ],
+      [
+        'ru',
+        PHONE,
+        {
+          next: 'Следующая страница →',
+          previous: '← Предыдущая страница',
+          none: 'По этим фильтрам ничего не найдено.',
+        },
+      ],
+    ] as const) {
+      const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+      await context.addCookies([{ name: 'svc_admin', value: boss.token, url: `${server.url}/admin` }]);
+      const page = await context.newPage();
+      await page.goto(`${server.url}/admin/view/deals`);
+      await page.selectOption('#marketplace_id', shop.id);
+      await page.click('form.filters button[type=submit]');
+      const rows = page.locator('#deal-list tbody tr');
+      expect(await rows.count()).toBe(25);
+      await page.click(`nav.pager a[rel=next]:has-text("${words.next}")`);
+      expect(new URL(page.url()).searchParams.get('marketplace_id')).toBe(shop.id);
+      expect(await rows.count()).toBe(1);
+      expect(await rows.first().textContent()).toContain('Oldest lamp');
+      expect(await page.inputValue('#marketplace_id')).toBe(shop.id);
+      expect(await axeFindings(page)).toEqual([]);
+      expect(await horizontalOverflow(page)).toBe(0);
+      await page.click(`nav.pager a[rel=prev]:has-text("${words.previous}")`);
+      expect(await rows.count()).toBe(25);
+
+      // Part of an order number finds that deal; one no deal has finds nothing, and says so.
+      await page.fill('#external_id', first.external_id.slice(2));
+      await page.click('form.filters button[type=submit]');
+      expect(await rows.count()).toBe(1);
+      await page.fill('#external_id', 'no-such-order');
+      await page.click('form.filters button[type=submit]');
+      expect(await page.textContent('#empty')).toContain(words.none);
+      expect(await axeFindings(page)).toEqual([]);
+      expect(await horizontalOverflow(page)).toBe(0);
+      await context.close();
+    }
   });
 });
