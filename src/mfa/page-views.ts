@@ -50,6 +50,9 @@ export function securitySection(
   data: { factors: FactorsSummary; passkeys: PasskeyItem[] | undefined; csrf: string },
 ): SafeHtml {
   const { factors } = data;
+  // Passkeys come by name only after a recent sign-in, which adding a factor to a protected account needs too.
+  const recent = data.passkeys !== undefined;
+  const protectedAccount = factors.totp || factors.passkeys > 0;
   const passkeys = data.passkeys
     ? data.passkeys.length === 0
       ? html`<p>${m('passkeysNone')}</p>`
@@ -59,7 +62,7 @@ export function securitySection(
 <p><a href="${SECURITY_PATH}/passkeys/${passkey.id}/remove" aria-label="${m('passkeyRemove')} ${passkey.name}">${m('passkeyRemove')}</a></p></li>`,
         )}</ul>`
     : html`<p>${factors.passkeys === 0 ? m('passkeysNone') : m('passkeysCount', { count: factors.passkeys })}</p>
-${factors.passkeys > 0 ? html`<p>${m('passkeysHidden')} <a href="${VERIFY_PATH}?next=${encodeURIComponent(SECURITY_PATH)}">${m('confirmItsYou')}</a></p>` : undefined}`;
+${protectedAccount ? html`<p>${m('passkeysHidden')} <a href="${VERIFY_PATH}?next=${encodeURIComponent(SECURITY_PATH)}">${m('confirmItsYou')}</a></p>` : undefined}`;
   return html`<section aria-labelledby="second-factor"><h2 id="second-factor">${m('factorsHeading')}</h2>
 <p>${m('factorsIntro')}</p>
 <h3 id="totp-heading">${m('totpHeading')}</h3>
@@ -71,7 +74,9 @@ ${
 }
 <h3 id="passkeys-heading">${m('passkeysHeading')}</h3>
 ${passkeys}
-<form class="passkey-add" data-passkey="register" data-csrf="${data.csrf}" data-failed="${m('passkeyFailed')}" data-codes-intro="${`${m('done_passkey_added')} ${m('recoveryIntro')}`}" data-codes-done="${m('recoveryDone')}" hidden>
+${
+  recent || !protectedAccount
+    ? html`<form class="passkey-add" data-passkey="register" data-csrf="${data.csrf}" data-failed="${m('passkeyFailed')}" data-codes-intro="${`${m('done_passkey_added')} ${m('recoveryIntro')}`}" data-codes-done="${m('recoveryDone')}" hidden>
 <label for="passkey-name">${m('passkeyName')}</label>
 <input class="field" id="passkey-name" name="name" type="text" maxlength="${PASSKEY_NAME_MAX}" aria-describedby="passkey-name-hint">
 <p class="hint" id="passkey-name-hint">${m('passkeyNameHint')}</p>
@@ -79,7 +84,9 @@ ${passkeys}
 <p class="error" role="alert" id="passkey-error" hidden></p>
 </form>
 <noscript><p>${m('passkeyNoScript')}</p></noscript>
-${script}
+${script}`
+    : undefined
+}
 <h3 id="recovery-heading">${m('recoveryHeading')}</h3>
 ${
   factors.totp || factors.passkeys > 0

@@ -25,6 +25,7 @@ import {
   checkTypedCode,
   confirmTotp,
   factorsOf,
+  hasSecondFactor,
   isRecent,
   markSecondFactor,
   passkeysOf,
@@ -192,7 +193,8 @@ export function mfaPages(api: Api, services: Services): void {
     page(services, async (p) => {
       const posted = await signedInForm(p, services, SECURITY_PATH);
       if (!posted) return;
-      if (!(await recentOrVerify(p, SECURITY_PATH))) return;
+      // As the JSON operation: adding a factor to an account that has one needs a recent sign-in.
+      if ((await hasSecondFactor(db, posted.signed.user.id)) && !(await recentOrVerify(p, SECURITY_PATH))) return;
       let started;
       try {
         started = await startTotp(services, posted.signed.user);

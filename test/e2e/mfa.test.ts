@@ -139,6 +139,12 @@ describe('the authenticator app and recovery codes', () => {
       expect(refused.status, `${method} ${path}`).toBe(403);
       expect((await json(refused)).code).toBe('recent_sign_in_required');
     }
+    // The security page then hides the passkeys' names and the adding, and offers the step-up instead.
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set('svc_session', session);
+    const old = await browser.get('/cabinet/view/security');
+    expect(old.text).toContain('href="/cabinet/view/verify?next=%2Fcabinet%2Fview%2Fsecurity"');
+    expect(old.text).not.toContain('data-passkey="register"');
     const wrong = await post(`${server.url}/cabinet/mfa/verify`, { code: '99999z' }, bearer(session));
     expect(wrong.status).toBe(400);
     expect((await json(wrong)).code).toBe('wrong_second_factor');
@@ -150,6 +156,7 @@ describe('the authenticator app and recovery codes', () => {
     expect(verified.status).toBe(200);
     expect((await json(verified)).amr).toEqual(expect.arrayContaining(['pwd', 'otp', 'mfa']));
 
+    expect((await browser.get('/cabinet/view/security')).text).toContain('data-passkey="register"');
     const fresh = await json(await post(`${server.url}/cabinet/mfa/recovery-codes`, {}, bearer(session)));
     expect(fresh.recovery_codes).toHaveLength(10);
     expect((await json(await fetch(`${server.url}/cabinet/mfa/passkeys`, { headers: bearer(session) }))).items).toEqual(
