@@ -49,6 +49,7 @@ beforeAll(async () => {
     '/admin/view/audit',
     '/admin/view/administrators',
     '/admin/view/mail',
+    '/admin/view/settings/second-factor',
   ];
 });
 afterAll(async () => {
