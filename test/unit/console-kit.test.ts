@@ -1,7 +1,8 @@
-// The console kit's pure parts: a section's dictionary (the reader's language, `{name}` placeholders) and a query
-// parameter's text.
+// The console kit's pure parts: a section's dictionary (the reader's language, `{name}` placeholders), a query
+// parameter's text, and a list's pages and empty state.
 import { describe, expect, it } from 'vitest';
-import { dictionary, queryText } from '../../src/admin/console-kit.ts';
+import { dictionary, emptyList, pagePlace, pager, queryText } from '../../src/admin/console-kit.ts';
+import type { SafeHtml } from '../../src/http/html.ts';
 
 const en = { hello: 'Hello, {name}!', count: '{count} of {count} left', plain: 'No placeholders' };
 const ru: Record<keyof typeof en, string> = {
@@ -51,5 +52,52 @@ describe('queryText', () => {
     expect(queryText({}, 'q', 200)).toBe('');
     expect(queryText({ q: ['a', 'b'] }, 'q', 200)).toBe('');
     expect(queryText({ q: '   ' }, 'q', 200)).toBe('');
+  });
+});
+
+describe('a list’s pages', () => {
+  const digits = (cursor: string) => /^[0-9]+$/.test(cursor);
+  const text = (markup: SafeHtml) => markup.value;
+  const links = (markup: SafeHtml) =>
+    Object.fromEntries(
+      [...markup.value.matchAll(/<a rel="(prev|next)" href="([^"]*)">/g)].map(([, rel, href]) => [
+        rel,
+        href.replaceAll('&#38;', '&'),
+      ]),
+    );
+
+  it('reads the cursor and the earlier pages, dropping any that is not a cursor', () => {
+    expect(pagePlace({}, digits)).toEqual({ trail: [] });
+    expect(pagePlace({ starting_after: '30', back: '90,60' }, digits)).toEqual({ after: '30', trail: ['90', '60'] });
+    expect(pagePlace({ starting_after: 'x', back: '90' }, digits)).toEqual({ trail: [] });
+    expect(pagePlace({ starting_after: '30', back: '90,x' }, digits)).toEqual({ after: '30', trail: [] });
+    expect(pagePlace({ starting_after: ['30', '60'] }, digits)).toEqual({ trail: [] });
+  });
+
+  it('goes on from the last row and back along the trail, keeping the filters and leaving out empty ones', () => {
+    const filters = { q: 'a b', status: '', actor: undefined };
+    expect(links(pager('en', { path: '/list', filters, place: { trail: [] }, last: '90' }))).toEqual({
+      next: '/list?q=a+b&starting_after=90',
+    });
+    expect(links(pager('en', { path: '/list', filters, place: { after: '90', trail: [] }, last: '60' }))).toEqual({
+      prev: '/list?q=a+b',
+      next: '/list?q=a+b&starting_after=60&back=90',
+    });
+    expect(
+      links(pager('en', { path: '/list', filters, place: { after: '30', trail: ['90', '60'] }, hash: '#log' })),
+    ).toEqual({ prev: '/list?q=a+b&starting_after=60&back=90#log' });
+  });
+
+  it('says which page it is, in the reader’s language, and nothing on a list of one page', () => {
+    expect(text(pager('ru', { path: '/l', place: { after: '30', trail: ['90'] } }))).toContain('Страница 3');
+    expect(text(pager('en', { path: '/l', place: { trail: [] }, last: '1' }))).toContain('Page 1');
+    expect(text(pager('en', { path: '/l', place: { trail: [] } }))).toBe('');
+  });
+
+  it('says an empty list matches no filter, with the way to the whole list, or has nothing yet', () => {
+    const filtered = text(emptyList('ru', { filtered: true, none: 'Пусто.', path: '/l' }));
+    expect(filtered).toContain('По этим фильтрам ничего не найдено.');
+    expect(filtered).toContain('<a href="/l">Сбросить фильтры</a>');
+    expect(text(emptyList('en', { filtered: false, none: 'No deals yet.', path: '/l' }))).toContain('No deals yet.');
   });
 });
