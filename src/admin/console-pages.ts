@@ -41,6 +41,7 @@ import { consoleAction, consoleActions, type ConsoleAction } from './console-act
 import { attention, type Attention } from './console-home.ts';
 import { onceField, showOnce } from './console-once.ts';
 import { isUuid } from '../uuid.ts';
+import { secondFactorSettingLink } from '../mfa/console-page.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 100;
@@ -214,7 +215,8 @@ export function consolePages(api: Api, services: Services): void {
     consolePage(services, async (p) => {
       const body = html`<h1>${p.c('homeTitle')}</h1>
 <p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`roleName_${p.admin.role}`) })}</p>
-${attentionBody(p, await attention(services.db))}`;
+${attentionBody(p, await attention(services.db))}
+${secondFactorSettingLink(p.lang)}`;
       send(p, 200, p.c('homeTitle'), body, undefined, p.admin);
     }),
   );

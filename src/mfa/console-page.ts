@@ -2,7 +2,8 @@
 // moves in the cabinet need a second factor (src/mfa/escrow-policy.ts). Every role reads it; the admin role changes
 // it, after a confirmation, audited as `setSecondFactorRequirement`.
 import type { Api } from '../http/api.ts';
-import { html } from '../http/html.ts';
+import { html, type SafeHtml } from '../http/html.ts';
+import type { Lang } from '../web/i18n.ts';
 import type { Services } from '../services.ts';
 import { csrfField, message } from '../web/layout.ts';
 import { send } from '../web/page.ts';
@@ -30,6 +31,7 @@ const en = {
   confirmButton: 'Yes, change it',
   done_required: 'A second factor is now required before money moves, for every marketplace.',
   done_not_required: 'The operator no longer requires a second factor before money moves.',
+  homeLink: 'Settings: a second factor before money moves',
 };
 const ru: Record<keyof typeof en, string> = {
   title: 'Второй фактор перед движением денег',
@@ -47,8 +49,14 @@ const ru: Record<keyof typeof en, string> = {
   confirmButton: 'Да, изменить',
   done_required: 'Теперь второй фактор обязателен перед движением денег во всех магазинах.',
   done_not_required: 'Оператор больше не требует второй фактор перед движением денег.',
+  homeLink: 'Настройки: второй фактор перед движением денег',
 };
 const words = dictionary(en, ru);
+
+/** The console home's link to this page: the operator's one setting of second factors. */
+export function secondFactorSettingLink(lang: Lang): SafeHtml {
+  return html`<p><a href="${SECOND_FACTOR_SETTING_PATH}">${words(lang)('homeLink')}</a></p>`;
+}
 
 type SettingPage = ConsolePage & { w: ReturnType<typeof words> };
 const withWords = (p: ConsolePage): SettingPage => ({ ...p, w: words(p.lang) });
