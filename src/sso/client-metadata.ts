@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { z } from 'zod';
+import { recordAudit } from '../admin/audit.ts';
 import { inTransaction } from '../db.ts';
 import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
@@ -69,13 +70,23 @@ export async function resolveMetadataDocumentClient(services: Services, clientId
   }
   const { document, host, lifetimeSeconds, redirectUris, grantTypes } = resolved;
   await inTransaction(db, async (client) => {
-    await saveMetadataDocumentClient(client, masterKey, {
+    const saved = {
       client_id: clientId,
       // The consent page names the client by its own word and by the host that vouches for it.
       name: document.client_name ? `${document.client_name} (${host})` : host,
       redirect_uris: redirectUris,
       grant_types: grantTypes,
-    });
+    };
+    const { created } = await saveMetadataDocumentClient(client, masterKey, saved);
+    // A client that appeared by itself is on the record, as one that registered itself is (src/sso/registration.ts).
+    if (created)
+      await recordAudit(client, {
+        actor: `document:${host}`,
+        action: 'resolveSsoClientMetadataDocument',
+        object_type: 'sso_client',
+        object_id: clientId,
+        after: saved,
+      });
     await client.query(
       `INSERT INTO sso_client_metadata_documents (client_id, document, expires_at)
        VALUES ($1, $2, now() + make_interval(secs => $3))

@@ -250,20 +250,22 @@ export async function clientSummary(db: DbClient, clientId: string): Promise<Cli
  * The client a client ID metadata document describes (src/sso/client-metadata.ts): made on its first use, its name,
  * redirect URIs and grants replaced by each new fetch of the document. Public (PKCE required) and marked as registered
  * by itself; an operator's disabling stays. The secret it is made with is never a credential (method `none`).
+ * Answers whether the client was made now (PostgreSQL's xmax is 0 for a row this statement inserted).
  */
 export async function saveMetadataDocumentClient(
   db: DbClient,
   masterKey: Buffer,
   input: { client_id: string; name: string; redirect_uris: string[]; grant_types: GrantType[] },
-): Promise<void> {
+): Promise<{ created: boolean }> {
   const secret = newSecret(CLIENT_SECRET_PREFIX);
-  await db.query(
+  const result = await db.query<{ created: boolean }>(
     `INSERT INTO sso_clients (client_id, name, redirect_uris, secret_hash, secret_sealed, token_endpoint_auth_method,
                               registered_dynamically, grant_types)
      VALUES ($1, $2, $3, $4, $5, 'none', true, $6)
      ON CONFLICT (client_id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris,
        grant_types = EXCLUDED.grant_types
-     WHERE sso_clients.token_endpoint_auth_method = 'none' AND sso_clients.marketplace_id IS NULL`,
+     WHERE sso_clients.token_endpoint_auth_method = 'none' AND sso_clients.marketplace_id IS NULL
+     RETURNING xmax = 0 AS created`,
     [
       input.client_id,
       input.name,
@@ -273,6 +275,7 @@ export async function saveMetadataDocumentClient(
       input.grant_types,
     ],
   );
+  return { created: result.rows[0]?.created ?? false };
 }
 
 /** A new secret; the old one stops working at once. */

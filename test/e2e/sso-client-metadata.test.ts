@@ -117,6 +117,12 @@ describe('client ID metadata documents', () => {
         redirect_uris: [CALLBACK],
       },
     ]);
+    // Its appearance is on the record, once.
+    const audit = await main.services.db.query(
+      `SELECT actor FROM audit_log WHERE action = 'resolveSsoClientMetadataDocument' AND object_id = $1`,
+      [clientId],
+    );
+    expect(audit.rows).toEqual([{ actor: `document:${new URL(origin).host}` }]);
     // PKCE is required: the same request without a challenge goes back with invalid_request.
     const withoutPkce = await authorizeAs(main, clientId, user.token, {
       code_challenge: '',
