@@ -70,6 +70,12 @@ function pages(): { name: string; person: Person; path: string; status?: number 
     { name: 'cabinet-deal-buyer', person: 'buyer', path: `/cabinet/view/deals/${deal.dealId}` },
     { name: 'cabinet-profile', person: 'buyer', path: '/cabinet/view/profile' },
     { name: 'cabinet-security', person: 'buyer', path: '/cabinet/view/security' },
+    // The step-up before a money move, for a buyer without a second factor yet: it says to set one up first.
+    {
+      name: 'cabinet-verify',
+      person: 'buyer',
+      path: `/cabinet/view/verify?next=${encodeURIComponent(`/cabinet/view/deals/${deal.dealId}/escrow/release`)}`,
+    },
     { name: 'cabinet-data-keys', person: 'buyer', path: '/cabinet/view/data-keys' },
     { name: 'cabinet-connected-sites', person: 'buyer', path: '/cabinet/view/connected-sites' },
     { name: 'sso-consent', person: 'buyer', path: authorize },
@@ -89,6 +95,7 @@ function pages(): { name: string; person: Person; path: string; status?: number 
     { name: 'console-audit', person: 'operator', path: '/admin/view/audit' },
     { name: 'console-administrators', person: 'operator', path: '/admin/view/administrators' },
     { name: 'console-mail', person: 'operator', path: '/admin/view/mail' },
+    { name: 'console-second-factor', person: 'operator', path: '/admin/view/settings/second-factor' },
   ];
 }
 
