@@ -3,6 +3,7 @@
 // coloured ground; the colour only repeats what the words say). A page's actions are `console-actions.ts`.
 import { html, type SafeHtml } from '../http/html.ts';
 import { formatDate, type Lang } from '../web/i18n.ts';
+import type { DealStatus } from '../deals/model.ts';
 
 /** A section's words: a key and the values of its `{name}` placeholders give the words in the reader's language. */
 export type Words<K extends string> = (key: K, values?: Record<string, string | number>) => string;
@@ -48,6 +49,20 @@ export function when(lang: Lang, date: Date | string): SafeHtml {
 }
 
 export type BadgeTone = 'ok' | 'warn' | 'bad' | 'info' | 'muted';
+
+/** Each deal status's colour, by what it asks of an operator (the console's and the cabinet's badges). */
+export const DEAL_TONES: Readonly<Record<DealStatus, BadgeTone>> = {
+  created: 'info',
+  docs: 'info',
+  approval: 'info',
+  approved: 'info',
+  rejected: 'muted',
+  escrow_hold: 'warn',
+  paid: 'ok',
+  refunded: 'muted',
+  disputed: 'bad',
+  cancelled: 'muted',
+};
 
 /** A status as a badge: the words, coloured by their tone (cabinet.css, the console's section). */
 export function badge(tone: BadgeTone, text: string): SafeHtml {

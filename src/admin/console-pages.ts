@@ -36,7 +36,17 @@ import {
 import type { ConsoleTranslate } from './console-i18n.ts';
 import { readOutbox } from '../mail/routes.ts';
 import { consoleAssets } from './console-assets.ts';
-import { ageWords, badge, emptyList, formText, pagePlace, pager, queryText, when } from './console-kit.ts';
+import {
+  ageWords,
+  badge,
+  emptyList,
+  formText,
+  pagePlace,
+  pager,
+  queryText,
+  when,
+  type BadgeTone,
+} from './console-kit.ts';
 import { consoleAction, consoleActions, type ConsoleAction } from './console-actions.ts';
 import { attention, type Attention } from './console-home.ts';
 import { onceField, showOnce } from './console-once.ts';
@@ -573,6 +583,10 @@ ${pages}`;
 }
 
 const ADMINISTRATOR_STATUSES = ['invited', 'active', 'disabled'] as const;
+const ADMINISTRATOR_TONES = { invited: 'info', active: 'ok', disabled: 'muted' } as const satisfies Record<
+  Administrator['status'],
+  BadgeTone
+>;
 const ADMINISTRATORS_PAGE = 25;
 
 /** The administrators list's filters as the form has them ('' for any). */
@@ -604,7 +618,7 @@ ${list.items.length === 0 && emptyList(p.lang, { filtered: Object.values(filter)
 <ul class="plain cards">${list.items.map(
     (
       a,
-    ) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${c(`status_${a.status}`)}</p>
+    ) => html`<li class="card"><p><strong>${a.email}</strong>${a.name && html` (${a.name})`} · ${badge(ADMINISTRATOR_TONES[a.status], c(`status_${a.status}`))}</p>
 <p class="muted">${c('createdBy')}: ${a.created_by}</p>
 <form method="post" action="/admin/view/administrators/${a.id}">${csrfField(p.admin.csrf)}<input type="hidden" name="intent" value="role">
 <label for="role-${a.id}">${c('role')}</label>${roleSelect(`role-${a.id}`, a.role)} <button type="submit">${c('save')}</button></form>

@@ -11,7 +11,7 @@ import type {
   PayoutRecord,
 } from '../deals/model.ts';
 import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus } from '../deals/model.ts';
-import { emptyList } from '../admin/console-kit.ts';
+import { badge, DEAL_TONES, emptyList } from '../admin/console-kit.ts';
 import { payoutView } from '../deals/views.ts';
 import { dealMoneyState } from '../money/deal-money.ts';
 import { sum, toMinor, toNumber } from '../money/amount.ts';
@@ -210,7 +210,7 @@ ${decision(view, approval, data.csrf, true)}
     ({ snapshot, role }) => html`<li class="card">
 <h3><a href="${dealPath(snapshot)}">${dealTitle(t, snapshot)}</a></h3>
 <p><span class="role">${t('yourRole')}: ${roleWords(t, role)}</span></p>
-<p>${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · <span class="status">${dealStatusWords(t, snapshot)}</span></p>
+<p>${formatMoney(lang, snapshot.deal.amount, snapshot.deal.currency)} · ${badge(DEAL_TONES[dealStatus(snapshot)], dealStatusWords(t, snapshot))}</p>
 <p><a href="${dealPath(snapshot)}">${t('openDeal')}</a></p>
 </li>`,
   );
@@ -554,7 +554,7 @@ ${message('notice', data.notice)}${message('error', data.error)}
 <dl>
 ${data.marketplace && html`<dt>${t('marketplace')}</dt><dd id="marketplace">${data.marketplace}</dd>`}
 <dt>${t('yourRole')}</dt><dd class="role">${roleWords(t, role)}</dd>
-<dt>${t('status')}</dt><dd class="status">${dealStatusWords(t, snapshot)}</dd>
+<dt>${t('status')}</dt><dd class="status">${badge(DEAL_TONES[dealStatus(snapshot)], dealStatusWords(t, snapshot))}</dd>
 <dt>${t('amount')}</dt><dd>${formatMoney(lang, deal.amount, deal.currency)}</dd>
 ${role === 'buyer' ? undefined : html`<dt>${t('buyer')}</dt><dd>${deal.buyer_name ? `${deal.buyer_name} <${deal.buyer_email}>` : deal.buyer_email}</dd>`}
 ${deal.seller_email && role !== 'seller' ? html`<dt>${t('seller')}</dt><dd>${deal.seller_email}</dd>` : undefined}

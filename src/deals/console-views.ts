@@ -14,7 +14,7 @@ import {
 import { sum, toMinor, toNumber } from '../money/amount.ts';
 import type { ConsolePage } from '../admin/console.ts';
 import { onceField } from '../admin/console-once.ts';
-import { ageWords, badge, emptyList, type BadgeTone } from '../admin/console-kit.ts';
+import { ageWords, badge, DEAL_TONES, emptyList } from '../admin/console-kit.ts';
 import { DEAL_STATUSES, dealStatus, isFinal, type DealStatus, type DealSnapshot, type DisputeRecord } from './model.ts';
 import type { DealVerb } from './rules.ts';
 import type { DealDeliveryRecord, DealEventRecord, DisputeQueueRow } from './store.ts';
@@ -38,18 +38,6 @@ export const dealPath = (id: string) => `/admin/view/deals/${id}`;
 const fileHref = (id: string) => `/admin/documents/${id}/content`;
 const when = (p: DealConsolePage, iso: string) => html`<time datetime="${iso}">${formatDate(p.lang, iso)}</time>`;
 /** A deal's status as a badge: its words, coloured by what it asks of an operator. */
-const DEAL_TONES: Record<DealStatus, BadgeTone> = {
-  created: 'info',
-  docs: 'info',
-  approval: 'info',
-  approved: 'info',
-  rejected: 'muted',
-  escrow_hold: 'warn',
-  paid: 'ok',
-  refunded: 'muted',
-  disputed: 'bad',
-  cancelled: 'muted',
-};
 const dealBadge = (t: Translate, status: DealStatus) => badge(DEAL_TONES[status], statusWords(t, status));
 const amountOf = (p: DealConsolePage, snapshot: DealSnapshot) =>
   formatMoney(p.lang, snapshot.deal.amount, snapshot.deal.currency);
