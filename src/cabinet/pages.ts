@@ -35,7 +35,7 @@ import { accountTranslator } from '../accounts/i18n.ts';
 import { acceptInvitation, limitedByAccount, passwordStep, type Session } from '../accounts/operations.ts';
 import { secondFactorHref, startPendingSignIn } from '../mfa/pending.ts';
 import { mfaTranslator } from '../mfa/i18n.ts';
-import { mayMoveMoney, moneyFactorPolicy, moneyNeedsFactor } from '../mfa/escrow-policy.ts';
+import { mayChangePayouts, mayMoveMoney, moneyFactorPolicy, moneyNeedsFactor } from '../mfa/escrow-policy.ts';
 import { hadSecondFactor } from '../mfa/factors.ts';
 import { VERIFY_PATH } from '../mfa/page-views.ts';
 import {
@@ -420,6 +420,9 @@ export function cabinetPages(api: Api, services: Services): void {
       const posted = await signedInForm(p, services, PAYOUTS_PATH);
       if (!posted) return;
       const { form, signed } = posted;
+      // Where the money goes is a money move too: the step-up first where it is required, back to this page.
+      if (!(await mayChangePayouts(services.db, signed.user, await pageUser(p.ctx, services))))
+        return redirect(p.ctx, `${VERIFY_PATH}?next=${encodeURIComponent(PAYOUTS_PATH)}`);
       const type = DESTINATION_TYPES.find((known) => known === form.get('type'));
       if (!type) return payoutsPage(p, services, signed, 400, { error: p.t('badForm') });
       const given = (form.get('token') ?? '').trim();

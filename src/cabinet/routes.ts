@@ -46,7 +46,7 @@ import {
 } from './dispute-form.ts';
 import { requireCabinetUser } from '../accounts/sessions.ts';
 import { bearerOrPageSession } from '../web/session.ts';
-import { requireFactorForMoney } from '../mfa/escrow-policy.ts';
+import { mayChangePayouts, requireFactorForMoney } from '../mfa/escrow-policy.ts';
 import type { SignInFacts } from '../mfa/factors.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
@@ -113,6 +113,16 @@ export function cabinetRoutes(api: Api, services: Services): void {
     await next();
   };
   const movesMoney = { ...signedIn, use: [...signedIn.use, factorForMoney] };
+  const factorForPayouts: Middleware = async (ctx, next) => {
+    if (!(await mayChangePayouts(db, ctx.state.user as User, ctx.state.signIn as SignInFacts | undefined)))
+      throw problem(
+        'second_factor_required',
+        'A marketplace you sell in requires a second factor before your payout destination changes: give it ' +
+          '(POST /cabinet/mfa/verify) and repeat the request.',
+        { status: 403 },
+      );
+    await next();
+  };
 
   api.route({
     method: 'post',
@@ -320,6 +330,7 @@ export function cabinetRoutes(api: Api, services: Services): void {
 
   api.route({
     ...signedIn,
+    use: [...signedIn.use, factorForPayouts],
     method: 'put',
     path: '/cabinet/payout-destination',
     idempotent: idempotency(services),
@@ -329,7 +340,8 @@ export function cabinetRoutes(api: Api, services: Services): void {
       'Sandbox deals pay out to a test card: `{type: "test_card", token: "4111111111111111"}` succeeds, `4000000000000002` ' +
       "is declined. Live deals: `bank_card` with the synonym of YooKassa's payout widget, or `yoo_money` with a wallet " +
       'number (400 payout_destination_invalid otherwise). The token is kept encrypted and never shown again. Each of my ' +
-      'deals whose payout waited for a destination, or failed, is paid out again.',
+      'deals whose payout waited for a destination, or failed, is paid out again. 403 second_factor_required when the ' +
+      'operator or a marketplace I sell in requires a second factor and this session gave none.',
     body: PayoutDestinationInput,
     responses: { 200: { description: 'The destination as pages show it', schema: StoredDestinationView } },
     handler: async (ctx, { body }) => {

@@ -2,7 +2,8 @@
 // marketplace's own setting (PUT /api/mkt/settings/second-factor) and the operator's for every marketplace (the
 // console's page, audited). When either holds, a buyer's or seller's money move in the cabinet (pay, release, refund)
 // needs a session that gave a second factor (at sign-in, or by the step-up), else 403 second_factor_required; the
-// pages ask for the factor and come back to the move.
+// pages ask for the factor and come back to the move. So does a seller's payout destination, which decides where money
+// goes.
 import { z } from 'zod';
 import type { Api } from '../http/api.ts';
 import type { Db } from '../db.ts';
@@ -49,6 +50,26 @@ export async function requireFactorForMoney(
         'with it) and repeat the request.',
       { status: 403 },
     );
+}
+
+/**
+ * A seller's payout destination decides where the money of every deal they sell in goes: changing it needs the factor
+ * when the operator requires one, or any marketplace the person sells in does.
+ */
+export async function mayChangePayouts(
+  db: Db,
+  seller: { email: string },
+  facts: SignInFacts | undefined,
+): Promise<boolean> {
+  if (facts && hadSecondFactor(facts)) return true;
+  // By the seller's address, as the deals name their people (deals_seller_email_idx).
+  const result = await db.query<{ required: boolean }>(
+    `SELECT (SELECT require_second_factor FROM operator_settings)
+            OR EXISTS (SELECT 1 FROM deals d JOIN marketplaces m ON m.id = d.marketplace_id
+                        WHERE lower(d.seller_email) = lower($1) AND m.require_second_factor) AS required`,
+    [seller.email],
+  );
+  return !result.rows[0]?.required;
 }
 
 export async function setOperatorRequirement(db: Db, required: boolean): Promise<{ before: boolean }> {

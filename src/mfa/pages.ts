@@ -49,6 +49,7 @@ import {
 } from './page-views.ts';
 import { SECOND_FACTOR_PATH, finishPendingSignIn, pendingSignIn } from './pending.ts';
 import { secondFactorConsolePage } from './console-page.ts';
+import { PAYOUTS_PATH } from '../cabinet/page-views.ts';
 
 const SCRIPT = readFileSync(new URL('./passkeys.js', import.meta.url), 'utf8');
 /** One-shot notices of the security page (`?done=…`) that are the second factors'. */
@@ -152,7 +153,7 @@ export function mfaPages(api: Api, services: Services): void {
       return send(p, status, m('verifyTitle'), noFactorBody(view(p)), VERIFY_PATH, signed);
     const body = secondFactorBody(view(p), {
       title: m('verifyTitle'),
-      intro: next.startsWith('/cabinet/view/deals/') ? m('verifyMoney') : m('verifyIntro'),
+      intro: next.startsWith('/cabinet/view/deals/') || next === PAYOUTS_PATH ? m('verifyMoney') : m('verifyIntro'),
       action: VERIFY_PATH,
       passkeyMode: 'verify',
       csrf: signed.csrf,

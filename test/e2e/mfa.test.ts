@@ -475,6 +475,42 @@ describe('a marketplace requiring a second factor before money moves', () => {
   });
 });
 
+describe('a seller’s payout destination where a marketplace requires a second factor', () => {
+  it('is changed only by a session that gave one: 403 in JSON, the step-up on the page', async () => {
+    const shop = await insertMarketplace(server.services);
+    await fetch(`${server.url}/api/mkt/settings/second-factor`, {
+      method: 'PUT',
+      headers: { 'X-Svc-Key': shop.secret_key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ required: true }),
+    });
+    const deal = await insertHeldDealSignedIn(server.services, { marketplaceId: shop.id, seller: true });
+    const card = { type: 'test_card', token: '4111111111111111' };
+    const put = (headers: Record<string, string>) =>
+      fetch(`${server.url}/cabinet/payout-destination`, {
+        method: 'PUT',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify(card),
+      });
+    const refused = await put(deal.seller);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).code).toBe('second_factor_required');
+    expect(
+      await server.services.db
+        .query('SELECT 1 FROM payout_destinations WHERE user_id = $1', [deal.sessions.seller.userId])
+        .then((r) => r.rowCount),
+    ).toBe(0);
+
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set(...deal.sessions.seller.cookie);
+    const form = hiddenFields((await browser.get('/cabinet/view/payouts')).text);
+    const asked = await browser.post('/cabinet/view/payouts', { _csrf: form._csrf, ...card });
+    expect(asked.location).toBe(`/cabinet/view/verify?next=${encodeURIComponent('/cabinet/view/payouts')}`);
+
+    await withApp(deal.sessions.seller.token); // a second factor given in this session
+    expect((await put(deal.seller)).status).toBe(200);
+  });
+});
+
 describe('the operator-wide setting in the console', () => {
   // The setting holds for every test's marketplaces at once: this test confirms the value it already has (not
   // required), so that the confirmation, the change and its audit entry run without changing what others meet.
