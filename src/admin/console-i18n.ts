@@ -109,7 +109,7 @@ const en = {
   mailIntro: 'Mails the service wrote, newest first (in development nothing leaves; with SMTP_URL they are sent).',
   to: 'To',
   subject: 'Subject',
-  noMail: 'No mail.',
+  noMail: 'No mail yet: invitations, resets and deal notices land here.',
   mailLinksWhole:
     'Links are shown whole because no SMTP server is configured (the development outbox). Each time you read a mail with a link here, the audit log records it.',
   mailLinksMasked:
@@ -230,7 +230,7 @@ const ru: Record<ConsoleMessage, string> = {
     'Письма, которые написал сервис, новые сверху (при разработке ничего не уходит; с SMTP_URL письма отправляются).',
   to: 'Кому',
   subject: 'Тема',
-  noMail: 'Писем нет.',
+  noMail: 'Писем пока нет: сюда приходят приглашения, сбросы паролей и уведомления о сделках.',
   mailLinksWhole:
     'Ссылки показаны целиком, потому что SMTP-сервер не настроен (почта разработки). Каждое прочтение письма со ссылкой здесь записывается в журнал аудита.',
   mailLinksMasked:

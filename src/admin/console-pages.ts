@@ -54,7 +54,7 @@ import { isUuid } from '../uuid.ts';
 import { secondFactorSettingLink } from '../mfa/console-page.ts';
 
 const AUDIT_PAGE = 50;
-const MAIL_PAGE = 100;
+const MAIL_PAGE = 50;
 const isRole = (value: unknown): value is AdminRole => ADMIN_ROLES.includes(value as AdminRole);
 const consoleNext = (value: unknown, baseUrl: string) => {
   const next = safeNext(value, baseUrl);
@@ -406,19 +406,31 @@ ${secondFactorSettingLink(p.lang)}`;
   router.get(
     '/admin/view/mail',
     consolePage(services, async (p) => {
-      const to = typeof p.ctx.query.to === 'string' && p.ctx.query.to ? p.ctx.query.to.slice(0, 320) : undefined;
-      const { items: mails, links } = await readOutbox(services, p.admin, { to, limit: MAIL_PAGE });
+      const to = queryText(p.ctx.query, 'to', 320);
+      const place = pagePlace(p.ctx.query, isUuid);
+      const {
+        items: mails,
+        links,
+        hasMore,
+      } = await readOutbox(services, p.admin, { to: to || undefined, limit: MAIL_PAGE, startingAfter: place.after });
+      const pages = pager(p.lang, {
+        path: '/admin/view/mail',
+        filters: { to },
+        place,
+        last: hasMore ? mails.at(-1)!.id : undefined,
+      });
       const body = html`<h1>${p.c('mailTitle')}</h1><p class="muted">${p.c('mailIntro')}</p>
 <p class="notice" id="mail-links">${p.c(links === 'whole' ? 'mailLinksWhole' : 'mailLinksMasked')}</p>
-<form method="get" action="/admin/view/mail" class="inline"><label for="to">${p.c('to')}</label> <input id="to" name="to" type="email" value="${to ?? ''}"> <button type="submit">${p.c('filter')}</button></form>
+<form method="get" action="/admin/view/mail" class="inline"><label for="to">${p.c('to')}</label> <input id="to" name="to" type="email" value="${to}"> <button type="submit">${p.c('filter')}</button></form>
 ${
   mails.length === 0
-    ? html`<p>${p.c('noMail')}</p>`
+    ? emptyList(p.lang, { filtered: !!to, none: p.c('noMail'), path: '/admin/view/mail' })
     : html`<ul class="plain">${mails.map(
         (mail) =>
           html`<li><details><summary>${when(p.lang, mail.created_at)} · ${mail.to} · ${mail.subject}</summary><pre class="text">${mail.text}</pre></details></li>`,
       )}</ul>`
-}`;
+}
+${pages}`;
       send(p, 200, p.c('mailTitle'), body, undefined, p.admin);
     }),
   );

@@ -78,12 +78,13 @@ export class Mailer {
     return sent.rows[0];
   }
 
-  /** Newest first, optionally only to one address (any case). */
-  async list(options: { to?: string; limit: number }): Promise<MailRecord[]> {
+  /** Newest first, optionally only to one address (any case), older than the mail `startingAfter` names. */
+  async list(options: { to?: string; limit: number; startingAfter?: string }): Promise<MailRecord[]> {
     const result = await this.db.query<MailRecord>(
       `SELECT ${COLUMNS} FROM mail_outbox WHERE ($1::text IS NULL OR lower(recipient) = lower($1))
+          AND ($3::uuid IS NULL OR (created_at, id) < (SELECT created_at, id FROM mail_outbox WHERE id = $3))
         ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [options.to ?? null, options.limit],
+      [options.to ?? null, options.limit, options.startingAfter ?? null],
     );
     return result.rows;
   }

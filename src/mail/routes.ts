@@ -22,11 +22,15 @@ export type LinkView = 'whole' | 'masked';
 export async function readOutbox(
   services: Services,
   admin: AdminActor,
-  filter: { to?: string; limit: number },
-): Promise<{ items: MailRecord[]; links: LinkView }> {
-  const items = await services.mailer.list(filter);
+  filter: { to?: string; limit: number; startingAfter?: string },
+): Promise<{ items: MailRecord[]; links: LinkView; hasMore: boolean }> {
+  // One more than asked tells whether an older page follows; only the page's own mails are shown and audited.
+  const listed = await services.mailer.list({ ...filter, limit: filter.limit + 1 });
+  const items = listed.slice(0, filter.limit);
+  const hasMore = listed.length > filter.limit;
   const links: LinkView = admin.role === 'admin' && services.mailer.isDevelopmentOutbox ? 'whole' : 'masked';
-  if (links === 'masked') return { items: items.map((mail) => ({ ...mail, text: maskLinks(mail.text) })), links };
+  if (links === 'masked')
+    return { items: items.map((mail) => ({ ...mail, text: maskLinks(mail.text) })), links, hasMore };
   // What the audit needs is who saw which links: a page with no link in it revealed nothing.
   const revealing = items.filter((mail) => maskLinks(mail.text) !== mail.text);
   if (revealing.length > 0) {
@@ -38,7 +42,7 @@ export async function readOutbox(
       after: { to: filter.to ?? null, mail_ids: revealing.map((mail) => mail.id) },
     });
   }
-  return { items, links };
+  return { items, links, hasMore };
 }
 
 const MailItem = z.object({

@@ -6,6 +6,7 @@ import { createDb } from '../../src/db.ts';
 import { Mailer } from '../../src/mail/outbox.ts';
 import { freePort } from '../../src/dev/ports.ts';
 import { json, startTestServer, testConfig, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { administrator } from '../console-helpers.ts';
 
 interface Received {
   from: string;
@@ -67,6 +68,27 @@ describe('without SMTP_URL', () => {
     const { items } = await json(response);
     expect(items.map((item: { id: string }) => item.id)).toEqual([second.id, first.id]);
     expect(items[0]).toMatchObject({ to, subject: 'Second', text: 'Hello two', status: 'outbox', sent_at: null });
+  });
+
+  it('pages the console’s outbox by 50 with the address kept, and says when no mail went to an address', async () => {
+    const to = uniqueEmail('paged');
+    const mailer = new Mailer(db, undefined, 'svc <no-reply@localhost>');
+    for (let n = 1; n <= 51; n += 1) await mailer.send({ key: uniqueId('mail'), to, subject: `Mail ${n}`, text: 'x' });
+    const admin = await administrator(server, 'admin');
+    const read = async (path: string) =>
+      (await fetch(`${server.url}${path}`, { headers: { Cookie: admin.cookie, 'Accept-Language': 'en' } })).text();
+    const first = await read(`/admin/view/mail?to=${encodeURIComponent(to)}`);
+    expect(first.match(/<details>/g)).toHaveLength(50);
+    expect(first).toContain('Mail 51');
+    expect(first).not.toContain('Mail 1<');
+    const next = /<a rel="next" href="([^"]+)">/.exec(first)![1].replaceAll('&#38;', '&');
+    expect(new URL(next, server.url).searchParams.get('to')).toBe(to);
+    const second = await read(next);
+    expect(second.match(/<details>/g)).toHaveLength(1);
+    expect(second).toContain('Mail 1<');
+    expect(second).toContain('Page 2');
+    const none = await read(`/admin/view/mail?to=${encodeURIComponent(uniqueEmail('nobody'))}`);
+    expect(none).toContain('Nothing matches these filters.');
   });
 
   it('writes a mail once however often it is sent with the same key', async () => {
