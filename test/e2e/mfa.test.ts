@@ -300,6 +300,47 @@ describe('the sign-in pages', () => {
   });
 });
 
+describe('the security page', () => {
+  it('sets the app up with its code, says a wrong one in words, and removes it only after a confirmation', async () => {
+    const { email } = await person();
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set('svc_session', await token(email));
+    const security = await browser.get('/cabinet/view/security');
+    const csrf = hiddenFields(security.text)._csrf;
+    const setup = await browser.post('/cabinet/view/security/totp', { _csrf: csrf });
+    expect(setup.status).toBe(200);
+    expect(setup.text).toContain('<svg');
+    const secret = /id="totp-secret" class="secret-value">([A-Z2-7 ]+)</.exec(setup.text)![1].replace(/ /g, '');
+    const wrong = await browser.post('/cabinet/view/security/totp/confirm', { _csrf: csrf, code: '000000' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.text).toContain('That code does not match.');
+    // The page after a wrong code shows a new key: the one shown before no longer works.
+    const fresh = /id="totp-secret" class="secret-value">([A-Z2-7 ]+)</.exec(wrong.text)![1].replace(/ /g, '');
+    expect(fresh).not.toBe(secret);
+    const step = currentStep();
+    const on = await browser.post('/cabinet/view/security/totp/confirm', { _csrf: csrf, code: totpCode(fresh, step) });
+    expect(on.status).toBe(200);
+    expect(on.text).toContain('The authenticator app is on.');
+    expect(on.text.match(/<li><code>[a-z2-9]{5}-[a-z2-9]{5}<\/code><\/li>/g)).toHaveLength(10);
+
+    const question = await browser.get('/cabinet/view/security/totp/remove');
+    expect(question.status).toBe(200);
+    expect(question.text).toContain('Remove the authenticator app?');
+    expect(question.text).toContain('your recovery codes stop working too');
+    // A post without the confirmation's field removes nothing and asks again.
+    expect((await browser.post('/cabinet/view/security/totp/remove', { _csrf: csrf })).text).toContain(
+      'Remove the authenticator app?',
+    );
+    expect(
+      (await json(await fetch(`${server.url}/cabinet/mfa`, { headers: bearer(browser.cookies.get('svc_session')!) })))
+        .totp,
+    ).toBe(true);
+    const removed = await browser.post('/cabinet/view/security/totp/remove', { _csrf: csrf, confirmed: 'yes' });
+    expect(removed.location).toBe('/cabinet/view/security?done=totp_removed');
+    expect((await browser.get(removed.location!)).text).toContain('The authenticator app is removed.');
+  });
+});
+
 describe('a password reset from the mail', () => {
   /** The token of the newest reset link mailed to this address. */
   async function resetToken(email: string, after: Set<string>): Promise<string> {
