@@ -112,6 +112,22 @@ export async function startTotp(services: Services, user: User): Promise<{ secre
   return { secret, otpauth_uri: otpauthUri(secret, user.email, TOTP_ISSUER) };
 }
 
+/** The secret being set up (never confirmed yet), to show again after a mistyped code; undefined when none. */
+export async function pendingTotp(
+  services: Services,
+  user: User,
+): Promise<{ secret: string; otpauth_uri: string } | undefined> {
+  const row = (
+    await services.db.query<{ sealed: string }>(
+      'SELECT secret_sealed AS sealed FROM user_totp WHERE user_id = $1 AND confirmed_at IS NULL',
+      [user.id],
+    )
+  ).rows[0];
+  if (!row) return undefined;
+  const secret = decryptSecret(services.masterKey, row.sealed);
+  return { secret, otpauth_uri: otpauthUri(secret, user.email, TOTP_ISSUER) };
+}
+
 /**
  * Confirms the app with its first code. The first second factor of the account comes with recovery codes (shown
  * once); a later one keeps the codes the person has.

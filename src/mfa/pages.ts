@@ -29,6 +29,7 @@ import {
   isRecent,
   markSecondFactor,
   passkeysOf,
+  pendingTotp,
   removePasskey,
   removeTotp,
   startTotp,
@@ -233,8 +234,8 @@ export function mfaPages(api: Api, services: Services): void {
         confirmed = await confirmTotp(services, signed.user.id, (form.get('code') ?? '').slice(0, 20));
       } catch (error) {
         if (!(error instanceof Problem) || error.code !== 'wrong_second_factor') throw error;
-        // A new secret with the error: the old one was shown already, and the next try starts from a fresh one.
-        const again = await startTotp(services, signed.user);
+        // The same key again (the app has it already: a mistyped code needs no new scan); a new one if it is gone.
+        const again = (await pendingTotp(services, signed.user)) ?? (await startTotp(services, signed.user));
         return setupPage(p, signed.csrf, again, 400, view(p).m('totpWrong'));
       }
       const session = await pageUser(p.ctx, services);
