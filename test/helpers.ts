@@ -33,6 +33,15 @@ export function uniqueLoopback(): string {
   return `127.${1 + (a % 254)}.${b}.${1 + (c % 254)}`;
 }
 
+/**
+ * Asks a password reset mail as a client of its own address: the reset mails of one client address are limited per
+ * hour in PostgreSQL (src/accounts/mail-limits.ts), and the test files share one database, so tests that are not about
+ * that limit must not spend one address's allowance together. The server must trust X-Forwarded-For (TRUST_PROXY=1).
+ */
+export function askPasswordReset(serverUrl: string, email: string): Promise<Response> {
+  return post(`${serverUrl}/cabinet/password/forgot`, { email }, { 'X-Forwarded-For': uniqueLoopback() });
+}
+
 export function uniqueEmail(prefix = 'user'): string {
   return `${uniqueId(prefix)}@example.com`;
 }

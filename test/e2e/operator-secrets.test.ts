@@ -10,7 +10,15 @@ import { ensureInvitation, invitationToken } from '../../src/accounts/tokens.ts'
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
 import { sendSetupLink } from '../../src/admin/administrators.ts';
 import { freePort } from '../../src/dev/ports.ts';
-import { json, post, startTestServer, uniqueEmail, type TestServer, UUID_SOURCE } from '../helpers.ts';
+import {
+  askPasswordReset,
+  json,
+  post,
+  startTestServer,
+  uniqueEmail,
+  type TestServer,
+  UUID_SOURCE,
+} from '../helpers.ts';
 import { PageBrowser } from '../page-browser.ts';
 import { ADMIN_PASSWORD, administrator, signIn, type TestAdministrator } from '../console-helpers.ts';
 import { REDIRECT_URI, basic, codeFor, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
@@ -21,7 +29,7 @@ let arbiter: TestAdministrator;
 let site: Client;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { TRUST_PROXY: '1' } });
   [support, arbiter] = await Promise.all([administrator(server, 'support'), administrator(server, 'arbiter')]);
   site = await registerClient(server, { name: 'Bike Forum' });
 });
@@ -48,7 +56,7 @@ async function person(password = 'the old password') {
 describe('the mail outbox', () => {
   it('masks live links for support and the arbiter, in JSON and on the page, so a reset mailed to a buyer cannot be taken', async () => {
     const buyer = await person();
-    expect((await post(`${server.url}/cabinet/password/forgot`, { email: buyer.email })).status).toBe(202);
+    expect((await askPasswordReset(server.url, buyer.email)).status).toBe(202);
     for (const operator of [support, arbiter]) {
       const read = await outbox(buyer.email, operator.headers);
       expect(read.links).toBe('masked');
@@ -70,7 +78,7 @@ describe('the mail outbox', () => {
 
   it('shows them whole to the admin role in the development outbox, and audits each such read', async () => {
     const buyer = await person();
-    await post(`${server.url}/cabinet/password/forgot`, { email: buyer.email });
+    await askPasswordReset(server.url, buyer.email);
     const read = await outbox(buyer.email, bootstrap());
     expect(read.links).toBe('whole');
     expect(read.items[0].text).toMatch(LINK);
@@ -95,10 +103,10 @@ describe('the mail outbox', () => {
     });
     const port = await freePort();
     await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-    const relayed = await startTestServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+    const relayed = await startTestServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, TRUST_PROXY: '1' } });
     try {
       const buyer = await person();
-      expect((await post(`${relayed.url}/cabinet/password/forgot`, { email: buyer.email })).status).toBe(202);
+      expect((await askPasswordReset(relayed.url, buyer.email)).status).toBe(202);
       const stored = await relayed.services.db.query<{ status: string; text_body: string }>(
         'SELECT status, text_body FROM mail_outbox WHERE recipient = $1',
         [buyer.email],
@@ -257,7 +265,7 @@ describe('sessions end together', () => {
 
   it('a reset ends all of them', async () => {
     const { operator, here, there, access } = await everywhere();
-    expect((await post(`${server.url}/cabinet/password/forgot`, { email: operator.email })).status).toBe(202);
+    expect((await askPasswordReset(server.url, operator.email)).status).toBe(202);
     const token = (await outbox(operator.email, bootstrap())).items[0].text.match(/token=(rst_\S+)/)[1];
     expect((await post(`${server.url}/cabinet/password/reset`, { token, password: 'a reset password' })).status).toBe(
       200,

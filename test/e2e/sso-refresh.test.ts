@@ -5,7 +5,7 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/secrets.ts';
-import { json, post, startTestServer, type TestServer } from '../helpers.ts';
+import { askPasswordReset, json, post, startTestServer, type TestServer } from '../helpers.ts';
 import { PASSWORD, REDIRECT_URI, basic, createUser, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
 
 let server: TestServer;
@@ -13,7 +13,7 @@ let client: Client;
 let other: Client;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { TRUST_PROXY: '1' } });
   [client, other] = await Promise.all([registerClient(server), registerClient(server, { name: 'Other shop' })]);
 });
 afterAll(async () => {
@@ -348,7 +348,7 @@ describe('what the user does ends refresh tokens too', () => {
     [
       'a password reset',
       async (user) => {
-        expect((await post(`${server.url}/cabinet/password/forgot`, { email: user.email })).status).toBe(202);
+        expect((await askPasswordReset(server.url, user.email)).status).toBe(202);
         const outbox = await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(user.email)}`, {
           headers: { Authorization: `Bearer ${server.adminToken}` },
         });
