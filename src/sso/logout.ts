@@ -53,7 +53,12 @@ export async function verifyIdTokenHint(
   hint: string,
 ): Promise<{ aud: string[]; sub: string } | undefined> {
   try {
-    const { payload } = await compactVerify(hint, createLocalJWKSet({ keys: await publishedKeys(db) }));
+    const { payload, protectedHeader } = await compactVerify(
+      hint,
+      createLocalJWKSet({ keys: await publishedKeys(db) }),
+    );
+    // Our access tokens (at+jwt) and logout tokens (logout+jwt) are signed with the same keys: only an ID token hints.
+    if (protectedHeader.typ !== undefined && protectedHeader.typ.toUpperCase() !== 'JWT') return undefined;
     const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: unknown; aud?: unknown; sub?: unknown };
     const aud = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
     if (claims.iss !== issuer || typeof claims.sub !== 'string' || !Array.isArray(aud) || aud.length === 0)

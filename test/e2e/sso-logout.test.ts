@@ -409,6 +409,13 @@ describe('RP-initiated logout', () => {
     );
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain('logout_hint_invalid');
+    // An access token is signed with the same key, for the same client and person, but it is no ID token.
+    const notAnIdToken = await fetch(
+      `${server.url}/sso/oidc/logout?${new URLSearchParams({ id_token_hint: tokens.access_token, post_logout_redirect_uri: bye })}`,
+      { redirect: 'manual' },
+    );
+    expect(notAnIdToken.status).toBe(400);
+    expect(await notAnIdToken.text()).toContain('logout_hint_invalid');
     expect(await userinfoStatus(tokens.access_token)).toBe(200);
 
     // POST, as a site's form sends it; no browser session: the hint alone names the person.
