@@ -8,7 +8,6 @@
 // PostgreSQL for its HTTP cache lifetime (Cache-Control max-age, at most a day), so a sign-in does not fetch it again.
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { z } from 'zod';
 import { recordAudit } from '../admin/audit.ts';
 import { inTransaction } from '../db.ts';
@@ -18,6 +17,7 @@ import {
   AddressNotAllowed,
   isLoopbackAddress,
   resolveWebhookAddresses,
+  pinnedLookup,
   type CheckedAddress,
 } from '../webhooks/ssrf.ts';
 import { GRANT_TYPES, MAX_CLIENT_ID_LENGTH, saveMetadataDocumentClient, type GrantType } from './clients.ts';
@@ -195,16 +195,4 @@ function get(url: URL, pinned: CheckedAddress[]): Promise<{ status: number; body
       response.on('error', () => fail('its answer broke off'));
     });
   });
-}
-
-/** Answers every lookup with the checked addresses (as the webhooks' delivery does). */
-function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all)
-      callback(
-        null,
-        pinned.map(({ address, family }) => ({ address, family })),
-      );
-    else callback(null, pinned[0].address, pinned[0].family);
-  }) as unknown as LookupFunction;
 }

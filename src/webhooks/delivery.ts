@@ -3,8 +3,7 @@
 // SSRF check while TLS still verifies the URL's host name.
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import type { CheckedAddress } from './ssrf.ts';
+import { pinnedLookup, type CheckedAddress } from './ssrf.ts';
 
 /** The default of WEBHOOK_TIMEOUT_SECONDS: how long one attempt waits for the answer's status line. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
@@ -123,16 +122,4 @@ class TimeoutError extends Error {}
 function networkReason(error: Error): string {
   const code = (error as NodeJS.ErrnoException).code;
   return (code ? `${code}: ${error.message}` : error.message || 'network error').slice(0, 200);
-}
-
-/** Answers every lookup with the checked addresses: all of them when Node races families, else the first. */
-function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all)
-      callback(
-        null,
-        pinned.map(({ address, family }) => ({ address, family })),
-      );
-    else callback(null, pinned[0].address, pinned[0].family);
-  }) as unknown as LookupFunction;
 }

@@ -171,3 +171,19 @@ function v6Bytes(ip: string): number[] {
     return [value >> 8, value & 0xff];
   });
 }
+
+/**
+ * A `lookup` for an HTTP request that answers every lookup with the addresses already checked, so the connection goes to
+ * exactly what passed the check (a second DNS answer could name another): all of them when Node races the families,
+ * else the first.
+ */
+export function pinnedLookup(pinned: CheckedAddress[]): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all)
+      callback(
+        null,
+        pinned.map(({ address, family }) => ({ address, family })),
+      );
+    else callback(null, pinned[0].address, pinned[0].family);
+  }) as unknown as LookupFunction;
+}
