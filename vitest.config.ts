@@ -4,9 +4,13 @@
 //             replay of recorded histories: timers of days pass in the test server's clock (`npm run test:workflow`);
 //   e2e       the HTTP and browser journeys over one embedded PostgreSQL and one Temporal dev server that
 //             test/global-setup.ts starts for the run (`npm run test:e2e`).
+//   e2e-keys  the e2e files that rotate the SSO signing key, on a PostgreSQL and a Temporal of their own, after the rest.
 // The process-level start and stop tests live in the faults suite (vitest.faults.config.ts).
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/** The e2e files that rotate the SSO signing key (the e2e-keys project below). */
+const SIGNING_KEY_FILES = ['test/e2e/sso-oidc.test.ts', 'test/e2e/sso-tokens-keys.test.ts'];
 
 export default defineConfig({
   test: {
@@ -26,7 +30,23 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: SIGNING_KEY_FILES,
           globalSetup: ['test/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // Rotating the SSO signing key changes what every server signs with, and the test files share one database:
+        // a file that rotates would change the key under another file's tokens and cached JWKS. These files get a
+        // PostgreSQL and a Temporal of their own, one file at a time, after the other layers.
+        extends: true,
+        test: {
+          name: 'e2e-keys',
+          include: SIGNING_KEY_FILES,
+          globalSetup: ['test/global-setup.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 180_000,
         },
