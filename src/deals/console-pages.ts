@@ -348,28 +348,38 @@ export function dealConsolePages(api: Api, services: Services): void {
       const query = parsed.success
         ? parsed.data
         : { status: 'open' as const, limit: LIST_PAGE, starting_after: undefined };
+      // The filter's choices are every marketplace by name; an id of none of them (or not an id) shows every dispute.
+      const marketplaces = await marketplaceNames(services.db);
+      const wanted = queryText(p.ctx.query, 'marketplace_id', 36);
+      const marketplaceId = marketplaces.has(wanted) ? wanted : undefined;
       const result = await disputeQueue(services, {
         status: query.status,
         limit: query.limit,
         startingAfter: query.starting_after,
+        marketplaceId,
       }).catch((error: unknown) => {
         if (error instanceof Problem && error.code === 'invalid_cursor')
-          return disputeQueue(services, { status: query.status, limit: query.limit });
+          return disputeQueue(services, { status: query.status, limit: query.limit, marketplaceId });
         throw error;
       });
       const pages = pager(p.lang, {
         path: '/admin/view/disputes',
-        filters: { status: query.status },
+        filters: { status: query.status, marketplace_id: marketplaceId },
         place: pagePlace(p.ctx.query, isUuid),
         last: result.hasMore ? result.items.at(-1)!.deal_id : undefined,
       });
+      // The choices stop at 500 names (as the deals list's): a disputed deal's marketplace beyond them is named too.
+      const missing = result.items
+        .map((item) => item.snapshot.deal.marketplace_id)
+        .filter((id) => !marketplaces.has(id));
       const body = disputesBody(p, {
         status: query.status,
+        marketplaceId: marketplaceId ?? '',
         items: result.items,
-        marketplaces: await marketplaceNames(
-          services.db,
-          result.items.map((item) => item.snapshot.deal.marketplace_id),
-        ),
+        marketplaces:
+          missing.length > 0
+            ? new Map([...marketplaces, ...(await marketplaceNames(services.db, missing))])
+            : marketplaces,
         pages,
         mayDecide: mayMove(p.admin.role),
         notice: doneNotice(p),

@@ -327,6 +327,8 @@ export function disputesBody(
   p: DealConsolePage,
   data: {
     status: 'open' | 'decided';
+    /** The marketplace filter's id ('' for any), kept by the tabs and the pager. */
+    marketplaceId: string;
     items: (DisputeQueueRow & { snapshot: DealSnapshot })[];
     marketplaces: Map<string, string>;
     /** The queue's previous and next links (console-kit's pager). */
@@ -339,7 +341,9 @@ export function disputesBody(
   const tab = (status: 'open' | 'decided', label: string) =>
     status === data.status
       ? html`<strong>${label}</strong>`
-      : html`<a href="/admin/view/disputes?status=${status}">${label}</a>`;
+      : html`<a href="/admin/view/disputes?status=${status}${data.marketplaceId && `&marketplace_id=${data.marketplaceId}`}">${label}</a>`;
+  const option = (value: string, label: string) =>
+    html`<option value="${value}"${value === data.marketplaceId ? html` selected` : ''}>${label}</option>`;
   const rows = data.items.map(({ snapshot, messages_count, opened_at, decided_at }) => {
     const deal = snapshot.deal;
     const contract =
@@ -359,10 +363,15 @@ ${message('notice', data.notice)}
 <p>${tab('open', d('tabOpen'))} · ${tab('decided', d('tabDecided'))}</p>
 <p class="muted">${data.status === 'open' ? d('disputesIntro') : d('decidedIntro')}</p>
 ${data.status === 'open' && !data.mayDecide && html`<p class="muted">${d('readOnlyDisputes')}</p>`}
+<form method="get" action="/admin/view/disputes" class="filters" id="dispute-filters"><input type="hidden" name="status" value="${data.status}">
+<div><label for="marketplace_id">${d('marketplace')}</label><select id="marketplace_id" name="marketplace_id">${option('', d('anyMarketplace'))}${[
+    ...data.marketplaces,
+  ].map(([id, name]) => option(id, name))}</select></div>
+<div><button type="submit">${d('search')}</button></div></form>
 ${
   rows.length === 0
     ? emptyList(p.lang, {
-        filtered: false,
+        filtered: data.marketplaceId !== '',
         none: data.status === 'open' ? d('noOpenDisputes') : d('noDecidedDisputes'),
         path: '/admin/view/disputes',
       })

@@ -684,10 +684,13 @@ export function temporalUrl(services: Services, deal: DealRecord): string {
   return `${TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
-/** A page of disputes with their deals: open ones oldest first; a cursor that names no dispute of that status is 400. */
+/**
+ * A page of disputes with their deals (of one marketplace, given `marketplaceId`): open ones oldest first; a cursor
+ * that names no dispute of that status is 400.
+ */
 export async function disputeQueue(
   services: Services,
-  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string },
+  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string; marketplaceId?: string },
 ) {
   if (
     filter.startingAfter &&

@@ -406,11 +406,11 @@ export interface DisputeQueueRow {
 
 /**
  * A page of disputes: open ones oldest first (the queue an arbiter works through), decided ones newest decision first.
- * The cursor is a deal id of the same list.
+ * The cursor is a deal id of the same list; `marketplaceId` keeps the disputes of that marketplace's deals.
  */
 export async function listDisputes(
   db: DbClient,
-  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string },
+  filter: { status: 'open' | 'decided'; limit: number; startingAfter?: string; marketplaceId?: string },
 ): Promise<{ rows: DisputeQueueRow[]; hasMore: boolean }> {
   const open = filter.status === 'open';
   const result = await db.query(
@@ -423,8 +423,9 @@ export async function listDisputes(
             ? '(p.opened_at, p.deal_id) > (SELECT opened_at, deal_id FROM deal_disputes WHERE deal_id = $2 AND status = $1)'
             : '(p.decided_at, p.deal_id) < (SELECT decided_at, deal_id FROM deal_disputes WHERE deal_id = $2 AND status = $1)'
         })
+        AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM deals d WHERE d.id = p.deal_id AND d.marketplace_id = $4))
       ORDER BY ${open ? 'p.opened_at, p.deal_id' : 'p.decided_at DESC, p.deal_id DESC'} LIMIT $3`,
-    [filter.status, filter.startingAfter ?? null, filter.limit + 1],
+    [filter.status, filter.startingAfter ?? null, filter.limit + 1, filter.marketplaceId ?? null],
   );
   const rows = result.rows
     .slice(0, filter.limit)

@@ -7,7 +7,7 @@ import { ensureUser } from '../../src/accounts/users.ts';
 import { addDisputeMessage, moveEscrow } from '../../src/deals/service.ts';
 import { setDealDestination } from '../../src/money/destinations.ts';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
-import { insertHeldDeal } from '../factories.ts';
+import { insertHeldDeal, insertMarketplace } from '../factories.ts';
 import { randomUUID } from 'node:crypto';
 import { json, startTestServer, uniqueEmail, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
@@ -211,5 +211,55 @@ describe('the disputes queue in a browser', () => {
     // Paid once the payout the release started went through.
     await expect.poll(async () => (await dealState(deal.dealId)).status).toBe('paid');
     await context.close();
+  });
+
+  // Last: its 26 open disputes, newest in the queue, would push the tests' own disputes off the first page.
+  it('the queue narrows to one marketplace, kept across its pages and tabs, and says when it has none there', async () => {
+    const { services } = server;
+    const shop = await insertMarketplace(services);
+    // Another marketplace's dispute, opened first, then 26 open disputes of one marketplace in the order the queue
+    // shows them (25 a page, then one); written directly, as the queue reads only the dispute rows and their deals.
+    const other = await disputedDeal({ reason: 'Elsewhere', buyer: 'b', seller: 's' });
+    const deals = [];
+    for (let index = 0; index < 26; index++) {
+      const held = await insertHeldDeal(services, { marketplaceId: shop.id });
+      await services.db.query(
+        `INSERT INTO deal_disputes (deal_id, status, reason, opened_by, opened_at)
+         VALUES ($1, 'open', $2, 'buyer', clock_timestamp())`,
+        [held.dealId, `Filtered dispute ${index}`],
+      );
+      deals.push(held.dealId);
+    }
+
+    const context = await signedIn('en', DESKTOP);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/admin/view/disputes`);
+    expect(await page.locator(`#dispute-queue tr#dispute-${other.dealId}`).count()).toBe(1);
+    await page.selectOption('#marketplace_id', shop.id);
+    await Promise.all([page.waitForURL(/marketplace_id=/), page.click('#dispute-filters button[type=submit]')]);
+    const shown = () => page.locator('#dispute-queue tbody tr').evaluateAll((rows) => rows.map((row) => row.id));
+    expect(await shown()).toEqual(deals.slice(0, 25).map((id) => `dispute-${id}`));
+    expect(await page.textContent('nav.pager')).toContain('Page 1');
+    await Promise.all([page.waitForURL(/starting_after=/), page.click('nav.pager a[rel=next]')]);
+    // The second page is the same marketplace's last dispute, and the filter still says which marketplace.
+    expect(new URL(page.url()).searchParams.get('marketplace_id')).toBe(shop.id);
+    expect(await shown()).toEqual([`dispute-${deals[25]}`]);
+    expect(await page.inputValue('#marketplace_id')).toBe(shop.id);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(DESKTOP.width);
+    await context.close();
+
+    // On a phone in Russian, the decided tab keeps the marketplace: it has decided nothing there yet, said in words.
+    const phone = await signedIn('ru', PHONE);
+    const ru = await phone.newPage();
+    await ru.goto(`${server.url}/admin/view/disputes?marketplace_id=${shop.id}`);
+    await ru.click('main a[href*="status=decided"]');
+    expect(new URL(ru.url()).searchParams.get('marketplace_id')).toBe(shop.id);
+    expect(await ru.locator('#dispute-queue').count()).toBe(0);
+    expect(await ru.textContent('#empty')).toContain('По этим фильтрам ничего не найдено.');
+    await ru.click('#empty a');
+    expect(new URL(ru.url()).search).toBe('');
+    expect(await ru.locator(`#dispute-queue tr#dispute-${other.dealId}`).count()).toBe(1);
+    expect(await ru.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
+    await phone.close();
   });
 });
