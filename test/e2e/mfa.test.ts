@@ -555,6 +555,7 @@ describe('a seller’s payout destination where a marketplace requires a second 
 describe('the operator-wide setting in the console', () => {
   // The setting holds for every test's marketplaces at once: this test confirms the value it already has (not
   // required), so that the confirmation, the change and its audit entry run without changing what others meet.
+  // test/e2e/operator-second-factor.test.ts turns it on, on a database of its own.
   it('shows the setting, asks before changing it, audits the change, and lets only the admin role change it', async () => {
     const admin = await administrator(server);
     const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
