@@ -161,16 +161,42 @@ export async function clientName(db: DbClient, clientId: string): Promise<string
   return result.rows[0]?.name;
 }
 
-/** A page of clients, newest first; `starting_after` is the last client_id of the previous page. */
+/** Who made a client: its marketplace, an administrator, or the client itself (RFC 7591). */
+export const CLIENT_MAKERS = ['marketplace', 'here', 'itself'] as const;
+export type ClientMaker = (typeof CLIENT_MAKERS)[number];
+
+/** The console's filters of the clients list; each one left out matches every client. */
+export interface ClientFilter {
+  /** A part of the name or of the client_id, case-insensitive. */
+  q?: string;
+  /** A public client has no secret (`token_endpoint_auth_method` none); a confidential one has. */
+  type?: 'public' | 'confidential';
+  made?: ClientMaker;
+  state?: 'enabled' | 'disabled';
+}
+
+/**
+ * A page cursor of the clients the console lists: a client_id, an administrator's or a metadata document's URL. The
+ * pager joins cursors with commas and cuts them at 200 characters, so one with a comma or that long starts anew.
+ */
+export const isClientCursor = (cursor: string) => cursor.length < 200 && !cursor.includes(',');
+
+/** A page of clients, newest first, as filtered; `starting_after` is the last client_id of the previous page. */
 export async function listClients(
   db: DbClient,
-  page: { limit: number; starting_after?: string },
+  page: { limit: number; starting_after?: string } & ClientFilter,
 ): Promise<{ items: ClientSummary[]; has_more: boolean }> {
+  const pattern = page.q ? `%${page.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const result = await db.query<StoredClient>(
     `SELECT ${COLUMNS} FROM sso_clients c
-      WHERE $1::text IS NULL OR (c.created_at, c.client_id) < (SELECT created_at, client_id FROM sso_clients WHERE client_id = $1)
+      WHERE ($1::text IS NULL OR (c.created_at, c.client_id) < (SELECT created_at, client_id FROM sso_clients WHERE client_id = $1))
+        AND ($3::text IS NULL OR c.name ILIKE $3 OR c.client_id ILIKE $3)
+        AND ($4::text IS NULL OR (c.token_endpoint_auth_method = 'none') = ($4 = 'public'))
+        AND ($5::text IS NULL OR $5 = CASE WHEN c.marketplace_id IS NOT NULL THEN 'marketplace'
+                                           WHEN c.registered_dynamically THEN 'itself' ELSE 'here' END)
+        AND ($6::text IS NULL OR (c.disabled_at IS NOT NULL) = ($6 = 'disabled'))
       ORDER BY c.created_at DESC, c.client_id DESC LIMIT $2`,
-    [page.starting_after ?? null, page.limit + 1],
+    [page.starting_after ?? null, page.limit + 1, pattern, page.type ?? null, page.made ?? null, page.state ?? null],
   );
   return { items: result.rows.slice(0, page.limit).map(summary), has_more: result.rows.length > page.limit };
 }

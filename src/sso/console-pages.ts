@@ -3,7 +3,7 @@
 // functions the JSON operations call and write the same audit records; the dangerous changes ask for confirmation
 // first, and a secret is only ever in the answer to a POST, never in an address. The signing keys' page lists the keys
 // with their state and lets an administrator rotate the signing key (confirmed, audited as the JSON operation is).
-import { emptyList, formText, pagePlace, pager, when, type PagePlace } from '../admin/console-kit.ts';
+import { emptyList, formText, pagePlace, pager, queryText, when, type PagePlace } from '../admin/console-kit.ts';
 import {
   ANSWERED,
   type Answered,
@@ -23,13 +23,16 @@ import { csrfField, message } from '../web/layout.ts';
 import { send } from '../web/page.ts';
 import {
   clientCard,
+  CLIENT_MAKERS,
   clientSummary,
   createClient,
   deleteClient,
+  isClientCursor,
   listClients,
   rotateSecret,
   updateClient,
   type ClientCard,
+  type ClientFilter,
   type ClientSummary,
 } from './clients.ts';
 import { parseRedirectUris } from './redirect-uris.ts';
@@ -67,10 +70,11 @@ export function ssoConsolePages(api: Api, services: Services): void {
     LIST,
     consolePage(services, async (cp) => {
       const p = withWords(cp);
-      const place = pagePlace(p.ctx.query, (cursor) => ClientId.safeParse(cursor).success);
+      const place = pagePlace(p.ctx.query, isClientCursor);
       const notice = doneOf(p.ctx.query.done) === 'deleted' ? p.s('done_deleted') : undefined;
-      const page = await listClients(db, { limit: PAGE_SIZE, starting_after: place.after });
-      send(p, 200, p.s('title'), listBody(p, page, { notice, place }), undefined, p.admin);
+      const filter = listFilter(p.ctx.query);
+      const page = await listClients(db, { limit: PAGE_SIZE, starting_after: place.after, ...filter });
+      send(p, 200, p.s('title'), listBody(p, page, { notice, place, filter }), undefined, p.admin);
     }),
   );
 
@@ -314,6 +318,17 @@ export function ssoConsolePages(api: Api, services: Services): void {
 
 const canChange = (p: SsoPage) => p.admin.role === 'admin';
 
+/** The list's filters from the query; a value the form does not offer matches every client. */
+function listFilter(query: Readonly<Record<string, unknown>>): ClientFilter {
+  const pick = <T extends string>(name: string, values: readonly T[]) => values.find((value) => value === query[name]);
+  return {
+    q: queryText(query, 'q', 200) || undefined,
+    type: pick('type', ['public', 'confidential'] as const),
+    made: pick('made', CLIENT_MAKERS),
+    state: pick('state', ['enabled', 'disabled'] as const),
+  };
+}
+
 function listBody(
   p: SsoPage,
   page: { items: ClientSummary[]; has_more: boolean },
@@ -323,20 +338,32 @@ function listBody(
     fields?: { client_id: string; name: string; redirect_uris: string };
     /** Which page of the list this is (the first, in the answer to a form). */
     place?: PagePlace;
+    /** The list's filters (none, in the answer to a form). */
+    filter?: ClientFilter;
   },
 ): SafeHtml {
   const { s } = p;
+  const filter = state.filter ?? {};
   const pages = pager(p.lang, {
     path: LIST,
+    filters: filter,
     place: state.place ?? { trail: [] },
     last: page.has_more ? page.items.at(-1)!.client_id : undefined,
   });
+  const option = (value: string, label: string, current: string | undefined) =>
+    html`<option value="${value}"${value === (current ?? '') ? html` selected` : ''}>${label}</option>`;
   return html`<h1>${s('title')}</h1><p class="muted">${s('intro')}</p>
 <p><a href="${KEYS}">${s('keysLink')}</a></p>
 ${message('notice', state.notice)}${message('error', state.error)}
+<form method="get" action="${LIST}" class="filters" id="client-filters">
+<div><label for="f-q">${s('search')}</label><input id="f-q" name="q" value="${filter.q ?? ''}" maxlength="200"></div>
+<div><label for="f-type">${s('clientType')}</label><select id="f-type" name="type">${option('', s('anyType'), filter.type)}${option('public', s('typePublic'), filter.type)}${option('confidential', s('typeConfidential'), filter.type)}</select></div>
+<div><label for="f-made">${s('kind')}</label><select id="f-made" name="made">${option('', s('anyKind'), filter.made)}${option('marketplace', s('automatic'), filter.made)}${option('here', s('registeredHere'), filter.made)}${option('itself', s('registeredItself'), filter.made)}</select></div>
+<div><label for="f-state">${s('state')}</label><select id="f-state" name="state">${option('', s('anyState'), filter.state)}${option('enabled', s('enabled'), filter.state)}${option('disabled', s('disabled'), filter.state)}</select></div>
+<div><button type="submit">${s('show')}</button></div></form>
 ${
   page.items.length === 0
-    ? emptyList(p.lang, { filtered: false, none: s('noClients'), path: LIST })
+    ? emptyList(p.lang, { filtered: Object.values(filter).some(Boolean), none: s('noClients'), path: LIST })
     : html`<div class="table" tabindex="0"><table>
 <thead><tr><th>${s('clientId')}</th><th>${s('name')}</th><th>${s('kind')}</th><th>${s('state')}</th><th>${s('created')}</th></tr></thead>
 <tbody>${page.items.map(

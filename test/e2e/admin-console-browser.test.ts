@@ -2,7 +2,8 @@
 // in Russian (the QR code and key, a code from the app, a password) and lands in the console; an administrator at a
 // desktop in English signs in with a code, adds a colleague, disables one after the confirmation, finds both in the
 // audit log under their own e-mail, and signs out; an operator pages a marketplace's deals with the filter kept and
-// finds nothing by an order number, in English at a desktop and in Russian on a phone.
+// finds nothing by an order number, in English at a desktop and in Russian on a phone; and pages the SSO clients
+// found by a part of their name, narrowed by type, kind and state, down to the empty state's words.
 import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentStep, totpCode } from '../../src/admin/totp.ts';
@@ -10,6 +11,7 @@ import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } f
 import { ADMIN_PASSWORD, administrator } from '../console-helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 import { createDealViaApi, insertHeldDeal, insertMarketplace } from '../factories.ts';
+import { createClient, updateClient } from '../../src/sso/clients.ts';
 import { axeFindings, horizontalOverflow } from '../a11y.ts';
 
 let server: TestServer;
@@ -218,6 +220,75 @@ describe('the console in a browser', () => {
       expect(await page.textContent('#empty')).toContain(words.none);
       expect(await axeFindings(page)).toEqual([]);
       expect(await horizontalOverflow(page)).toBe(0);
+      await context.close();
+    }
+  });
+  it('an operator finds SSO clients by part of a name across pages, narrows them by type, kind and state, in both languages and widths', async () => {
+    const { db, masterKey } = server.services;
+    const tag = uniqueId('acme');
+    const client = (n: string, extra: { token_endpoint_auth_method?: 'none'; registered_dynamically?: boolean } = {}) =>
+      createClient(db, masterKey, {
+        client_id: `${tag}-${n}`,
+        name: `Acme ${tag} ${n}`,
+        redirect_uris: ['https://acme.example/cb'],
+        ...extra,
+      });
+    // 23 of the tag: 21 confidential ones registered here, a public application that registered itself, and one disabled.
+    for (let n = 1; n <= 21; n += 1) await client(`site-${n}`);
+    await client('app', { token_endpoint_auth_method: 'none', registered_dynamically: true });
+    await client('old');
+    await updateClient(db, `${tag}-old`, { disabled: true });
+    const boss = await administrator(server, 'support');
+    for (const [locale, viewport, words] of [
+      ['en', { width: 1280, height: 900 }, { none: 'Nothing matches these filters.', clear: 'Clear the filters' }],
+      ['ru', PHONE, { none: 'По этим фильтрам ничего не найдено.', clear: 'Сбросить фильтры' }],
+    ] as const) {
+      const context = await browser.newContext({ locale: locale === 'ru' ? 'ru-RU' : 'en-US', viewport });
+      await context.addCookies([{ name: 'svc_admin', value: boss.token, url: `${server.url}/admin` }]);
+      const page = await context.newPage();
+      const rows = page.locator('main table tbody tr');
+      const ids = () => page.locator('main table tbody tr code').allTextContents();
+      const show = () =>
+        Promise.all([
+          page.waitForURL(/\/admin\/view\/sso-clients\?/),
+          page.click('#client-filters button[type=submit]'),
+        ]);
+      await page.goto(`${server.url}/admin/view/sso-clients`);
+      // A part of the name, in another case: its 23 clients, 20 on the first page and 3 on the next, the filter kept.
+      await page.fill('#f-q', tag.toUpperCase().slice(1));
+      await show();
+      expect(await rows.count()).toBe(20);
+      expect((await ids()).every((id) => id.startsWith(tag))).toBe(true);
+      await page.click('nav.pager a[rel=next]');
+      expect(new URL(page.url()).searchParams.get('q')).toBe(tag.toUpperCase().slice(1));
+      expect(await rows.count()).toBe(3);
+      expect(await page.inputValue('#f-q')).toBe(tag.toUpperCase().slice(1));
+      expect(await axeFindings(page)).toEqual([]);
+      expect(await horizontalOverflow(page)).toBe(0);
+
+      // Public: the application alone, also as registered itself; disabled: the old one alone.
+      await page.selectOption('#f-type', 'public');
+      await show();
+      expect(await ids()).toEqual([`${tag}-app`]);
+      await page.selectOption('#f-made', 'itself');
+      await show();
+      expect(await ids()).toEqual([`${tag}-app`]);
+      await page.selectOption('#f-type', '');
+      await page.selectOption('#f-made', 'here');
+      await page.selectOption('#f-state', 'disabled');
+      await show();
+      expect(await ids()).toEqual([`${tag}-old`]);
+      // Made by a marketplace, none of the tag's is: the empty state says so and leads back to the whole list.
+      await page.selectOption('#f-made', 'marketplace');
+      await show();
+      expect(await rows.count()).toBe(0);
+      expect(await page.textContent('#empty')).toContain(words.none);
+      expect(await page.textContent('#empty a')).toBe(words.clear);
+      expect(await axeFindings(page)).toEqual([]);
+      expect(await horizontalOverflow(page)).toBe(0);
+      await page.click('#empty a');
+      expect(new URL(page.url()).search).toBe('');
+      expect(await rows.count()).toBe(20);
       await context.close();
     }
   });
