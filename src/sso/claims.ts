@@ -77,6 +77,8 @@ export function scopedClaims(user: ClaimsUser, scope: string, pairwise: boolean)
 /** The ID token's acr: a sign-in with a second factor (amr has `mfa`), or with a password alone. */
 export const ACR_MFA = 'urn:svc:acr:mfa';
 export const ACR_PASSWORD = 'urn:svc:acr:pwd';
+/** Every acr an ID token may carry, as discovery lists them (acr_values_supported). */
+export const ACR_VALUES = [ACR_MFA, ACR_PASSWORD];
 
 /**
  * How the user signed in, as the ID token says it: `amr` (RFC 8176 values the session recorded: `pwd`, `otp`, `hwk`,

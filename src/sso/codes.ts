@@ -143,8 +143,8 @@ export async function redeemCode(db: Db, redemption: Redemption): Promise<Redeem
           AND ($11::text IS NULL OR resource = $11)
        RETURNING code_hash, client_id, user_id, scope, nonce, auth_time, resource, via_cabinet_token, amr
      ), refreshed AS (
-       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource)
-       SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9), resource FROM consumed
+       INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at, resource, amr)
+       SELECT $8, $10, code_hash, client_id, user_id, scope, auth_time, now() + make_interval(secs => $9), resource, amr FROM consumed
         WHERE $5::uuid IS NOT NULL AND $8::bytea IS NOT NULL AND scope ~ '(^|[[:space:]])offline_access([[:space:]]|$)'
        RETURNING family_id
      ), issued AS (

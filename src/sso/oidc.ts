@@ -23,7 +23,7 @@ import {
   oauthJsonErrors,
   oauthProblemResponses,
 } from './oauth-problem.ts';
-import { SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './claims.ts';
+import { ACR_VALUES, SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './claims.ts';
 import { newRefreshToken, rotateRefreshToken } from './refresh-tokens.ts';
 import { SIGNING_ALG, publishedKeys, rotationPolicy } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, tokenRoutes } from './token-routes.ts';
@@ -80,6 +80,8 @@ export function oidcRoutes(api: Api, services: Services): void {
     code_challenge_methods_supported: ['S256'],
     scopes_supported: SUPPORTED_SCOPES,
     claims_supported: SUPPORTED_CLAIMS,
+    // What authenticationClaims issues; acr_values at the authorize step may ask for the MFA one (src/sso/authorize.ts).
+    acr_values_supported: ACR_VALUES,
     prompt_values_supported: ['none', 'login'],
     ui_locales_supported: ['en', 'ru'],
     authorization_response_iss_parameter_supported: true,

@@ -1,6 +1,7 @@
 // Refresh tokens (rt_) of the OpenID Connect token endpoint: a code exchange whose scope has offline_access starts a
 // family (src/sso/codes.ts); each use spends the token and issues the next of the family with a new access token; a
 // spent token presented again revokes the whole family, its refresh tokens and every access token issued from it.
+// Each token of a family carries its first sign-in's auth_time and amr, which every refreshed ID token repeats.
 // A family lives at most SSO_REFRESH_FAMILY_MAX_SECONDS from its first sign-in (family_started_at), however often it
 // is refreshed: past that, a refresh is invalid_grant and the family is revoked. Stored only as hashes. Rotation is one conditional UPDATE, so of concurrent uses of one token exactly one wins and
 // the other counts as reuse. The same statement holds the user's grant to the client shared, as a code exchange does,
@@ -76,6 +77,7 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
     scope: string;
     auth_time: Date | null;
     resource: string | null;
+    amr: string[] | null;
   }>(
     `WITH client AS (
        SELECT c.client_id, c.secret_hash FROM sso_clients c LEFT JOIN marketplaces m ON m.id = c.marketplace_id
@@ -92,20 +94,20 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
           AND expires_at > now() AND EXISTS (SELECT 1 FROM live_grant)
           AND ($4::text[] IS NULL OR $4::text[] <@ regexp_split_to_array(scope, '[[:space:]]+'))
           AND ($10::text IS NULL OR resource = $10) AND family_started_at > now() - make_interval(secs => $11)
-       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, resource, family_started_at
+       RETURNING token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, resource, family_started_at, amr
      ), next AS (
        INSERT INTO sso_refresh_tokens (token_hash, family_id, code_hash, client_id, user_id, scope, auth_time, expires_at,
-                                       resource, family_started_at)
+                                       resource, family_started_at, amr)
        SELECT $5, family_id, code_hash, client_id, user_id, scope, auth_time,
               LEAST(now() + make_interval(secs => $6), family_started_at + make_interval(secs => $11)), resource,
-              family_started_at
+              family_started_at, amr
          FROM spent
      ), issued AS (
        INSERT INTO sso_access_tokens (jti, family_id, client_id, user_id, scope, expires_at, audience)
        SELECT $7, family_id, client_id, user_id, COALESCE($9, scope), now() + make_interval(secs => $8), resource FROM spent
      )
      SELECT s.token_hash, k.secret_hash, s.user_id, u.email, u.name, o.id AS org_id, o.name AS org_name,
-            COALESCE($9, s.scope) AS scope, s.auth_time, s.resource
+            COALESCE($9, s.scope) AS scope, s.auth_time, s.resource, s.amr
        FROM spent s CROSS JOIN client k JOIN users u ON u.id = s.user_id JOIN organizations o ON o.owner_id = u.id AND o.personal`,
     [
       tokenHash,
@@ -137,7 +139,9 @@ export async function rotateRefreshToken(db: Db, refresh: Refresh): Promise<Refr
     user: { svc_id: row.user_id, email: row.email, name: row.name, org: { id: row.org_id, name: row.org_name } },
     scope: row.scope,
     nonce: null,
+    // OpenID Connect Core 12.2: the refreshed ID token says the family's first sign-in, not this refresh.
     authTime: row.auth_time,
+    amr: row.amr,
     resource: row.resource,
   };
 }

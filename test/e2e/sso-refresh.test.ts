@@ -5,7 +5,8 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/secrets.ts';
-import { askPasswordReset, json, post, startTestServer, type TestServer } from '../helpers.ts';
+import { currentStep, totpCode } from '../../src/admin/totp.ts';
+import { askPasswordReset, json, post, startTestServer, uniqueLoopback, type TestServer } from '../helpers.ts';
 import { PASSWORD, REDIRECT_URI, basic, createUser, oidcToken, registerClient, type Client } from '../sso-helpers.ts';
 
 let server: TestServer;
@@ -77,6 +78,14 @@ describe('discovery', () => {
     expect(config.serverMetadata().scopes_supported).toContain('offline_access');
   });
 
+  it('lists the acr values ID tokens carry, and amr, acr and auth_time among the claims, in both documents', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const document = await json(await fetch(`${server.url}${path}`));
+      expect(document.acr_values_supported, path).toEqual(['urn:svc:acr:mfa', 'urn:svc:acr:pwd']);
+      expect(document.claims_supported, path).toEqual(expect.arrayContaining(['amr', 'acr', 'auth_time']));
+    }
+  });
+
   it('documents both endpoints in the OpenAPI document, with the OAuth error shape', async () => {
     const document = await json(await fetch(`${server.url}/api/openapi.json`));
     for (const path of ['/sso/oidc/revoke', '/sso/oidc/introspect']) {
@@ -94,7 +103,50 @@ describe('discovery', () => {
   });
 });
 
+/** A cabinet session signed in with the password and the authenticator app's code (amr pwd, otp, mfa). */
+async function signedInWithApp(user: User): Promise<string> {
+  const bearer = { Authorization: `Bearer ${user.token}` };
+  const { secret } = await json(await post(`${server.url}/cabinet/mfa/totp`, {}, bearer));
+  const step = currentStep();
+  const confirmed = await post(`${server.url}/cabinet/mfa/totp/confirm`, { code: totpCode(secret, step) }, bearer);
+  expect(confirmed.status).toBe(200);
+  // An address of its own: the per-address sign-in allowance is shared by every file (TRUST_PROXY is on here).
+  const signedIn = await post(
+    `${server.url}/cabinet/login`,
+    { email: user.email, password: PASSWORD, code: totpCode(secret, step + 1) },
+    { 'X-Forwarded-For': uniqueLoopback() },
+  );
+  expect(signedIn.status).toBe(200);
+  return (await json(signedIn)).token;
+}
+
 describe('refresh tokens', () => {
+  it('give ID tokens the first sign-in’s auth_time, amr and acr (OpenID Connect Core 12.2)', async () => {
+    const user = await createUser(server, 'Zoya');
+    const token = await signedInWithApp(user);
+    // The sign-in an hour ago: a refreshed ID token that took the time of the refresh would differ from it.
+    await server.services.db.query(
+      `UPDATE cabinet_sessions SET created_at = now() - interval '1 hour' WHERE user_id = $1 AND amr @> '{mfa}'`,
+      [user.id],
+    );
+    const config = await configuration();
+    const signedIn = await signIn(config, { ...user, token });
+    const first = signedIn.claims()!;
+    expect(first).toMatchObject({ amr: ['pwd', 'otp', 'mfa'], acr: 'urn:svc:acr:mfa' });
+    expect(first.auth_time).toBeLessThan(Date.now() / 1000 - 3000);
+
+    const second = await oidc.refreshTokenGrant(config, signedIn.refresh_token!);
+    const third = await oidc.refreshTokenGrant(config, second.refresh_token!);
+    for (const refreshed of [second.claims()!, third.claims()!]) {
+      expect(refreshed.iat).toBeGreaterThan(first.auth_time!);
+      expect({ amr: refreshed.amr, acr: refreshed.acr, auth_time: refreshed.auth_time }).toEqual({
+        amr: first.amr,
+        acr: first.acr,
+        auth_time: first.auth_time,
+      });
+    }
+  });
+
   it('are issued only for offline_access, and stored as hashes', async () => {
     const user = await createUser(server, 'Vera');
     const config = await configuration();
