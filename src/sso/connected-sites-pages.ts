@@ -18,11 +18,14 @@ import {
   type View,
 } from '../web/page.ts';
 import { sameToken } from '../web/session.ts';
-import { clientName } from './clients.ts';
+import { emptyList, pagePlace, pager } from '../admin/console-kit.ts';
+import { clientName, isClientCursor } from './clients.ts';
 import { connectedSites, revokeSite, type ConnectedSite } from './grants.ts';
 import { ssoTranslator, type SsoTranslate } from './i18n.ts';
 
 const SITES_PATH = '/cabinet/view/connected-sites';
+/** Sites on a page of the list. */
+const SITES_PAGE = 10;
 const revokePath = (clientId: string) => `${SITES_PATH}/${encodeURIComponent(clientId)}/revoke`;
 
 export function connectedSitePages(api: Api, services: Services): void {
@@ -76,8 +79,26 @@ async function listPage(
   status: number,
   words: { notice?: string; error?: string },
 ) {
-  const sites = await connectedSites(services.db, signed.user.id);
-  send(p, status, p.t('navSites'), sitesBody({ ...p, st: ssoTranslator(p.lang) }, sites, words), SITES_PATH, signed);
+  // The answer to a form (a site disconnected elsewhere meanwhile) shows the first page.
+  const place = p.ctx.method === 'GET' ? pagePlace(p.ctx.query, isClientCursor) : { trail: [] };
+  const found = await connectedSites(services.db, signed.user.id, {
+    limit: SITES_PAGE + 1,
+    startingAfter: place.after,
+  });
+  const sites = found.slice(0, SITES_PAGE);
+  const pages = pager(p.lang, {
+    path: SITES_PATH,
+    place,
+    last: found.length > SITES_PAGE ? sites.at(-1)!.client_id : undefined,
+  });
+  send(
+    p,
+    status,
+    p.t('navSites'),
+    sitesBody({ ...p, st: ssoTranslator(p.lang) }, sites, pages, words),
+    SITES_PATH,
+    signed,
+  );
 }
 
 /** Disconnecting a site the user has; one they do not have is the list with words saying so. */
@@ -102,6 +123,8 @@ type SitesView = View & { st: SsoTranslate };
 function sitesBody(
   { t, st, lang, timeZone }: SitesView,
   sites: ConnectedSite[],
+  /** The list's previous and next links (console-kit's pager). */
+  pages: SafeHtml,
   words: { notice?: string; error?: string },
 ): SafeHtml {
   const service = t('appName');
@@ -110,13 +133,14 @@ ${message('notice', words.notice)}${message('error', words.error)}
 <p>${st('sitesIntro', { service })}</p>
 ${
   sites.length === 0
-    ? html`<p class="muted">${st('noSites', { service })}</p>`
-    : html`<ul class="plain">${sites.map(
+    ? emptyList(lang, { filtered: false, none: st('noSites', { service }), path: SITES_PATH })
+    : html`<ul class="plain" id="site-list">${sites.map(
         (site) => html`<li class="card"><h3>${site.name}</h3>
 <p class="muted">${st('connectedOn', { date: formatDate(lang, site.first_at.toISOString(), timeZone) })}, ${st('lastSignIn', { date: formatDate(lang, site.last_at.toISOString(), timeZone) })}</p>
 <a class="button danger" href="${revokePath(site.client_id)}">${st('disconnect')}</a></li>`,
       )}</ul>`
-}`;
+}
+${pages}`;
 }
 
 function confirmBody({ t, st }: SitesView, site: ConnectedSite, csrf: string): SafeHtml {

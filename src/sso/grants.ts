@@ -41,12 +41,25 @@ export async function recordGrant(db: Db, clientId: string, userId: string, scop
   );
 }
 
-/** The user's live grants, the most recently used first. */
-export async function connectedSites(db: Db, userId: string): Promise<ConnectedSite[]> {
+/**
+ * The user's live grants, the most recently used first: all of them, or a `page` of `limit` after the site whose
+ * client_id is `startingAfter`.
+ */
+export async function connectedSites(
+  db: Db,
+  userId: string,
+  page?: { limit: number; startingAfter?: string },
+): Promise<ConnectedSite[]> {
+  // A page starts after its cursor's grant (revoked since or not, its row stays); a cursor naming none of the user's
+  // grants starts from the first site.
   const result = await db.query<ConnectedSite>(
-    `SELECT g.client_id, c.name, g.first_at, g.last_at FROM sso_grants g JOIN sso_clients c USING (client_id)
-      WHERE g.user_id = $1 AND g.revoked_at IS NULL ORDER BY g.last_at DESC, g.client_id`,
-    [userId],
+    `WITH cursor AS (SELECT last_at, client_id FROM sso_grants WHERE user_id = $1 AND client_id = $2::text)
+     SELECT g.client_id, c.name, g.first_at, g.last_at FROM sso_grants g JOIN sso_clients c USING (client_id)
+      WHERE g.user_id = $1 AND g.revoked_at IS NULL
+        AND (NOT EXISTS (SELECT 1 FROM cursor) OR EXISTS (SELECT 1 FROM cursor k
+              WHERE g.last_at < k.last_at OR (g.last_at = k.last_at AND g.client_id > k.client_id)))
+      ORDER BY g.last_at DESC, g.client_id LIMIT $3`,
+    [userId, page?.startingAfter ?? null, page?.limit ?? null],
   );
   return result.rows;
 }

@@ -31,7 +31,8 @@ const en = {
   // Connected sites
   sitesIntro:
     'Sites you signed in to with {service}. Each receives what you allowed it: your svc ID, and your name, e-mail address or organization if it asked for them.',
-  noSites: 'You have not signed in to any site with {service} yet.',
+  noSites:
+    'You have not signed in to any site with {service} yet. A site appears here once you sign in to it with {service} and allow it what it asks for.',
   connectedOn: 'Connected on {date}',
   lastSignIn: 'last sign-in on {date}',
   disconnect: 'Disconnect',
@@ -93,7 +94,8 @@ const ru: Record<SsoMessage, string> = {
     'Это приложение зарегистрировалось само: {service} не проверял, что его название настоящее. Разрешайте, только если вход начали вы.',
   sitesIntro:
     'Сайты, на которые вы входили через {service}. Каждый получает то, что вы ему разрешили: ваш svc ID, а также имя, адрес электронной почты или организацию, если он их просил.',
-  noSites: 'Вы ещё не входили ни на один сайт через {service}.',
+  noSites:
+    'Вы ещё не входили ни на один сайт через {service}. Сайт появится здесь, когда вы войдёте на него через {service} и разрешите ему то, что он просит.',
   connectedOn: 'Подключён {date}',
   lastSignIn: 'последний вход {date}',
   disconnect: 'Отключить',

@@ -17,6 +17,7 @@ import {
 import { startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 import { registerClient, REDIRECT_URI, type Client } from '../sso-helpers.ts';
+import { createClient } from '../../src/sso/clients.ts';
 import { axeFindings, controlsOffScreen, horizontalOverflow } from '../a11y.ts';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -305,6 +306,77 @@ describe('the cabinet’s deals and sessions: pages, filters and an empty state'
         problems.push(...(await checked(page, 'list-cabinet-sessions-page-2', lang, size)));
         await page.click(`section nav.pager a[rel=prev]:has-text("${words.previous}")`);
         expect(await sessions.count()).toBe(20);
+      } finally {
+        await context.close();
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
+
+describe('the cabinet’s connected sites: pages and an empty state', () => {
+  const WORDS = {
+    en: {
+      none: 'You have not signed in to any site with svc ID yet. A site appears here once you sign in to it',
+      next: 'Next page →',
+      page2: 'Page 2',
+      yes: 'Yes, disconnect',
+    },
+    ru: {
+      none: 'Вы ещё не входили ни на один сайт через svc ID. Сайт появится здесь, когда вы войдёте на него',
+      next: 'Следующая страница →',
+      page2: 'Страница 2',
+      yes: 'Да, отключить',
+    },
+  } as const;
+
+  for (const { lang, size } of [PAIRINGS[0], PAIRINGS[1]]) {
+    it(`a person with no sites reads why, then with 11 pages to the eleventh and disconnects it, in ${lang} at ${size.width} px`, async () => {
+      const words = WORDS[lang];
+      const { db, masterKey } = server.services;
+      const session = await cabinetSession(server.services, uniqueEmail('many-sites'));
+      const context = await browser.newContext({ locale: lang === 'ru' ? 'ru-RU' : 'en-GB', viewport: size });
+      await context.addCookies([{ name: 'svc_session', value: session.token, url: server.url }]);
+      const page = await context.newPage();
+      const problems: string[] = [];
+      try {
+        await page.goto(`${server.url}/cabinet/view/connected-sites`);
+        expect(await page.textContent('#empty')).toContain(words.none);
+        expect(await page.locator('nav.pager').count()).toBe(0);
+        problems.push(...(await checked(page, 'list-connected-sites-empty', lang, size)));
+
+        // Eleven sites, Site 1 used last: ten on the first page, the eleventh (used longest ago) on the second.
+        const tag = uniqueId('site');
+        for (let n = 1; n <= 11; n += 1) {
+          await createClient(db, masterKey, {
+            client_id: `${tag}-${n}`,
+            name: `Site ${n} ${tag}`,
+            redirect_uris: [REDIRECT_URI],
+          });
+          await db.query(
+            `INSERT INTO sso_grants (user_id, client_id, last_at) VALUES ($1, $2, now() - make_interval(mins => $3))`,
+            [session.userId, `${tag}-${n}`, n],
+          );
+        }
+        await page.reload();
+        const sites = page.locator('#site-list > li');
+        expect(await sites.count()).toBe(10);
+        expect(await sites.first().textContent()).toContain(`Site 1 ${tag}`);
+        await page.click(`nav.pager a[rel=next]:has-text("${words.next}")`);
+        expect(await page.textContent('nav.pager')).toContain(words.page2);
+        expect(await sites.count()).toBe(1);
+        expect(await sites.first().textContent()).toContain(`Site 11 ${tag}`);
+        problems.push(...(await checked(page, 'list-connected-sites-page-2', lang, size)));
+
+        // Disconnected after its confirmation, it is gone: ten sites, one page.
+        await sites.first().locator('a.button').click();
+        await Promise.all([
+          page.waitForURL(/disconnected=/),
+          page.click(`main form button[type=submit]:has-text("${words.yes}")`),
+        ]);
+        expect(await sites.count()).toBe(10);
+        expect(await page.textContent('#site-list')).not.toContain(`Site 11 ${tag}`);
+        expect(await page.locator('nav.pager').count()).toBe(0);
       } finally {
         await context.close();
       }
