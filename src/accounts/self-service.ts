@@ -29,7 +29,8 @@ export interface Client {
   userAgent: string;
 }
 
-const links = (services: Services): AccountLinks => ({
+/** Where a sign-in and a reset start, for the account mails (src/mfa/console-person.ts's too). */
+export const links = (services: Services): AccountLinks => ({
   signIn: `${services.config.BASE_URL}/cabinet/sign-in`,
   forgotPassword: `${services.config.BASE_URL}/cabinet/forgot-password`,
 });

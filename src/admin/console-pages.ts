@@ -52,6 +52,7 @@ import { attention, type Attention } from './console-home.ts';
 import { onceField, showOnce } from './console-once.ts';
 import { isUuid } from '../uuid.ts';
 import { secondFactorSettingLink } from '../mfa/console-page.ts';
+import { peopleLink } from '../mfa/console-person.ts';
 
 const AUDIT_PAGE = 50;
 const MAIL_PAGE = 50;
@@ -226,7 +227,8 @@ export function consolePages(api: Api, services: Services): void {
       const body = html`<h1>${p.c('homeTitle')}</h1>
 <p>${p.c('homeIntro', { email: p.admin.email, role: p.c(`roleName_${p.admin.role}`) })}</p>
 ${attentionBody(p, await attention(services.db))}
-${secondFactorSettingLink(p.lang)}`;
+${secondFactorSettingLink(p.lang)}
+${peopleLink(p.lang)}`;
       send(p, 200, p.c('homeTitle'), body, undefined, p.admin);
     }),
   );

@@ -532,6 +532,7 @@ interface AccountWords {
   reset: { subject: string; body: string; ignore: string };
   noAccount: { subject: string; body: string; signUp: string; ignore: string };
   changed: { subject: string; body: string; notYou: string };
+  factorsReset: { subject: string; body: string; setUp: string; notYou: string };
 }
 
 const accountEn: AccountWords = {
@@ -563,6 +564,12 @@ const accountEn: AccountWords = {
     subject: 'svc ID: your password was changed',
     body: 'The password of your svc ID account has just been changed, and your other sessions were signed out.',
     notYou: 'If it was not you, set a new password at once',
+  },
+  factorsReset: {
+    subject: 'svc ID: your second factors were removed',
+    body: 'An operator of svc ID has removed the second factors of your account: the authenticator app, the passkeys and the recovery codes. Your sessions were signed out. You now sign in with your password alone.',
+    setUp: 'Set up a second factor again',
+    notYou: 'If you did not ask for this, set a new password at once and write to support',
   },
 };
 
@@ -596,6 +603,12 @@ const accountRu: AccountWords = {
     subject: 'svc ID: пароль изменён',
     body: 'Пароль вашей учётной записи svc ID только что изменён, а на других устройствах выполнен выход.',
     notYou: 'Если это были не вы, сразу задайте новый пароль',
+  },
+  factorsReset: {
+    subject: 'svc ID: вторые факторы удалены',
+    body: 'Оператор svc ID удалил вторые факторы вашей учётной записи: приложение-аутентификатор, ключи доступа и коды восстановления. На всех устройствах выполнен выход. Теперь вы входите только с паролем.',
+    setUp: 'Снова подключить второй фактор',
+    notYou: 'Если вы об этом не просили, сразу задайте новый пароль и напишите в поддержку',
   },
 };
 
@@ -660,6 +673,21 @@ export function passwordChangedMail(locale: Lang, name: string, links: AccountLi
       [words.greeting(name.trim()), words.changed.body, `${words.changed.notYou}: ${links.forgotPassword}`].join(
         '\n\n',
       ) + '\n',
+  };
+}
+
+/** After an operator reset the account's second factors (src/mfa/console-person.ts): where to set one up again. */
+export function secondFactorsResetMail(locale: Lang, name: string, links: AccountLinks & { security: string }): Mail {
+  const words = ACCOUNT_WORDS[locale].factorsReset;
+  return {
+    subject: words.subject,
+    text:
+      [
+        ACCOUNT_WORDS[locale].greeting(name.trim()),
+        words.body,
+        `${words.setUp}: ${links.security}`,
+        `${words.notYou}: ${links.forgotPassword}`,
+      ].join('\n\n') + '\n',
   };
 }
 

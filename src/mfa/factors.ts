@@ -2,13 +2,14 @@
 // its secret sealed with the master key), passkeys (src/mfa/passkeys.ts) and recovery codes (src/mfa/recovery-codes.ts).
 // Also how a session signed in (RFC 8176 amr values) and whether it gave a second factor recently: removing a factor,
 // listing passkeys and new recovery codes need that, and so do money moves where a marketplace or the operator asks.
-import type { Db } from '../db.ts';
+import { inTransaction, type Db } from '../db.ts';
 import type { Services } from '../services.ts';
 import type { User } from '../accounts/users.ts';
 import { problem } from '../http/problem.ts';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import { matchingStep, newTotpSecret, otpauthUri } from '../admin/totp.ts';
 import { isUuid } from '../uuid.ts';
+import { endAccessIn } from '../accounts/sessions.ts';
 import { newRecoveryCodes, spendRecoveryCode } from './recovery-codes.ts';
 
 /** The name authenticator apps show beside the account (the console's own is 'svc console'). */
@@ -213,6 +214,36 @@ export async function removePasskey(db: Db, userId: string, id: string): Promise
 async function dropRecoveryCodesWhenNoFactor(db: Db, userId: string): Promise<void> {
   if (!(await hasSecondFactor(db, userId)))
     await db.query('DELETE FROM user_recovery_codes WHERE user_id = $1', [userId]);
+}
+
+/**
+ * An operator's reset for a person who lost every factor and every recovery code: the app, the passkeys, the recovery
+ * codes and sign-ins waiting for a factor go, and so does all access (sessions, SSO tokens), in one transaction, so
+ * nothing signed in with a lost factor outlives it. Answers the factors as they were, for the audit log.
+ */
+export async function resetSecondFactors(db: Db, userId: string): Promise<FactorsSummary & { sessions: number }> {
+  return inTransaction(db, async (client) => {
+    // The user's row first: a factor being added at the same moment commits before, and is removed, or after.
+    await client.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId]);
+    // An unconfirmed app setup goes too, but only a confirmed app was a factor.
+    const totp = await client.query<{ confirmed: boolean }>(
+      'DELETE FROM user_totp WHERE user_id = $1 RETURNING confirmed_at IS NOT NULL AS confirmed',
+      [userId],
+    );
+    const passkeys = await client.query('DELETE FROM user_passkeys WHERE user_id = $1', [userId]);
+    const codes = await client.query<{ unused: boolean }>(
+      'DELETE FROM user_recovery_codes WHERE user_id = $1 RETURNING used_at IS NULL AS unused',
+      [userId],
+    );
+    await client.query('DELETE FROM pending_sign_ins WHERE user_id = $1', [userId]);
+    const sessions = await endAccessIn(client, userId);
+    return {
+      totp: totp.rows.some((row) => row.confirmed),
+      passkeys: passkeys.rowCount ?? 0,
+      recovery_codes_left: codes.rows.filter((row) => row.unused).length,
+      sessions,
+    };
+  });
 }
 
 /** The session gave a second factor now (a step-up): its amr gains the method's values and `mfa`. */

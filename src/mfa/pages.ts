@@ -50,6 +50,7 @@ import {
 } from './page-views.ts';
 import { SECOND_FACTOR_PATH, finishPendingSignIn, pendingSignIn } from './pending.ts';
 import { secondFactorConsolePage } from './console-page.ts';
+import { personConsolePages } from './console-person.ts';
 import { PAYOUTS_PATH } from '../cabinet/page-views.ts';
 
 const SCRIPT = readFileSync(new URL('./passkeys.js', import.meta.url), 'utf8');
@@ -86,6 +87,7 @@ export function mfaPages(api: Api, services: Services): void {
   const base = () => services.config.BASE_URL;
 
   secondFactorConsolePage(api, services);
+  personConsolePages(api, services);
 
   router.get(PASSKEYS_SCRIPT_PATH, (ctx) => {
     ctx.type = 'text/javascript; charset=utf-8';

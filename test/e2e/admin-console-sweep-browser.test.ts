@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { administrator, type TestAdministrator } from '../console-helpers.ts';
 import { createDealViaApi, insertMarketplace } from '../factories.ts';
 import { issueDataKey } from '../../src/data-api/keys.ts';
+import { ensureUser } from '../../src/accounts/users.ts';
 import { json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 import { launchChromium, PHONE } from '../chromium.ts';
 
@@ -31,6 +32,10 @@ beforeAll(async () => {
       admin.headers,
     ),
   );
+  const { user: person } = await ensureUser(server.services.db, {
+    email: uniqueEmail('a-person-with-a-rather-long-address'),
+    name: `Очень длинное имя человека ${uniqueId()}`,
+  });
   const { account_id } = await issueDataKey(server.services.db, { email: uniqueEmail('sweep'), tariff: 'free' });
   paths = [
     '/admin',
@@ -50,6 +55,8 @@ beforeAll(async () => {
     '/admin/view/administrators',
     '/admin/view/mail',
     '/admin/view/settings/second-factor',
+    '/admin/view/people',
+    `/admin/view/people/${person.id}`,
   ];
 });
 afterAll(async () => {

@@ -592,3 +592,134 @@ describe('the operator-wide setting in the console', () => {
     expect(refused.status).toBe(403);
   });
 });
+
+describe('an operator resetting the second factors of a person who lost them all', () => {
+  /** A person with the app, a passkey and ten recovery codes, whose mail is in Russian, and their signed-in session. */
+  async function lostEverything() {
+    const email = uniqueEmail('mfa-lost');
+    const { user } = await ensureUser(server.services.db, { email, name: 'Nina Lost' });
+    await setPassword(server.services.db, user.id, PASSWORD);
+    await server.services.db.query(`UPDATE users SET locale = 'ru' WHERE id = $1`, [user.id]);
+    const session = await token(email);
+    await withApp(session);
+    // A passkey's row as its registration leaves it (registering one needs a browser: mfa-browser.test.ts).
+    await server.services.db.query(
+      `INSERT INTO user_passkeys (user_id, credential_id, public_key, name) VALUES ($1, $2, '\\x00', 'Phone')`,
+      [user.id, `lost-${user.id}`],
+    );
+    return { email, id: user.id, session };
+  }
+
+  const factors = async (id: string) =>
+    (
+      await server.services.db.query(
+        `SELECT (SELECT count(*) FROM user_totp WHERE user_id = $1)::int AS apps,
+                (SELECT count(*) FROM user_passkeys WHERE user_id = $1)::int AS passkeys,
+                (SELECT count(*) FROM user_recovery_codes WHERE user_id = $1)::int AS codes`,
+        [id],
+      )
+    ).rows[0];
+
+  it('asks naming the person, removes every factor, signs them out, mails them in Russian, audits it; the password alone then signs in', async () => {
+    const { email, id, session } = await lostEverything();
+    const refused = await login(email);
+    expect(refused.status).toBe(401);
+    expect((await json(refused)).code).toBe('second_factor_required');
+
+    const admin = await administrator(server);
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set('svc_admin', admin.token);
+    expect((await browser.get('/admin')).text).toContain('href="/admin/view/people"');
+    // Found by the address in any case, as sign-in finds it.
+    const found = await browser.get(`/admin/view/people?email=${encodeURIComponent(email.toUpperCase())}`);
+    expect(found.status).toBe(303);
+    expect(found.location).toBe(`/admin/view/people/${id}`);
+    const page = await browser.get(found.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(
+      /<dt>Authenticator app<\/dt><dd>on<\/dd>\s*<dt>Passkeys<\/dt><dd>1<\/dd>\s*<dt>Recovery codes left<\/dt><dd>10<\/dd>/,
+    );
+
+    const asked = await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf });
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain(`Reset the second factors of Nina Lost (${email})?`);
+    expect(asked.text).toContain('1 passkeys and 10 recovery codes are removed for good');
+    expect(await factors(id)).toEqual({ apps: 1, passkeys: 1, codes: 10 }); // asking changed nothing
+
+    const done = await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf, confirmed: 'yes' });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe(`/admin/view/people/${id}?done=reset`);
+    expect((await browser.get(done.location!)).text).toContain('The second factors were removed');
+    expect(await factors(id)).toEqual({ apps: 0, passkeys: 0, codes: 0 });
+    expect((await fetch(`${server.url}/cabinet/mfa`, { headers: bearer(session) })).status).toBe(401);
+
+    const audit = await json(
+      await fetch(`${server.url}/admin/audit?action=resetSecondFactors&object_id=${id}`, {
+        headers: bearer(server.adminToken),
+      }),
+    );
+    expect(audit.items).toEqual([
+      expect.objectContaining({
+        actor: admin.email,
+        object_type: 'user',
+        before: { authenticator_app: true, passkeys: 1, recovery_codes_left: 10 },
+        after: { authenticator_app: false, passkeys: 0, recovery_codes_left: 0, ended_sessions: 1 },
+      }),
+    ]);
+
+    await expect
+      .poll(
+        async () =>
+          (
+            await json(
+              await fetch(`${server.url}/admin/mail?to=${encodeURIComponent(email)}`, {
+                headers: bearer(server.adminToken),
+              }),
+            )
+          ).items.find((item: { subject: string }) => item.subject === 'svc ID: вторые факторы удалены')?.text,
+        { timeout: 10_000 },
+      )
+      .toContain('/cabinet/view/security');
+
+    const signedIn = await login(email);
+    expect(signedIn.status).toBe(200);
+    expect((await json(signedIn)).token).toBeDefined();
+  });
+
+  it('the support and arbiter roles read the page, in Russian too, without the button, and their reset is refused', async () => {
+    const { id } = await lostEverything();
+    for (const role of ['support', 'arbiter'] as const) {
+      const admin = await administrator(server, role);
+      const browser = new PageBrowser(server, { 'Accept-Language': 'ru' });
+      browser.cookies.set('svc_admin', admin.token);
+      const page = await browser.get(`/admin/view/people/${id}`);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('Вторые факторы');
+      expect(page.text).not.toContain('Сбросить вторые факторы');
+      const refused = await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf, confirmed: 'yes' });
+      expect(refused.status, role).toBe(403);
+    }
+    expect(await factors(id)).toEqual({ apps: 1, passkeys: 1, codes: 10 });
+    const audit = await json(
+      await fetch(`${server.url}/admin/audit?action=resetSecondFactors&object_id=${id}`, {
+        headers: bearer(server.adminToken),
+      }),
+    );
+    expect(audit.items).toEqual([]);
+  });
+
+  it('an address nobody signs in with, and a person who does not exist, are 404', async () => {
+    const admin = await administrator(server);
+    const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
+    browser.cookies.set('svc_admin', admin.token);
+    const nobody = await browser.get(`/admin/view/people?email=${encodeURIComponent(uniqueEmail('nobody'))}`);
+    expect(nobody.status).toBe(404);
+    expect(nobody.text).toContain('No person signs in with');
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-person']) {
+      expect((await browser.get(`/admin/view/people/${id}`)).status).toBe(404);
+      expect((await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf, confirmed: 'yes' })).status).toBe(
+        404,
+      );
+    }
+  });
+});

@@ -34,7 +34,7 @@ type Person = 'visitor' | 'buyer' | 'seller' | 'operator';
 let server: TestServer;
 let browser: Browser;
 let admin: TestAdministrator;
-let deal: HeldDeal & { sessions: { buyer: { token: string }; seller?: { token: string } } };
+let deal: HeldDeal & { sessions: { buyer: { token: string; userId: string }; seller?: { token: string } } };
 let client: Client;
 
 beforeAll(async () => {
@@ -97,6 +97,8 @@ function pages(): { name: string; person: Person; path: string; status?: number 
     { name: 'console-administrators', person: 'operator', path: '/admin/view/administrators' },
     { name: 'console-mail', person: 'operator', path: '/admin/view/mail' },
     { name: 'console-second-factor', person: 'operator', path: '/admin/view/settings/second-factor' },
+    { name: 'console-people', person: 'operator', path: '/admin/view/people' },
+    { name: 'console-person', person: 'operator', path: `/admin/view/people/${deal.sessions.buyer.userId}` },
   ];
 }
 
