@@ -41,7 +41,7 @@ const en = {
     'Only for a person who lost every factor and every recovery code, once support is sure it is them: the person then signs in with the password alone.',
   confirmTitle: 'Reset the second factors of {name} ({email})?',
   confirmText:
-    'The authenticator app, {passkeys} passkeys and {codes} recovery codes are removed for good, and {name} is signed out everywhere (the cabinet and every site). A mail tells them.',
+    'The authenticator app, the passkeys ({passkeys}) and the recovery codes ({codes}) are removed for good, and {name} is signed out everywhere (the cabinet and every site). A mail tells them.',
   confirmButton: 'Yes, reset',
   done_reset: 'The second factors were removed and the person was signed out everywhere; a mail told them.',
   homeLink: 'People: find a person, reset their second factors',

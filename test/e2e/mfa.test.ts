@@ -643,7 +643,7 @@ describe('an operator resetting the second factors of a person who lost them all
     const asked = await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf });
     expect(asked.status).toBe(200);
     expect(asked.text).toContain(`Reset the second factors of Nina Lost (${email})?`);
-    expect(asked.text).toContain('1 passkeys and 10 recovery codes are removed for good');
+    expect(asked.text).toContain('the passkeys (1) and the recovery codes (10) are removed for good');
     expect(await factors(id)).toEqual({ apps: 1, passkeys: 1, codes: 10 }); // asking changed nothing
 
     const done = await browser.post(`/admin/view/people/${id}`, { _csrf: admin.csrf, confirmed: 'yes' });
