@@ -70,6 +70,17 @@ export function dealRoutes(api: Api, services: Services): void {
       'The buyer and the seller get a svc ID and a personal organization when they have none, and an invitation. The ' +
       "deal's `fee` is fixed now: the one given, or the marketplace's fee schedule applied to the amount.",
     body: MarketplaceDealFields,
+    bodyExample: {
+      external_id: 'order-1042',
+      title: 'Touring bicycle Aris 28',
+      buyer_email: 'anna@example.com',
+      buyer_name: 'Anna Petrova',
+      seller_email: 'ivan@example.com',
+      amount: 25000,
+      currency: 'RUB',
+      description: 'Used one season, with a new chain',
+      buyer_locale: 'ru',
+    },
     responses: {
       201: { description: 'A new deal', schema: DealCreated },
       200: {

@@ -38,6 +38,8 @@ export interface RouteDefinition<
   use?: Middleware[];
   /** A JSON body, validated. */
   body?: B;
+  /** A body as a client would send one, for the reference (Swagger UI shows it instead of values made up from rules). */
+  bodyExample?: z.input<B>;
   /** A body the handler reads itself (file uploads); documented only, as `schema` when given (a multipart form's fields). */
   /** A body read by the handler itself; `required: false` when the operation also works without one. */
   rawBody?: { contentType: string; description: string; schema?: z.ZodType; required?: boolean };
@@ -249,10 +251,17 @@ function operation(route: RouteDefinition<z.ZodType, z.ZodType, z.ZodType>): Rec
     // A body whose every field is optional may be left out (readJsonBody reads no body as {}).
     const required = !route.body.safeParse({}).success;
     const limit = route.bodyLimitBytes ?? SMALL_BODY_LIMIT_BYTES;
+    // An example that stopped matching its schema fails the document's making (at start), not in a reader's hands.
+    if (route.bodyExample !== undefined) route.body.parse(route.bodyExample);
     requestBody = {
       required,
       description: `JSON of at most ${sizeWords(limit)}, nested at most ${MAX_DEPTH} levels: 413 \`payload_too_large\` beyond the size, 400 \`validation_failed\` beyond the depth.`,
-      content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+      content: {
+        'application/json': {
+          schema: jsonSchema(route.body, 'input'),
+          ...(route.bodyExample !== undefined ? { example: route.bodyExample } : {}),
+        },
+      },
       'x-body-limit-bytes': limit,
       'x-max-depth': MAX_DEPTH,
     };
