@@ -16,6 +16,16 @@
       .replace(/=+$/, '');
   const credentialList = (list) => (list || []).map((item) => ({ ...item, id: bytes(item.id) }));
 
+  /** A credential as @simplewebauthn/server reads it: the common fields, and the ceremony's own in `response`. */
+  const asJson = (credential, ceremony) => ({
+    id: credential.id,
+    rawId: text(credential.rawId),
+    type: credential.type,
+    clientExtensionResults: credential.getClientExtensionResults(),
+    authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    response: { clientDataJSON: text(credential.response.clientDataJSON), ...ceremony },
+  });
+
   async function postJson(path, body, csrf) {
     const response = await fetch(path, {
       method: 'POST',
@@ -51,18 +61,10 @@
       '/cabinet/mfa/passkeys',
       {
         name: form.querySelector('input[name=name]').value,
-        response: {
-          id: credential.id,
-          rawId: text(credential.rawId),
-          type: credential.type,
-          clientExtensionResults: credential.getClientExtensionResults(),
-          authenticatorAttachment: credential.authenticatorAttachment || undefined,
-          response: {
-            clientDataJSON: text(response.clientDataJSON),
-            attestationObject: text(response.attestationObject),
-            transports: response.getTransports ? response.getTransports() : [],
-          },
-        },
+        response: asJson(credential, {
+          attestationObject: text(response.attestationObject),
+          transports: response.getTransports ? response.getTransports() : [],
+        }),
       },
       csrf,
     );
@@ -110,19 +112,11 @@
       '/cabinet/mfa/passkeys/sign-in',
       {
         next: root.dataset.next,
-        response: {
-          id: credential.id,
-          rawId: text(credential.rawId),
-          type: credential.type,
-          clientExtensionResults: credential.getClientExtensionResults(),
-          authenticatorAttachment: credential.authenticatorAttachment || undefined,
-          response: {
-            clientDataJSON: text(response.clientDataJSON),
-            authenticatorData: text(response.authenticatorData),
-            signature: text(response.signature),
-            userHandle: response.userHandle ? text(response.userHandle) : undefined,
-          },
-        },
+        response: asJson(credential, {
+          authenticatorData: text(response.authenticatorData),
+          signature: text(response.signature),
+          userHandle: response.userHandle ? text(response.userHandle) : undefined,
+        }),
       },
       csrf,
     );

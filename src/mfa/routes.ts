@@ -229,8 +229,10 @@ export function mfaRoutes(api: Api, services: Services): void {
 
   api.route({
     ...signedIn,
-    method: 'delete',
-    path: '/cabinet/mfa/passkeys/{id}',
+    // POST …/remove, as sessions are revoked: a DELETE on /cabinet/mfa/passkeys/{id} would also match
+    // /cabinet/mfa/passkeys/options and …/sign-in, and their Allow would name a method they do not have.
+    method: 'post',
+    path: '/cabinet/mfa/passkeys/{id}/remove',
     operationId: 'mfaPasskeyRemove',
     summary: 'Remove one of my passkeys',
     description: 'Needs a recent sign-in (403 recent_sign_in_required). 404 for a passkey that is not mine.',

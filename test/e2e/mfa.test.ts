@@ -135,10 +135,16 @@ describe('the authenticator app and recovery codes', () => {
       ['DELETE', '/cabinet/mfa/totp'],
       ['POST', '/cabinet/mfa/recovery-codes'],
       ['GET', '/cabinet/mfa/passkeys'],
+      ['POST', '/cabinet/mfa/passkeys/00000000-0000-4000-8000-000000000000/remove'],
     ] as const) {
       const refused = await fetch(`${server.url}${path}`, { method, headers: bearer(session) });
       expect(refused.status, `${method} ${path}`).toBe(403);
       expect((await json(refused)).code).toBe('recent_sign_in_required');
+    }
+    // The passkey's removal lives below its id, so the ceremonies' addresses beside it advertise only their own method.
+    for (const path of ['/cabinet/mfa/passkeys/options', '/cabinet/mfa/passkeys/sign-in']) {
+      const allowed = await fetch(`${server.url}${path}`, { method: 'OPTIONS' });
+      expect(allowed.headers.get('allow'), path).toBe('POST');
     }
     // The security page then hides the passkeys' names and the adding, and offers the step-up instead.
     const browser = new PageBrowser(server, { 'Accept-Language': 'en' });
