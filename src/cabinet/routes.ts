@@ -47,7 +47,7 @@ import {
 import { requireCabinetUser } from '../accounts/sessions.ts';
 import { bearerOrPageSession } from '../web/session.ts';
 import { mayChangePayouts, requireFactorForMoney } from '../mfa/escrow-policy.ts';
-import type { SignInFacts } from '../mfa/factors.ts';
+import { hadSecondFactor, type SignInFacts } from '../mfa/factors.ts';
 
 const Session = z.object({ token: z.string().describe('The cabinet token (ct_…)'), expires_at: z.iso.datetime() });
 const IdParams = z.object({ id: z.string() });
@@ -108,8 +108,12 @@ export function cabinetRoutes(api: Api, services: Services): void {
    * before the Idempotency-Key is claimed: the refusal is about the session, so the same key works after the step-up.
    */
   const factorForMoney: Middleware = async (ctx, next) => {
-    const { snapshot } = await dealFor(services, person(ctx), String(ctx.params.id));
-    await requireFactorForMoney(db, snapshot.deal.marketplace_id, ctx.state.signIn as SignInFacts | undefined);
+    const facts = ctx.state.signIn as SignInFacts | undefined;
+    // A session that gave a second factor may move money wherever: no deal to read for its marketplace's rule.
+    if (!facts || !hadSecondFactor(facts)) {
+      const { snapshot } = await dealFor(services, person(ctx), String(ctx.params.id));
+      await requireFactorForMoney(db, snapshot.deal.marketplace_id, facts);
+    }
     await next();
   };
   const movesMoney = { ...signedIn, use: [...signedIn.use, factorForMoney] };
