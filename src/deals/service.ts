@@ -11,7 +11,7 @@ import { isUuid } from '../uuid.ts';
 import { webhookBody } from '../webhooks/events.ts';
 import { notFound, Problem, problem } from '../http/problem.ts';
 import { ensureUser, findMailRecipient, personalOrganization, type User } from '../accounts/users.ts';
-import { findMarketplace, type Marketplace } from '../marketplaces/marketplaces.ts';
+import { findMarketplace, type Marketplace, type RememberedKey } from '../marketplaces/marketplaces.ts';
 import { EscrowConfigError, escrowProvider, PROVIDER_CURRENCIES, providerFor } from '../escrow/providers.ts';
 import { invitationToken, renewInvitation } from '../accounts/tokens.ts';
 import { dealMail, dealPageUrl, invitationMail } from '../mail/templates.ts';
@@ -139,13 +139,32 @@ async function dealForVerb(
  * Creates the deal (idempotent on external_id) and starts its workflow. A repeat that gives a field with another
  * value than the stored deal has is 409 deal_conflict naming those fields: the request meant another deal, and
  * answering with the stored one would hide that.
+ *
+ * With `key`, the marketplace is the one this process remembers for the request's secret key (RememberedKey): the
+ * insert checks the key in its own statement, and a refusal decided from that marketplace (currency, fee) stands only
+ * once PostgreSQL confirmed it. When the key no longer works that is 401; when the marketplace changed since it was
+ * read, the creation is made again from the marketplace as it is now.
  */
-export async function createDeal(services: Services, marketplace: Marketplace, input: DealInput) {
-  refuseCurrency(marketplace, input.currency ?? DEAL_DEFAULTS.currency);
-  const fields = withDealDefaults(input);
-  const fee = dealFee(marketplace, fields.amount, input.fee);
+export async function createDeal(
+  services: Services,
+  marketplace: Marketplace,
+  input: DealInput,
+  key?: RememberedKey,
+): Promise<{ snapshot: DealSnapshot; created: boolean }> {
+  let fields: ReturnType<typeof withDealDefaults>;
+  let fee: string;
+  try {
+    refuseCurrency(marketplace, input.currency ?? DEAL_DEFAULTS.currency);
+    fields = withDealDefaults(input);
+    fee = dealFee(marketplace, fields.amount, input.fee);
+  } catch (error) {
+    if (!key || key.confirmed) throw error;
+    const now = await key.confirm();
+    if (!now.changed) throw error;
+    return createDeal(services, now.marketplace, input);
+  }
   // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
-  const { deal, created } = await insertDeal(
+  const inserted = await insertDeal(
     services.db,
     { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment },
     (deal) => {
@@ -160,7 +179,11 @@ export async function createDeal(services: Services, marketplace: Marketplace, i
       };
       return { ...told, body: webhookBody(told) };
     },
+    key,
   );
+  if (!inserted) return createDeal(services, (await key!.confirm()).marketplace, input);
+  if (key) key.confirmed = true;
+  const { deal, created } = inserted;
   if (!created) refuseConflicts(deal, input);
   // A new deal has no records yet: one insert and one workflow start make the hot path
   // (docs/decisions/0005-creation-is-one-insert-and-one-start.md).

@@ -3,6 +3,7 @@
 // activity (activities/deals/records.ts).
 import type { DbClient } from '../db.ts';
 import type { FeeMoment } from '../money/fee.ts';
+import { rememberedKeyCheck, type RememberedKey } from '../marketplaces/marketplaces.ts';
 import type {
   ActorKind,
   ApprovalRecord,
@@ -41,56 +42,76 @@ export function toDeal(row: Record<string, any>): DealRecord {
  * trip to PostgreSQL and one commit. Returns the stored deal either way. The fee (decimal text, exact) and its moment
  * are fixed now: the marketplace's schedule then, or the fee it gave. `announce` makes the event's body from the deal
  * as it will be stored (its id and times are chosen here, so the bytes are fixed before the insert).
+ *
+ * With `key` (a secret key this process remembers, and the marketplace it read) the same statement first checks that the
+ * key still works and the marketplace is unchanged, and writes nothing when not: then it answers undefined, and the
+ * caller looks the key up again. The statement is prepared once per connection: planning its four parts cost more
+ * than running them.
  */
 export async function insertDeal(
   db: DbClient,
   deal: Omit<NewDeal, 'fee'> & { fee: string; fee_moment: FeeMoment },
   announce: (deal: DealRecord) => { eventId: string; deliveryId: string; event: string; body: Buffer },
-): Promise<{ deal: DealRecord; created: boolean }> {
+  key?: RememberedKey,
+): Promise<{ deal: DealRecord; created: boolean } | undefined> {
   const at = new Date().toISOString();
   const event = announce({ ...deal, fee: Number(deal.fee), created_at: at, updated_at: at });
+  const values: unknown[] = [
+    deal.id,
+    deal.marketplace_id,
+    deal.external_id,
+    deal.title,
+    deal.buyer_email,
+    deal.buyer_name,
+    deal.seller_email,
+    deal.amount,
+    deal.currency,
+    deal.description,
+    deal.fee,
+    deal.fee_moment,
+    at,
+    event.eventId,
+    event.event,
+    event.body,
+    event.deliveryId,
+    deal.buyer_locale ?? null,
+    deal.seller_locale ?? null,
+  ];
   const inserted = await db.query(
-    `WITH made AS (
-       INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment, created_at, updated_at, buyer_locale, seller_locale)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $13, $18, $19)
-       ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}),
-     told AS (
-       INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
-       SELECT $14, made.marketplace_id, made.id, $15, $16, made.created_at FROM made RETURNING id),
-     sent AS (
-       INSERT INTO webhook_deliveries (id, event_id)
-       SELECT $17, told.id FROM told
-        WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE marketplace_id = $2 AND (events IS NULL OR $15 = ANY (events))))
-     SELECT * FROM made`,
-    [
-      deal.id,
-      deal.marketplace_id,
-      deal.external_id,
-      deal.title,
-      deal.buyer_email,
-      deal.buyer_name,
-      deal.seller_email,
-      deal.amount,
-      deal.currency,
-      deal.description,
-      deal.fee,
-      deal.fee_moment,
-      at,
-      event.eventId,
-      event.event,
-      event.body,
-      event.deliveryId,
-      deal.buyer_locale ?? null,
-      deal.seller_locale ?? null,
-    ],
+    key
+      ? { name: 'insertDealCheckingKey', text: INSERT_DEAL_CHECKING_KEY, values: [...values, key.hash, key.version] }
+      : { name: 'insertDeal', text: INSERT_DEAL, values },
   );
-  if (inserted.rows[0]) return { deal: toDeal(inserted.rows[0]), created: true };
+  const { key_live: keyLive, ...row } = inserted.rows[0] as { key_live: boolean; id: string | null };
+  if (!keyLive) return undefined;
+  if (row.id !== null) return { deal: toDeal(row), created: true };
   const existing = await db.query(`SELECT ${DEAL_COLUMNS} FROM deals WHERE marketplace_id = $1 AND external_id = $2`, [
     deal.marketplace_id,
     deal.external_id,
   ]);
   return { deal: toDeal(existing.rows[0]), created: false };
 }
+
+/**
+ * insertDeal's statement, writing only when `live` yields its row. Its answer is always one row: `key_live`, and the
+ * new deal's columns (null when the external_id was taken or the key did not pass).
+ */
+const insertDealStatement = (live: string) =>
+  `WITH live AS (${live}),
+   made AS (
+     INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, buyer_name, seller_email, amount, currency, description, fee, fee_moment, created_at, updated_at, buyer_locale, seller_locale)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $13, $18, $19 FROM live
+     ON CONFLICT (marketplace_id, external_id) DO NOTHING RETURNING ${DEAL_COLUMNS}),
+   told AS (
+     INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
+     SELECT $14, made.marketplace_id, made.id, $15, $16, made.created_at FROM made RETURNING id),
+   sent AS (
+     INSERT INTO webhook_deliveries (id, event_id)
+     SELECT $17, told.id FROM told
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE marketplace_id = $2 AND (events IS NULL OR $15 = ANY (events))))
+   SELECT EXISTS (SELECT FROM live) AS key_live, made.* FROM (SELECT) AS one LEFT JOIN made ON true`;
+const INSERT_DEAL = insertDealStatement('SELECT');
+const INSERT_DEAL_CHECKING_KEY = insertDealStatement(rememberedKeyCheck('$20', '$2', '$21'));
 
 export async function findDeal(db: DbClient, where: { id: string } | { marketplaceId: string; externalId: string }) {
   const result =
