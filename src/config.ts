@@ -74,9 +74,10 @@ export const EnvSchema = z.object({
     .transform((value) => value === 'true'),
   // A tender search statement still running after this is stopped (503 search_timeout).
   SEARCH_TIMEOUT_MS: positiveInt.default(3000),
-  // One webhook attempt runs in an activity of at most 30 s (workflows/webhooks/webhook-options.ts), bookkeeping included.
+  // How long one webhook attempt waits for the answer. The outbox's drainer holds a delivery for 60 s while it sends
+  // (src/webhooks/outbox.ts): the attempt and its record must end well within that, or another drainer would send it too.
   WEBHOOK_TIMEOUT_SECONDS: positiveInt
-    .max(25, 'must be at most 25 (a delivery attempt may take 30 s in all)')
+    .max(25, 'must be at most 25 (a drainer holds a delivery for 60 s while it sends it)')
     .default(15),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   DOCUMENT_STORE: z.enum(['filesystem', 's3']).default('filesystem'),

@@ -1,4 +1,5 @@
-// The Temporal worker: bundles workflows/, registers activities/, polls the configured task queue, drains on stop.
+// The Temporal worker: bundles workflows/, registers activities/, polls the configured task queue, runs the outboxes'
+// drainers (deal notices, webhooks, logout tokens), drains on stop.
 // Activities that keep failing are logged and counted (temporal/activity-alerts.ts); its metrics are served at
 // WORKER_METRICS_ADDRESS. On start it asks the open deals to re-assert their records (after a crash PostgreSQL may
 // lack writes their workflows acted on).
@@ -9,6 +10,7 @@ import type { Logger } from './log.ts';
 import type { Services } from './services.ts';
 import { startNoticeDrainer } from './deals/notice-outbox.ts';
 import { startLogoutDrainer } from './sso/backchannel.ts';
+import { startWebhookDrainer } from './webhooks/outbox.ts';
 import { createActivities } from '../activities/index.ts';
 import { reassertSignal } from '../workflows/deals/deal-messages.ts';
 import { activityAlerts } from './temporal/activity-alerts.ts';
@@ -55,6 +57,9 @@ export async function startWorker(
   // not leave it holding the process open.
   const notices = startNoticeDrainer(services);
   void running.finally(() => notices.stop());
+  // Webhook deliveries, sent from their outbox after the changes that made them committed (src/webhooks/outbox.ts).
+  const webhooks = startWebhookDrainer(services);
+  void running.finally(() => webhooks.stop());
   // Back-channel logout tokens, POSTed to the sites after a sign-out committed (src/sso/backchannel.ts).
   const logouts = startLogoutDrainer(services);
   void running.finally(() => logouts.stop());
@@ -65,6 +70,7 @@ export async function startWorker(
       sweep.stopped = true;
       await reasserting;
       await notices.stop();
+      await webhooks.stop();
       await logouts.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => {});

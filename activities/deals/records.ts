@@ -362,6 +362,7 @@ export function createDealActivities(services: Services) {
           const deliveryId = await insertWebhookEvent(client, {
             eventId: told.id,
             deliveryId: told.deliveryId,
+            taskQueue: services.config.TEMPORAL_TASK_QUEUE,
             event: told.type,
             occurredAt: told.occurredAt,
             status: change.status,
@@ -379,6 +380,7 @@ export function createDealActivities(services: Services) {
         return insertWebhookEvent(client, {
           eventId: event.id,
           deliveryId: event.deliveryId,
+          taskQueue: services.config.TEMPORAL_TASK_QUEUE,
           event: event.type,
           occurredAt: event.occurredAt,
           status: change.status,

@@ -14,6 +14,7 @@ import { isProblemCode } from '../http/problem-catalog.ts';
 import { dealStatus, dealWorkflowId, type DealSnapshot } from './model.ts';
 import { dealSearchAttributes } from './search-attributes.ts';
 import type { DealSettings, DealWorkflowInput } from '../../workflows/deals/deal-messages.ts';
+import { PATCH_LEVEL } from '../../workflows/deals/patches.ts';
 
 const WORKFLOW_TYPE = 'dealWorkflow';
 const UPDATE_DEADLINE_MS = 30_000;
@@ -27,7 +28,8 @@ export function dealSettings(services: Services): DealSettings {
 }
 
 function startOptions(services: Services, snapshot: DealSnapshot) {
-  const input: DealWorkflowInput = { snapshot, settings: dealSettings(services) };
+  // A new run takes every change of the workflow's code without a history marker for each (workflows/deals/patches.ts).
+  const input: DealWorkflowInput = { snapshot, settings: dealSettings(services), patchLevel: PATCH_LEVEL };
   return {
     workflowId: dealWorkflowId(snapshot.deal.marketplace_id, snapshot.deal.external_id),
     taskQueue: services.config.TEMPORAL_TASK_QUEUE,

@@ -163,7 +163,7 @@ export async function createDeal(
     if (!now.changed) throw error;
     return createDeal(services, now.marketplace, input);
   }
-  // deal.created is written with the deal, so it is told before any later change; the workflow sends it.
+  // deal.created is written with the deal, so it is told before any later change; the outbox sends it.
   const inserted = await insertDeal(
     services.db,
     { id: randomUUID(), marketplace_id: marketplace.id, ...fields, fee, fee_moment: marketplace.fee_moment },
@@ -171,6 +171,7 @@ export async function createDeal(
       const told = {
         eventId: randomUUID(),
         deliveryId: randomUUID(),
+        taskQueue: services.config.TEMPORAL_TASK_QUEUE,
         event: 'deal.created',
         occurredAt: deal.created_at,
         status: 'created',

@@ -51,7 +51,13 @@ export function toDeal(row: Record<string, any>): DealRecord {
 export async function insertDeal(
   db: DbClient,
   deal: Omit<NewDeal, 'fee'> & { fee: string; fee_moment: FeeMoment },
-  announce: (deal: DealRecord) => { eventId: string; deliveryId: string; event: string; body: Buffer },
+  announce: (deal: DealRecord) => {
+    eventId: string;
+    deliveryId: string;
+    taskQueue: string;
+    event: string;
+    body: Buffer;
+  },
   key?: RememberedKey,
 ): Promise<{ deal: DealRecord; created: boolean } | undefined> {
   const at = new Date().toISOString();
@@ -76,6 +82,7 @@ export async function insertDeal(
     event.deliveryId,
     deal.buyer_locale ?? null,
     deal.seller_locale ?? null,
+    event.taskQueue,
   ];
   const inserted = await db.query(
     key
@@ -106,12 +113,12 @@ const insertDealStatement = (live: string) =>
      INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
      SELECT $14, made.marketplace_id, made.id, $15, $16, made.created_at FROM made RETURNING id),
    sent AS (
-     INSERT INTO webhook_deliveries (id, event_id)
-     SELECT $17, told.id FROM told
+     INSERT INTO webhook_deliveries (id, event_id, deal_id, task_queue)
+     SELECT $17, told.id, $1, $20 FROM told
       WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE marketplace_id = $2 AND (events IS NULL OR $15 = ANY (events))))
    SELECT EXISTS (SELECT FROM live) AS key_live, made.* FROM (SELECT) AS one LEFT JOIN made ON true`;
 const INSERT_DEAL = insertDealStatement('SELECT');
-const INSERT_DEAL_CHECKING_KEY = insertDealStatement(rememberedKeyCheck('$20', '$2', '$21'));
+const INSERT_DEAL_CHECKING_KEY = insertDealStatement(rememberedKeyCheck('$21', '$2', '$22'));
 
 export async function findDeal(db: DbClient, where: { id: string } | { marketplaceId: string; externalId: string }) {
   const result =

@@ -7,7 +7,10 @@ import { CancelledFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Logger } from '../log.ts';
 
-/** Webhook deliveries fail for days while a marketplace's receiver is down; the delivery log shows every attempt. */
+/**
+ * A deal run from before the webhook outbox asks deliverWebhook again and again while the outbox retries a delivery
+ * (for days while a marketplace's receiver is down); the delivery log shows every attempt.
+ */
 const FAILING_BY_DESIGN = new Set(['deliverWebhook']);
 
 export function activityAlerts(logger: Logger, attempts: number): ActivityInterceptorsFactory {

@@ -1,90 +1,26 @@
-// Deliveries and their attempts in PostgreSQL: what the activity loads and records, what administrators read,
-// replay and test. A delivery is one run of sending an event (X-Svc-Delivery); an attempt is one HTTP request of it.
+// Deliveries and their attempts in PostgreSQL: what administrators read, replay and test. The outbox
+// (src/webhooks/outbox.ts) sends them and records each attempt. A delivery is one run of sending an event (X-Svc-Delivery); an attempt is one HTTP request of it.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.ts';
-import { problem } from '../http/problem.ts';
 import type { Services } from '../services.ts';
-import type { webhookReplayWorkflow } from '../../workflows/webhooks/webhook-replay.ts';
 
 /** The event an administrator sends to check a marketplace's endpoint; it belongs to no deal. */
 export const TEST_EVENT = 'webhook.test';
 
 export type AttemptStatus = 'delivered' | 'retrying' | 'failed';
 
-export interface DeliveryToSend {
-  id: string;
-  status: 'pending' | 'delivered' | 'retrying' | 'failed' | 'skipped';
-  event_id: string;
-  event: string;
-  body: Buffer;
-  /** The endpoint as it is now (null when none): a changed URL or a rotated secret applies to the retries. */
-  url: string | null;
-  secret_encrypted: string | null;
-  /** The secret a rotation replaced, while its overlap lasts (by the database's clock); null otherwise. */
-  previous_secret_encrypted: string | null;
-}
-
-export async function loadDelivery(db: Db, deliveryId: string): Promise<DeliveryToSend | undefined> {
-  const result = await db.query<DeliveryToSend>(
-    `SELECT d.id, d.status, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted,
-            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS previous_secret_encrypted
-       FROM webhook_deliveries d
-       JOIN webhook_events e ON e.id = d.event_id
-       LEFT JOIN webhook_endpoints w ON w.marketplace_id = e.marketplace_id
-      WHERE d.id = $1`,
-    [deliveryId],
-  );
-  return result.rows[0];
-}
-
-export interface AttemptRecord {
-  attempt: number;
-  status: AttemptStatus;
-  httpStatus: number | null;
-  error: string | null;
-  durationMs: number;
-  responseExcerpt: string | null;
-}
-
 /**
- * Logs the attempt and moves the delivery to the same status, in one statement. A re-run attempt overwrites. A
- * delivery skipped while this attempt was under way (the webhook was unregistered) stays skipped unless the attempt
- * settled it, so no later attempt revives it.
+ * A run from before the outbox stopped waiting for the delivery (workflows/webhooks/webhook-options.ts): the delivery and
+ * its last attempt become failed, and the outbox sends it no more (a delivered one stays delivered).
  */
-export async function recordAttempt(db: Db, deliveryId: string, record: AttemptRecord): Promise<void> {
-  await db.query(
-    `WITH logged AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, status, http_status, error, duration_ms, response_excerpt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (delivery_id, attempt) DO UPDATE
-         SET status = EXCLUDED.status, http_status = EXCLUDED.http_status, error = EXCLUDED.error,
-             duration_ms = EXCLUDED.duration_ms, response_excerpt = EXCLUDED.response_excerpt, attempted_at = now())
-     UPDATE webhook_deliveries SET status = CASE WHEN status = 'skipped' AND $3 = 'retrying' THEN status ELSE $3 END, updated_at = now()
-      WHERE id = $1`,
-    [
-      deliveryId,
-      record.attempt,
-      record.status,
-      record.httpStatus,
-      record.error,
-      record.durationMs,
-      record.responseExcerpt,
-    ],
-  );
-}
-
-export async function setDeliveryStatus(db: Db, deliveryId: string, status: DeliveryToSend['status']): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET status = $2, updated_at = now() WHERE id = $1', [deliveryId, status]);
-}
-
-/** Temporal gave up: the delivery and its last attempt become failed (a delivered one stays delivered). */
 export async function markDeliveryFailed(db: Db, deliveryId: string): Promise<void> {
   await db.query(
     `WITH last AS (
        UPDATE webhook_attempts SET status = 'failed'
         WHERE id = (SELECT id FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt DESC LIMIT 1)
           AND status = 'retrying')
-     UPDATE webhook_deliveries SET status = 'failed', updated_at = now() WHERE id = $1 AND status <> 'delivered'`,
+     UPDATE webhook_deliveries SET status = 'failed', due_at = NULL, updated_at = now()
+      WHERE id = $1 AND status NOT IN ('delivered', 'skipped')`,
     [deliveryId],
   );
 }
@@ -162,17 +98,6 @@ export async function eventOfDeliveryOrAttempt(db: Db, id: string): Promise<{ ev
   return result.rows[0];
 }
 
-export async function createDelivery(db: Db, deliveryId: string, eventId: string): Promise<void> {
-  await db.query('INSERT INTO webhook_deliveries (id, event_id) VALUES ($1, $2)', [deliveryId, eventId]);
-}
-
-export async function deleteDelivery(db: Db, deliveryId: string): Promise<void> {
-  await db.query(
-    'DELETE FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE delivery_id = $1)',
-    [deliveryId],
-  );
-}
-
 export interface StartedDelivery {
   delivery_id: string;
   event_id: string;
@@ -180,25 +105,19 @@ export interface StartedDelivery {
 }
 
 /**
- * A new delivery of a stored event, sent by the replay workflow with the deal workflows' schedule and signing: the
- * same event id and body, a new X-Svc-Delivery. 503 temporal_unavailable when the workflow cannot be started.
+ * A new delivery of a stored event, sent by the outbox (src/webhooks/outbox.ts) with the deals' schedule and signing:
+ * the same event id and body, a new X-Svc-Delivery. It waits behind its deal's earlier events still to send.
  */
-export async function startDelivery(services: Services, eventId: string): Promise<StartedDelivery> {
+export async function startDelivery(
+  services: Pick<Services, 'db' | 'config'>,
+  eventId: string,
+): Promise<StartedDelivery> {
   const deliveryId = randomUUID();
-  await createDelivery(services.db, deliveryId, eventId);
-  try {
-    await services.temporal.workflow.start<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
-      args: [deliveryId],
-      workflowId: `webhook-replay/${deliveryId}`,
-      taskQueue: services.config.TEMPORAL_TASK_QUEUE,
-    });
-  } catch (error) {
-    await deleteDelivery(services.db, deliveryId).catch(() => {}); // no orphan pending delivery
-    services.logger.error({ err: error, delivery_id: deliveryId }, 'could not start a webhook delivery');
-    throw problem('temporal_unavailable', 'The delivery could not be started; retry shortly.', {
-      headers: { 'Retry-After': '5' },
-    });
-  }
+  await services.db.query(
+    `INSERT INTO webhook_deliveries (id, event_id, deal_id, task_queue)
+     SELECT $1, id, deal_id, $3 FROM webhook_events WHERE id = $2`,
+    [deliveryId, eventId, services.config.TEMPORAL_TASK_QUEUE],
+  );
   return { delivery_id: deliveryId, event_id: eventId, status: 'pending' };
 }
 
@@ -223,14 +142,21 @@ export async function failedEventsSince(db: Db, marketplaceId: string, since: Da
 }
 
 /** Replays them one after another; the count of those started. */
-export async function replayFailedSince(services: Services, marketplaceId: string, since: Date): Promise<number> {
+export async function replayFailedSince(
+  services: Pick<Services, 'db' | 'config'>,
+  marketplaceId: string,
+  since: Date,
+): Promise<number> {
   const events = await failedEventsSince(services.db, marketplaceId, since);
   for (const eventId of events) await startDelivery(services, eventId);
   return events.length;
 }
 
 /** Stores a `webhook.test` event of the marketplace and sends it to its endpoint like any event. */
-export async function sendTestEvent(services: Services, marketplaceId: string): Promise<StartedDelivery> {
+export async function sendTestEvent(
+  services: Pick<Services, 'db' | 'config'>,
+  marketplaceId: string,
+): Promise<StartedDelivery> {
   const eventId = randomUUID();
   const occurredAt = new Date().toISOString();
   const body = Buffer.from(

@@ -115,7 +115,7 @@ export async function rotateWebhookSecret(
 export async function deleteWebhookEndpoint(db: Db, marketplaceId: string): Promise<void> {
   await db.query(
     `WITH gone AS (DELETE FROM webhook_endpoints WHERE marketplace_id = $1 RETURNING marketplace_id)
-     UPDATE webhook_deliveries d SET status = 'skipped', updated_at = now()
+     UPDATE webhook_deliveries d SET status = 'skipped', due_at = NULL, updated_at = now()
        FROM webhook_events e, gone
       WHERE e.id = d.event_id AND e.marketplace_id = gone.marketplace_id AND d.status IN ('pending', 'retrying')`,
     [marketplaceId],

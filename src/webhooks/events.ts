@@ -12,6 +12,8 @@ export interface WebhookEventInput {
   eventId: string;
   /** Chosen by the workflow (uuid): the first delivery of this event, X-Svc-Delivery. */
   deliveryId: string;
+  /** The task queue whose workers' drainers send the delivery (TEMPORAL_TASK_QUEUE: src/webhooks/outbox.ts). */
+  taskQueue: string;
   event: string;
   /** ISO 8601. */
   occurredAt: string;
@@ -36,7 +38,7 @@ export interface WebhookEventInput {
 }
 
 /** The body bytes, fields in the documented order. */
-export function webhookBody(input: WebhookEventInput): Buffer {
+export function webhookBody(input: Omit<WebhookEventInput, 'deliveryId' | 'taskQueue'>): Buffer {
   const { deal } = input;
   return Buffer.from(
     JSON.stringify({
@@ -60,26 +62,34 @@ export function webhookBody(input: WebhookEventInput): Buffer {
 }
 
 /**
- * Stores the event and, when the marketplace has a webhook endpoint sent this type, its first delivery. Returns the
- * delivery id to hand to deliverWebhook, or null when there is nothing to deliver (no endpoint, or one that did not
- * choose this type; the event is kept all the same, for GET /api/mkt/events). Idempotent: a repeat with the same ids
- * changes nothing and returns the same answer.
+ * Stores the event and, when the marketplace has a webhook endpoint sent this type, its first delivery, which the
+ * outbox sends once the transaction commits (src/webhooks/outbox.ts). Returns the delivery id, or null when there is
+ * nothing to deliver (no endpoint, or one that did not choose this type; the event is kept all the same, for
+ * GET /api/mkt/events). One statement (the delivery's reference to the event is checked at its end). Idempotent: a
+ * repeat with the same ids changes nothing and returns the same answer; a delivery made by an earlier try stays, even
+ * if the endpoint went away since.
  */
 export async function insertWebhookEvent(client: DbClient, input: WebhookEventInput): Promise<string | null> {
-  await client.query(
-    `INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-    [input.eventId, input.deal.marketplace_id, input.deal.id, input.event, webhookBody(input), input.occurredAt],
-  );
-  // A delivery made by an earlier try stays, even if the endpoint went away since.
   const delivery = await client.query<{ id: string }>(
-    `WITH made AS (
-       INSERT INTO webhook_deliveries (id, event_id)
-       SELECT $1::uuid, $2::uuid WHERE EXISTS (
+    `WITH told AS (
+       INSERT INTO webhook_events (id, marketplace_id, deal_id, event, body, occurred_at)
+       VALUES ($2, $3, $5, $4, $7, $8) ON CONFLICT (id) DO NOTHING),
+     made AS (
+       INSERT INTO webhook_deliveries (id, event_id, deal_id, task_queue)
+       SELECT $1::uuid, $2::uuid, $5::uuid, $6 WHERE EXISTS (
          SELECT 1 FROM webhook_endpoints WHERE marketplace_id = $3::uuid AND (events IS NULL OR $4::text = ANY (events)))
        ON CONFLICT (id) DO NOTHING RETURNING id)
      SELECT id FROM made UNION SELECT id FROM webhook_deliveries WHERE id = $1::uuid`,
-    [input.deliveryId, input.eventId, input.deal.marketplace_id, input.event],
+    [
+      input.deliveryId,
+      input.eventId,
+      input.deal.marketplace_id,
+      input.event,
+      input.deal.id,
+      input.taskQueue,
+      webhookBody(input),
+      input.occurredAt,
+    ],
   );
   return delivery.rows[0]?.id ?? null;
 }

@@ -1,23 +1,21 @@
-// The delivery-time protections of webhooks, through the real activity, workflow, PostgreSQL and Temporal dev server:
+// The delivery-time protections of webhooks, through the real outbox drainer (src/webhooks/outbox.ts) and PostgreSQL:
 // the per-attempt timeout (WEBHOOK_TIMEOUT_SECONDS=1 here instead of 15) and, for every marketplace, the SSRF check
 // repeated at delivery against DNS rebinding, with the connection pinned to the addresses that passed it. A fake
 // resolver (the `lookup` seam) plays the DNS server for names under .test, which never resolve for real (RFC 2606).
-// The production worker runs with the tests' WEBHOOK_ALLOW_LOOPBACK=true; the DNS worker with the real default, false.
+// The production drainer runs with the tests' WEBHOOK_ALLOW_LOOPBACK=true; the DNS drainer with the real default, false,
+// on a task queue of its own, so it sends only the deliveries written for it.
 import { randomUUID } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import net, { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { parseConfig } from '../../src/config.ts';
 import { createMarketplace } from '../../src/marketplaces/marketplaces.ts';
-import { temporalConnectionOptions } from '../../src/temporal/connection.ts';
-import { startWorker, WORKFLOWS_PATH, type RunningWorker } from '../../src/worker.ts';
 import { postWebhook } from '../../src/webhooks/delivery.ts';
 import { checkWebhookUrl, saveWebhookEndpoint } from '../../src/webhooks/endpoints.ts';
 import { insertWebhookEvent } from '../../src/webhooks/events.ts';
+import { startWebhookDrainer, type WebhookDrainer } from '../../src/webhooks/outbox.ts';
 import { AddressNotAllowed, resolveWebhookAddresses } from '../../src/webhooks/ssrf.ts';
-import { createWebhookActivities } from '../../activities/webhooks/delivery.ts';
 import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
 
 // ---- the fake DNS server -----------------------------------------------------------------------------------------
@@ -76,53 +74,31 @@ async function loopbackService(): Promise<{ port: number; connections: Buffer[] 
 // ---- set-up -------------------------------------------------------------------------------------------------------
 
 let server: TestServer;
-let worker: RunningWorker;
-let dnsWorker: Worker;
-let dnsWorkerRunning: Promise<void>;
-let dnsConnection: NativeConnection;
+/** The drainer as the worker runs it (its services and configuration): the timeout tests. */
+let drainer: WebhookDrainer;
+/** The same drainer with the fake resolver and the loopback refused (the default), for the deliveries of dnsQueue. */
+let dnsDrainer: WebhookDrainer;
 const dnsQueue = uniqueId('queue-dns');
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   server = await startTestServer({ env: { WEBHOOK_RETRY_BASE_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' } });
   const { services } = server;
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
-  // The worker as production wires it (createActivities over the configuration): the timeout tests.
-  worker = await startWorker(services, { workflowBundle });
-  // The same webhook activities with the fake resolver and the loopback refused (the default), on their own queue.
-  dnsConnection = await NativeConnection.connect(temporalConnectionOptions(services.config));
-  dnsWorker = await Worker.create({
-    connection: dnsConnection,
-    namespace: services.config.TEMPORAL_NAMESPACE,
-    taskQueue: dnsQueue,
-    workflowBundle,
-    activities: createWebhookActivities(
-      { ...services, config: { ...services.config, WEBHOOK_ALLOW_LOOPBACK: false } },
-      { lookup: fakeLookup },
-    ),
-  });
-  dnsWorkerRunning = dnsWorker.run();
+  drainer = startWebhookDrainer(services);
+  dnsDrainer = startWebhookDrainer(
+    { ...services, config: { ...services.config, TEMPORAL_TASK_QUEUE: dnsQueue, WEBHOOK_ALLOW_LOOPBACK: false } },
+    { lookup: fakeLookup },
+  );
   diagnostics.subscribe('net.client.socket', onClientSocket);
 });
 
 afterAll(async () => {
   diagnostics.unsubscribe('net.client.socket', onClientSocket);
-  if (dnsWorker?.getState() === 'RUNNING') dnsWorker.shutdown();
-  await dnsWorkerRunning?.catch(() => {});
-  await dnsConnection?.close();
-  await worker?.stop();
+  await dnsDrainer?.stop();
+  await drainer?.stop();
   await Promise.all(stops.map((stop) => stop()));
   await server?.stop();
 });
-
-const quietLogger = {
-  log: () => {},
-  trace: () => {},
-  debug: () => {},
-  info: () => {},
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 async function endpoint(mode: 'sandbox' | 'live', url: string): Promise<string> {
   const { marketplace } = await createMarketplace(server.services.db, { name: uniqueId('shop'), mode });
@@ -130,8 +106,14 @@ async function endpoint(mode: 'sandbox' | 'live', url: string): Promise<string> 
   return marketplace.id;
 }
 
-/** A deal and one event of it, as the deal workflow's persistence activity makes them; its delivery id. */
-async function makeEvent(marketplaceId: string): Promise<string> {
+/**
+ * A deal and one event of it, as the deal workflow's persistence activity makes them, for the drainers of `taskQueue`
+ * (the production one unless said): its delivery id. The drainer sends it from the commit on.
+ */
+async function makeEvent(
+  marketplaceId: string,
+  taskQueue = server.services.config.TEMPORAL_TASK_QUEUE,
+): Promise<string> {
   const deal = {
     id: randomUUID(),
     marketplace_id: marketplaceId,
@@ -160,6 +142,7 @@ async function makeEvent(marketplaceId: string): Promise<string> {
   const made = await insertWebhookEvent(server.services.db, {
     eventId: randomUUID(),
     deliveryId,
+    taskQueue,
     event: 'deal.approved',
     occurredAt: new Date().toISOString(),
     status: 'approved',
@@ -169,12 +152,9 @@ async function makeEvent(marketplaceId: string): Promise<string> {
   return deliveryId;
 }
 
-function startDelivery(deliveryId: string, taskQueue = server.services.config.TEMPORAL_TASK_QUEUE) {
-  return server.services.temporal.workflow.start('webhookReplayWorkflow', {
-    args: [deliveryId],
-    workflowId: `webhook-replay/${deliveryId}`,
-    taskQueue,
-  });
+async function deliveryStatus(deliveryId: string): Promise<string | undefined> {
+  const found = await server.services.db.query('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId]);
+  return found.rows[0]?.status;
 }
 
 /** The administrators' webhook log of the marketplace, oldest attempt first. */
@@ -189,7 +169,7 @@ async function attempts(marketplaceId: string): Promise<any[]> {
 // ---- the timeout ---------------------------------------------------------------------------------------------------
 
 describe('WEBHOOK_TIMEOUT_SECONDS', () => {
-  it('is 15 s unless set, and at most 25 (the delivery activity may run 30 s in all)', () => {
+  it('is 15 s unless set, and at most 25 (an attempt and its record stay well within the outbox claim of 60 s)', () => {
     expect(parseConfig({}).WEBHOOK_TIMEOUT_SECONDS).toBe(15);
     expect(parseConfig({ WEBHOOK_TIMEOUT_SECONDS: '25' }).WEBHOOK_TIMEOUT_SECONDS).toBe(25);
     for (const bad of ['0', '26', '1.5', 'soon'])
@@ -216,11 +196,10 @@ describe('WEBHOOK_TIMEOUT_SECONDS', () => {
     );
     const shop = await endpoint('sandbox', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`);
     const deliveryId = await makeEvent(shop);
-    const handle = await startDelivery(deliveryId);
 
-    // Well before the 15 s default (or the activity's 30 s limit) could end a hanging attempt.
+    // Well before the 15 s default could end a hanging attempt.
     await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000 }).toBe(2);
-    expect(await handle.result()).toBe('delivered');
+    expect(await deliveryStatus(deliveryId)).toBe('delivered');
     const [first, second] = await attempts(shop);
     expect(first).toMatchObject({
       delivery_id: deliveryId,
@@ -378,12 +357,11 @@ describe('delivery to addresses that are not public', () => {
   it('checks sandbox marketplaces too: a stored loopback URL is refused at every attempt and never connected to', async () => {
     const service = await loopbackService();
     const shop = await endpoint('sandbox', `http://127.0.0.1:${service.port}/svc`);
-    const deliveryId = await makeEvent(shop);
-    const handle = await startDelivery(deliveryId, dnsQueue);
+    const deliveryId = await makeEvent(shop, dnsQueue);
 
     await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
-    await handle.terminate('test done');
     const [first, second] = await attempts(shop);
+    expect(await deliveryStatus(deliveryId)).toBe('retrying'); // refused, not given up: the next attempt checks again
     for (const [index, attempt] of [first, second].entries()) {
       expect(attempt).toMatchObject({
         attempt: index + 1,
@@ -405,14 +383,12 @@ describe('live delivery against DNS rebinding', () => {
     await checkWebhookUrl(marketplace, url, { allowLoopback: false, lookup: fakeLookup }); // registration: a public address, accepted
     await saveWebhookEndpoint(server.services.db, server.services.masterKey, marketplace.id, url);
     zone.set('hooks.rebind.test', [['127.0.0.1']]); // the owner of the name rebinds it
-    const deliveryId = await makeEvent(marketplace.id);
-    const handle = await startDelivery(deliveryId, dnsQueue);
+    const deliveryId = await makeEvent(marketplace.id, dnsQueue);
 
     // Every attempt asks DNS again, is refused, logged and retried; none ever reaches the loopback service.
     await expect
       .poll(async () => (await attempts(marketplace.id)).length, { timeout: 10_000 })
       .toBeGreaterThanOrEqual(2);
-    await handle.terminate('test done');
     const [first, second] = await attempts(marketplace.id);
     for (const [index, attempt] of [first, second].entries()) {
       expect(attempt).toMatchObject({
@@ -434,11 +410,9 @@ describe('live delivery against DNS rebinding', () => {
     const url = `http://pinned.rebind.test:${service.port}/svc`;
     zone.set('pinned.rebind.test', [['8.8.8.8'], ['127.0.0.1']]); // public once, the loopback from then on
     const shop = await endpoint('live', url);
-    const deliveryId = await makeEvent(shop);
-    const handle = await startDelivery(deliveryId, dnsQueue);
+    await makeEvent(shop, dnsQueue);
 
     await expect.poll(async () => (await attempts(shop)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
-    await handle.terminate('test done');
     // Attempt 1: checked 8.8.8.8 and the socket went for 8.8.8.8, with no lookup after the check (we cut it there).
     expect(socketLookups.filter((lookup) => lookup.host === 'pinned.rebind.test')).toEqual([
       { host: 'pinned.rebind.test', address: '8.8.8.8', queriesBefore: 1 },

@@ -1,8 +1,8 @@
-// Webhooks end to end: registration over HTTP, events stored once, delivery by a real worker on the real Temporal dev
-// server to a local receiver, signatures checked by independent code, retries, Retry-After, 410, the admin log and
-// replay. WEBHOOK_RETRY_BASE_SECONDS=1 keeps the retries quick (Temporal retries an activity a second apart at the
-// least, so no smaller base would); a test that acts between two attempts has the receiver ask for a second of
-// Retry-After.
+// Webhooks end to end: registration over HTTP, events stored once, delivery by a real worker's outbox drainer
+// (src/webhooks/outbox.ts) to a local receiver, signatures checked by independent code, retries, Retry-After, 410, the
+// admin log and replay. A delivery written for the worker's task queue goes out at its commit; a test waits for the
+// delivery's status or the log. WEBHOOK_RETRY_BASE_SECONDS=1 keeps the retries quick; a test that acts between two
+// attempts has the receiver ask for a second of Retry-After.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,12 +71,18 @@ async function receiver(script: Parameters<typeof startReceiver>[0] = []): Promi
   return started;
 }
 
-/** A deal row and one event of it, as the deal workflow's persistence activity makes them. */
+type DealFields = WebhookEventInput['deal'];
+
+/**
+ * A deal row (or the given deal's) and one event of it, as the deal workflow's persistence activity makes them, for the
+ * worker's task queue: its drainer sends the delivery from the commit on.
+ */
 async function makeEvent(
   marketplaceId: string,
   event = 'deal.approved',
+  of?: DealFields,
 ): Promise<WebhookEventInput & { result: string | null }> {
-  const deal = {
+  const deal = of ?? {
     id: randomUUID(),
     marketplace_id: marketplaceId,
     external_id: uniqueId('order'),
@@ -86,37 +92,32 @@ async function makeEvent(
     buyer_email: uniqueEmail('buyer'),
     seller_email: uniqueEmail('seller'),
   };
-  await services.db.query(
-    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-    [
-      deal.id,
-      deal.marketplace_id,
-      deal.external_id,
-      deal.title,
-      deal.buyer_email,
-      deal.seller_email,
-      deal.amount,
-      deal.currency,
-    ],
-  );
+  if (!of) {
+    await services.db.query(
+      `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
+      [
+        deal.id,
+        deal.marketplace_id,
+        deal.external_id,
+        deal.title,
+        deal.buyer_email,
+        deal.seller_email,
+        deal.amount,
+        deal.currency,
+      ],
+    );
+  }
   const input = {
     eventId: randomUUID(),
     deliveryId: randomUUID(),
+    taskQueue: services.config.TEMPORAL_TASK_QUEUE,
     event,
     occurredAt: new Date().toISOString(),
     status: 'approved',
     deal,
   };
   return { ...input, result: await insertWebhookEvent(services.db, input) };
-}
-
-function startDelivery(deliveryId: string) {
-  return services.temporal.workflow.start('webhookReplayWorkflow', {
-    args: [deliveryId],
-    workflowId: `webhook-replay/${deliveryId}`,
-    taskQueue: services.config.TEMPORAL_TASK_QUEUE,
-  });
 }
 
 async function log(marketplaceId: string, query = ''): Promise<any[]> {
@@ -129,6 +130,24 @@ async function log(marketplaceId: string, query = ''): Promise<any[]> {
 
 async function deliveryStatus(deliveryId: string): Promise<string> {
   return (await services.db.query('SELECT status FROM webhook_deliveries WHERE id = $1', [deliveryId])).rows[0]?.status;
+}
+
+/** Waits until the outbox has settled the delivery (delivered, failed or skipped) and answers how. */
+async function settled(deliveryId: string): Promise<string> {
+  let status = '';
+  await expect
+    .poll(async () => (status = await deliveryStatus(deliveryId)), { timeout: 20_000 })
+    .toMatch(/^(delivered|failed|skipped)$/);
+  return status;
+}
+
+/** What the outbox holds of the delivery: when it sends it next (null once settled), its attempts, its claim. */
+async function outboxRow(deliveryId: string) {
+  const found = await services.db.query(
+    'SELECT status, due_at, attempts, claimed_until, task_queue, deal_id FROM webhook_deliveries WHERE id = $1',
+    [deliveryId],
+  );
+  return found.rows[0];
 }
 
 /** Every deal.<status>, in the order the registration lists them. */
@@ -353,6 +372,11 @@ describe('insertWebhookEvent', () => {
     await registered(shop.secret_key, 'http://127.0.0.1:9/hook');
     const made = await makeEvent(shop.id, 'deal.paid');
     expect(made.result).toBe(made.deliveryId);
+    // For the outbox: the drainers of the writer's task queue send it, after the deal's earlier events.
+    expect(await outboxRow(made.deliveryId)).toMatchObject({
+      task_queue: services.config.TEMPORAL_TASK_QUEUE,
+      deal_id: made.deal.id,
+    });
     const again = await insertWebhookEvent(services.db, { ...made, title: 'changed' } as WebhookEventInput);
     expect(again).toBe(made.deliveryId);
     const rows = await services.db.query(
@@ -382,7 +406,7 @@ describe('delivery', () => {
     const hook = await receiver();
     const secret = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
 
     expect(hook.received).toHaveLength(1);
     const [request] = hook.received;
@@ -433,7 +457,7 @@ describe('delivery', () => {
     const hook = await receiver([{ status: 500 }, { status: 302, headers: { Location: 'http://127.0.0.1:9/' } }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.escrow_hold');
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
 
     expect(hook.received).toHaveLength(3);
     for (const request of hook.received) {
@@ -463,22 +487,31 @@ describe('delivery', () => {
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '2' } }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
     expect(hook.received).toHaveLength(2);
     expect(hook.received[1].at - hook.received[0].at).toBeGreaterThanOrEqual(1900);
     expect((await log(shop.id)).map((a) => a.status)).toEqual(['delivered', 'retrying']);
   });
 
-  it('stops at once on 410 Gone and marks the delivery failed', async () => {
+  it("stops at once on 410 Gone and marks the delivery failed; the deal's next event goes out after it", async () => {
     const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 410 }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.refunded');
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('failed');
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // a retry would come after ~1 s
-    expect(hook.received).toHaveLength(1);
+    expect(await settled(made.deliveryId)).toBe('failed');
+    expect(await outboxRow(made.deliveryId)).toMatchObject({ due_at: null, attempts: 1, claimed_until: null });
+    // A delivery still to send holds its deal's later events back, and a retry of it would go before them: the next
+    // event arriving alone shows the 410 one is done with.
+    const next = await makeEvent(shop.id, 'deal.cancelled', made.deal);
+    expect(await settled(next.deliveryId)).toBe('delivered');
+    expect(hook.received.map((request) => request.headers['x-svc-delivery'])).toEqual([
+      made.deliveryId,
+      next.deliveryId,
+    ]);
     expect(await deliveryStatus(made.deliveryId)).toBe('failed');
-    expect(await log(shop.id)).toMatchObject([{ attempt: 1, status: 'failed', http_status: 410, error: 'HTTP 410' }]);
+    expect((await log(shop.id)).filter((attempt) => attempt.delivery_id === made.deliveryId)).toMatchObject([
+      { attempt: 1, status: 'failed', http_status: 410, error: 'HTTP 410' },
+    ]);
   });
 
   it('sends retries to the URL registered now, signed with the same secret', async () => {
@@ -487,27 +520,36 @@ describe('delivery', () => {
     const moved = await receiver();
     const secret = await registered(shop.secret_key, old.url);
     const made = await makeEvent(shop.id);
-    const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => old.received.length, { timeout: 10_000 }).toBe(1);
     await registered(shop.secret_key, moved.url);
-    expect(await handle.result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
     expect(moved.received).toHaveLength(1);
     expect(old.received).toHaveLength(1);
     expect(moved.received[0].headers['x-svc-signature']).toBe(hexSignature(secret, moved.received[0].body));
   });
 
-  it('marks the delivery and its last attempt failed when Temporal gives up', async () => {
+  it('marks the delivery and its last attempt failed when a run from before the outbox gives up, and sends it no more', async () => {
     const shop = await insertMarketplace(services);
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '3600' } }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
-    const handle = await startDelivery(made.deliveryId);
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBe(1);
-    expect(await deliveryStatus(made.deliveryId)).toBe('retrying');
-    await handle.terminate('test: stand in for the end of the 4-day schedule');
+    // The receiver's hour is kept: the next attempt is due then.
+    const waiting = await outboxRow(made.deliveryId);
+    expect(waiting).toMatchObject({ status: 'retrying', attempts: 1, claimed_until: null });
+    expect(waiting.due_at.getTime() - Date.now()).toBeGreaterThan(3500_000);
+    // Such a run's 4-day schedule ended (workflows/webhooks/webhook-options.ts): it marks the delivery failed.
     await createWebhookActivities(services).markWebhookDeliveryFailed(made.deliveryId);
-    expect(await deliveryStatus(made.deliveryId)).toBe('failed');
+    expect(await outboxRow(made.deliveryId)).toMatchObject({ status: 'failed', due_at: null });
     expect(await log(shop.id)).toMatchObject([{ attempt: 1, status: 'failed', http_status: 503 }]);
+    // Due now, it would be sent at once; as it is failed, the deal's next event goes out and nothing else.
+    await services.db.query('UPDATE webhook_deliveries SET due_at = now() WHERE id = $1', [made.deliveryId]);
+    const next = await makeEvent(shop.id, 'deal.cancelled', made.deal);
+    expect(await settled(next.deliveryId)).toBe('delivered');
+    expect(hook.received.map((request) => request.headers['x-svc-delivery'])).toEqual([
+      made.deliveryId,
+      next.deliveryId,
+    ]);
   });
 
   it('checks the address again at delivery, for sandbox marketplaces too, and never connects to a private one', async () => {
@@ -519,9 +561,8 @@ describe('delivery', () => {
       'http://169.254.169.254/latest/meta-data/',
     ]);
     const made = await makeEvent(shop.id);
-    const handle = await startDelivery(made.deliveryId);
     await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
-    await handle.terminate('test done');
+    expect(await deliveryStatus(made.deliveryId)).toBe('retrying');
     const [attempt] = (await log(shop.id)).reverse();
     expect(attempt).toMatchObject({
       attempt: 1,
@@ -595,7 +636,7 @@ describe('the events a webhook is sent', () => {
 
     const sent = await makeEvent(shop.id, 'deal.paid');
     expect(sent.result).toBe(sent.deliveryId);
-    expect(await (await startDelivery(sent.deliveryId)).result()).toBe('delivered');
+    expect(await settled(sent.deliveryId)).toBe('delivered');
     expect(hook.received.map((request) => request.headers['x-svc-event'])).toEqual(['deal.paid']);
 
     // Choosing again applies to events from then on.
@@ -649,16 +690,27 @@ describe('DELETE /api/mkt/webhook', () => {
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '1' } }]);
     await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.escrow_hold');
-    const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
     expect((await unregister(shop.secret_key)).status).toBe(204);
     expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
-    // Registered again before the retry is due: the old delivery still goes nowhere.
+    // Registered again before the retry is due: the old delivery still goes nowhere. (Its attempt may be recorded
+    // after the removal: it stays skipped, with nothing due.)
     await registered(shop.secret_key, hook.url);
-    expect(await handle.result()).toBe('delivered'); // the workflow is done with it
-    expect(hook.received).toHaveLength(1);
+    await expect.poll(async () => (await log(shop.id)).length, { timeout: 10_000 }).toBe(1);
+    expect(await outboxRow(made.deliveryId)).toMatchObject({ status: 'skipped', due_at: null, claimed_until: null });
+    // The deal's next event goes out, and alone: a retry of the skipped one would have gone first, and while it was
+    // still to send it would have held this one back.
+    const next = await makeEvent(shop.id, 'deal.paid', made.deal);
+    expect(await settled(next.deliveryId)).toBe('delivered');
+    expect(hook.received.map((request) => request.headers['x-svc-delivery'])).toEqual([
+      made.deliveryId,
+      next.deliveryId,
+    ]);
     expect(await deliveryStatus(made.deliveryId)).toBe('skipped');
-    expect(await log(shop.id)).toMatchObject([{ attempt: 1, status: 'retrying', http_status: 503 }]);
+    expect((await log(shop.id)).reverse()).toMatchObject([
+      { delivery_id: made.deliveryId, attempt: 1, status: 'retrying', http_status: 503 },
+      { delivery_id: next.deliveryId, attempt: 1, status: 'delivered', http_status: 200 },
+    ]);
   });
 });
 
@@ -678,8 +730,9 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
   /** Delivers one new event of the marketplace and answers the request the receiver got. */
   async function deliverOne(shopId: string, hook: Receiver) {
     const made = await makeEvent(shopId);
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
-    return hook.received.at(-1)!;
+    expect(await settled(made.deliveryId)).toBe('delivered');
+    const [request] = hook.received.filter((received) => received.headers['x-svc-delivery'] === made.deliveryId);
+    return request;
   }
 
   const verifies = (secret: string, request: { body: Buffer; headers: Record<string, unknown> }) => {
@@ -791,10 +844,9 @@ describe('POST /api/mkt/webhook/rotate-secret', () => {
     const hook = await receiver([{ status: 503, headers: { 'Retry-After': '1' } }]);
     const old = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id);
-    const handle = await startDelivery(made.deliveryId);
     await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(1);
     const answer = await rotated(shop.secret_key, { expire_previous_after_seconds: 600 });
-    expect(await handle.result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
     const [failed, retried] = hook.received;
     expect(retried.body.equals(failed.body)).toBe(true);
     expect(failed.headers['x-svc-signature']).toBe(hexSignature(old, failed.body));
@@ -827,7 +879,7 @@ describe('administrators: webhook log and replay', () => {
     const hook = await receiver();
     const secret = await registered(shop.secret_key, hook.url);
     const made = await makeEvent(shop.id, 'deal.disputed');
-    expect(await (await startDelivery(made.deliveryId)).result()).toBe('delivered');
+    expect(await settled(made.deliveryId)).toBe('delivered');
     const [first] = await log(shop.id);
 
     const byAttempt = await post(`${server.url}/admin/webhook-deliveries/${first.id}/replay`, {}, admin());
@@ -873,6 +925,39 @@ describe('administrators: webhook log and replay', () => {
       headers: admin(),
     });
     expect(tooMany.status).toBe(400);
+  });
+
+  it('replays every delivery that failed since a moment, once: a repeat while they are sent sends nothing twice', async () => {
+    const shop = await insertMarketplace(services);
+    const hook = await receiver([{ status: 410 }, { status: 410 }]);
+    await registered(shop.secret_key, hook.url);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const paid = await makeEvent(shop.id, 'deal.paid');
+    expect(await settled(paid.deliveryId)).toBe('failed');
+    const refunded = await makeEvent(shop.id, 'deal.refunded');
+    expect(await settled(refunded.deliveryId)).toBe('failed');
+    const delivered = await makeEvent(shop.id, 'deal.approved');
+    expect(await settled(delivered.deliveryId)).toBe('delivered');
+
+    const replay = () =>
+      post(`${server.url}/admin/marketplaces/${shop.id}/webhook-deliveries/replay`, { since }, admin());
+    const first = await replay();
+    expect(first.status).toBe(202);
+    expect(await json(first)).toEqual({ replayed: 2 });
+    expect(await json(await replay())).toEqual({ replayed: 0 }); // the replays are still to send, or sent
+    await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(5);
+    const replayed = hook.received.slice(3);
+    expect(replayed.map((request) => request.headers['webhook-id']).sort()).toEqual(
+      [paid.eventId, refunded.eventId].sort(),
+    );
+    for (const request of replayed) {
+      const original = hook.received.find((sent) => sent.headers['webhook-id'] === request.headers['webhook-id'])!;
+      expect(request.body.equals(original.body)).toBe(true);
+      expect(request.headers['x-svc-delivery']).not.toBe(original.headers['x-svc-delivery']);
+    }
+    await expect.poll(async () => (await log(shop.id, '?status=delivered')).length, { timeout: 10_000 }).toBe(3);
+    expect(await json(await replay())).toEqual({ replayed: 0 });
+    expect(hook.received).toHaveLength(5);
   });
 
   it('documents the webhook routes in the OpenAPI document', async () => {

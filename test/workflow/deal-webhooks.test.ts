@@ -1,13 +1,20 @@
-// Webhook delivery from the deal workflow (and an administrator's replay) on Temporal's time-skipping test server: the
-// retries wait the delay the activity chose, or the retry policy's backoff when it chose none (30 s doubling up to
-// 12 hours, workflows/webhooks/webhook-options.ts), and Temporal gives up within the 4 days of the schedule-to-close
-// timeout, when the workflow marks the delivery failed and goes on with the deal's next event. What one attempt does
-// (the delay it chooses, 410, the log) is the activity's own, tested in webhook-delivery.test.ts.
+// Webhooks and the deal workflow on Temporal's time-skipping test server, since they leave through the outbox
+// (docs/decisions/0026-webhooks-leave-through-an-outbox.md). A new run hands every delivery to the outbox with the
+// change that wrote it: it schedules no deliverWebhook, and at patch level 1 it records no patch marker. The workflow's
+// delivery loop is left for the runs from before the outbox: a run given pendingDeliveries by one of them, and an
+// administrator's replay started then. There the real deliverWebhook activity (activities/webhooks/delivery.ts) reads
+// the world's outbox (test/workflow/support.ts): it answers once the outbox has delivered the delivery, fails for good
+// when the outbox failed it, and otherwise asks again just after the outbox has it due (a due one that waits, ever less
+// often); the retry
+// policy (workflows/webhooks/webhook-options.ts) backs off 30 s doubling for failures it did not time, and stops within
+// the 4 days of its schedule-to-close. What the outbox sends, and when, is tested end to end in test/e2e; the
+// activity's own answers in webhook-delivery.test.ts.
 import { describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { retryDelayMs } from '../../src/webhooks/delivery.ts';
-import { startEscrowUpdate } from '../../workflows/deals/deal-messages.ts';
+import type { DealSnapshot } from '../../src/deals/model.ts';
+import { movePaymentUpdate, startEscrowUpdate } from '../../workflows/deals/deal-messages.ts';
 import type { webhookReplayWorkflow } from '../../workflows/webhooks/webhook-replay.ts';
 import {
   approvedSnapshot,
@@ -20,6 +27,7 @@ import {
   startDeal,
   useTimeSkippingWorker,
   type ActivityCall,
+  type WebhookAnswer,
 } from './support.ts';
 
 let env: TestWorkflowEnvironment;
@@ -28,32 +36,63 @@ const world = new FakeWorld();
 const taskQueue = 'deal-webhooks';
 useTimeSkippingWorker(taskQueue, world, (started) => ({ env, bundle } = started));
 
-/** The retry policy's own backoff (WEBHOOK_ACTIVITY_OPTIONS.retry): 30 s, doubling, at most 12 hours. */
-const policyWait = (attempt: number) => Math.min(30 * SECOND * 2 ** (attempt - 1), 12 * HOUR);
+/** The moments one ask of the activity takes in the server's clock, which runs while an activity does. */
+const SLACK = 5 * SECOND;
 
-const attemptsOf = (deliveryId: string) =>
-  world.callsOf('deliverWebhook').filter((call) => call.args[0] === deliveryId);
+const asksOf = (deliveryId: string) => world.callsOf('deliverWebhook').filter((call) => call.args[0] === deliveryId);
+const marksOf = (deliveryId: string) =>
+  world.callsOf('markWebhookDeliveryFailed').filter((call) => call.args[0] === deliveryId);
 
-/** The time between one attempt's scheduling and the next's, in the server's clock. */
-const waitsBetween = (attempts: ActivityCall[]) => attempts.slice(1).map((call, i) => call.at - attempts[i].at);
+/** The time between one ask and the next, in the server's clock. */
+const waitsBetween = (asks: ActivityCall[]) => asks.slice(1).map((call, i) => call.at - asks[i].at);
 
-/** Each wait as expected, give or take the moments an attempt takes. */
+/** Each wait as expected, give or take the moments an ask takes. */
 function expectWaits(waits: number[], expected: number[]): void {
   expect(waits).toHaveLength(expected.length);
   waits.forEach((wait, i) => {
     expect(wait).toBeGreaterThanOrEqual(expected[i]);
-    expect(wait).toBeLessThan(expected[i] + 5 * SECOND);
+    expect(wait).toBeLessThan(expected[i] + SLACK);
   });
 }
 
-/** An approved deal whose deal.created the receiver fails as `answer` says; the escrow's event queues behind it. */
-async function dealWithFailingCreation(answer: (attempt: number) => ReturnType<typeof world.webhookAnswer>) {
-  const snapshot = approvedSnapshot(await env.currentTimeMs());
-  const dealId = snapshot.deal.id;
-  const created = `created/${dealId}`;
-  world.webhookAnswer = ({ id }, attempt) => (id === created ? answer(attempt) : 'delivered');
+// ---------------------------------------------------------------------------------------------------------------------
+// What a run's history holds
+
+const decoded = (data: Uint8Array | null | undefined): unknown => JSON.parse(new TextDecoder().decode(data));
+
+/** The activities the run scheduled (by type and first argument), its patch markers, and its search-attribute upserts. */
+async function historyOf(handle: WorkflowHandle) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return {
+    scheduled: events.flatMap(({ activityTaskScheduledEventAttributes: scheduled }) =>
+      scheduled ? [{ type: scheduled.activityType!.name!, arg: decoded(scheduled.input!.payloads![0].data) }] : [],
+    ),
+    // How the SDK records patched(id): a marker named core_patch whose patch-data is {"id": …, "deprecated": …}.
+    patchMarkers: events.flatMap(({ markerRecordedEventAttributes: marker }) =>
+      marker?.markerName === 'core_patch'
+        ? [(decoded(marker.details!['patch-data'].payloads![0].data) as { id: string }).id]
+        : [],
+    ),
+    // Each upsert as { attribute: value }: the deal's status, and TemporalChangeVersion, the patches' visibility twin.
+    upserts: events.flatMap(({ upsertWorkflowSearchAttributesEventAttributes: upsert }) =>
+      upsert
+        ? [
+            Object.fromEntries(
+              Object.entries(upsert.searchAttributes!.indexedFields!).map(([key, value]) => [key, decoded(value.data)]),
+            ),
+          ]
+        : [],
+    ),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// A new run
+
+/** A deal through its life as the API drives it: escrow held at once (sandbox), released by the buyer, paid out. */
+async function lifecycle(snapshot: DealSnapshot, input: Parameters<typeof startDeal>[4] = {}) {
   world.seed(snapshot);
-  const handle = await startDeal(env, taskQueue, snapshot);
+  const handle = await startDeal(env, taskQueue, snapshot, {}, input);
   await handle.executeUpdate(startEscrowUpdate, {
     args: [
       {
@@ -65,102 +104,216 @@ async function dealWithFailingCreation(answer: (attempt: number) => ReturnType<t
       },
     ],
   });
-  const held = world.deal(dealId).events.find((event) => event.type === 'deal.escrow_hold')!;
-  return { handle, dealId, created, held: held.deliveryId };
+  await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
+  await handle.result();
+  return handle;
 }
 
-describe('a receiver that fails', () => {
-  it('is tried again after the delay the activity chose, and the deal’s next event waits until it is through', async () => {
-    const chosen = [10 * MINUTE, HOUR, 3 * HOUR];
-    const { handle, created, held } = await dealWithFailingCreation((attempt) =>
-      attempt <= chosen.length
-        ? { fail: `HTTP 503 (attempt ${attempt})`, retryInMs: chosen[attempt - 1] }
+describe('a new deal run', () => {
+  it('at patch level 1, as the API starts it, sends no webhook itself and records no patch marker, and still upserts its status', async () => {
+    const snapshot = approvedSnapshot(await env.currentTimeMs());
+    const dealId = snapshot.deal.id;
+    const handle = await lifecycle(snapshot);
+
+    // Every event was written with its delivery, which is the outbox's to send.
+    expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
+    for (const event of world.deal(dealId).events) expect(world.outbox.get(event.deliveryId)?.dealId).toBe(dealId);
+    expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
+
+    const history = await historyOf(handle);
+    // The acquirer's are the activity tasks of the deal's life: no delivery among them.
+    expect(history.scheduled.map(({ type }) => type)).toEqual(['createEscrowPayment', 'createSellerPayout']);
+    expect(history.patchMarkers).toEqual([]);
+    // The status is still the deal's search attribute, upserted at each change of it, and nothing else is.
+    expect(history.upserts).toEqual([{ DealStatus: 'escrow_hold' }, { DealStatus: 'paid' }]);
+    await expectReplays(bundle, handle);
+  });
+
+  it('started without a patch level (by code from before it) asks patched() for each change and takes the outbox too: markers, but no delivery', async () => {
+    const snapshot = approvedSnapshot(await env.currentTimeMs());
+    const dealId = snapshot.deal.id;
+    const handle = await lifecycle(snapshot, { patchLevel: undefined });
+
+    expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
+    expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
+    const history = await historyOf(handle);
+    expect(history.scheduled.map(({ type }) => type)).toEqual(['createEscrowPayment', 'createSellerPayout']);
+    // A new history takes every change it asks about, each with its marker and its TemporalChangeVersion upsert: what
+    // patch level 1 spares (the test above), the outbox among them.
+    expect(history.patchMarkers).toEqual(
+      expect.arrayContaining(['local-records', 'start-from-records', 'webhook-outbox', 'payouts']),
+    );
+    expect(history.upserts).toContainEqual({ TemporalChangeVersion: expect.arrayContaining(['webhook-outbox']) });
+    expect(history.upserts.filter((upsert) => 'DealStatus' in upsert)).toEqual([
+      { DealStatus: 'escrow_hold' },
+      { DealStatus: 'paid' },
+    ]);
+    await expectReplays(bundle, handle);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Deliveries a run from before the outbox handed over
+
+/**
+ * An approved deal whose run is started as one from before the outbox continued it as new: provisioned, without a
+ * patch level, with deal.created and deal.escrow_hold still to send, written into the outbox now (as the migration
+ * hands them over). The receiver answers deal.created as `answer` says, anything else at once.
+ */
+async function handedOver(answer: (attempt: number) => WebhookAnswer) {
+  const now = await env.currentTimeMs();
+  const snapshot = approvedSnapshot(now);
+  const dealId = snapshot.deal.id;
+  world.seed(snapshot);
+  const created = world.writeDelivery({ dealId, type: 'deal.created' }, now);
+  const held = world.writeDelivery({ dealId, type: 'deal.escrow_hold' }, now);
+  world.webhookAnswer = ({ id }, attempt) => (id === created ? answer(attempt) : 'delivered');
+  const handle = await startDeal(
+    env,
+    taskQueue,
+    snapshot,
+    {},
+    { provisioned: true, patchLevel: undefined, pendingDeliveries: [created, held] },
+  );
+  return { handle, dealId, created, held, madeAt: now };
+}
+
+/** The deliveries the run scheduled deliverWebhook for, in its history's order. */
+const deliveriesScheduled = async (handle: WorkflowHandle) =>
+  (await historyOf(handle)).scheduled.filter(({ type }) => type === 'deliverWebhook').map(({ arg }) => arg);
+
+describe('deliveries handed over by a run from before the outbox', () => {
+  it('are waited for one after another: asked about again just after the outbox has one due, and the next only once the outbox delivered it', async () => {
+    // The outbox tries deal.created at once, after 2, 10 and 30 minutes; the fourth attempt delivers it.
+    const retries = [2 * MINUTE, 10 * MINUTE, 30 * MINUTE];
+    const { handle, dealId, created, held, madeAt } = await handedOver((attempt) =>
+      attempt <= retries.length
+        ? { fail: `HTTP 503 (attempt ${attempt})`, retryInMs: retries[attempt - 1] }
         : 'delivered',
     );
-    await expect.poll(() => attemptsOf(created).length).toBe(1);
-    await env.sleep(5 * HOUR);
-    await expect.poll(() => world.delivered).toEqual(expect.arrayContaining([created, held]));
+    await expect.poll(() => asksOf(created).length).toBeGreaterThan(0);
+    await env.sleep(HOUR);
+    await expect.poll(() => asksOf(held).length).toBe(1);
 
-    const attempts = attemptsOf(created);
-    expectWaits(waitsBetween(attempts), chosen);
-    // In the order they happened: deal.escrow_hold is first tried once deal.created is through.
-    expect(world.delivered.indexOf(created)).toBeLessThan(world.delivered.indexOf(held));
-    expect(attemptsOf(held).map((call) => call.at)).toEqual([expect.any(Number)]);
-    expect(attemptsOf(held)[0].at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
-    expect(world.failed).not.toContain(created);
+    const outboxAttempts = world.outbox.get(created)!.attempts.map(({ at }) => at);
+    expect(outboxAttempts).toEqual([madeAt, madeAt + 2 * MINUTE, madeAt + 12 * MINUTE, madeAt + 42 * MINUTE]);
+    const asks = asksOf(created);
+    // About one ask for each attempt of the outbox, not one a minute for the 42 minutes (nor the retry policy's 30 s, 1, 2,
+    // 4, 8 … minutes) …
+    for (const wait of waitsBetween(asks)) expect(wait).toBeGreaterThanOrEqual(SECOND);
+    expect(asks.length).toBeLessThanOrEqual(outboxAttempts.length + 2);
+    // … and within a second of each time the outbox had it due: the last ask found it delivered.
+    for (const due of outboxAttempts.slice(1))
+      expect(asks.some((ask) => ask.at >= due && ask.at < due + SECOND + SLACK)).toBe(true);
+    expect(asks.at(-1)!.at).toBeGreaterThanOrEqual(madeAt + 42 * MINUTE);
+    expect(asks.at(-1)!.at).toBeLessThan(madeAt + 42 * MINUTE + SECOND + SLACK);
+    // In the order they happened: deal.escrow_hold is asked about once deal.created is through, and is at once.
+    expect(asksOf(held)[0].at).toBeGreaterThanOrEqual(asks.at(-1)!.at);
+    expect(world.outbox.get(held)).toMatchObject({ status: 'delivered' });
+    expect(await deliveriesScheduled(handle)).toEqual([created, held]);
+    expect(world.callsOf('markWebhookDeliveryFailed', dealId)).toEqual([]);
     await expectReplays(bundle, handle);
     await handle.terminate('the test is over');
   });
 
-  it('that chose no delay is tried on the retry policy’s backoff, and given up within 4 days: the delivery is marked failed, the next event goes out', async () => {
-    const { handle, created, held } = await dealWithFailingCreation(() => ({ fail: 'worker lost' }));
-    await expect.poll(() => attemptsOf(created).length).toBe(1);
-    await env.sleep(4 * DAY + HOUR);
-    await expect.poll(() => world.delivered).toContain(held);
-
-    const attempts = attemptsOf(created);
-    const first = attempts[0].at;
-    // 30 s, 1 min, 2 min … 8 h 32 min, then 12 hours at most; one more 12 hours would end after the 4 days.
-    expectWaits(
-      waitsBetween(attempts),
-      attempts.slice(1).map((_, i) => policyWait(i + 1)),
+  it('that the outbox fails (410 Gone) end the wait at the next ask: the run marks it failed and goes on with the next', async () => {
+    // The outbox tries deal.created at once and after 5 minutes, when the receiver answers 410.
+    const { handle, created, held, madeAt } = await handedOver((attempt) =>
+      attempt === 1 ? { fail: 'HTTP 500', retryInMs: 5 * MINUTE } : 'gone',
     );
-    expect(attempts).toHaveLength(18);
-    expect(attempts.at(-1)!.at + policyWait(attempts.length)).toBeGreaterThan(first + 4 * DAY);
-    const [marked, ...more] = world.callsOf('markWebhookDeliveryFailed').filter((call) => call.args[0] === created);
+    await expect.poll(() => asksOf(created).length).toBeGreaterThan(0);
+    await env.sleep(10 * MINUTE);
+    await expect.poll(() => asksOf(held).length).toBe(1);
+
+    expect(world.outbox.get(created)).toMatchObject({ status: 'failed', settledAt: madeAt + 5 * MINUTE });
+    // WEBHOOK_GONE is not retried: the ask that found it failed is the last.
+    const asks = asksOf(created);
+    expect(asks.at(-1)!.at).toBeGreaterThanOrEqual(madeAt + 5 * MINUTE);
+    expect(asks.at(-1)!.at).toBeLessThan(madeAt + 5 * MINUTE + SECOND + SLACK);
+    const [marked, ...more] = marksOf(created);
     expect(more).toEqual([]);
-    expect(marked.at).toBeGreaterThanOrEqual(attempts.at(-1)!.at);
-    expect(marked.at).toBeLessThanOrEqual(first + 4 * DAY);
-    // The failed event does not hold up the rest: deal.escrow_hold went out after it was marked.
-    expect(attemptsOf(held)[0].at).toBeGreaterThanOrEqual(marked.at);
-    expect(world.failed.filter((id) => id === created)).toHaveLength(1);
+    expect(marked.at).toBeGreaterThanOrEqual(asks.at(-1)!.at);
+    // The failed event does not hold up the rest.
+    expect(asksOf(held)[0].at).toBeGreaterThanOrEqual(marked.at);
+    expect(marksOf(held)).toEqual([]);
+    expect(await deliveriesScheduled(handle)).toEqual([created, held]);
     await expectReplays(bundle, handle);
     await handle.terminate('the test is over');
   });
 
-  it('that answers 410 Gone is not tried again: the delivery is marked failed at once', async () => {
-    const { handle, created, held } = await dealWithFailingCreation(() => 'gone');
-    await expect.poll(() => world.delivered).toContain(held);
-    expect(attemptsOf(created)).toHaveLength(1);
-    expect(world.failed).toContain(created);
-    await expectReplays(bundle, handle);
+  it('are asked about on the retry policy’s backoff (30 s doubling) while the outbox cannot be read', async () => {
+    // PostgreSQL is down for the first 10 minutes: the activity fails without a delay of its own.
+    world.outboxUnreadableUntil = (await env.currentTimeMs()) + 10 * MINUTE;
+    const { handle, created, held } = await handedOver(() => 'delivered');
+    await expect.poll(() => asksOf(created).length).toBeGreaterThan(0);
+    await env.sleep(20 * MINUTE);
+    await expect.poll(() => asksOf(held).length).toBe(1);
+
+    const asks = asksOf(created);
+    expectWaits(waitsBetween(asks), [30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE, 8 * MINUTE]);
+    expect(asks.at(-1)!.at).toBeGreaterThanOrEqual(world.outboxUnreadableUntil);
+    expect(marksOf(created)).toEqual([]);
     await handle.terminate('the test is over');
   });
 });
 
-describe('an administrator’s replay of a delivery', () => {
-  it('keeps trying for at least 3 days on the activity’s own delays, then gives up within 4 and answers failed', async () => {
-    const deliveryId = crypto.randomUUID();
-    world.deliveries.set(deliveryId, { dealId: 'replayed', type: 'deal.paid' });
-    // As the real activity chooses: doubling from 30 s with ±20 % jitter, at most 12 hours.
-    world.webhookAnswer = ({ id }, attempt) =>
-      id === deliveryId ? { fail: 'HTTP 500', retryInMs: retryDelayMs(attempt, 30) } : 'delivered';
-    const handle = await env.client.workflow.start<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
-      workflowId: `webhook-replay/${deliveryId}`,
-      taskQueue,
-      args: [deliveryId],
-    });
-    expect(await handle.result()).toBe('failed');
+// ---------------------------------------------------------------------------------------------------------------------
+// An administrator's replay from before the outbox
 
-    const attempts = attemptsOf(deliveryId);
-    const first = attempts[0].at;
-    expect(attempts.at(-1)!.at).toBeGreaterThanOrEqual(first + 3 * DAY);
-    const marked = world.callsOf('markWebhookDeliveryFailed').filter((call) => call.args[0] === deliveryId);
-    expect(marked).toHaveLength(1);
-    expect(marked[0].at).toBeLessThanOrEqual(first + 4 * DAY);
+/** Starts the replay workflow of a delivery written into the outbox now. */
+async function replay(answer: (attempt: number) => WebhookAnswer) {
+  const madeAt = await env.currentTimeMs();
+  const deliveryId = world.writeDelivery({ dealId: crypto.randomUUID(), type: 'deal.paid' }, madeAt);
+  world.webhookAnswer = ({ id }, attempt) => (id === deliveryId ? answer(attempt) : 'delivered');
+  const handle = await env.client.workflow.start<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
+    workflowId: `webhook-replay/${deliveryId}`,
+    taskQueue,
+    args: [deliveryId],
+  });
+  return { handle, deliveryId, madeAt };
+}
+
+describe('an administrator’s replay started before the outbox', () => {
+  it('answers delivered once the outbox has delivered it, however long the receiver failed first', async () => {
+    const { handle, deliveryId, madeAt } = await replay((attempt) =>
+      attempt <= 3 ? { fail: 'HTTP 502', retryInMs: HOUR } : 'delivered',
+    );
+    expect(await handle.result()).toBe('delivered');
+    expect(world.outbox.get(deliveryId)).toMatchObject({ status: 'delivered', settledAt: madeAt + 3 * HOUR });
+    const asks = asksOf(deliveryId);
+    expect(asks.at(-1)!.at).toBeGreaterThanOrEqual(madeAt + 3 * HOUR);
+    expect(asks.at(-1)!.at).toBeLessThan(madeAt + 3 * HOUR + SECOND + SLACK);
+    expect(marksOf(deliveryId)).toEqual([]);
     await expectReplays(bundle, handle);
   });
 
-  it('answers delivered when the receiver takes it', async () => {
-    const deliveryId = crypto.randomUUID();
-    world.deliveries.set(deliveryId, { dealId: 'replayed', type: 'deal.paid' });
-    const result = await env.client.workflow.execute<typeof webhookReplayWorkflow>('webhookReplayWorkflow', {
-      workflowId: `webhook-replay/${deliveryId}`,
-      taskQueue,
-      args: [deliveryId],
-    });
-    expect(result).toBe('delivered');
-    expect(world.delivered).toContain(deliveryId);
-    expect(world.failed).not.toContain(deliveryId);
+  it('answers failed once the outbox failed it, and marks it failed', async () => {
+    const { handle, deliveryId, madeAt } = await replay((attempt) =>
+      attempt === 1 ? { fail: 'HTTP 500', retryInMs: 20 * MINUTE } : 'gone',
+    );
+    expect(await handle.result()).toBe('failed');
+    expect(asksOf(deliveryId).at(-1)!.at).toBeGreaterThanOrEqual(madeAt + 20 * MINUTE);
+    expect(marksOf(deliveryId)).toHaveLength(1);
+    expect(world.outbox.get(deliveryId)?.status).toBe('failed');
+    await expectReplays(bundle, handle);
+  });
+
+  it('waits at least 3 days for a delivery the outbox keeps retrying, asking after each of its attempts, then gives up within 4 and answers failed', async () => {
+    // The receiver fails every attempt; the outbox retries twice a day and would fail it only after 4 days, so the
+    // retry policy's schedule-to-close is what ends the wait.
+    const { handle, deliveryId } = await replay(() => ({ fail: 'HTTP 500', retryInMs: 12 * HOUR }));
+    expect(await handle.result()).toBe('failed');
+
+    const asks = asksOf(deliveryId);
+    const first = asks[0].at;
+    expect(asks.at(-1)!.at).toBeGreaterThanOrEqual(first + 3 * DAY);
+    // Just after each of the outbox's attempts, twice a day: a few asks, not thousands.
+    for (const wait of waitsBetween(asks.slice(1))) expect(wait).toBeGreaterThanOrEqual(12 * HOUR - SLACK);
+    expect(asks.length).toBeLessThanOrEqual(10);
+    const [marked, ...more] = marksOf(deliveryId);
+    expect(more).toEqual([]);
+    expect(marked.at).toBeLessThanOrEqual(first + 4 * DAY);
+    expect(world.outbox.get(deliveryId)?.status).toBe('failed');
+    await expectReplays(bundle, handle);
   });
 });

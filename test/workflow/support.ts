@@ -2,6 +2,11 @@
 // src/dev/temporal-test-server.ts resolves once into ~/.cache/svc), with activities that are fakes held in memory by
 // the test instead of PostgreSQL, the acquirer and the marketplaces' receivers. Days pass in the server's clock: a
 // test moves it with env.sleep(), or lets it run to the next timer by awaiting a workflow's result.
+//
+// Webhooks leave through the outbox (docs/decisions/0026-webhooks-leave-through-an-outbox.md): a delivery the records
+// write is the outbox's, not the workflow's. The world keeps an outbox of its own (FakeWorld.outbox) so that the runs
+// that still wait for deliveries (a run handed pendingDeliveries by one from before the outbox, an administrator's
+// replay started then) meet the real deliverWebhook activity over it.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +26,7 @@ import {
   type WorkflowBundle,
 } from '@temporalio/worker';
 import type { Activities } from '../../activities/index.ts';
+import { createWebhookActivities } from '../../activities/webhooks/delivery.ts';
 import type { ChangeEvent, DealChange, DealRecords } from '../../activities/deals/records.ts';
 import type { SellerPayoutResult } from '../../activities/deals/payouts.ts';
 import { resolveTemporalTestServer } from '../../src/dev/temporal-test-server.ts';
@@ -33,12 +39,16 @@ import {
   type PaymentRecord,
 } from '../../src/deals/model.ts';
 import { dealSearchAttributes } from '../../src/deals/search-attributes.ts';
+import type { Db } from '../../src/db.ts';
 import type { CreatedPayment, ProviderPayout } from '../../src/escrow/provider.ts';
+import type { Services } from '../../src/services.ts';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes.ts';
+import { retryDelayMs } from '../../src/webhooks/delivery.ts';
+import { GIVE_UP_SECONDS } from '../../src/webhooks/outbox.ts';
 import { WORKFLOWS_PATH } from '../../src/worker.ts';
 import type { DealSettings, DealWorkflowInput } from '../../workflows/deals/deal-messages.ts';
 import type { dealWorkflow } from '../../workflows/deals/deal.ts';
-import { WEBHOOK_GONE } from '../../workflows/webhooks/webhook-options.ts';
+import { PATCH_LEVEL } from '../../workflows/deals/patches.ts';
 
 // What a test polls for (an activity called, a run continued) takes real time, which a busy machine stretches: the first
 // workflow task of a file loads the bundle into the worker, beyond expect.poll's default second.
@@ -341,8 +351,30 @@ export interface RecordedEvent extends ChangeEvent {
   webhook: boolean;
 }
 
-/** What a webhook receiver answers one attempt: delivered, 410 Gone, or a failure retried after `retryInMs`. */
+/**
+ * What a webhook receiver answers one attempt of the outbox: delivered, 410 Gone, or a failure the outbox tries again
+ * after `retryInMs` (its own backoff from 30 s when none: retryDelayMs).
+ */
 export type WebhookAnswer = 'delivered' | 'gone' | { fail: string; retryInMs?: number };
+
+/** The outbox's statuses of a delivery (webhook_deliveries.status). */
+export type OutboxStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
+
+/** One row of the outbox double: a delivery, and what the drainer (src/webhooks/outbox.ts) has done with it so far. */
+export interface OutboxDelivery {
+  id: string;
+  dealId: string;
+  type: string;
+  /** When the row was written (the server's clock): the drainer's first attempt is due then. */
+  madeAt: number;
+  status: OutboxStatus;
+  /** When the drainer tries it next (due_at); null once it is settled. */
+  dueAt: number | null;
+  /** When it was settled (by the drainer, or by markWebhookDeliveryFailed). */
+  settledAt: number | null;
+  /** The drainer's attempts: when each was made and what the receiver answered. */
+  attempts: Array<{ at: number; answer: WebhookAnswer }>;
+}
 
 /** What the acquirer answers a payout. */
 export type SellerPayoutAnswer = SellerPayoutResult;
@@ -369,21 +401,94 @@ export interface FakeDeal {
 export class FakeWorld {
   readonly deals = new Map<string, FakeDeal>();
   readonly calls: ActivityCall[] = [];
-  /** Delivery id → the deal and event it tells. */
-  readonly deliveries = new Map<string, { dealId: string; type: string }>();
-  /** Deliveries delivered and marked failed, in order. */
-  readonly delivered: string[] = [];
-  readonly failed: string[] = [];
-  /** What the receivers answer: by default every attempt is delivered (reset() puts it back). */
-  webhookAnswer: (delivery: { id: string; dealId: string; type: string }, attempt: number) => WebhookAnswer = () =>
-    'delivered';
+  /** webhook_deliveries: every delivery written, in the order it was written (its events' order). */
+  readonly outbox = new Map<string, OutboxDelivery>();
+  /** What the receivers answer the outbox's attempts: by default every attempt is delivered (reset() puts it back). */
+  webhookAnswer: (delivery: OutboxDelivery, attempt: number) => WebhookAnswer = () => 'delivered';
+  /** Until when (the server's clock) reading the outbox fails, as PostgreSQL down would (reset() clears it). */
+  outboxUnreadableUntil = 0;
 
   /** The receivers answer every attempt again; what earlier tests recorded stays (each test reads its own deals). */
   reset(): void {
     this.webhookAnswer = () => 'delivered';
+    this.outboxUnreadableUntil = 0;
   }
 
-  /** Puts a deal into the records, as the API does when it creates one; its deal.created waits for delivery. */
+  /**
+   * Writes a delivery into the outbox, due at `madeAt`: what a change's transaction does, and what the migration did to
+   * a delivery a run from before the outbox had still to send (test code hands those to a run as pendingDeliveries).
+   */
+  writeDelivery(delivery: { id?: string; dealId: string; type: string }, madeAt: number): string {
+    const id = delivery.id ?? crypto.randomUUID();
+    if (this.outbox.has(id)) return id; // a retried write finds its row (insertWebhookEvent is idempotent)
+    this.outbox.set(id, {
+      id,
+      dealId: delivery.dealId,
+      type: delivery.type,
+      madeAt,
+      status: 'pending',
+      dueAt: madeAt,
+      settledAt: null,
+      attempts: [],
+    });
+    return id;
+  }
+
+  /**
+   * Runs the drainer over the deal's deliveries up to `now`, as src/webhooks/outbox.ts sends them: a delivery is
+   * attempted when it is due and every earlier delivery of its deal is settled; 2xx delivers it, 410 fails it, any other
+   * answer reschedules it (the answer's delay, else retryDelayMs from 30 s), and a failure 4 days after it was made
+   * (GIVE_UP_SECONDS) fails it. Lazy: the drainer's clock is whenever someone looks (deliverWebhook).
+   */
+  private drain(dealId: string, now: number): void {
+    let earlierSettledAt = -Infinity;
+    for (const delivery of this.outbox.values()) {
+      if (delivery.dealId !== dealId) continue;
+      for (;;) {
+        if (delivery.dueAt === null) break;
+        const at = Math.max(delivery.dueAt, earlierSettledAt);
+        if (at > now) break;
+        const attempt = delivery.attempts.length + 1;
+        const answer = this.webhookAnswer(delivery, attempt);
+        delivery.attempts.push({ at, answer });
+        if (answer !== 'delivered' && answer !== 'gone' && at - delivery.madeAt <= GIVE_UP_SECONDS * 1000) {
+          delivery.status = 'retrying';
+          delivery.dueAt = at + (answer.retryInMs ?? retryDelayMs(attempt, 30));
+        } else {
+          Object.assign(delivery, {
+            status: answer === 'delivered' ? 'delivered' : 'failed',
+            dueAt: null,
+            settledAt: at,
+          });
+        }
+      }
+      // Still to send: the deal's later deliveries wait for it (the claim's NOT EXISTS).
+      if (delivery.dueAt !== null) return;
+      earlierSettledAt = Math.max(earlierSettledAt, delivery.settledAt ?? -Infinity);
+    }
+  }
+
+  /**
+   * PostgreSQL for the real deliverWebhook activity (activities/webhooks/delivery.ts): its one SELECT of a delivery's
+   * status and wait until due_at, answered from the outbox as the drainer has it at the server's time.
+   */
+  private readonly outboxDb = {
+    query: async (_sql: string, [deliveryId]: [string]) => {
+      const now = await this.clock();
+      if (now < this.outboxUnreadableUntil) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      const delivery = this.outbox.get(deliveryId);
+      if (!delivery) return { rows: [] };
+      this.drain(delivery.dealId, now);
+      const waitMs = delivery.dueAt === null ? null : Math.max(delivery.dueAt - now, 0);
+      return { rows: [{ status: delivery.status, wait_ms: waitMs }] };
+    },
+  };
+
+  private readonly webhookActivities = createWebhookActivities({
+    db: this.outboxDb as unknown as Db,
+  } as Pick<Services, 'db'> as Services);
+
+  /** Puts a deal into the records, as the API does when it creates one; its deal.created goes into the outbox. */
   seed(snapshot: DealSnapshot): FakeDeal {
     const deal: FakeDeal = {
       snapshot: structuredClone(snapshot),
@@ -395,7 +500,11 @@ export class FakeWorld {
       createdStatus: 'hold',
     };
     this.deals.set(snapshot.deal.id, deal);
-    this.deliveries.set(`created/${snapshot.deal.id}`, { dealId: snapshot.deal.id, type: 'deal.created' });
+    // The creation's statement writes deal.created and its delivery: the outbox's from then on.
+    this.writeDelivery(
+      { id: `created/${snapshot.deal.id}`, dealId: snapshot.deal.id, type: 'deal.created' },
+      Date.parse(snapshot.deal.created_at),
+    );
     return deal;
   }
 
@@ -448,7 +557,7 @@ export class FakeWorld {
 
   readonly activities: DealActivities = {
     recordDealChange: async (change) => {
-      await this.log('recordDealChange', [change], change.dealId);
+      const call = await this.log('recordDealChange', [change], change.dealId);
       const deal = this.deal(change.dealId);
       deal.writes.push(structuredClone(change));
       deal.status = change.status;
@@ -456,7 +565,8 @@ export class FakeWorld {
       for (const event of told) {
         const webhook = !event.mailOnly;
         deal.events.push({ ...event, status: change.status, webhook });
-        if (webhook) this.deliveries.set(event.deliveryId, { dealId: change.dealId, type: event.type });
+        // Written with the change, in its transaction: the outbox sends it from the commit on.
+        if (webhook) this.writeDelivery({ id: event.deliveryId, dealId: change.dealId, type: event.type }, call.at);
       }
       return {
         deliveryId: change.event?.deliveryId ?? null,
@@ -529,28 +639,18 @@ export class FakeWorld {
     refundEscrowPart: async (...args) => {
       await this.log('refundEscrowPart', args, this.dealOfPayment(args[1].providerPaymentId));
     },
+    // The real activity, over the outbox above: it answers once the outbox has settled the delivery.
     deliverWebhook: async (deliveryId) => {
-      const delivery = this.deliveries.get(deliveryId);
-      const call = await this.log('deliverWebhook', [deliveryId], delivery?.dealId);
-      if (!delivery) throw ApplicationFailure.create({ message: `no delivery ${deliveryId}`, nonRetryable: true });
-      const answer = this.webhookAnswer({ id: deliveryId, ...delivery }, call.attempt);
-      if (answer === 'delivered') {
-        this.delivered.push(deliveryId);
-        return;
-      }
-      if (answer === 'gone') {
-        throw ApplicationFailure.create({ message: '410 Gone', type: WEBHOOK_GONE, nonRetryable: true });
-      }
-      // As the real activity fails an attempt: the delay it chose, or none (the retry policy's backoff then).
-      throw ApplicationFailure.create({
-        message: answer.fail,
-        type: 'WebhookAttemptFailed',
-        ...(answer.retryInMs !== undefined ? { nextRetryDelay: answer.retryInMs } : {}),
-      });
+      await this.log('deliverWebhook', [deliveryId], this.outbox.get(deliveryId)?.dealId);
+      await this.webhookActivities.deliverWebhook(deliveryId);
     },
+    // As src/webhooks/deliveries.ts markDeliveryFailed: one still to send is failed and sent no more; a settled one
+    // stays as it is (delivered, skipped, or failed by the outbox already).
     markWebhookDeliveryFailed: async (deliveryId) => {
-      await this.log('markWebhookDeliveryFailed', [deliveryId], this.deliveries.get(deliveryId)?.dealId);
-      this.failed.push(deliveryId);
+      const delivery = this.outbox.get(deliveryId);
+      const call = await this.log('markWebhookDeliveryFailed', [deliveryId], delivery?.dealId);
+      if (delivery && delivery.dueAt !== null)
+        Object.assign(delivery, { status: 'failed', dueAt: null, settledAt: call.at });
     },
   };
 }
@@ -558,18 +658,28 @@ export class FakeWorld {
 // ---------------------------------------------------------------------------------------------------------------------
 // Starting a deal
 
-/** Starts the deal's workflow as the API does (src/deals/commands.ts startOptions): from the records, not provisioned. */
+/**
+ * Starts the deal's workflow as the API does (src/deals/commands.ts startOptions): from the records, not provisioned, at
+ * today's patch level. `input` changes what the run is given: pendingDeliveries and provisioned, as a run from before
+ * the outbox continued as new; `patchLevel: undefined` for a run started by code from before patch levels.
+ */
 export async function startDeal(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   snapshot: DealSnapshot,
   settings: Partial<DealSettings> = {},
+  input: Partial<Omit<DealWorkflowInput, 'snapshot' | 'settings'>> = {},
 ): Promise<WorkflowHandle<typeof dealWorkflow>> {
-  const input: DealWorkflowInput = { snapshot, settings: { ...SETTINGS, ...settings } };
+  const args: DealWorkflowInput = {
+    snapshot,
+    settings: { ...SETTINGS, ...settings },
+    patchLevel: PATCH_LEVEL,
+    ...input,
+  };
   return env.client.workflow.start<typeof dealWorkflow>('dealWorkflow', {
     workflowId: dealWorkflowId(snapshot.deal.marketplace_id, snapshot.deal.external_id),
     taskQueue,
-    args: [input],
+    args: [args],
     typedSearchAttributes: dealSearchAttributes(snapshot.deal, dealStatus(snapshot)),
     memo: { title: snapshot.deal.title },
   });

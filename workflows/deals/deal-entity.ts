@@ -7,7 +7,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
@@ -137,7 +136,7 @@ export interface TimedAction {
   act: () => Promise<void>;
 }
 
-/** Which changes of this code the running history has seen (workflows/deals/deal.ts asks `patched()` for each). */
+/** Which changes of this code the running history has taken (workflows/deals/patches.ts). */
 export interface DealPatches {
   localRecords: boolean;
   /** Re-asserting the records when a run continues an earlier one, and before the workflow ends. */
@@ -148,6 +147,13 @@ export interface DealPatches {
   people: boolean;
   /** A run that provisions starts from the records the provisioning read, not from what its caller read before. */
   fromRecords: boolean;
+  /**
+   * Webhook deliveries leave through the outbox (src/webhooks/outbox.ts) once the change that made them commits; the run
+   * sends none itself. Before it, the run's loop sent each by an activity.
+   */
+  outbox: boolean;
+  /** patched(id) for a change asked where it applies (workflows/deals/patches.ts). */
+  taken: (id: string) => boolean;
 }
 
 /** Who made a change and why: the webhook's `actor` and `reason`, and the mails'. */
@@ -201,7 +207,7 @@ function documentRecord(document: HeldDocument): DocumentRecord {
 export class DealEntity {
   readonly state: Pick<DealSnapshot, 'deal' | 'version'> & DealRecords;
   readonly dealId: string;
-  /** Webhook deliveries to send, in the order their events happened. */
+  /** Webhook deliveries this run sends itself, in the order their events happened (runs from before the outbox). */
   readonly deliveries: string[];
   /** How many changes were committed: the workflow's loop wakes on a new one. */
   changes = 0;
@@ -315,8 +321,10 @@ export class DealEntity {
     });
     Object.assign(state, next);
     this.versionWritten();
-    this.deliveries.push(...(deliveryIds ?? []));
-    if (deliveryId) this.deliveries.push(deliveryId);
+    if (!this.patches.outbox) {
+      this.deliveries.push(...(deliveryIds ?? []));
+      if (deliveryId) this.deliveries.push(deliveryId);
+    }
     if (after !== before) upsertSearchAttributes([{ key: DealStatusKey, value: after }]);
     this.changes++;
   }
@@ -536,7 +544,7 @@ export class DealEntity {
   }
 
   movePaymentAsAsked(move: MovePaymentInput): Promise<PaymentRecord> {
-    const payment = this.paymentToMove(move, patched(ARBITER_DECIDES) ? 'current' : 'legacy');
+    const payment = this.paymentToMove(move, this.patches.taken(ARBITER_DECIDES) ? 'current' : 'legacy');
     return this.movePayment(
       payment,
       move.action,
@@ -552,7 +560,7 @@ export class DealEntity {
 
   /** Whether this payment's release pays the seller out (a safe deal, the sandbox); asked in handlers only. */
   private paysOut(payment: PaymentRecord): boolean {
-    return payment.provider !== 'yookassa' && patched(PAYOUTS);
+    return payment.provider !== 'yookassa' && this.patches.taken(PAYOUTS);
   }
 
   /**
@@ -975,7 +983,7 @@ export class DealEntity {
   async actBeforeLapse(paymentId: string, settings: DealSettings): Promise<void> {
     const current = this.nextHoldAction(settings)?.payment;
     if (current?.id !== paymentId) return;
-    if (current.status === 'disputed' && patched(ARBITER_DECIDES)) {
+    if (current.status === 'disputed' && this.patches.taken(ARBITER_DECIDES)) {
       const reason =
         "The acquirer's hold was about to lapse before the arbiter decided the dispute; the money goes back to the buyer, as the acquirer would return it.";
       await this.movePayment(current, 'refund', { actor: 'system', reason });

@@ -109,6 +109,8 @@ export interface DealWorkflowInput {
    * dated from the acquirer's confirmation with the limit the escrow was started with, which no record keeps.
    */
   holdLimits?: Record<string, number>;
+  /** The changes of the workflow's code the run takes without asking patched() (workflows/deals/patches.ts). */
+  patchLevel?: number;
 }
 
 export interface DealSettings {

@@ -1,17 +1,17 @@
 // One workflow per deal: the only writer of the deal after creation (docs/decisions/0001-one-writer-per-deal.md).
 // This function wires the deal (workflows/deals/deal-entity.ts) to its messages: updates validate and answer, signals
-// carry acquirer news. Its loop sends webhook events one after another, in the order they happened, acts before an
+// carry acquirer news. Each change writes its webhook events with it, and the outbox sends them (runs from before the
+// outbox send theirs in this loop, one after another, in the order they happened). The loop acts before an
 // acquirer's hold lapses, ends when the deal is closed and continues as new when the history grows long.
 // Deterministic code only.
 //
 // Changing this code: old histories must still replay (test/workflow/deal-replay.test.ts replays
-// test/fixtures/deal-histories). Guard a changed step with `patched('<change-id>')` and keep the old branch until no
-// open workflow can take it.
+// test/fixtures/deal-histories). Guard a changed step with `take('<change-id>')` (patched(), see patches.ts) and keep
+// the old branch until no open workflow can take it.
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -40,15 +40,19 @@ import {
 } from './deal-messages.ts';
 import { DealEntity } from './deal-entity.ts';
 import { deliverWebhookOrMarkFailed } from '../webhooks/webhook-options.ts';
+import { PATCH_LEVEL, taken } from './patches.ts';
 
 export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
   // In the order the changes came: a history records each marker where it was first asked.
+  const take = (id: string) => taken(input.patchLevel, id);
   const patches = {
-    localRecords: patched('local-records'),
-    reassert: patched('reassert-records'),
-    recheck: patched('exclusive-recheck'),
-    people: patched('deal-people'),
-    fromRecords: patched('start-from-records'),
+    localRecords: take('local-records'),
+    reassert: take('reassert-records'),
+    recheck: take('exclusive-recheck'),
+    people: take('deal-people'),
+    fromRecords: take('start-from-records'),
+    outbox: take('webhook-outbox'),
+    taken: take,
   };
   const deal = new DealEntity(input, patches);
   const { state, deliveries } = deal;
@@ -116,8 +120,9 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     // Under the lock since 'deal-people': an update that came with the start waits, so its write never runs beside
     // this one. Two local activities at once in one workflow task can come back in another order on replay.
     const created = await (provisioning ?? (patches.people ? exclusive(provision) : provision()));
-    // The API wrote deal.created with the deal, before any change could happen: it goes first.
-    if (patches.people && created?.deliveryId) deliveries.unshift(created.deliveryId);
+    // The API wrote deal.created with the deal, before any change could happen: it goes first (the outbox sends it
+    // from the creation's commit on).
+    if (patches.people && !patches.outbox && created?.deliveryId) deliveries.unshift(created.deliveryId);
   }
 
   const historyIsLong = () =>
@@ -171,6 +176,8 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
         snapshot: state,
         pendingDeliveries: deliveries,
         provisioned: true,
+        // The next run is this code from its start: it takes every change without a marker.
+        patchLevel: PATCH_LEVEL,
         holdLimits: deal.pendingHoldLimits(),
       });
     }

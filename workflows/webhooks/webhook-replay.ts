@@ -1,5 +1,6 @@
-// An administrator's replay of a webhook: a new delivery of a stored event, sent with the same schedule as the
-// deal workflow's deliveries. Deterministic: only @temporalio/workflow and type imports (via webhook-options.ts).
+// An administrator's replay of a webhook as it was started before the outbox: it waits for the outbox to settle the
+// delivery. Replays are rows of the outbox now (src/webhooks/deliveries.ts startDelivery); this stays registered for the
+// replays started before. Deterministic: only @temporalio/workflow and type imports (via webhook-options.ts).
 import { deliverWebhookOrMarkFailed } from './webhook-options.ts';
 
 /** Started as `webhook-replay/<deliveryId>`; its result says how the delivery ended. */
