@@ -34,31 +34,49 @@ export function startNoticeDrainer(
 ): NoticeDrainer {
   const { db, logger } = services;
   const { notifyDealChange } = createDealNotifier(services);
+  /** Mails one notice: sent, dropped after MAX_ATTEMPTS failures, or left to be claimed again. */
+  async function mail(notice: DealNotice, attempts: number): Promise<'sent' | 'dropped' | 'again'> {
+    try {
+      await notifyDealChange(notice);
+      return 'sent';
+    } catch (error) {
+      const dropped = attempts >= MAX_ATTEMPTS;
+      logger.error(
+        { err: error, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped },
+        'a deal notice could not be mailed',
+      );
+      return dropped ? 'dropped' : 'again';
+    }
+  }
+
   async function drain(): Promise<number> {
     let sent = 0;
     for (;;) {
-      const claimed = await db.query<{ id: string; notice: DealNotice; attempts: number }>(
+      const claimed = await db.query<{ id: string; notice: DealNotice; attempts: number; created_at: Date }>(
         `UPDATE deal_notices SET claimed_until = now() + make_interval(secs => $1), attempts = attempts + 1
           WHERE id IN (SELECT id FROM deal_notices WHERE claimed_until IS NULL OR claimed_until < now()
                         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-          RETURNING id, notice, attempts`,
+          RETURNING id, notice, attempts, created_at`,
         [CLAIM_SECONDS, BATCH],
       );
       if (claimed.rows.length === 0) return sent;
-      for (const { id, notice, attempts } of claimed.rows) {
-        try {
-          await notifyDealChange(notice);
-          await db.query('DELETE FROM deal_notices WHERE id = $1', [id]);
-          sent++;
-        } catch (error) {
-          const dropped = attempts >= MAX_ATTEMPTS;
-          logger.error(
-            { err: error, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped },
-            'a deal notice could not be mailed',
-          );
-          if (dropped) await db.query('DELETE FROM deal_notices WHERE id = $1', [id]);
-        }
-      }
+      // Deals side by side, each deal's notices in the order they were written (RETURNING keeps no order: sorted here),
+      // so a person's mails about one deal are queued in the order its changes happened.
+      const byDeal = new Map<string, typeof claimed.rows>();
+      for (const row of [...claimed.rows].sort((a, b) => +a.created_at - +b.created_at || a.id.localeCompare(b.id)))
+        byDeal.set(row.notice.dealId, [...(byDeal.get(row.notice.dealId) ?? []), row]);
+      const done: string[] = [];
+      await Promise.all(
+        [...byDeal.values()].map(async (rows) => {
+          for (const { id, notice, attempts } of rows) {
+            const outcome = await mail(notice, attempts);
+            if (outcome !== 'again') done.push(id);
+            if (outcome === 'sent') sent++;
+          }
+        }),
+      );
+      // One statement for the batch; a notice left again waits for its claim to lapse and is mailed once more.
+      if (done.length > 0) await db.query('DELETE FROM deal_notices WHERE id = ANY($1::uuid[])', [done]);
     }
   }
 

@@ -46,14 +46,21 @@ export class Mailer {
 
   async send(mail: OutgoingMail): Promise<MailRecord> {
     const initialStatus = this.transport ? 'pending' : 'outbox';
-    await this.db.query(
-      `INSERT INTO mail_outbox (idempotency_key, recipient, subject, text_body, status) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (idempotency_key) DO NOTHING`,
+    // One round trip: the new row, or the one an earlier send of this key made. A send of the same key that another
+    // transaction was committing at that moment is not in this statement's snapshot: then it is read once more.
+    const written = await this.db.query<MailRecord>(
+      `WITH made AS (
+         INSERT INTO mail_outbox (idempotency_key, recipient, subject, text_body, status) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (idempotency_key) DO NOTHING RETURNING ${COLUMNS})
+       SELECT * FROM made
+       UNION ALL
+       SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1 AND NOT EXISTS (SELECT 1 FROM made)`,
       [mail.key, mail.to, mail.subject, mail.text, initialStatus],
     );
-    const record = (
-      await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key])
-    ).rows[0];
+    const record =
+      written.rows[0] ??
+      (await this.db.query<MailRecord>(`SELECT ${COLUMNS} FROM mail_outbox WHERE idempotency_key = $1`, [mail.key]))
+        .rows[0];
     if (!this.transport || record.status === 'sent' || record.status === 'outbox') return record;
     try {
       await this.transport.sendMail({
