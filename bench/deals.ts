@@ -29,6 +29,7 @@ import { cpuByProcess, cpuPer, line, percentiles, runConcurrently, benchAdminTok
 import { dealSearchAttributes } from '../src/deals/search-attributes.ts';
 import { freePort } from '../src/dev/ports.ts';
 import { embeddedUrls } from '../src/dev/embedded-postgres.ts';
+import pg from 'pg';
 
 const config = parseConfig();
 const lifecycles = numberFlag('lifecycles', 1000);
@@ -411,6 +412,25 @@ async function main() {
     `Each lifecycle: ${LIFECYCLE_REQUESTS} requests; ${LIFECYCLE_EVENTS.length} webhooks expected, each once, in this order: ${LIFECYCLE_EVENTS.join(' → ')}\n`,
   );
 
+  /** Waits until the deal notices' outbox is empty (the mails of the changes are queued); how long that took. */
+  async function noticesDrained(): Promise<number | undefined> {
+    const started = performance.now();
+    const db = new pg.Client(config.DATABASE_URL ?? embeddedUrls(config.DATA_DIR, config.POSTGRES_PORT).url);
+    try {
+      await db.connect();
+      while ((await db.query('SELECT count(*)::int AS n FROM deal_notices')).rows[0].n > 0) {
+        if (performance.now() - started > 300_000) throw new Error('the notice outbox did not drain in 5 minutes');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return performance.now() - started;
+    } catch (error) {
+      console.log(`  (the notice outbox: ${(error as Error).message})`);
+      return undefined;
+    } finally {
+      await db.end().catch(() => {});
+    }
+  }
+
   if (phases.has('quiet')) {
     console.log(
       "0. The quiet service: approval to webhook on fresh deals, beside the engine's floor (sequential, 50 each)",
@@ -451,6 +471,9 @@ async function main() {
     await counter?.reset();
     const cpuBefore = cpuByProcess();
     const load = await lifecyclesAt(lifecycles, 25);
+    // The lifecycle is over when its mails are out too: the notice outbox is drained off the changes' path, so the CPU
+    // and the statements are counted until it is empty, not only until the last webhook arrived.
+    const mailsAfterMs = await noticesDrained();
     const cpuAfter = cpuByProcess();
     console.log(line(`  lifecycle (${LIFECYCLE_REQUESTS} requests, ${LIFECYCLE_EVENTS.length} webhooks)`, load.all));
     console.log(
@@ -462,12 +485,15 @@ async function main() {
     console.log(`  lifecycles missing a webhook: ${missing}; with other events or another order: ${otherEvents}`);
     console.log(`  approve → deal.approved under load        ${ms(load.approved)}`);
     console.log(`  release → deal.paid (payout) under load   ${ms(load.paid)}`);
+    console.log(
+      `  the deals' mails all sent ${mailsAfterMs === undefined ? '(not known: no database)' : `${(mailsAfterMs / 1000).toFixed(1)} s after the last webhook`}; ${(lifecycles / (load.all.seconds + (mailsAfterMs ?? 0) / 1000)).toFixed(1)} lifecycles per s with them`,
+    );
     if (cpuAfter.size > 0)
       console.log(
         `  CPU per lifecycle (this machine's processes, from /proc): ${cpuPer(cpuBefore, cpuAfter, lifecycles)}`,
       );
     // The counters also hold what the deals' mails, the drainer and the ledger's checks at commit cost: all of it is the lifecycle's.
-    await counter?.report(lifecycles, 'lifecycle');
+    await counter?.report(lifecycles, 'lifecycle', 30);
     await counter?.close();
     console.log('');
   }
