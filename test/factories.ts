@@ -304,3 +304,51 @@ export async function insertHeldDealSignedIn(
   const seller = held.sellerEmail ? await cabinetSession(services, held.sellerEmail) : undefined;
   return { ...held, buyer: buyer.headers, seller: seller?.headers, sessions: { buyer, seller } };
 }
+
+// ---- a deal row for webhook events ----------------------------------------------------------------------------------
+
+/** The deal fields a webhook event's body carries (src/webhooks/events.ts WebhookEventInput['deal']). */
+export interface EventDeal {
+  id: string;
+  marketplace_id: string;
+  external_id: string;
+  title: string;
+  amount: number;
+  currency: string;
+  buyer_email: string;
+  seller_email: string;
+}
+
+/** An approved deal row of the marketplace, for tests that write its webhook events themselves; `fields` override. */
+export async function insertApprovedDeal(
+  db: Pick<Services['db'], 'query'>,
+  marketplaceId: string,
+  fields: Partial<Omit<EventDeal, 'id' | 'marketplace_id'>> = {},
+): Promise<EventDeal> {
+  const deal: EventDeal = {
+    id: randomUUID(),
+    marketplace_id: marketplaceId,
+    external_id: uniqueId('order'),
+    title: 'Crate',
+    amount: 500,
+    currency: 'RUB',
+    buyer_email: uniqueEmail('buyer'),
+    seller_email: uniqueEmail('seller'),
+    ...fields,
+  };
+  await db.query(
+    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
+    [
+      deal.id,
+      deal.marketplace_id,
+      deal.external_id,
+      deal.title,
+      deal.buyer_email,
+      deal.seller_email,
+      deal.amount,
+      deal.currency,
+    ],
+  );
+  return deal;
+}

@@ -17,8 +17,8 @@ import { createLogger } from '../../src/log.ts';
 import type { Services } from '../../src/services.ts';
 import { insertWebhookEvent, type WebhookEventInput } from '../../src/webhooks/events.ts';
 import { GIVE_UP_SECONDS, startWebhookDrainer, type WebhookDrainer } from '../../src/webhooks/outbox.ts';
-import { dealInApproval, json, post, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
-import { insertMarketplace, type TestMarketplace } from '../factories.ts';
+import { dealInApproval, json, post, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
+import { insertApprovedDeal, insertMarketplace, type TestMarketplace } from '../factories.ts';
 
 let server: TestServer;
 const stops: (() => Promise<void>)[] = [];
@@ -119,32 +119,8 @@ function drainerOf(taskQueue: string, logger?: Services['logger']): WebhookDrain
 type Deal = WebhookEventInput['deal'];
 
 /** A deal row of the marketplace, as the API's creation writes it. */
-async function dealOf(marketplaceId: string, db: Pick<Services['db'], 'query'> = server.services.db): Promise<Deal> {
-  const deal = {
-    id: randomUUID(),
-    marketplace_id: marketplaceId,
-    external_id: uniqueId('order'),
-    title: 'Crate',
-    amount: 500,
-    currency: 'RUB',
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-  };
-  await db.query(
-    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-    [
-      deal.id,
-      deal.marketplace_id,
-      deal.external_id,
-      deal.title,
-      deal.buyer_email,
-      deal.seller_email,
-      deal.amount,
-      deal.currency,
-    ],
-  );
-  return deal;
+function dealOf(marketplaceId: string, db: Pick<Services['db'], 'query'> = server.services.db): Promise<Deal> {
+  return insertApprovedDeal(db, marketplaceId);
 }
 
 /** One event of the deal and its delivery for the drainers of `taskQueue`, as a change writes them; the ids. */

@@ -16,7 +16,8 @@ import { checkWebhookUrl, saveWebhookEndpoint } from '../../src/webhooks/endpoin
 import { insertWebhookEvent } from '../../src/webhooks/events.ts';
 import { startWebhookDrainer, type WebhookDrainer } from '../../src/webhooks/outbox.ts';
 import { AddressNotAllowed, resolveWebhookAddresses } from '../../src/webhooks/ssrf.ts';
-import { json, startTestServer, uniqueEmail, uniqueId, type TestServer } from '../helpers.ts';
+import { json, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
+import { insertApprovedDeal } from '../factories.ts';
 
 // ---- the fake DNS server -----------------------------------------------------------------------------------------
 
@@ -114,30 +115,7 @@ async function makeEvent(
   marketplaceId: string,
   taskQueue = server.services.config.TEMPORAL_TASK_QUEUE,
 ): Promise<string> {
-  const deal = {
-    id: randomUUID(),
-    marketplace_id: marketplaceId,
-    external_id: uniqueId('order'),
-    title: 'Bricks',
-    amount: 100,
-    currency: 'RUB',
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-  };
-  await server.services.db.query(
-    `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-    [
-      deal.id,
-      deal.marketplace_id,
-      deal.external_id,
-      deal.title,
-      deal.buyer_email,
-      deal.seller_email,
-      deal.amount,
-      deal.currency,
-    ],
-  );
+  const deal = await insertApprovedDeal(server.services.db, marketplaceId, { title: 'Bricks', amount: 100 });
   const deliveryId = randomUUID();
   const made = await insertWebhookEvent(server.services.db, {
     eventId: randomUUID(),

@@ -17,8 +17,8 @@ import { createServices, type Services } from '../../src/services.ts';
 import { startWorker, type RunningWorker } from '../../src/worker.ts';
 import { insertWebhookEvent, type WebhookEventInput } from '../../src/webhooks/events.ts';
 import { createWebhookActivities } from '../../activities/webhooks/delivery.ts';
-import { json, post, testConfig, uniqueEmail, uniqueId, UUID_PATTERN } from '../helpers.ts';
-import { insertMarketplace } from '../factories.ts';
+import { json, post, testConfig, UUID_PATTERN } from '../helpers.ts';
+import { insertApprovedDeal, insertMarketplace } from '../factories.ts';
 import { startReceiver, type Receiver } from '../webhook-receiver.ts';
 
 const logLines: string[] = [];
@@ -82,32 +82,10 @@ async function makeEvent(
   event = 'deal.approved',
   of?: DealFields,
 ): Promise<WebhookEventInput & { result: string | null }> {
-  const deal = of ?? {
-    id: randomUUID(),
-    marketplace_id: marketplaceId,
-    external_id: uniqueId('order'),
-    title: 'Pallet of "bricks" — 500 шт',
-    amount: 1234.5,
-    currency: 'RUB',
-    buyer_email: uniqueEmail('buyer'),
-    seller_email: uniqueEmail('seller'),
-  };
-  if (!of) {
-    await services.db.query(
-      `INSERT INTO deals (id, marketplace_id, external_id, title, buyer_email, seller_email, amount, currency, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'approved')`,
-      [
-        deal.id,
-        deal.marketplace_id,
-        deal.external_id,
-        deal.title,
-        deal.buyer_email,
-        deal.seller_email,
-        deal.amount,
-        deal.currency,
-      ],
-    );
-  }
+  // A title that JSON escapes, and an amount with a fraction: the body's bytes must survive both.
+  const deal =
+    of ??
+    (await insertApprovedDeal(services.db, marketplaceId, { title: 'Pallet of "bricks" — 500 шт', amount: 1234.5 }));
   const input = {
     eventId: randomUUID(),
     deliveryId: randomUUID(),
