@@ -19,7 +19,8 @@ interface Profile {
 const args = process.argv.slice(2);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 15;
-const files = args.filter((arg, index) => !arg.startsWith('--') && index !== topAt + 1);
+// The number after --top is not a file; without --top (topAt -1) every argument is one, the first too.
+const files = args.filter((arg, index) => !arg.startsWith('--') && (topAt < 0 || index !== topAt + 1));
 if (files.length === 0) {
   console.error('Give the .cpuprofile files: npm run bench:profile -- /tmp/prof/*.cpuprofile');
   process.exit(2);
