@@ -13,6 +13,7 @@ import { createSession } from '../src/accounts/sessions.ts';
 import type { DocumentKind } from '../src/deals/model.ts';
 import { createMarketplace, type MarketplaceMode } from '../src/marketplaces/marketplaces.ts';
 import { saveWebhookEndpoint } from '../src/webhooks/endpoints.ts';
+import type { WebhookEventInput } from '../src/webhooks/events.ts';
 import { SESSION_COOKIE } from '../src/web/session.ts';
 import { json, post, uniqueEmail, uniqueId, type TestServer } from './helpers.ts';
 
@@ -307,17 +308,8 @@ export async function insertHeldDealSignedIn(
 
 // ---- a deal row for webhook events ----------------------------------------------------------------------------------
 
-/** The deal fields a webhook event's body carries (src/webhooks/events.ts WebhookEventInput['deal']). */
-export interface EventDeal {
-  id: string;
-  marketplace_id: string;
-  external_id: string;
-  title: string;
-  amount: number;
-  currency: string;
-  buyer_email: string;
-  seller_email: string;
-}
+/** The deal fields a webhook event's body carries. */
+export type EventDeal = WebhookEventInput['deal'];
 
 /** An approved deal row of the marketplace, for tests that write its webhook events themselves; `fields` override. */
 export async function insertApprovedDeal(
