@@ -338,10 +338,23 @@ describe('record rows PostgreSQL lost', () => {
     const intact = await recordRows(deal.id);
     await loseWrites(deal.id);
     // Signals that change nothing (no payout waits for a destination) grow the history without a write that would heal
-    // the rows; past the limit the run continues as new, and the new run re-asserts what it carries.
-    for (let i = 0; (await handle.describe()).runId === runId; i++) {
+    // the rows; past the limit the run continues as new, and the new run re-asserts what it carries. Each signal waits
+    // for its workflow task: signals sent faster than a loaded worker takes them would share tasks, and the count of
+    // signals would say nothing about the history's length.
+    for (let i = 0; ; i++) {
+      const now = await handle.describe();
+      if (now.runId !== runId) break;
       expect(i).toBeLessThan(20);
       await handle.signal(payoutDestinationSignal, { by: 'seller' });
+      await expect
+        .poll(
+          async () => {
+            const after = await handle.describe();
+            return after.runId !== runId || (after.historyLength > now.historyLength && !after.raw.pendingWorkflowTask);
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(true);
     }
     await expect.poll(() => recordRows(deal.id), { timeout: 10_000 }).toEqual(intact);
   });
