@@ -151,14 +151,16 @@ function toProblem(error: unknown): unknown {
     }
     return error;
   }
-  let activityFailed = false;
+  let unavailable = false;
   for (let cause = (error as WorkflowUpdateFailedError).cause; cause; cause = (cause as { cause?: Error }).cause) {
     const type = (cause as { type?: string }).type;
     // A refusal of the workflow or of an activity (src/temporal/refusal.ts): its type is the code to answer with.
-    if (type && isProblemCode(type)) return problem(type, cause.message);
-    activityFailed ||= cause.name === 'ActivityFailure';
+    if (type && isProblemCode(type) && type !== 'acquirer_unavailable') return problem(type, cause.message);
+    // The acquirer's tries ran out: a server activity's (histories from before 'acquirer-local'), or local activities',
+    // which the workflow tells as acquirer_unavailable. Both answer with the same retry advice.
+    unavailable ||= cause.name === 'ActivityFailure' || type === 'acquirer_unavailable';
   }
-  if (activityFailed) {
+  if (unavailable) {
     return problem('acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
       headers: { 'Retry-After': '60' },
     });

@@ -1,6 +1,6 @@
 // Webhooks and the deal workflow on Temporal's time-skipping test server, since they leave through the outbox
 // (docs/decisions/0026-webhooks-leave-through-an-outbox.md). A new run hands every delivery to the outbox with the
-// change that wrote it: it schedules no deliverWebhook, and at patch level 1 it records no patch marker. The workflow's
+// change that wrote it: it schedules no deliverWebhook, and at the API's patch level it records no patch marker. The workflow's
 // delivery loop is left for the runs from before the outbox: a run given pendingDeliveries by one of them, and an
 // administrator's replay started then. There the real deliverWebhook activity (activities/webhooks/delivery.ts) reads
 // the world's outbox (test/workflow/support.ts): it answers once the outbox has delivered the delivery, fails for good
@@ -110,7 +110,7 @@ async function lifecycle(snapshot: DealSnapshot, input: Parameters<typeof startD
 }
 
 describe('a new deal run', () => {
-  it('at patch level 1, as the API starts it, sends no webhook itself and records no patch marker, and still upserts its status', async () => {
+  it('at the patch level the API starts it with, sends no webhook itself, records no patch marker, schedules no activity, and still upserts its status', async () => {
     const snapshot = approvedSnapshot(await env.currentTimeMs());
     const dealId = snapshot.deal.id;
     const handle = await lifecycle(snapshot);
@@ -121,11 +121,25 @@ describe('a new deal run', () => {
     expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
 
     const history = await historyOf(handle);
-    // The acquirer's are the activity tasks of the deal's life: no delivery among them.
-    expect(history.scheduled.map(({ type }) => type)).toEqual(['createEscrowPayment', 'createSellerPayout']);
+    // The acquirer was asked in the worker, by local activities: no activity task in the deal's whole life.
+    expect(world.callsOf('createEscrowPayment', dealId)).toHaveLength(1);
+    expect(world.callsOf('createSellerPayout', dealId)).toHaveLength(1);
+    expect(history.scheduled).toEqual([]);
     expect(history.patchMarkers).toEqual([]);
     // The status is still the deal's search attribute, upserted at each change of it, and nothing else is.
     expect(history.upserts).toEqual([{ DealStatus: 'escrow_hold' }, { DealStatus: 'paid' }]);
+    await expectReplays(bundle, handle);
+  });
+
+  it('at patch level 1 (started before the acquirer’s calls went local) asks patched() for that change alone, and takes it', async () => {
+    const snapshot = approvedSnapshot(await env.currentTimeMs());
+    const dealId = snapshot.deal.id;
+    const handle = await lifecycle(snapshot, { patchLevel: 1 });
+
+    expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
+    const history = await historyOf(handle);
+    expect(history.scheduled).toEqual([]);
+    expect(history.patchMarkers).toEqual(['acquirer-local']);
     await expectReplays(bundle, handle);
   });
 
@@ -137,11 +151,11 @@ describe('a new deal run', () => {
     expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
     expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
     const history = await historyOf(handle);
-    expect(history.scheduled.map(({ type }) => type)).toEqual(['createEscrowPayment', 'createSellerPayout']);
+    expect(history.scheduled).toEqual([]);
     // A new history takes every change it asks about, each with its marker and its TemporalChangeVersion upsert: what
-    // patch level 1 spares (the test above), the outbox among them.
+    // a patch level spares (the tests above), the outbox among them.
     expect(history.patchMarkers).toEqual(
-      expect.arrayContaining(['local-records', 'start-from-records', 'webhook-outbox', 'payouts']),
+      expect.arrayContaining(['local-records', 'start-from-records', 'webhook-outbox', 'payouts', 'acquirer-local']),
     );
     expect(history.upserts).toContainEqual({ TemporalChangeVersion: expect.arrayContaining(['webhook-outbox']) });
     expect(history.upserts.filter((upsert) => 'DealStatus' in upsert)).toEqual([

@@ -3,8 +3,11 @@
 // the deal as it was. The rules of who may do what come from src/deals/rules.ts, as the API and the pages use them.
 // Deterministic code only (it runs inside the workflow): see workflows/deals/deal.ts for the patches it is given.
 import {
+  ActivityFailure,
+  ApplicationFailure,
   TemporalFailure,
   condition,
+  type ActivityOptions,
   isCancellation,
   log,
   proxyActivities,
@@ -76,7 +79,7 @@ const RECORDS_OPTIONS = {
 // Temporal server per write (patch 'local-records'; the server-side activities remain for histories made before it).
 const localRecords = proxyLocalActivities<ReturnType<typeof createDealActivities>>(RECORDS_OPTIONS);
 const serverRecords = proxyActivities<ReturnType<typeof createDealActivities>>(RECORDS_OPTIONS);
-const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
+const ACQUIRER_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30s',
   // The caller waits for the answer: give up after a few tries; idempotence keys make every retry safe.
   retry: {
@@ -84,7 +87,37 @@ const acquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>({
     maximumAttempts: 5,
     nonRetryableErrorTypes: ['acquirer_refused' satisfies ProblemCode],
   },
-});
+};
+// Since 'acquirer-local' the acquirer's calls run as local activities: a call the caller waits for, with few tries, costs
+// no activity task and no workflow task of its own (its answer is a marker in the task that asked). Their retries stay
+// short (15 s of backoff at most), below the local retry threshold, so no retry becomes a timer in the history.
+const serverAcquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS);
+const localAcquirer = toldAsUnavailable(
+  proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
+);
+
+/**
+ * Local activities whose tries ran out fail with the activity's own error, where a server activity's failure names the
+ * activity: such a failure is told as `acquirer_unavailable` (the API's 503 with its retry advice; every call is keyed,
+ * so nothing was changed twice). A refusal (non-retryable) and a cancellation go on as they came.
+ */
+function toldAsUnavailable<T extends object>(activities: T): T {
+  return new Proxy(activities, {
+    get:
+      (target, name) =>
+      async (...args: unknown[]) => {
+        try {
+          return await (target as Record<string | symbol, (...args: unknown[]) => Promise<unknown>>)[name](...args);
+        } catch (error) {
+          const refused = error instanceof ApplicationFailure && error.nonRetryable;
+          if (!(error instanceof TemporalFailure) || refused || isCancellation(error)) throw error;
+          throw refuse('acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
+            cause: error,
+          });
+        }
+      },
+  });
+}
 const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
   startToCloseTimeout: '60s',
   // The buyer waits on the widget: a few tries, then the Continue fails and may be pressed again.
@@ -93,23 +126,25 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
 
 // Payouts move the seller's money: retried for as long as it takes (each call keyed by the payout's id, so a retry
 // after a timeout or a crashed worker answers the first payout); a refusal is answered as a failed payout.
+const PAYOUT_REFUSALS: ProblemCode[] = ['acquirer_refused', 'acquirer_not_configured'];
 const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
-  retry: {
-    initialInterval: '1s',
-    maximumInterval: '1m',
-    nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[],
-  },
+  retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: PAYOUT_REFUSALS },
+});
+// Since 'acquirer-local' a payout call is first tried a few times as a local activity, and only a call still failing
+// then goes to the server's activity above, retried for as long as it takes. Unbounded retries cannot be local: each
+// would keep the workflow task open, heartbeating it into the history, for as long as the acquirer is down.
+const payoutsFirst = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: PAYOUT_REFUSALS },
 });
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
-const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
+const REFUND_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30s',
-  retry: {
-    initialInterval: '1s',
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ['acquirer_refused', 'acquirer_not_configured'] satisfies ProblemCode[],
-  },
-});
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: PAYOUT_REFUSALS },
+};
+const serverRefunds = proxyActivities<ReturnType<typeof createPayoutActivities>>(REFUND_OPTIONS);
+const localRefunds = toldAsUnavailable(proxyLocalActivities<ReturnType<typeof createPayoutActivities>>(REFUND_OPTIONS));
 
 /**
  * Asked where a payment is released or refunded: since then a paying-out provider's release (a safe deal, the
@@ -152,6 +187,8 @@ export interface DealPatches {
    * sends none itself. Before it, the run's loop sent each by an activity.
    */
   outbox: boolean;
+  /** The acquirer's calls run as local activities; a payout's goes to the server only when a few quick tries failed. */
+  acquirerLocal: boolean;
   /** patched(id) for a change asked where it applies (workflows/deals/patches.ts). */
   taken: (id: string) => boolean;
 }
@@ -214,6 +251,8 @@ export class DealEntity {
   /** A change is under way (exclusive()). */
   busy = false;
   readonly records: typeof localRecords;
+  private readonly acquirer: typeof localAcquirer;
+  private readonly refunds: typeof localRefunds;
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
   private readonly holdLimits = new Map<string, number>();
   /** When to ask the acquirer about pending payouts next, and the wait after that (doubling up to an hour). */
@@ -232,6 +271,25 @@ export class DealEntity {
     this.deliveries = [...(input.pendingDeliveries ?? [])];
     for (const [paymentId, seconds] of Object.entries(input.holdLimits ?? {})) this.holdLimits.set(paymentId, seconds);
     this.records = patches.localRecords ? localRecords : serverRecords;
+    this.acquirer = patches.acquirerLocal ? localAcquirer : serverAcquirer;
+    this.refunds = patches.acquirerLocal ? localRefunds : serverRefunds;
+  }
+
+  /**
+   * A payout call (making one, reading one): since 'acquirer-local' a few quick tries in the worker first, then the
+   * server's activity, retried for as long as it takes. A refusal is not tried again anywhere.
+   */
+  private async payoutCall<T>(call: (via: typeof payouts) => Promise<T>): Promise<T> {
+    if (!this.patches.acquirerLocal) return call(payouts);
+    try {
+      return await call(payoutsFirst);
+    } catch (error) {
+      // A local activity's last failure comes as the activity's own error, not wrapped as a server activity's is.
+      const failure = error instanceof ActivityFailure ? error.cause : error;
+      const refused = failure instanceof ApplicationFailure && PAYOUT_REFUSALS.includes(failure.type as ProblemCode);
+      if (!(error instanceof TemporalFailure) || refused || isCancellation(error)) throw error;
+      return call(payouts);
+    }
   }
 
   /**
@@ -469,7 +527,7 @@ export class DealEntity {
     if (pending) return { payment: pending, created: false };
     const amount = escrow.amount || deal.amount;
     const paymentId = uuid4();
-    const created = await acquirer.createEscrowPayment(escrow.provider, {
+    const created = await this.acquirer.createEscrowPayment(escrow.provider, {
       paymentId,
       dealId: this.dealId,
       amount,
@@ -587,7 +645,7 @@ export class DealEntity {
         reason: why.reason ?? '',
         created_at: now(),
       };
-      await refunds.refundEscrowPart(payment.provider, {
+      await this.refunds.refundEscrowPart(payment.provider, {
         refundId: refund.id,
         providerPaymentId: payment.provider_payment_id!,
         providerDealId: payment.provider_deal_id ?? null,
@@ -598,7 +656,7 @@ export class DealEntity {
     }
     const sums = this.sums(payment, refund ? [...(this.state.refunds ?? []), refund] : undefined);
     if (action === 'release' && !paysOut) {
-      await acquirer.captureEscrowPayment(
+      await this.acquirer.captureEscrowPayment(
         payment.provider,
         payment.provider_payment_id!,
         payment.amount,
@@ -606,7 +664,7 @@ export class DealEntity {
         key,
       );
     } else if (action === 'refund' && paysOut) {
-      await refunds.refundEscrowPart(payment.provider, {
+      await this.refunds.refundEscrowPart(payment.provider, {
         refundId: key,
         providerPaymentId: payment.provider_payment_id!,
         providerDealId: payment.provider_deal_id ?? null,
@@ -614,7 +672,7 @@ export class DealEntity {
         currency: payment.currency,
       });
     } else if (action === 'refund') {
-      await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, key);
+      await this.acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, key);
     }
     const at = now();
     const moved: PaymentRecord = { ...payment, status: ACTION_TARGET[action], updated_at: at };
@@ -658,7 +716,7 @@ export class DealEntity {
       reason: input.reason,
       created_at: now(),
     };
-    await refunds.refundEscrowPart(payment.provider, {
+    await this.refunds.refundEscrowPart(payment.provider, {
       refundId: refund.id,
       providerPaymentId: payment.provider_payment_id!,
       providerDealId: payment.provider_deal_id ?? null,
@@ -756,15 +814,17 @@ export class DealEntity {
     const at = now();
     let payout: PayoutRecord;
     try {
-      const result = await payouts.createSellerPayout({
-        dealId: this.dealId,
-        payoutId,
-        provider: payment.provider,
-        providerDealId: payment.provider_deal_id ?? null,
-        owed: formatMinor(owed),
-        currency: payment.currency,
-        description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
-      });
+      const result = await this.payoutCall((via) =>
+        via.createSellerPayout({
+          dealId: this.dealId,
+          payoutId,
+          provider: payment.provider,
+          providerDealId: payment.provider_deal_id ?? null,
+          owed: formatMinor(owed),
+          currency: payment.currency,
+          description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
+        }),
+      );
       if (result.destination === null) {
         await this.commit(
           { payment: { ...payment, payout_status: 'awaiting_destination', updated_at: at } },
@@ -846,7 +906,7 @@ export class DealEntity {
       const payment = this.state.payments.find((candidate) => candidate.id === payout.payment_id)!;
       let current;
       try {
-        current = await payouts.getSellerPayout(payment.provider, payout.provider_payout_id!);
+        current = await this.payoutCall((via) => via.getSellerPayout(payment.provider, payout.provider_payout_id!));
       } catch (error) {
         // A refusal to read it (the acquirer forgot it, the configuration went) is asked again later, never fatal.
         if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
@@ -912,7 +972,7 @@ export class DealEntity {
     const pending = this.pendingLivePayment();
     let payment: PaymentRecord | undefined;
     if (pending) {
-      await acquirer.cancelEscrowPayment(pending.provider, pending.provider_payment_id!, `${pending.id}/refund`);
+      await this.acquirer.cancelEscrowPayment(pending.provider, pending.provider_payment_id!, `${pending.id}/refund`);
       payment = { ...pending, status: 'refunded', updated_at: now() };
     }
     await this.commit(
@@ -948,7 +1008,7 @@ export class DealEntity {
     if (!payment) return;
     if (reported === 'hold' && payment.status === 'refunded') {
       // Cancelled here while pending, paid there anyway: return the money (the same key, so at most once).
-      await acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, `${payment.id}/refund`);
+      await this.acquirer.cancelEscrowPayment(payment.provider, payment.provider_payment_id!, `${payment.id}/refund`);
       return;
     }
     if (payment.status !== 'pending' || !PAYMENT_MOVES.pending.includes(reported)) return;

@@ -52,6 +52,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     people: take('deal-people'),
     fromRecords: take('start-from-records'),
     outbox: take('webhook-outbox'),
+    acquirerLocal: take('acquirer-local'),
     taken: take,
   };
   const deal = new DealEntity(input, patches);

@@ -20,10 +20,11 @@ const TAKEN_AT: Record<string, number> = {
   payouts: 1,
   'arbiter-decides-disputes': 1,
   'webhook-outbox': 1,
+  'acquirer-local': 2,
 };
 
 /** What new runs are started with (src/deals/commands.ts) and what a run continuing as new carries on. */
-export const PATCH_LEVEL = 1;
+export const PATCH_LEVEL = 2;
 
 /** patched(id), or true without a marker when the run's level includes the change. */
 export function taken(patchLevel: number | undefined, id: string): boolean {
