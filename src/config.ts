@@ -28,6 +28,12 @@ export const EnvSchema = z.object({
   // Read by `npm run migrate` alone: a superuser that makes the two roles of the URLs above and the database.
   DATABASE_ADMIN_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_SIZE: positiveInt.default(20),
+  // Statements run often are prepared on each connection (src/db.ts); a pooler in front of PostgreSQL that cannot keep
+  // prepared statements per client (PgBouncer's transaction mode before 1.21) needs false.
+  DATABASE_PREPARED_STATEMENTS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true'),
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_PORT: port.default(7233),

@@ -28,7 +28,9 @@ export function createServices(config: Config, logger: Logger): Services {
       'DATABASE_URL is required when a process runs alone (npm start sets it for the embedded database).',
     );
   }
-  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const db = createDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, {
+    prepare: config.DATABASE_PREPARED_STATEMENTS,
+  });
   // Lazy: the servers start and answer /healthz with 503 while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

@@ -1,6 +1,7 @@
 // The pool survives PostgreSQL ending connections under it (a restart, an administrator's terminate): the process stays
 // up, the caller gets an error, and the next query works on a fresh connection.
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { createDb } from '../../src/db.ts';
 
 const db = createDb(inject('databaseUrl'), 2);
@@ -24,5 +25,55 @@ describe('the database pool', () => {
     await expect(client.query('SELECT 1')).rejects.toThrow();
     client.release();
     expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('statements run often', () => {
+  /** The statements prepared on the connection that runs this, by their text. */
+  const preparedOn = async (client: { query: (text: string) => Promise<{ rows: { statement: string }[] }> }) =>
+    (await client.query('SELECT statement FROM pg_prepared_statements')).rows.map((row) => row.statement);
+
+  it('are prepared on a connection from their second run, answer as before, and one run once is not', async () => {
+    const pool = createDb(inject('databaseUrl'), 1);
+    try {
+      const text = `SELECT $1::int + 1 AS next, '${randomUUID()}' AS tag`;
+      const once = `SELECT $1::int * 2 AS twice, '${randomUUID()}' AS tag`;
+      expect((await pool.query(once, [21])).rows[0].twice).toBe(42);
+      const answers = [];
+      for (const value of [1, 2, 3]) answers.push((await pool.query(text, [value])).rows[0].next);
+      expect(answers).toEqual([2, 3, 4]);
+      const prepared = await preparedOn(pool);
+      expect(prepared).toContain(text);
+      expect(prepared).not.toContain(once);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('are prepared on a connection up to a bound, past it they run unnamed', async () => {
+    const pool = createDb(inject('databaseUrl'), 1);
+    try {
+      const tag = randomUUID();
+      for (let i = 0; i < 300; i++) {
+        const text = `SELECT $1::int + ${i} AS n, '${tag}' AS tag`;
+        await pool.query(text, [1]);
+        expect((await pool.query(text, [1])).rows[0].n).toBe(1 + i);
+      }
+      const ours = (await preparedOn(pool)).filter((statement) => statement.includes(tag));
+      expect(ours).toHaveLength(256);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('are never prepared where DATABASE_PREPARED_STATEMENTS is false (a pooler that keeps none)', async () => {
+    const pool = createDb(inject('databaseUrl'), 1, { prepare: false });
+    try {
+      const text = `SELECT $1::int AS same, '${randomUUID()}' AS tag`;
+      for (let i = 0; i < 3; i++) await pool.query(text, [i]);
+      expect(await preparedOn(pool)).not.toContain(text);
+    } finally {
+      await pool.end();
+    }
   });
 });
