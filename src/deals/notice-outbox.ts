@@ -11,8 +11,8 @@ import { createDealNotifier, type DealNotice } from './notifications.ts';
 /** How long one drainer holds a claimed notice before another may take it. */
 const CLAIM_SECONDS = 60;
 /** A notice that failed this many times is logged and dropped: its mails would fail the same way. */
-const MAX_ATTEMPTS = 10;
-/** Without a NOTIFY (a lost connection), the table is looked at this often anyway. */
+export const MAX_ATTEMPTS = 10;
+/** Notices claimed at once: each batch reads what its mails need in one statement and writes them in another. */
 const BATCH = 20;
 
 /** Writes a change's notices, in the caller's transaction; each is keyed by its event (or message) id. */
@@ -33,21 +33,7 @@ export function startNoticeDrainer(
   services: Pick<Services, 'db' | 'logger' | 'config' | 'mailer'> & Services,
 ): NoticeDrainer {
   const { db, logger } = services;
-  const { notifyDealChange } = createDealNotifier(services);
-  /** Mails one notice: sent, dropped after MAX_ATTEMPTS failures, or left to be claimed again. */
-  async function mail(notice: DealNotice, attempts: number): Promise<'sent' | 'dropped' | 'again'> {
-    try {
-      await notifyDealChange(notice);
-      return 'sent';
-    } catch (error) {
-      const dropped = attempts >= MAX_ATTEMPTS;
-      logger.error(
-        { err: error, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped },
-        'a deal notice could not be mailed',
-      );
-      return dropped ? 'dropped' : 'again';
-    }
-  }
+  const { notifyDealChanges } = createDealNotifier(services);
 
   async function drain(): Promise<number> {
     let sent = 0;
@@ -60,23 +46,32 @@ export function startNoticeDrainer(
         [CLAIM_SECONDS, BATCH],
       );
       if (claimed.rows.length === 0) return sent;
-      // Deals side by side, each deal's notices in the order they were written (RETURNING keeps no order: sorted here),
-      // so a person's mails about one deal are queued in the order its changes happened.
-      const byDeal = new Map<string, typeof claimed.rows>();
-      for (const row of [...claimed.rows].sort((a, b) => +a.created_at - +b.created_at || a.id.localeCompare(b.id)))
-        byDeal.set(row.notice.dealId, [...(byDeal.get(row.notice.dealId) ?? []), row]);
-      const done: string[] = [];
-      await Promise.all(
-        [...byDeal.values()].map(async (rows) => {
-          for (const { id, notice, attempts } of rows) {
-            const outcome = await mail(notice, attempts);
-            if (outcome !== 'again') done.push(id);
-            if (outcome === 'sent') sent++;
-          }
-        }),
+      // In the order they were written (RETURNING keeps no order: sorted here), so a person's mails about one deal are
+      // queued in the order its changes happened.
+      const rows = [...claimed.rows].sort((a, b) => +a.created_at - +b.created_at || a.id.localeCompare(b.id));
+      const outcomes = await notifyDealChanges(rows.map((row) => row.notice)).catch((reason: unknown) =>
+        rows.map((): PromiseRejectedResult => ({ status: 'rejected', reason })),
       );
+      const done: string[] = [];
+      rows.forEach(({ id, notice, attempts }, index) => {
+        const outcome = outcomes[index];
+        if (outcome.status === 'fulfilled') {
+          done.push(id);
+          sent++;
+          return;
+        }
+        const dropped = attempts >= MAX_ATTEMPTS;
+        logger.error(
+          { err: outcome.reason, deal_id: notice.dealId, event_id: notice.eventId, attempts, dropped },
+          'a deal notice could not be mailed',
+        );
+        if (dropped) done.push(id);
+      });
       // One statement for the batch; a notice left again waits for its claim to lapse and is mailed once more.
       if (done.length > 0) await db.query('DELETE FROM deal_notices WHERE id = ANY($1::uuid[])', [done]);
+      // A short batch was all that was due: a notice written since wakes the loop with its NOTIFY, and one whose claim
+      // lapses is found by the loop's poll, so no claim that finds nothing ends the pass.
+      if (claimed.rows.length < BATCH) return sent;
     }
   }
 

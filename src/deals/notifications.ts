@@ -1,14 +1,16 @@
 // The mail of each step of a deal to the people it concerns, in their language. The deal's records activity
 // (activities/deals/records.ts) writes a change's notices in the change's transaction; the drainer of
-// src/deals/notice-outbox.ts sends them from here after the commit. Every mail is keyed by the change's event and the
-// recipient's role, so a notice sent twice mails once. The wording lives in src/mail/templates.ts.
+// src/deals/notice-outbox.ts sends them from here after the commit, a batch at a time: one statement reads what the
+// batch's mails need, pure code decides and renders them, one statement writes them. Every mail is keyed by the
+// change's event and the recipient's role, so a notice sent twice mails once. The wording lives in src/mail/templates.ts.
 import type { Services } from '../services.ts';
-import { findMailRecipient } from '../accounts/users.ts';
-import { findMarketplace } from '../marketplaces/marketplaces.ts';
-import { dealMail, dealPageUrl, type DealNoticeMail, type Party } from '../mail/templates.ts';
-import type { ActorKind, DealSnapshot, DealStatus, DisputeAuthor } from './model.ts';
-import { loadSnapshot } from './store.ts';
-import { widgetMailAllowed } from '../widget/mail-limits.ts';
+import type { DbClient } from '../db.ts';
+import { mailRecipientsSql, type MailRecipient } from '../accounts/users.ts';
+import type { OutgoingMail } from '../mail/outbox.ts';
+import { dealMail, dealPageUrl, type DealFacts, type DealNoticeMail, type Party } from '../mail/templates.ts';
+import { toMinor, toNumber } from '../money/amount.ts';
+import type { ActorKind, DealStatus, DisputeAuthor } from './model.ts';
+import { widgetDealMailAllowed, widgetDealSql, type WidgetMailKind } from '../widget/mail-limits.ts';
 
 export interface DealNotice {
   dealId: string;
@@ -25,6 +27,35 @@ export interface DealNotice {
   data?: Record<string, unknown>;
 }
 
+/** What the mails of a deal's notices need of the deal as it stands now: a few columns and records, not the snapshot. */
+export interface NoticeDeal {
+  id: string;
+  marketplace_id: string;
+  external_id: string;
+  title: string;
+  buyer_email: string;
+  buyer_name: string;
+  seller_email: string;
+  amount: number;
+  currency: string;
+  /** '' when the marketplace is gone. */
+  marketplace_name: string;
+  /** The latest approval: its approver is asked, its comment explains a rejection. */
+  approval: { approver: string; comment: string } | null;
+  /** The latest payment: mails about money quote its amount. */
+  payment: { amount: number; currency: string } | null;
+  /** Made through the widget, so its first mails are an anonymous caller's doing (src/widget/mail-limits.ts). */
+  widget: boolean;
+  /** The accounts of the addresses its mails may go to, by the address in lower case. */
+  recipients: Map<string, MailRecipient>;
+}
+
+/** A mail a notice calls for, rendered for its recipient. */
+export interface NoticeMail extends OutgoingMail {
+  /** A widget deal's mail an anonymous caller can cause: it goes only if the widget's mail limit lets it. */
+  widgetKind?: WidgetMailKind;
+}
+
 interface Planned {
   role: Party | 'approver';
   email: string;
@@ -36,48 +67,145 @@ interface Planned {
 /** Statuses whose mails are about the money paid, so they quote the payment's amount rather than the deal's. */
 const MONEY_STATUSES: readonly DealStatus[] = ['escrow_hold', 'paid', 'refunded', 'disputed'];
 
-export function createDealNotifier(services: Services) {
+/** The decimal text PostgreSQL gives for an amount, as the templates' number (exact: see src/money/amount.ts). */
+const amountOf = (text: string) => toNumber(toMinor(text));
+
+/** The deals of these ids as their notices' mails need them: one statement, whatever the number of deals. */
+export async function loadNoticeDeals(db: DbClient, dealIds: readonly string[]): Promise<Map<string, NoticeDeal>> {
+  const result = await db.query<{
+    id: string;
+    marketplace_id: string;
+    external_id: string;
+    title: string;
+    buyer_email: string;
+    buyer_name: string;
+    seller_email: string;
+    amount: string;
+    currency: string;
+    marketplace_name: string | null;
+    approver: string | null;
+    approval_comment: string | null;
+    payment_amount: string | null;
+    payment_currency: string | null;
+    widget: boolean;
+    recipients: (MailRecipient & { address: string })[];
+  }>(
+    `SELECT d.id, d.marketplace_id, d.external_id, d.title, d.buyer_email, d.buyer_name, d.seller_email,
+            d.amount::text AS amount, d.currency, m.name AS marketplace_name,
+            a.approver, a.comment AS approval_comment, p.amount::text AS payment_amount, p.currency AS payment_currency,
+            ${widgetDealSql('d.marketplace_id', 'd.external_id')} AS widget,
+            ${mailRecipientsSql(['d.buyer_email', 'd.seller_email', 'a.approver'])} AS recipients
+       FROM deals d
+       LEFT JOIN marketplaces m ON m.id = d.marketplace_id
+       LEFT JOIN LATERAL (SELECT approver, comment FROM deal_approvals WHERE deal_id = d.id
+                           ORDER BY created_at DESC, id DESC LIMIT 1) a ON true
+       LEFT JOIN LATERAL (SELECT amount, currency FROM deal_payments WHERE deal_id = d.id
+                           ORDER BY created_at DESC, id DESC LIMIT 1) p ON true
+      WHERE d.id = ANY($1::uuid[])`,
+    [dealIds],
+  );
+  return new Map(
+    result.rows.map((row) => [
+      row.id,
+      {
+        id: row.id,
+        marketplace_id: row.marketplace_id,
+        external_id: row.external_id,
+        title: row.title,
+        buyer_email: row.buyer_email,
+        buyer_name: row.buyer_name,
+        seller_email: row.seller_email,
+        amount: amountOf(row.amount),
+        currency: row.currency.trim(),
+        marketplace_name: row.marketplace_name ?? '',
+        approval: row.approver === null ? null : { approver: row.approver, comment: row.approval_comment ?? '' },
+        payment:
+          row.payment_amount === null
+            ? null
+            : { amount: amountOf(row.payment_amount), currency: row.payment_currency!.trim() },
+        widget: row.widget,
+        recipients: new Map(row.recipients.map(({ address, ...recipient }) => [address, recipient])),
+      },
+    ]),
+  );
+}
+
+/**
+ * The mails a notice calls for, rendered for their recipients in the order to queue them: none for a deal that is
+ * gone. Throws when a mail cannot be rendered (a date in the notice that is none, say).
+ */
+export function noticeMails(notice: DealNotice, deal: NoticeDeal | undefined, baseUrl: string): NoticeMail[] {
+  if (!deal) return [];
+  const payment = MONEY_STATUSES.includes(notice.status) ? deal.payment : null;
+  const facts: DealFacts = {
+    marketplaceName: deal.marketplace_name,
+    title: deal.title,
+    amount: payment?.amount ?? deal.amount,
+    currency: payment?.currency ?? deal.currency,
+    url: dealPageUrl(baseUrl, deal.id),
+  };
+  const anonymousKind = notice.status === 'created' || notice.status === 'approval' ? notice.status : undefined;
+  const widgetKind = deal.widget && !notice.disputeMessage ? anonymousKind : undefined;
+  const mails: NoticeMail[] = [];
+  for (const { role, email, mail, onlyWithPassword } of plan(deal, notice)) {
+    // Not made yet (the activity that makes the accounts runs apart from the one that mails): Russian, the default.
+    const recipient = deal.recipients.get(email.toLowerCase());
+    if (onlyWithPassword && !recipient?.has_password) continue;
+    const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');
+    const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail, recipient?.time_zone ?? null);
+    mails.push({
+      key: `deal-event/${notice.eventId}/${role}`,
+      to: email,
+      subject,
+      text,
+      ...(widgetKind && { widgetKind }),
+    });
+  }
+  return mails;
+}
+
+export function createDealNotifier(services: Pick<Services, 'db' | 'mailer' | 'config'>) {
+  /** A notice's mails that may go: a widget deal's first mails only within the widget's mail limit. */
+  async function allowedMails(notice: DealNotice, deal: NoticeDeal | undefined): Promise<OutgoingMail[]> {
+    if (!deal) return [];
+    const allowed: OutgoingMail[] = [];
+    for (const { widgetKind, ...mail } of noticeMails(notice, deal, services.config.BASE_URL)) {
+      if (!widgetKind || (await widgetDealMailAllowed(services.db, deal, widgetKind, mail.to))) allowed.push(mail);
+    }
+    return allowed;
+  }
+
   return {
-    /** Mails everyone the change concerns; answers how many mails it calls for (each written once, however often it runs). */
-    async notifyDealChange(notice: DealNotice): Promise<number> {
-      const snapshot = await loadSnapshot(services.db, notice.dealId);
-      if (!snapshot) return 0;
-      const { deal } = snapshot;
-      const planned = plan(snapshot, notice);
-      if (planned.length === 0) return 0;
-      const marketplace = await findMarketplace(services.db, deal.marketplace_id);
-      const payment = MONEY_STATUSES.includes(notice.status) ? snapshot.payments.at(-1) : undefined;
-      const facts = {
-        marketplaceName: marketplace?.name ?? '',
-        title: deal.title,
-        amount: payment?.amount ?? deal.amount,
-        currency: payment?.currency ?? deal.currency,
-        url: dealPageUrl(services.config.BASE_URL, deal.id),
-      };
-      let mails = 0;
-      for (const { role, email, mail, onlyWithPassword } of planned) {
-        // Not made yet (the activity that makes the accounts runs apart from the one that mails): Russian, the default.
-        const recipient = await findMailRecipient(services.db, email);
-        if (onlyWithPassword && !recipient?.has_password) continue;
-        const anonymousKind = notice.status === 'created' || notice.status === 'approval' ? notice.status : undefined;
-        if (
-          anonymousKind &&
-          !notice.disputeMessage &&
-          !(await widgetMailAllowed(services.db, deal, anonymousKind, email))
-        )
-          continue;
-        const name = recipient?.name || (role === 'buyer' ? deal.buyer_name : '');
-        const { subject, text } = dealMail(recipient?.locale ?? 'ru', name, facts, mail, recipient?.time_zone ?? null);
-        await services.mailer.send({ key: `deal-event/${notice.eventId}/${role}`, to: email, subject, text });
-        mails++;
+    /**
+     * Mails everyone the changes concern, their mails queued in the notices' order. Each notice's result is how many
+     * mails it calls for (each written once, however often it runs), or why they failed: a notice fails alone. Throws
+     * when the deals cannot be read, which fails them all.
+     */
+    async notifyDealChanges(notices: readonly DealNotice[]): Promise<PromiseSettledResult<number>[]> {
+      const deals = await loadNoticeDeals(services.db, [...new Set(notices.map((notice) => notice.dealId))]);
+      const planned: PromiseSettledResult<OutgoingMail[]>[] = [];
+      for (const notice of notices) {
+        try {
+          planned.push({ status: 'fulfilled', value: await allowedMails(notice, deals.get(notice.dealId)) });
+        } catch (reason) {
+          planned.push({ status: 'rejected', reason });
+        }
       }
-      return mails;
+      const written = await services.mailer.sendAll(
+        planned.flatMap((mails) => (mails.status === 'fulfilled' ? mails.value : [])),
+      );
+      let next = 0;
+      return planned.map((mails) => {
+        if (mails.status === 'rejected') return mails;
+        const failed = written.slice(next, (next += mails.value.length)).find((mail) => mail.status === 'rejected');
+        return failed ?? { status: 'fulfilled', value: mails.value.length };
+      });
     },
   };
 }
 
 /** Which mails a step calls for, to whom: decided from the deal as it stands after the change. */
-function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] {
+function plan(deal: NoticeDeal, notice: DealNotice): Planned[] {
   const parties: { role: Party; email: string }[] = [{ role: 'buyer', email: deal.buyer_email }];
   // One mail per person, also when a marketplace names the same address as buyer and seller.
   if (deal.seller_email && deal.seller_email.toLowerCase() !== deal.buyer_email.toLowerCase()) {
@@ -106,7 +234,7 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
     case 'docs':
       return [];
     case 'approval': {
-      const approver = approvals.at(-1)?.approver;
+      const approver = deal.approval?.approver;
       if (!approver) return [];
       // The buyer's invitation told of the deal, not of the approval; another approver's invitation asks for it.
       const isParty = parties.some(({ email }) => email.toLowerCase() === approver.toLowerCase());
@@ -115,7 +243,7 @@ function plan({ deal, approvals }: DealSnapshot, notice: DealNotice): Planned[] 
     case 'approved':
       return to(['seller'], () => ({ kind: 'approved' }));
     case 'rejected':
-      return to(['seller'], () => ({ kind: 'rejected', comment: reason ?? approvals.at(-1)?.comment ?? '' }));
+      return to(['seller'], () => ({ kind: 'rejected', comment: reason ?? deal.approval?.comment ?? '' }));
     case 'escrow_hold':
       return to(both, (role) => ({ kind: 'money_held', role }));
     case 'paid':

@@ -589,6 +589,27 @@ export const statusWords = (t: Translate, status: DealStatus) => t(`status_${sta
 export const paymentWords = (t: Translate, status: PaymentStatus) => t(`payment_${status}`);
 export const kindWords = (t: Translate, kind: DocumentKind) => t(`kind_${kind}`);
 
+/** The locale whose conventions a language's numbers and dates follow. */
+const localeOf = (lang: Lang) => (lang === 'ru' ? 'ru-RU' : 'en-GB');
+
+/**
+ * Intl builds a formatter far slower than it formats with one (tens of microseconds against under one), and a page or
+ * a mail formats several values: each formatter is built once per process. Their keys are few: currencies and time
+ * zones the service stores, and a formatter Intl refuses to build (a currency or a zone it does not know) throws here
+ * and is not kept.
+ */
+function formatter<F>(cache: Map<string, F>, key: string, build: () => F): F {
+  let made = cache.get(key);
+  if (!made) {
+    made = build();
+    cache.set(key, made);
+  }
+  return made;
+}
+const sizeFormats = new Map<string, Intl.NumberFormat>();
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** A file's size as people read it: bytes, KB or MB with one decimal. */
 export function formatSize(lang: Lang, bytes: number): string {
   const [value, unit] =
@@ -597,13 +618,23 @@ export function formatSize(lang: Lang, bytes: number): string {
       : bytes < 1024 * 1024
         ? [bytes / 1024, lang === 'ru' ? 'КБ' : 'KB']
         : [bytes / 1024 / 1024, lang === 'ru' ? 'МБ' : 'MB'];
-  return `${new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { maximumFractionDigits: 1 }).format(value)} ${unit}`;
+  const format = formatter(
+    sizeFormats,
+    localeOf(lang),
+    () => new Intl.NumberFormat(localeOf(lang), { maximumFractionDigits: 1 }),
+  );
+  return `${format.format(value)} ${unit}`;
 }
 
 /** An amount as people write it in this language, e.g. "1 500,50 ₽" or "RUB 1,500.50". */
 export function formatMoney(lang: Lang, amount: number, currency: string): string {
   try {
-    return new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { style: 'currency', currency }).format(amount);
+    const format = formatter(
+      moneyFormats,
+      `${localeOf(lang)} ${currency}`,
+      () => new Intl.NumberFormat(localeOf(lang), { style: 'currency', currency }),
+    );
+    return format.format(amount);
   } catch {
     return `${amount} ${currency}`;
   }
@@ -621,11 +652,12 @@ export const READER_TIME_ZONE = 'Europe/Moscow';
  */
 export function formatDate(lang: Lang, iso: string, timeZone: string | null = READER_TIME_ZONE): string {
   const zone = timeZone ?? READER_TIME_ZONE;
-  const text = new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-    timeZone: zone,
-  }).format(new Date(iso));
+  const format = formatter(
+    dateFormats,
+    `${localeOf(lang)} ${zone}`,
+    () => new Intl.DateTimeFormat(localeOf(lang), { dateStyle: 'medium', timeStyle: 'short', timeZone: zone }),
+  );
+  const text = format.format(new Date(iso));
   const named = zone === READER_TIME_ZONE ? (lang === 'ru' ? 'мск' : 'Moscow time') : zone.replace(/_/g, ' ');
   return `${text} ${named}`;
 }

@@ -168,7 +168,12 @@ describe('notifyDealChange', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    notify = createDealNotifier(server.services).notifyDealChange;
+    const { notifyDealChanges } = createDealNotifier(server.services);
+    notify = async (notice) => {
+      const [outcome] = await notifyDealChanges([notice]);
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
+    };
     ({ marketplace } = await createMarketplace(server.services.db, { name: uniqueId('Velo Shop'), mode: 'sandbox' }));
   });
   afterAll(async () => {

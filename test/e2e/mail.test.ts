@@ -14,7 +14,8 @@ interface Received {
   raw: string;
 }
 
-async function startSmtpDouble(options: { reject?: boolean } = {}) {
+/** `reject`: every mail, or the mails to these addresses. */
+async function startSmtpDouble(options: { reject?: boolean | readonly string[] } = {}) {
   const received: Received[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -23,10 +24,13 @@ async function startSmtpDouble(options: { reject?: boolean } = {}) {
       let raw = '';
       stream.on('data', (chunk: Buffer) => (raw += chunk.toString()));
       stream.on('end', () => {
-        if (options.reject) return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
+        const to = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+        const { reject } = options;
+        if (reject === true || (Array.isArray(reject) && to.some((address) => reject.includes(address))))
+          return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
         received.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          to,
           raw,
         });
         callback();
@@ -102,6 +106,48 @@ describe('without SMTP_URL', () => {
     expect((await mailer.list({ to, limit: 10 })).length).toBe(1);
   });
 
+  it('writes a batch in one go, each key once, listed in the order given', async () => {
+    const mailer = new Mailer(db, undefined, 'svc <no-reply@localhost>');
+    const to = uniqueEmail('batch');
+    const other = uniqueEmail('batch-other');
+    const earlier = await mailer.send({ key: uniqueId('mail'), to, subject: 'Earlier', text: 'x' });
+    const keys = [uniqueId('mail'), uniqueId('mail'), uniqueId('mail')];
+    const results = await mailer.sendAll([
+      { key: keys[0], to, subject: 'One', text: 'x' },
+      { key: keys[1], to: other, subject: 'Two', text: 'x' },
+      { key: keys[2], to, subject: 'Three', text: 'x' },
+      { key: keys[0], to, subject: 'One again', text: 'x' },
+      { key: keys[2], to, subject: 'Three again', text: 'x' },
+    ]);
+    const records = results.map((result) => (result.status === 'fulfilled' ? result.value : result.reason));
+    expect(records.map((record) => record.subject)).toEqual(['One', 'Two', 'Three', 'One', 'Three']);
+    expect(records[3].id).toBe(records[0].id);
+    // A key an earlier send wrote is answered with its row, not written again.
+    const [again] = await mailer.sendAll([{ key: keys[1], to: other, subject: 'Changed', text: 'y' }]);
+    expect(again).toEqual({ status: 'fulfilled', value: records[1] });
+    expect((await mailer.list({ to, limit: 10 })).map((mail) => mail.subject)).toEqual([
+      'Three',
+      'One',
+      earlier.subject,
+    ]);
+    expect((await mailer.list({ to: other, limit: 10 })).map((mail) => mail.subject)).toEqual(['Two']);
+  });
+
+  it('fails only the mail of a batch that the database refuses, and writes the others', async () => {
+    const mailer = new Mailer(db, undefined, 'svc <no-reply@localhost>');
+    const to = uniqueEmail('refused-row');
+    // PostgreSQL's text holds no NUL: this one row makes the batch's statement fail.
+    const [first, refused, last] = await mailer.sendAll([
+      { key: uniqueId('mail'), to, subject: 'First', text: 'x' },
+      { key: uniqueId('mail'), to, subject: 'Refused', text: 'x\u0000y' },
+      { key: uniqueId('mail'), to, subject: 'Last', text: 'x' },
+    ]);
+    expect(first).toMatchObject({ status: 'fulfilled', value: { subject: 'First' } });
+    expect(refused).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ code: '22021' }) });
+    expect(last).toMatchObject({ status: 'fulfilled', value: { subject: 'Last' } });
+    expect((await mailer.list({ to, limit: 10 })).map((mail) => mail.subject)).toEqual(['Last', 'First']);
+  });
+
   it('requires an administrator token and validates its query', async () => {
     expect((await fetch(`${server.url}/admin/mail`)).status).toBe(401);
     const bad = await fetch(`${server.url}/admin/mail?limit=0`, {
@@ -151,6 +197,51 @@ describe('with SMTP_URL', () => {
         status: 'failed',
         attempts: 1,
         last_error: expect.stringContaining('mailbox unavailable'),
+      });
+    } finally {
+      mailer.close();
+      await smtp.close();
+    }
+  });
+
+  it('sends a batch each address’s mails in order, and fails only the mails an address refuses', async () => {
+    const refusing = uniqueEmail('refusing');
+    const smtp = await startSmtpDouble({ reject: [refusing] });
+    const mailer = new Mailer(db, smtp.url, 'svc <no-reply@svc.example>');
+    try {
+      const [anna, boris] = [uniqueEmail('anna'), uniqueEmail('boris')];
+      const mails = [
+        { key: uniqueId('mail'), to: anna, subject: 'Anna 1', text: 'x' },
+        { key: uniqueId('mail'), to: refusing, subject: 'Refused', text: 'x' },
+        { key: uniqueId('mail'), to: boris, subject: 'Boris 1', text: 'x' },
+        { key: uniqueId('mail'), to: anna, subject: 'Anna 2', text: 'x' },
+        { key: uniqueId('mail'), to: anna, subject: 'Anna 3', text: 'x' },
+      ];
+      // Anna's first mail named twice, as a notice drained twice in one batch would.
+      const results = await mailer.sendAll([...mails, mails[0]]);
+      expect(results.map((result) => result.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      expect(results[5]).toEqual(results[0]);
+      expect(results[0]).toMatchObject({ value: { status: 'sent', attempts: 1 } });
+      const subjects = (address: string) =>
+        smtp.received.filter((mail) => mail.to.includes(address)).map((mail) => /Subject: (.*)/.exec(mail.raw)![1]);
+      expect(subjects(anna)).toEqual(['Anna 1', 'Anna 2', 'Anna 3']);
+      expect(subjects(boris)).toEqual(['Boris 1']);
+      const [stored] = await new Mailer(db, undefined, 'x <x@x>').list({ to: refusing, limit: 1 });
+      expect(stored).toMatchObject({ status: 'failed', attempts: 1 });
+
+      // Sent again (the notice retried): only the failed mail goes out once more.
+      await mailer.sendAll(mails);
+      expect(smtp.received).toHaveLength(4);
+      expect((await new Mailer(db, undefined, 'x <x@x>').list({ to: refusing, limit: 1 }))[0]).toMatchObject({
+        status: 'failed',
+        attempts: 2,
       });
     } finally {
       mailer.close();
