@@ -41,22 +41,47 @@ function preparedName(text: string): string | undefined {
   return name;
 }
 
+/**
+ * A prepared statement whose result's columns changed under it (a migration altered a table it reads with `*`, or a
+ * column's type): PostgreSQL refuses to run it again on that connection.
+ */
+const isStalePlan = (error: unknown) =>
+  (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String(error));
+
 /** pg's client, naming the statements run often (`query(text, values)`, the form all of ours take). */
 class PreparingClient extends pg.Client {
   private prepared = 0;
+  /** Texts whose statement went stale on this connection, and how often: each is prepared again under a new name. */
+  private readonly stale = new Map<string, number>();
+
   // pg's overloads, passed on as they came: only a text with values is named.
   override query(...args: any[]): any {
     const [text, values, callback] = args;
-    if (typeof text === 'string' && Array.isArray(values) && this.prepared < PREPARED_PER_CONNECTION) {
-      const name = preparedName(text);
-      if (name) {
-        const parsed = (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
-          .parsedStatements;
-        if (parsed[name] === undefined) this.prepared++;
-        return (super.query as (...args: any[]) => any)({ name, text, values }, callback);
-      }
-    }
-    return (super.query as (...args: any[]) => any)(...args);
+    const plain = () => (super.query as (...args: any[]) => any)(...args);
+    if (typeof text !== 'string' || !Array.isArray(values) || this.prepared >= PREPARED_PER_CONNECTION) return plain();
+    const base = preparedName(text);
+    if (!base) return plain();
+    const times = this.stale.get(text);
+    const name = times ? `${base}_${times}` : base;
+    const parsed = (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection
+      .parsedStatements;
+    if (parsed[name] === undefined) this.prepared++;
+    const result: Promise<pg.QueryResult> = (super.query as (...args: any[]) => any)({ name, text, values }).catch(
+      (error: unknown) => {
+        if (!isStalePlan(error)) throw error;
+        this.stale.set(text, (times ?? 0) + 1);
+        // Outside a transaction nothing was done: run it again, prepared anew. Inside one, the transaction failed, and
+        // whoever retries it gets the new statement.
+        if (this.getTransactionStatus() === 'I') return this.query(text, values);
+        throw error;
+      },
+    );
+    if (typeof callback !== 'function') return result;
+    result.then(
+      (answer) => callback(null, answer),
+      (error: unknown) => callback(error),
+    );
+    return undefined;
   }
 }
 

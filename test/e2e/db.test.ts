@@ -66,6 +66,37 @@ describe('statements run often', () => {
     }
   });
 
+  it('are prepared again when a change of their table changed their result: outside a transaction at once, inside by the retry', async () => {
+    // The owner: the application's role may not make tables, temporary ones included.
+    const pool = createDb(inject('databaseOwnerUrl'), 1);
+    try {
+      // A temporary table: the one connection's own, so the columns can change under its prepared statement.
+      await pool.query('CREATE TEMP TABLE shapes (id int)');
+      await pool.query('INSERT INTO shapes VALUES (1)');
+      const text = 'SELECT * FROM shapes WHERE id = $1';
+      for (let i = 0; i < 2; i++) expect((await pool.query(text, [1])).rows).toEqual([{ id: 1 }]);
+      expect(await preparedOn(pool)).toContain(text);
+
+      await pool.query("ALTER TABLE shapes ADD COLUMN label text DEFAULT 'one'");
+      expect((await pool.query(text, [1])).rows).toEqual([{ id: 1, label: 'one' }]);
+
+      await pool.query('ALTER TABLE shapes ADD COLUMN size int DEFAULT 2');
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await expect(client.query(text, [1])).rejects.toThrow(/cached plan must not change result type/);
+        await client.query('ROLLBACK');
+        await client.query('BEGIN');
+        expect((await client.query(text, [1])).rows).toEqual([{ id: 1, label: 'one', size: 2 }]);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('are never prepared where DATABASE_PREPARED_STATEMENTS is false (a pooler that keeps none)', async () => {
     const pool = createDb(inject('databaseUrl'), 1, { prepare: false });
     try {
