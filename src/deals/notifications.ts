@@ -9,7 +9,7 @@ import { mailRecipientsSql, type MailRecipient } from '../accounts/users.ts';
 import type { OutgoingMail } from '../mail/outbox.ts';
 import { dealMail, dealPageUrl, type DealFacts, type DealNoticeMail, type Party } from '../mail/templates.ts';
 import { toMinor, toNumber } from '../money/amount.ts';
-import type { ActorKind, DealStatus, DisputeAuthor } from './model.ts';
+import type { ActorKind, DealRecord, DealStatus, DisputeAuthor } from './model.ts';
 import { widgetDealMailAllowed, widgetDealSql, type WidgetMailKind } from '../widget/mail-limits.ts';
 
 export interface DealNotice {
@@ -27,17 +27,20 @@ export interface DealNotice {
   data?: Record<string, unknown>;
 }
 
+/** The deal's own columns the mails read (its amount as PostgreSQL's text in the row, a number here). */
+type NoticeDealColumn =
+  | 'id'
+  | 'marketplace_id'
+  | 'external_id'
+  | 'title'
+  | 'buyer_email'
+  | 'buyer_name'
+  | 'seller_email'
+  | 'amount'
+  | 'currency';
+
 /** What the mails of a deal's notices need of the deal as it stands now: a few columns and records, not the snapshot. */
-export interface NoticeDeal {
-  id: string;
-  marketplace_id: string;
-  external_id: string;
-  title: string;
-  buyer_email: string;
-  buyer_name: string;
-  seller_email: string;
-  amount: number;
-  currency: string;
+export interface NoticeDeal extends Pick<DealRecord, NoticeDealColumn> {
   /** '' when the marketplace is gone. */
   marketplace_name: string;
   /** The latest approval: its approver is asked, its comment explains a rejection. */
@@ -72,24 +75,18 @@ const amountOf = (text: string) => toNumber(toMinor(text));
 
 /** The deals of these ids as their notices' mails need them: one statement, whatever the number of deals. */
 export async function loadNoticeDeals(db: DbClient, dealIds: readonly string[]): Promise<Map<string, NoticeDeal>> {
-  const result = await db.query<{
-    id: string;
-    marketplace_id: string;
-    external_id: string;
-    title: string;
-    buyer_email: string;
-    buyer_name: string;
-    seller_email: string;
-    amount: string;
-    currency: string;
-    marketplace_name: string | null;
-    approver: string | null;
-    approval_comment: string | null;
-    payment_amount: string | null;
-    payment_currency: string | null;
-    widget: boolean;
-    recipients: (MailRecipient & { address: string })[];
-  }>(
+  const result = await db.query<
+    Omit<Pick<DealRecord, NoticeDealColumn>, 'amount'> & {
+      amount: string;
+      marketplace_name: string | null;
+      approver: string | null;
+      approval_comment: string | null;
+      payment_amount: string | null;
+      payment_currency: string | null;
+      widget: boolean;
+      recipients: (MailRecipient & { address: string })[];
+    }
+  >(
     `SELECT d.id, d.marketplace_id, d.external_id, d.title, d.buyer_email, d.buyer_name, d.seller_email,
             d.amount::text AS amount, d.currency, m.name AS marketplace_name,
             a.approver, a.comment AS approval_comment, p.amount::text AS payment_amount, p.currency AS payment_currency,

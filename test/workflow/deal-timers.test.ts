@@ -76,6 +76,13 @@ async function begin(
   return handle;
 }
 
+/** A deal whose money is held now, until the acquirer's hold limit, its workflow started and waiting. */
+async function beginHeld() {
+  const start = await env.currentTimeMs();
+  const snapshot = heldSnapshot(start, start + HOLD);
+  return { start, dealId: snapshot.deal.id, handle: await begin(snapshot) };
+}
+
 const eventsOf = (dealId: string) => world.deal(dealId).events;
 const eventTimes = (dealId: string, type: string) =>
   eventsOf(dealId)
@@ -217,10 +224,7 @@ describe('money still held shortly before the acquirer lets it go', () => {
   });
 
   it('is left alone once the buyer has released it: the timer is dropped and nothing acts at the margin', async () => {
-    const start = await env.currentTimeMs();
-    const snapshot = heldSnapshot(start, start + HOLD);
-    const dealId = snapshot.deal.id;
-    const handle = await begin(snapshot);
+    const { start, dealId, handle } = await beginHeld();
     await env.sleep(3 * DAY);
     await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
     await handle.result();
@@ -389,10 +393,7 @@ describe('a payout the acquirer has not finished', () => {
   });
 
   it('is asked about after 1, 2, 4 … minutes, then hourly, until the acquirer settles it: then the deal is paid', async () => {
-    const start = await env.currentTimeMs();
-    const snapshot = heldSnapshot(start, start + HOLD);
-    const dealId = snapshot.deal.id;
-    const handle = await begin(snapshot);
+    const { dealId, handle } = await beginHeld();
     const deal = world.deal(dealId);
     deal.payoutAnswers.push(pending('po-slow'));
     const still = { providerPayoutId: 'po-slow', status: 'pending', failureReason: null } as const;
@@ -439,10 +440,7 @@ describe('a payout the acquirer has not finished', () => {
   });
 
   it('is made by a few quick tries in the worker, then by the server’s activity until the acquirer answers', async () => {
-    const start = await env.currentTimeMs();
-    const snapshot = heldSnapshot(start, start + HOLD);
-    const dealId = snapshot.deal.id;
-    const handle = await begin(snapshot);
+    const { dealId, handle } = await beginHeld();
     // Three tries as a local activity fail, then two of the server's activity; the sixth call pays.
     world.deal(dealId).payoutAnswers.push(...Array<SellerPayoutAnswer>(5).fill('unavailable'));
     await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
@@ -462,10 +460,7 @@ describe('a payout the acquirer has not finished', () => {
   });
 
   it('refused in the worker is a failed payout at once: the server is not asked to try again', async () => {
-    const start = await env.currentTimeMs();
-    const snapshot = heldSnapshot(start, start + HOLD);
-    const dealId = snapshot.deal.id;
-    const handle = await begin(snapshot);
+    const { dealId, handle } = await beginHeld();
     world.deal(dealId).payoutAnswers.push('refused');
     await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
     await expect.poll(() => world.webhookEvents(dealId)).toContain('deal.payout_failed');
@@ -479,10 +474,7 @@ describe('a payout the acquirer has not finished', () => {
   });
 
   it('once failed, is asked about no more: it waits for a new destination, then is made again', async () => {
-    const start = await env.currentTimeMs();
-    const snapshot = heldSnapshot(start, start + HOLD);
-    const dealId = snapshot.deal.id;
-    const handle = await begin(snapshot);
+    const { dealId, handle } = await beginHeld();
     world.deal(dealId).payoutAnswers.push(pending('po-doomed'));
     world
       .deal(dealId)
