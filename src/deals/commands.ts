@@ -134,12 +134,20 @@ const TRANSIENT_GRPC_CODES = new Set([1, 4, 8, 10, 14]);
  */
 const TRANSIENT_ERRORS = new Set(['WorkflowUpdateRPCTimeoutOrCancelledError', 'ServiceError', 'WorkflowNotFoundError']);
 
-function toProblem(error: unknown): unknown {
+/**
+ * What the API answers for an error of a deal's update: a refusal's problem, 503 for what may be sent again, the error
+ * itself (a 500) for anything else.
+ */
+export function toProblem(error: unknown): unknown {
   if ((error as Error).name !== 'WorkflowUpdateFailedError') {
     const code = (error as { code?: number }).code;
     // FAILED_PRECONDITION (9) "Workflow Task in failed state": the deal's workflow task timed out on a starved worker
-    // and is being retried; the update may be sent again.
-    const taskFailed = code === 9 && /workflow task in failed state/i.test((error as Error).message ?? '');
+    // and is being retried. "… due to unexpected workflow task failure": the task that carried the update was lost
+    // before it accepted it (its worker died while a local activity ran), so the update left no trace. Either way the
+    // update may be sent again: whatever its task asked of the acquirer was keyed, and is asked again with that key.
+    const taskFailed =
+      code === 9 &&
+      /workflow task in failed state|unexpected workflow task failure/i.test((error as Error).message ?? '');
     if (
       TRANSIENT_ERRORS.has((error as Error).name) ||
       (code !== undefined && TRANSIENT_GRPC_CODES.has(code)) ||
