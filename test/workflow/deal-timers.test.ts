@@ -439,40 +439,6 @@ describe('a payout the acquirer has not finished', () => {
     await expectReplays(bundle, handle);
   });
 
-  it('is made by a few quick tries in the worker, then by the server’s activity until the acquirer answers', async () => {
-    const { dealId, handle } = await beginHeld();
-    // Three tries as a local activity fail, then two of the server's activity; the sixth call pays.
-    world.deal(dealId).payoutAnswers.push(...Array<SellerPayoutAnswer>(5).fill('unavailable'));
-    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
-    await handle.result();
-
-    const calls = world.callsOf('createSellerPayout', dealId);
-    expect(calls).toHaveLength(6);
-    // Every try is the same payout, keyed by the id the workflow chose: the acquirer pays it once.
-    expect(new Set(calls.map((call) => (call.args[0] as { payoutId: string }).payoutId)).size).toBe(1);
-    const { events } = await handle.fetchHistory();
-    const scheduled = (events ?? []).flatMap(({ activityTaskScheduledEventAttributes: task }) =>
-      task ? [task.activityType!.name] : [],
-    );
-    expect(scheduled).toEqual(['createSellerPayout']);
-    expect(world.webhookEvents(dealId)).toEqual(['deal.payout_sent', 'deal.paid']);
-    await expectReplays(bundle, handle);
-  });
-
-  it('refused in the worker is a failed payout at once: the server is not asked to try again', async () => {
-    const { dealId, handle } = await beginHeld();
-    world.deal(dealId).payoutAnswers.push('refused');
-    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
-    await expect.poll(() => world.webhookEvents(dealId)).toContain('deal.payout_failed');
-
-    expect(world.callsOf('createSellerPayout', dealId)).toHaveLength(1);
-    const { events } = await handle.fetchHistory();
-    expect((events ?? []).filter((event) => event.activityTaskScheduledEventAttributes)).toEqual([]);
-    expect((await handle.query(snapshotQuery)).payments[0].payout_status).toBe('failed');
-    await expectReplays(bundle, handle);
-    await handle.terminate();
-  });
-
   it('once failed, is asked about no more: it waits for a new destination, then is made again', async () => {
     const { dealId, handle } = await beginHeld();
     world.deal(dealId).payoutAnswers.push(pending('po-doomed'));

@@ -376,11 +376,8 @@ export interface OutboxDelivery {
   attempts: Array<{ at: number; answer: WebhookAnswer }>;
 }
 
-/**
- * What the acquirer answers a payout: a result, `unavailable` (a failure worth trying again, as a timeout is), or
- * `refused` (for good).
- */
-export type SellerPayoutAnswer = SellerPayoutResult | 'unavailable' | 'refused';
+/** What the acquirer answers a payout. */
+export type SellerPayoutAnswer = SellerPayoutResult;
 
 /** One deal as the fake records hold it. */
 export interface FakeDeal {
@@ -622,9 +619,6 @@ export class FakeWorld {
     createSellerPayout: async (input) => {
       await this.log('createSellerPayout', [input], input.dealId);
       const answer = this.deal(input.dealId).payoutAnswers.shift();
-      if (answer === 'unavailable') throw new Error('The acquirer did not answer');
-      if (answer === 'refused')
-        throw ApplicationFailure.create({ type: 'acquirer_refused', message: 'No payouts', nonRetryable: true });
       if (answer) return answer;
       return {
         providerPayoutId: `po_${input.payoutId}`,

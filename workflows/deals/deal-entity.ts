@@ -3,7 +3,6 @@
 // the deal as it was. The rules of who may do what come from src/deals/rules.ts, as the API and the pages use them.
 // Deterministic code only (it runs inside the workflow): see workflows/deals/deal.ts for the patches it is given.
 import {
-  ActivityFailure,
   ApplicationFailure,
   TemporalFailure,
   condition,
@@ -88,9 +87,13 @@ const ACQUIRER_OPTIONS: ActivityOptions = {
     nonRetryableErrorTypes: ['acquirer_refused' satisfies ProblemCode],
   },
 };
-// Since 'acquirer-local' the acquirer's calls run as local activities: a call the caller waits for, with few tries, costs
-// no activity task and no workflow task of its own (its answer is a marker in the task that asked). Their retries stay
-// short (15 s of backoff at most), below the local retry threshold, so no retry becomes a timer in the history.
+// Since 'acquirer-local' the escrow payment's creation, capture and cancel run as local activities: a call the caller
+// waits for, with few tries, costs no activity task and no workflow task of its own (its answer is a marker in the task
+// that asked). Their retries stay short (15 s of backoff at most), below the local retry threshold, so no retry becomes
+// a timer in the history. Only calls whose key survives a lost workflow task go local: a capture's and a cancel's are
+// the recorded payment's id; a creation's id is drawn anew if its task is lost, which leaves at most a payment nobody
+// was given to pay. Refunds and payouts stay server activities: their ids are drawn in the task, and a task lost after
+// the acquirer acted would draw another and move the money twice.
 const serverAcquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS);
 const localAcquirer = toldAsUnavailable(
   proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
@@ -131,20 +134,11 @@ const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: PAYOUT_REFUSALS },
 });
-// Since 'acquirer-local' a payout call is first tried a few times as a local activity, and only a call still failing
-// then goes to the server's activity above, retried for as long as it takes. Unbounded retries cannot be local: each
-// would keep the workflow task open, heartbeating it into the history, for as long as the acquirer is down.
-const payoutsFirst = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: PAYOUT_REFUSALS },
-});
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
-const REFUND_OPTIONS: ActivityOptions = {
+const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: PAYOUT_REFUSALS },
-};
-const serverRefunds = proxyActivities<ReturnType<typeof createPayoutActivities>>(REFUND_OPTIONS);
-const localRefunds = toldAsUnavailable(proxyLocalActivities<ReturnType<typeof createPayoutActivities>>(REFUND_OPTIONS));
+});
 
 /**
  * Asked where a payment is released or refunded: since then a paying-out provider's release (a safe deal, the
@@ -187,7 +181,7 @@ export interface DealPatches {
    * sends none itself. Before it, the run's loop sent each by an activity.
    */
   outbox: boolean;
-  /** The acquirer's calls run as local activities; a payout's goes to the server only when a few quick tries failed. */
+  /** The escrow payment's creation, capture and cancel run as local activities. */
   acquirerLocal: boolean;
   /** patched(id) for a change asked where it applies (workflows/deals/patches.ts). */
   taken: (id: string) => boolean;
@@ -252,7 +246,6 @@ export class DealEntity {
   busy = false;
   readonly records: typeof localRecords;
   private readonly acquirer: typeof localAcquirer;
-  private readonly refunds: typeof localRefunds;
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
   private readonly holdLimits = new Map<string, number>();
   /** When to ask the acquirer about pending payouts next, and the wait after that (doubling up to an hour). */
@@ -272,24 +265,6 @@ export class DealEntity {
     for (const [paymentId, seconds] of Object.entries(input.holdLimits ?? {})) this.holdLimits.set(paymentId, seconds);
     this.records = patches.localRecords ? localRecords : serverRecords;
     this.acquirer = patches.acquirerLocal ? localAcquirer : serverAcquirer;
-    this.refunds = patches.acquirerLocal ? localRefunds : serverRefunds;
-  }
-
-  /**
-   * A payout call (making one, reading one): since 'acquirer-local' a few quick tries in the worker first, then the
-   * server's activity, retried for as long as it takes. A refusal is not tried again anywhere.
-   */
-  private async payoutCall<T>(call: (via: typeof payouts) => Promise<T>): Promise<T> {
-    if (!this.patches.acquirerLocal) return call(payouts);
-    try {
-      return await call(payoutsFirst);
-    } catch (error) {
-      // A local activity's last failure comes as the activity's own error, not wrapped as a server activity's is.
-      const failure = error instanceof ActivityFailure ? error.cause : error;
-      const refused = failure instanceof ApplicationFailure && PAYOUT_REFUSALS.includes(failure.type as ProblemCode);
-      if (!(error instanceof TemporalFailure) || refused || isCancellation(error)) throw error;
-      return call(payouts);
-    }
   }
 
   /**
@@ -645,7 +620,7 @@ export class DealEntity {
         reason: why.reason ?? '',
         created_at: now(),
       };
-      await this.refunds.refundEscrowPart(payment.provider, {
+      await refunds.refundEscrowPart(payment.provider, {
         refundId: refund.id,
         providerPaymentId: payment.provider_payment_id!,
         providerDealId: payment.provider_deal_id ?? null,
@@ -664,7 +639,7 @@ export class DealEntity {
         key,
       );
     } else if (action === 'refund' && paysOut) {
-      await this.refunds.refundEscrowPart(payment.provider, {
+      await refunds.refundEscrowPart(payment.provider, {
         refundId: key,
         providerPaymentId: payment.provider_payment_id!,
         providerDealId: payment.provider_deal_id ?? null,
@@ -716,7 +691,7 @@ export class DealEntity {
       reason: input.reason,
       created_at: now(),
     };
-    await this.refunds.refundEscrowPart(payment.provider, {
+    await refunds.refundEscrowPart(payment.provider, {
       refundId: refund.id,
       providerPaymentId: payment.provider_payment_id!,
       providerDealId: payment.provider_deal_id ?? null,
@@ -814,17 +789,15 @@ export class DealEntity {
     const at = now();
     let payout: PayoutRecord;
     try {
-      const result = await this.payoutCall((via) =>
-        via.createSellerPayout({
-          dealId: this.dealId,
-          payoutId,
-          provider: payment.provider,
-          providerDealId: payment.provider_deal_id ?? null,
-          owed: formatMinor(owed),
-          currency: payment.currency,
-          description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
-        }),
-      );
+      const result = await payouts.createSellerPayout({
+        dealId: this.dealId,
+        payoutId,
+        provider: payment.provider,
+        providerDealId: payment.provider_deal_id ?? null,
+        owed: formatMinor(owed),
+        currency: payment.currency,
+        description: `Deal ${this.state.deal.external_id}`.slice(0, 128),
+      });
       if (result.destination === null) {
         await this.commit(
           { payment: { ...payment, payout_status: 'awaiting_destination', updated_at: at } },
@@ -906,7 +879,7 @@ export class DealEntity {
       const payment = this.state.payments.find((candidate) => candidate.id === payout.payment_id)!;
       let current;
       try {
-        current = await this.payoutCall((via) => via.getSellerPayout(payment.provider, payout.provider_payout_id!));
+        current = await payouts.getSellerPayout(payment.provider, payout.provider_payout_id!);
       } catch (error) {
         // A refusal to read it (the acquirer forgot it, the configuration went) is asked again later, never fatal.
         if (!(error instanceof TemporalFailure) || isCancellation(error)) throw error;
