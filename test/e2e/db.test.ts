@@ -97,6 +97,27 @@ describe('statements run often', () => {
     }
   });
 
+  it('run again, prepared anew, on the connection that replaces one PostgreSQL ended', async () => {
+    const pool = createDb(inject('databaseUrl'), 1);
+    const admin = createDb(inject('databaseUrl'), 1, { prepare: false });
+    try {
+      const text = `SELECT $1::int AS value, pg_backend_pid() AS pid, '${randomUUID()}' AS tag`;
+      await pool.query(text, [1]);
+      const { pid } = (await pool.query(text, [2])).rows[0];
+      expect(await preparedOn(pool)).toContain(text);
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      // The pool learns of the end on its next use: that one fails, the one after runs on a new connection.
+      await pool.query(text, [3]).catch(() => undefined);
+      const again = (await pool.query(text, [4])).rows[0];
+      expect(again.value).toBe(4);
+      expect(again.pid).not.toBe(pid);
+      expect(await preparedOn(pool)).toContain(text);
+    } finally {
+      await pool.end();
+      await admin.end();
+    }
+  });
+
   it('are never prepared where DATABASE_PREPARED_STATEMENTS is false (a pooler that keeps none)', async () => {
     const pool = createDb(inject('databaseUrl'), 1, { prepare: false });
     try {
