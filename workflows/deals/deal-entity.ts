@@ -92,8 +92,8 @@ const ACQUIRER_OPTIONS: ActivityOptions = {
 // that asked). Their retries stay short (15 s of backoff at most), below the local retry threshold, so no retry becomes
 // a timer in the history. Only calls whose key survives a lost workflow task go local: a capture's and a cancel's are
 // the recorded payment's id; a creation's id is drawn anew if its task is lost, which leaves at most a payment nobody
-// was given to pay. Refunds and payouts stay server activities: their ids are drawn in the task, and a task lost after
-// the acquirer acted would draw another and move the money twice.
+// was given to pay. Refunds and payouts stay server activities: a payout's id, and a refund's unless an Idempotency-Key
+// names it, are drawn in the task, and a task lost after the acquirer acted would draw another and move money twice.
 const serverAcquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS);
 const localAcquirer = toldAsUnavailable(
   proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
