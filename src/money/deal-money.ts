@@ -86,3 +86,21 @@ export function dealMoneyState(snapshot: Pick<DealSnapshot, 'deal' | 'payments' 
 export function payoutOwed(sums: PaymentSums): bigint {
   return sums.sellerAmount - sums.paidOut - sums.inFlight;
 }
+
+/**
+ * The id of a payment's next payout, from what the records already hold: the payment's id as a version-8 UUID whose
+ * last four hex digits carry the payout's number (the count of the payment's payouts recorded so far, plus one). The
+ * workflow asks it where it pays out, by a local activity that acts before its workflow task is recorded: if that task
+ * is lost (the worker dies), the change is made again from the same records and gets the same id, so the acquirer,
+ * which keys the payout by it, answers the first payout instead of making a second. A drawn id (uuid4) would differ.
+ * Version 8 keeps it apart from every drawn id (version 4), the payment's own among them.
+ */
+export function nextPayoutId(paymentId: string, payouts: readonly Pick<PayoutRecord, 'payment_id'>[]): string {
+  const hex = paymentId.replaceAll('-', '').toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(hex)) throw new Error(`A payment id is a UUID: ${paymentId}`);
+  const number = payouts.filter((payout) => payout.payment_id === paymentId).length + 1;
+  if (number > 0xffff) throw new Error(`Payment ${paymentId} has had ${number - 1} payouts; no more fit its ids`);
+  const last = (parseInt(hex.slice(28), 16) ^ number).toString(16).padStart(4, '0');
+  const id = `${hex.slice(0, 12)}8${hex.slice(13, 28)}${last}`;
+  return `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}`;
+}

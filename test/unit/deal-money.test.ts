@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   dealMoneyState,
+  nextPayoutId,
   partialRefundRefusal,
   paymentSums,
   payoutOwed,
@@ -94,5 +95,30 @@ describe('dealMoneyState', () => {
       released_amount: 0,
       refunded_amount: 0,
     });
+  });
+});
+
+describe('nextPayoutId', () => {
+  const paymentId = '3f2a9c1e-7b4d-4e6a-9c0b-1d2e3f4a5b6c';
+  const made = (id: string, payment_id = paymentId) => ({ payment_id, id });
+
+  it('is the same for the same records, so a change made again pays out under the same key', () => {
+    expect(nextPayoutId(paymentId, [])).toBe(nextPayoutId(paymentId, []));
+    expect(nextPayoutId(paymentId, [])).toBe('3f2a9c1e-7b4d-8e6a-9c0b-1d2e3f4a5b6d');
+  });
+  it('moves on with each payout the payment has, and ignores other payments’ payouts', () => {
+    const first = nextPayoutId(paymentId, []);
+    const second = nextPayoutId(paymentId, [made(first)]);
+    const third = nextPayoutId(paymentId, [made(first), made(second)]);
+    expect(new Set([first, second, third]).size).toBe(3);
+    expect(nextPayoutId(paymentId, [made('x', '00000000-0000-4000-8000-000000000000')])).toBe(first);
+  });
+  it('is a version-8 UUID, never the payment’s own id or any drawn (version 4) id', () => {
+    const id = nextPayoutId(paymentId.toUpperCase(), []);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(id).not.toBe(paymentId);
+  });
+  it('refuses what is not a UUID rather than make a key from it', () => {
+    expect(() => nextPayoutId('p1', [])).toThrow(/is a UUID/);
   });
 });

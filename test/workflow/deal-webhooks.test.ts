@@ -14,6 +14,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { DealSnapshot } from '../../src/deals/model.ts';
+import { nextPayoutId } from '../../src/money/deal-money.ts';
+import type { SellerPayoutInput } from '../../activities/deals/payouts.ts';
 import { movePaymentUpdate, startEscrowUpdate } from '../../workflows/deals/deal-messages.ts';
 import type { webhookReplayWorkflow } from '../../workflows/webhooks/webhook-replay.ts';
 import {
@@ -110,7 +112,7 @@ async function lifecycle(snapshot: DealSnapshot, input: Parameters<typeof startD
 }
 
 describe('a new deal run', () => {
-  it('at the patch level the API starts it with, sends no webhook itself, records no patch marker, schedules only the payout, and still upserts its status', async () => {
+  it('at the patch level the API starts it with, sends no webhook itself, records no patch marker, schedules no activity task, and still upserts its status', async () => {
     const snapshot = approvedSnapshot(await env.currentTimeMs());
     const dealId = snapshot.deal.id;
     const handle = await lifecycle(snapshot);
@@ -121,25 +123,31 @@ describe('a new deal run', () => {
     expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
 
     const history = await historyOf(handle);
-    // The escrow payment was asked in the worker, by a local activity; the payout, whose id a lost task would draw
-    // anew, is the deal's one activity task.
+    // The escrow payment and the payout were asked in the worker, by local activities: the deal has no activity task.
+    // The payout's id follows from the payment's records, so a lost task would ask again under the same id.
     expect(world.callsOf('createEscrowPayment', dealId)).toHaveLength(1);
-    expect(history.scheduled.map(({ type }) => type)).toEqual(['createSellerPayout']);
+    const [payout] = world.callsOf('createSellerPayout', dealId);
+    const [payment] = world.latestRecords(world.deal(dealId)).payments;
+    expect((payout.args[0] as SellerPayoutInput).payoutId).toBe(nextPayoutId(payment.id, []));
+    expect(history.scheduled).toEqual([]);
     expect(history.patchMarkers).toEqual([]);
     // The status is still the deal's search attribute, upserted at each change of it, and nothing else is.
     expect(history.upserts).toEqual([{ DealStatus: 'escrow_hold' }, { DealStatus: 'paid' }]);
     await expectReplays(bundle, handle);
   });
 
-  it('at patch level 1 (started before the acquirer’s calls went local) asks patched() for that change alone, and takes it', async () => {
+  it.each([
+    [1, ['acquirer-local', 'payout-local']],
+    [2, ['payout-local']],
+  ])('at patch level %s asks patched() for the changes made after it alone, and takes them', async (level, asked) => {
     const snapshot = approvedSnapshot(await env.currentTimeMs());
     const dealId = snapshot.deal.id;
-    const handle = await lifecycle(snapshot, { patchLevel: 1 });
+    const handle = await lifecycle(snapshot, { patchLevel: level });
 
     expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
     const history = await historyOf(handle);
-    expect(history.scheduled.map(({ type }) => type)).toEqual(['createSellerPayout']);
-    expect(history.patchMarkers).toEqual(['acquirer-local']);
+    expect(history.scheduled).toEqual([]);
+    expect(history.patchMarkers).toEqual(asked);
     await expectReplays(bundle, handle);
   });
 
@@ -151,11 +159,18 @@ describe('a new deal run', () => {
     expect(world.webhookEvents(dealId)).toEqual(['deal.escrow_hold', 'deal.payout_sent', 'deal.paid']);
     expect(world.callsOf('deliverWebhook', dealId)).toEqual([]);
     const history = await historyOf(handle);
-    expect(history.scheduled.map(({ type }) => type)).toEqual(['createSellerPayout']);
+    expect(history.scheduled).toEqual([]);
     // A new history takes every change it asks about, each with its marker and its TemporalChangeVersion upsert: what
     // a patch level spares (the tests above), the outbox among them.
     expect(history.patchMarkers).toEqual(
-      expect.arrayContaining(['local-records', 'start-from-records', 'webhook-outbox', 'payouts', 'acquirer-local']),
+      expect.arrayContaining([
+        'local-records',
+        'start-from-records',
+        'webhook-outbox',
+        'payouts',
+        'acquirer-local',
+        'payout-local',
+      ]),
     );
     expect(history.upserts).toContainEqual({ TemporalChangeVersion: expect.arrayContaining(['webhook-outbox']) });
     expect(history.upserts.filter((upsert) => 'DealStatus' in upsert)).toEqual([

@@ -19,7 +19,13 @@ import type { createEscrowActivities } from '../../activities/deals/escrow.ts';
 import type { createContractActivities } from '../../activities/deals/contracts.ts';
 import type { createPayoutActivities } from '../../activities/deals/payouts.ts';
 import { formatMinor, toMinor, toNumber } from '../../src/money/amount.ts';
-import { partialRefundRefusal, paymentSums, payoutOwed, splitRefusal } from '../../src/money/deal-money.ts';
+import {
+  nextPayoutId,
+  partialRefundRefusal,
+  paymentSums,
+  payoutOwed,
+  splitRefusal,
+} from '../../src/money/deal-money.ts';
 import {
   dealStatus,
   FIRST_STATUS_EVENTS,
@@ -92,8 +98,9 @@ const ACQUIRER_OPTIONS: ActivityOptions = {
 // that asked). Their retries stay short (15 s of backoff at most), below the local retry threshold, so no retry becomes
 // a timer in the history. Only calls whose key survives a lost workflow task go local: a capture's and a cancel's are
 // the recorded payment's id; a creation's id is drawn anew if its task is lost, which leaves at most a payment nobody
-// was given to pay. Refunds and payouts stay server activities: a payout's id, and a refund's unless an Idempotency-Key
-// names it, are drawn in the task, and a task lost after the acquirer acted would draw another and move money twice.
+// was given to pay. Refunds stay server activities: a refund's id, unless an Idempotency-Key names it, is drawn in the
+// task, and a task lost after the acquirer acted would draw another and move money twice. (The payout went local too,
+// at 'payout-local', once its id followed from the records instead of a draw.)
 const serverAcquirer = proxyActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS);
 const localAcquirer = toldAsUnavailable(
   proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
@@ -129,11 +136,17 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
 
 // Payouts move the seller's money: retried for as long as it takes (each call keyed by the payout's id, so a retry
 // after a timeout or a crashed worker answers the first payout); a refusal is answered as a failed payout.
+// Since 'payout-local' the payout is asked by a local activity, in the workflow task of the change that released the
+// money: no activity task and no workflow task of its own. That is safe because its id is no longer drawn but follows
+// from the payment's records (nextPayoutId): a task lost after the acquirer paid is made again with the same id, and the
+// acquirer answers the first payout. Retries longer than the local threshold wait on a timer in the history.
 const PAYOUT_REFUSALS: ProblemCode[] = ['acquirer_refused', 'acquirer_not_configured'];
-const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
+const PAYOUT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: PAYOUT_REFUSALS },
-});
+};
+const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>(PAYOUT_OPTIONS);
+const localPayouts = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>(PAYOUT_OPTIONS);
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
 const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
@@ -183,6 +196,8 @@ export interface DealPatches {
   outbox: boolean;
   /** The escrow payment's creation, capture and cancel run as local activities. */
   acquirerLocal: boolean;
+  /** The seller's payout runs as a local activity, under an id its payment's records determine (nextPayoutId). */
+  payoutLocal: boolean;
   /** patched(id) for a change asked where it applies (workflows/deals/patches.ts). */
   taken: (id: string) => boolean;
 }
@@ -246,6 +261,8 @@ export class DealEntity {
   busy = false;
   readonly records: typeof localRecords;
   private readonly acquirer: typeof localAcquirer;
+  /** Where the seller's payout is asked: a local activity since 'payout-local', a server activity before. */
+  private readonly payouts: typeof payouts;
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
   private readonly holdLimits = new Map<string, number>();
   /** When to ask the acquirer about pending payouts next, and the wait after that (doubling up to an hour). */
@@ -265,6 +282,7 @@ export class DealEntity {
     for (const [paymentId, seconds] of Object.entries(input.holdLimits ?? {})) this.holdLimits.set(paymentId, seconds);
     this.records = patches.localRecords ? localRecords : serverRecords;
     this.acquirer = patches.acquirerLocal ? localAcquirer : serverAcquirer;
+    this.payouts = patches.payoutLocal ? localPayouts : payouts;
   }
 
   /**
@@ -785,11 +803,12 @@ export class DealEntity {
       );
       return;
     }
-    const payoutId = uuid4();
+    // Runs from before 'payout-local' drew the id (and replay that draw).
+    const payoutId = this.patches.payoutLocal ? nextPayoutId(payment.id, this.state.payouts ?? []) : uuid4();
     const at = now();
     let payout: PayoutRecord;
     try {
-      const result = await payouts.createSellerPayout({
+      const result = await this.payouts.createSellerPayout({
         dealId: this.dealId,
         payoutId,
         provider: payment.provider,

@@ -53,6 +53,7 @@ export async function dealWorkflow(input: DealWorkflowInput): Promise<void> {
     fromRecords: take('start-from-records'),
     outbox: take('webhook-outbox'),
     acquirerLocal: take('acquirer-local'),
+    payoutLocal: take('payout-local'),
     taken: take,
   };
   const deal = new DealEntity(input, patches);

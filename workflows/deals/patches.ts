@@ -21,10 +21,11 @@ const TAKEN_AT: Record<string, number> = {
   'arbiter-decides-disputes': 1,
   'webhook-outbox': 1,
   'acquirer-local': 2,
+  'payout-local': 3,
 };
 
 /** What new runs are started with (src/deals/commands.ts) and what a run continuing as new carries on. */
-export const PATCH_LEVEL = 2;
+export const PATCH_LEVEL = 3;
 
 /** patched(id), or true without a marker when the run's level includes the change. */
 export function taken(patchLevel: number | undefined, id: string): boolean {
