@@ -8,6 +8,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { DealSnapshot } from '../../src/deals/model.ts';
+import { nextPayoutId } from '../../src/money/deal-money.ts';
+import type { SellerPayoutInput } from '../../activities/deals/payouts.ts';
 import {
   acquirerNotificationSignal,
   addDocumentUpdate,
@@ -383,6 +385,41 @@ describe('the buyer’s inspection window after delivery', () => {
   });
 });
 
+describe('a payout the acquirer does not answer', () => {
+  it('is asked a few times at once in the worker, then under the same id by a server activity until it answers', async () => {
+    const { dealId, handle } = await beginHeld();
+    world.deal(dealId).payoutFailures = 6;
+    // The release is answered while the payout waits for the acquirer: its last local try has failed by then.
+    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
+    await handle.result();
+
+    const calls = world
+      .callsOf('createSellerPayout', dealId)
+      .map(({ args }) => (args[0] as SellerPayoutInput).payoutId);
+    const paymentId = (await handle.query(snapshotQuery)).payments[0].id;
+    // Four local tries and three of the server activity's, one id: the acquirer makes one payout of them.
+    expect(calls).toEqual(Array.from({ length: 7 }, () => nextPayoutId(paymentId, [])));
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = events.flatMap(({ activityTaskScheduledEventAttributes: task }) =>
+      task ? [task.activityType!.name] : [],
+    );
+    expect(scheduled).toEqual(['createSellerPayout']);
+    expect(eventsOf(dealId).map(({ type }) => type)).toEqual(['deal.payout_sent', 'deal.paid']);
+    expect(world.deal(dealId).status).toBe('paid');
+    await expectReplays(bundle, handle);
+  });
+
+  it('refused, is a failed payout at once: no server activity takes it up', async () => {
+    const { dealId, handle } = await beginHeld();
+    world.deal(dealId).payoutAnswers.push('refuse');
+    await handle.executeUpdate(movePaymentUpdate, { args: [{ action: 'release', actor: 'buyer' }] });
+    await expect.poll(() => world.webhookEvents(dealId)).toContain('deal.payout_failed');
+    expect(world.callsOf('createSellerPayout', dealId)).toHaveLength(1);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter(({ activityTaskScheduledEventAttributes: task }) => task)).toEqual([]);
+  });
+});
+
 describe('a payout the acquirer has not finished', () => {
   const pending = (id: string): SellerPayoutAnswer => ({
     providerPayoutId: id,
@@ -464,7 +501,12 @@ describe('a payout the acquirer has not finished', () => {
 
     await handle.signal(payoutDestinationSignal, { by: 'seller' });
     await handle.result();
-    expect(world.callsOf('createSellerPayout', dealId)).toHaveLength(2);
+    const made = world.callsOf('createSellerPayout', dealId).map(({ args }) => (args[0] as SellerPayoutInput).payoutId);
+    // The second payout is another one at the acquirer: its id follows from the records, which now hold the first.
+    const [{ id: failed }] = (await handle.query(snapshotQuery)).payouts!;
+    const paymentId = (await handle.query(snapshotQuery)).payments[0].id;
+    expect(made).toEqual([nextPayoutId(paymentId, []), nextPayoutId(paymentId, [{ payment_id: paymentId }])]);
+    expect(failed).toBe(made[0]);
     expect(world.webhookEvents(dealId)).toEqual(['deal.payout_failed', 'deal.payout_sent', 'deal.paid']);
     await expectReplays(bundle, handle);
   });

@@ -386,8 +386,10 @@ export interface FakeDeal {
   /** Every write the workflow made, in order (changes and re-assertions). */
   writes: DealChange[];
   events: RecordedEvent[];
-  /** What the acquirer answers a payout (default: succeeded at once to a test card). */
-  payoutAnswers: SellerPayoutAnswer[];
+  /** What the acquirer answers a payout, in turn (default: succeeded at once to a test card); 'refuse' is its no. */
+  payoutAnswers: Array<SellerPayoutAnswer | 'refuse'>;
+  /** How many payout calls fail first, as an acquirer that does not answer (a retryable failure each). */
+  payoutFailures: number;
   /** What the acquirer answers each re-read of a pending payout, in turn (default: still pending). */
   payoutReads: Array<ProviderPayout | 'refuse'>;
   /** What the acquirer answers the creation of a payment (default: held at once, as the sandbox does). */
@@ -496,6 +498,7 @@ export class FakeWorld {
       writes: [],
       events: [],
       payoutAnswers: [],
+      payoutFailures: 0,
       payoutReads: [],
       createdStatus: 'hold',
     };
@@ -618,7 +621,14 @@ export class FakeWorld {
     },
     createSellerPayout: async (input) => {
       await this.log('createSellerPayout', [input], input.dealId);
-      const answer = this.deal(input.dealId).payoutAnswers.shift();
+      const deal = this.deal(input.dealId);
+      if (deal.payoutFailures > 0) {
+        deal.payoutFailures--;
+        throw ApplicationFailure.retryable('The acquirer did not answer', 'acquirer_unavailable');
+      }
+      const answer = deal.payoutAnswers.shift();
+      if (answer === 'refuse')
+        throw ApplicationFailure.create({ type: 'acquirer_refused', message: 'card_declined', nonRetryable: true });
       if (answer) return answer;
       return {
         providerPayoutId: `po_${input.payoutId}`,

@@ -17,7 +17,7 @@ import {
 import type { createDealActivities, DealRecords, HeldDocument } from '../../activities/deals/records.ts';
 import type { createEscrowActivities } from '../../activities/deals/escrow.ts';
 import type { createContractActivities } from '../../activities/deals/contracts.ts';
-import type { createPayoutActivities } from '../../activities/deals/payouts.ts';
+import type { createPayoutActivities, SellerPayoutInput, SellerPayoutResult } from '../../activities/deals/payouts.ts';
 import { formatMinor, toMinor, toNumber } from '../../src/money/amount.ts';
 import {
   nextPayoutId,
@@ -111,6 +111,17 @@ const localAcquirer = toldAsUnavailable(
  * activity: such a failure is told as `acquirer_unavailable` (the API's 503 with its retry advice; every call is keyed,
  * so nothing was changed twice). A refusal (non-retryable) and a cancellation go on as they came.
  */
+/** A refusal of the acquirer's (PAYOUT_REFUSALS, or any failure it marked not to be retried), wherever it is wrapped. */
+function isRefusal(error: unknown): boolean {
+  for (let failure = error; failure instanceof TemporalFailure; failure = failure.cause)
+    if (
+      failure instanceof ApplicationFailure &&
+      (failure.nonRetryable || PAYOUT_REFUSALS.includes(failure.type as ProblemCode))
+    )
+      return true;
+  return false;
+}
+
 function toldAsUnavailable<T extends object>(activities: T): T {
   return new Proxy(activities, {
     get:
@@ -136,17 +147,21 @@ const contracts = proxyActivities<ReturnType<typeof createContractActivities>>({
 
 // Payouts move the seller's money: retried for as long as it takes (each call keyed by the payout's id, so a retry
 // after a timeout or a crashed worker answers the first payout); a refusal is answered as a failed payout.
-// Since 'payout-local' the payout is asked by a local activity, in the workflow task of the change that released the
-// money: no activity task and no workflow task of its own. That is safe because its id is no longer drawn but follows
-// from the payment's records (nextPayoutId): a task lost after the acquirer paid is made again with the same id, and the
-// acquirer answers the first payout. Retries longer than the local threshold wait on a timer in the history.
+// Since 'payout-local' the payout is first asked by a local activity, in the workflow task of the change that released
+// the money: no activity task and no workflow task of its own. That is safe because its id is no longer drawn but
+// follows from the payment's records (nextPayoutId): a task lost after the acquirer paid is made again with the same
+// id, and the acquirer answers the first payout. Its few quick tries spent (an acquirer away for more than seconds), the
+// same call under the same id goes on as a server activity, which waits out a long outage without a history event per
+// try, where a local activity's retries would keep the workflow task open and grow the history while they last.
 const PAYOUT_REFUSALS: ProblemCode[] = ['acquirer_refused', 'acquirer_not_configured'];
-const PAYOUT_OPTIONS: ActivityOptions = {
+const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: PAYOUT_REFUSALS },
-};
-const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>(PAYOUT_OPTIONS);
-const localPayouts = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>(PAYOUT_OPTIONS);
+});
+const localPayouts = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', maximumAttempts: 4, nonRetryableErrorTypes: PAYOUT_REFUSALS },
+});
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
 const refunds = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
@@ -261,8 +276,6 @@ export class DealEntity {
   busy = false;
   readonly records: typeof localRecords;
   private readonly acquirer: typeof localAcquirer;
-  /** Where the seller's payout is asked: a local activity since 'payout-local', a server activity before. */
-  private readonly payouts: typeof payouts;
   // Hold limits of live payments not held yet, to date the lapse when the acquirer confirms the hold.
   private readonly holdLimits = new Map<string, number>();
   /** When to ask the acquirer about pending payouts next, and the wait after that (doubling up to an hour). */
@@ -282,7 +295,6 @@ export class DealEntity {
     for (const [paymentId, seconds] of Object.entries(input.holdLimits ?? {})) this.holdLimits.set(paymentId, seconds);
     this.records = patches.localRecords ? localRecords : serverRecords;
     this.acquirer = patches.acquirerLocal ? localAcquirer : serverAcquirer;
-    this.payouts = patches.payoutLocal ? localPayouts : payouts;
   }
 
   /**
@@ -808,7 +820,7 @@ export class DealEntity {
     const at = now();
     let payout: PayoutRecord;
     try {
-      const result = await this.payouts.createSellerPayout({
+      const result = await this.askPayout({
         dealId: this.dealId,
         payoutId,
         provider: payment.provider,
@@ -854,6 +866,21 @@ export class DealEntity {
       };
     }
     await this.settlePayout(payment, payout);
+  }
+
+  /**
+   * The acquirer's payout: a few quick local tries, then (the acquirer away for longer) the same call under the same id
+   * as a server activity. A refusal and a cancellation end it at once, as they come. Runs from before 'payout-local' ask
+   * the server activity only.
+   */
+  private async askPayout(input: SellerPayoutInput): Promise<SellerPayoutResult> {
+    if (!this.patches.payoutLocal) return payouts.createSellerPayout(input);
+    try {
+      return await localPayouts.createSellerPayout(input);
+    } catch (error) {
+      if (!(error instanceof TemporalFailure) || isCancellation(error) || isRefusal(error)) throw error;
+      return payouts.createSellerPayout(input);
+    }
   }
 
   /** Who released the money and why, for the deal.paid its payout completes. */
