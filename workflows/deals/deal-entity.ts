@@ -158,8 +158,9 @@ const payouts = proxyActivities<ReturnType<typeof createPayoutActivities>>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '1m', nonRetryableErrorTypes: PAYOUT_REFUSALS },
 });
+// A try that hangs ends in 10 s: four of them keep the release's workflow task open for less than a minute at worst.
 const localPayouts = proxyLocalActivities<ReturnType<typeof createPayoutActivities>>({
-  startToCloseTimeout: '30s',
+  startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumAttempts: 4, nonRetryableErrorTypes: PAYOUT_REFUSALS },
 });
 // A refund of part is asked by someone who waits for the answer: a few tries, each keyed by the refund's id.
