@@ -3,6 +3,7 @@
 // balancer's health checks would arrange; one that reached an instance that then died answers 502, and the client
 // retries, as it would in production.
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface RunningProxy {
   url: string;
@@ -11,7 +12,11 @@ export interface RunningProxy {
 
 export async function startProxy(options: { host: string; port: number; upstreams: string[] }): Promise<RunningProxy> {
   let next = 0;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  // A main server closes a connection idle for its keep-alive timeout (5 s, announced as `Keep-Alive: timeout=5`); a
+  // request sent on that connection as it closes fails with ECONNRESET, which would answer 502 for nothing. Node's agent
+  // gives a pooled connection up a second before the announced timeout, but only when it has a timeout of its own
+  // (without one it ignores the announcement): 60 s, the main servers' request timeout, on a request in flight.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 60_000 });
   const forward = (request: http.IncomingMessage, response: http.ServerResponse, body: Buffer, tries: number) => {
     const upstream = new URL(options.upstreams[next++ % options.upstreams.length]);
     const headers = {
@@ -56,7 +61,8 @@ export async function startProxy(options: { host: string; port: number; upstream
     server.listen(options.port, options.host, resolve);
   });
   return {
-    url: `http://${options.host}:${options.port}`,
+    // The port it got: the one asked for, or one the system chose for port 0.
+    url: `http://${options.host}:${(server.address() as AddressInfo).port}`,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
