@@ -106,11 +106,6 @@ const localAcquirer = toldAsUnavailable(
   proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
 );
 
-/**
- * Local activities whose tries ran out fail with the activity's own error, where a server activity's failure names the
- * activity: such a failure is told as `acquirer_unavailable` (the API's 503 with its retry advice; every call is keyed,
- * so nothing was changed twice). A refusal (non-retryable) and a cancellation go on as they came.
- */
 /** A refusal of the acquirer's (PAYOUT_REFUSALS, or any failure it marked not to be retried), wherever it is wrapped. */
 function isRefusal(error: unknown): boolean {
   for (let failure = error; failure instanceof TemporalFailure; failure = failure.cause)
@@ -122,6 +117,11 @@ function isRefusal(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Local activities whose tries ran out fail with the activity's own error, where a server activity's failure names the
+ * activity: such a failure is told as `acquirer_unavailable` (the API's 503 with its retry advice; every call is keyed,
+ * so nothing was changed twice). A refusal (non-retryable) and a cancellation go on as they came.
+ */
 function toldAsUnavailable<T extends object>(activities: T): T {
   return new Proxy(activities, {
     get:
