@@ -18,6 +18,11 @@ import { temporalConnectionOptions } from './temporal/connection.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 import { ensureReconciliationSchedule } from './money/reconciliation.ts';
 
+/** How long activities in flight get to finish when the worker stops (then they are cancelled). */
+const SHUTDOWN_GRACE_MS = 20_000;
+/** How long past that a stop waits for the worker's tasks before going on without them. */
+const SHUTDOWN_WAIT_PAST_GRACE_MS = 5_000;
+
 export const WORKFLOWS_PATH = createRequire(import.meta.url).resolve('../workflows/index.ts');
 
 export interface RunningWorker {
@@ -41,7 +46,7 @@ export async function startWorker(
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(services),
     interceptors: { activity: [activityAlerts(logger, config.ACTIVITY_ALERT_ATTEMPTS)] },
-    shutdownGraceTime: '20s',
+    shutdownGraceTime: `${SHUTDOWN_GRACE_MS}ms`,
     ...(config.WORKER_WORKFLOW_THREADS !== undefined ? { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS } : {}),
     ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined
       ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }
@@ -73,7 +78,29 @@ export async function startWorker(
       await webhooks.stop();
       await logouts.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => {});
+      // Temporal's core keeps retrying a local activity after shutdown was asked, and again after the grace time
+      // cancels it (sdk-rust issue 709, kept as designed): a deal's write retrying against a PostgreSQL that is gone
+      // would hold the worker's shutdown for ever, and forcing it (shutdownForceTime) crashes the workflow thread.
+      // So the stop waits a little past the grace time and then goes on: the process exits with the task unfinished,
+      // which is a worker lost mid-task, what the deal workflows and their versioned writes recover from on the next.
+      let waiting: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        running.then(
+          () => true,
+          () => true,
+        ),
+        new Promise<false>((resolve) => {
+          waiting = setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS + SHUTDOWN_WAIT_PAST_GRACE_MS);
+        }),
+      ]);
+      clearTimeout(waiting);
+      if (!finished) {
+        logger.warn(
+          { waitedMs: SHUTDOWN_GRACE_MS + SHUTDOWN_WAIT_PAST_GRACE_MS },
+          'the worker still had tasks running (a local activity retrying?); stopping without them',
+        );
+        return;
+      }
       await connection.close();
     },
   };

@@ -82,14 +82,16 @@ async function runAll(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say(`\nStopping (${reason})…`);
+    let stoppingNow = '';
     setTimeout(() => {
       say(
-        `Did not stop within ${config.SHUTDOWN_LIMIT_SECONDS} s; stopping PostgreSQL and Temporal, then exiting anyway.`,
+        `Did not stop within ${config.SHUTDOWN_LIMIT_SECONDS} s (the ${stoppingNow} was still stopping); stopping PostgreSQL and Temporal, then exiting anyway.`,
       );
       // Exiting alone would orphan them, holding their ports and DATA_DIR against the next start.
       void stopServersOfDataDir().finally(() => process.exit(1));
     }, config.SHUTDOWN_LIMIT_SECONDS * 1000).unref();
     for (const { name, stop } of stops.reverse()) {
+      stoppingNow = name;
       await stop().catch((error: Error) => say(`  ${name}: ${error.message}`));
       say(`  ✓ ${name} stopped`);
     }

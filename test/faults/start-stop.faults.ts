@@ -10,6 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { dealWorkflowId } from '../../src/deals/model.ts';
+import { reassertSignal } from '../../workflows/deals/deal-messages.ts';
 import { freePorts, isPortFree } from '../../src/dev/ports.ts';
 import { commandLine } from '../../src/dev/processes.ts';
 import { resolveTemporalCli } from '../../src/dev/temporal-cli.ts';
@@ -247,17 +250,49 @@ describe('npm start', () => {
   });
 
   it(
-    'stops at once when PostgreSQL went first (Ctrl-C reached its whole process group)',
+    'stops when PostgreSQL went first (Ctrl-C reached its whole process group), a deal’s write retrying against it',
     { timeout: 300_000 },
     async () => {
       const started = await npmStart();
+      const created = await fetch(`${base}/api/mkt/deals`, {
+        method: 'POST',
+        headers: { 'X-Svc-Key': demoKey(), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ external_id: `pg-first-${Date.now()}`, buyer_email: 'first@example.com', amount: 10 }),
+      });
+      expect(created.status).toBe(201);
+      const deal = await json(created);
       // A signal to the service's whole group (kill -INT -- -pgid, a supervisor's stop) reaches PostgreSQL beside the
       // service, and PostgreSQL may be gone before the orderly stop gets to it. Make that certain: it goes first.
       const postmaster = pidIn('postgres/postmaster.pid');
       process.kill(postmaster, 'SIGINT');
       await expect.poll(() => alive(postmaster), { timeout: 30_000, interval: 100 }).toBe(false);
+      // The deal's workflow asked to re-assert its records now: its write (a local activity) retries against the
+      // PostgreSQL that is gone, which Temporal's core keeps doing through the worker's shutdown unless forced.
+      const connection = await Connection.connect({ address: `127.0.0.1:${ports.TEMPORAL_PORT}` });
+      try {
+        const handle = new Client({ connection }).workflow.getHandle(
+          dealWorkflowId(demoMarketplaceId(), deal.external_id),
+        );
+        await handle.signal(reassertSignal);
+        await expect
+          .poll(
+            async () => {
+              const events = (await handle.fetchHistory()).events ?? [];
+              const signalled = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes);
+              return (
+                signalled >= 0 && events.slice(signalled).some((event) => event.workflowTaskStartedEventAttributes)
+              );
+            },
+            { timeout: 30_000, interval: 200 },
+          )
+          .toBe(true);
+      } finally {
+        await connection.close();
+      }
       // The orderly stop must not wait out its limit (which exits 1) for a PostgreSQL that is gone.
-      expect(await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'))).toBe(0);
+      const code = await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'));
+      // The output says what held the stop up or failed, when it did not exit 0.
+      expect(code, started.output()).toBe(0);
       expect(started.output()).not.toContain('Did not stop within');
       expect(leftoverProcesses()).toEqual([]);
     },
@@ -283,7 +318,7 @@ describe('npm start', () => {
     const code = await stopped(started, () => process.kill(-started.child.pid!, 'SIGINT'));
     expect(code).toBe(1);
     expect(started.output()).toContain(
-      'Did not stop within 2 s; stopping PostgreSQL and Temporal, then exiting anyway.',
+      'Did not stop within 2 s (the main server was still stopping); stopping PostgreSQL and Temporal, then exiting anyway.',
     );
     expect(started.output()).not.toContain('Stopped.');
     expect(leftoverProcesses()).toEqual([]);
@@ -302,6 +337,10 @@ function alive(pid: number): boolean {
 
 function pidIn(file: string): number {
   return Number(readFileSync(path.join(dataDir, file), 'utf8').split('\n')[0]);
+}
+
+function demoMarketplaceId(): string {
+  return JSON.parse(readFileSync(path.join(dataDir, 'demo-credentials.json'), 'utf8')).marketplace.id;
 }
 
 function demoKey(): string {
