@@ -27,7 +27,10 @@ export const WORKFLOWS_PATH = createRequire(import.meta.url).resolve('../workflo
 
 export interface RunningWorker {
   worker: Worker;
-  /** Stops polling, lets running activities and workflow tasks finish, then closes the connection. */
+  /**
+   * Stops polling, lets running activities and workflow tasks finish (activities get the grace time, then are
+   * cancelled), then closes the connection; tasks still running 5 s past the grace time are left unfinished.
+   */
   stop(): Promise<void>;
 }
 
