@@ -106,7 +106,10 @@ const localAcquirer = toldAsUnavailable(
   proxyLocalActivities<ReturnType<typeof createEscrowActivities>>(ACQUIRER_OPTIONS),
 );
 
-/** A refusal of the acquirer's (PAYOUT_REFUSALS, or any failure it marked not to be retried), wherever it is wrapped. */
+/**
+ * A refusal of the acquirer's (any failure marked not to be retried, or a payout's refusal type), wherever it is
+ * wrapped: the local and the server activities' failures alike.
+ */
 function isRefusal(error: unknown): boolean {
   for (let failure = error; failure instanceof TemporalFailure; failure = failure.cause)
     if (
@@ -130,8 +133,7 @@ function toldAsUnavailable<T extends object>(activities: T): T {
         try {
           return await (target as Record<string | symbol, (...args: unknown[]) => Promise<unknown>>)[name](...args);
         } catch (error) {
-          const refused = error instanceof ApplicationFailure && error.nonRetryable;
-          if (!(error instanceof TemporalFailure) || refused || isCancellation(error)) throw error;
+          if (!(error instanceof TemporalFailure) || isRefusal(error) || isCancellation(error)) throw error;
           throw refuse('acquirer_unavailable', 'The payment provider did not answer; retry in a minute.', {
             cause: error,
           });
