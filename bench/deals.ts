@@ -6,12 +6,14 @@
 //   2. the time from the buyer's approval to the webhook's arrival once those creations left their deals open;
 //   3. complete lifecycles (create, document, approval, approve, escrow, release, and the payout to the seller that
 //      release starts) with every webhook accounted for, and what each costs in PostgreSQL and in Temporal;
-//   4. the approval on deals whose workflows are not in the worker's cache (replayed from history first), on a worker
+//   4. the engine's ceiling: as many workflows shaped like a lifecycle (a start and five Updates, each task running a
+//      local activity that POSTs, bench/floor-workflow.ts) at the same concurrency, with no PostgreSQL and no rules;
+//   5. the approval on deals whose workflows are not in the worker's cache (replayed from history first), on a worker
 //      of the bench's own that keeps two workflows in memory.
 // The lifecycles' deals have sellers, as a marketplace's do: each seller signed in once and gave the sandbox's test card
 // as their payout destination, so release pays out through the path a live deal takes (the seller's own destination,
 // read by the payout activity), not the sandbox's shortcut for deals without a seller (its default test card).
-// Usage: npm run bench:deals [-- --lifecycles 1000] [-- --sellers 10] [-- --phases quiet,creation,sequential,lifecycles,replay]
+// Usage: npm run bench:deals [-- --lifecycles 1000] [-- --sellers 10] [-- --phases quiet,creation,sequential,lifecycles,ceiling,replay]
 // Reads the admin token from DATA_DIR/demo-credentials.json (or SVC_ADMIN_TOKEN); BASE_URL and TEMPORAL_ADDRESS as
 // for the service.
 import { spawn } from 'node:child_process';
@@ -38,7 +40,7 @@ const sellerCount = numberFlag('sellers', 10);
 const phases = new Set(
   (process.argv.includes('--phases')
     ? process.argv[process.argv.indexOf('--phases') + 1]
-    : 'quiet,creation,sequential,lifecycles,replay'
+    : 'quiet,creation,sequential,lifecycles,ceiling,replay'
   ).split(','),
 );
 
@@ -408,6 +410,9 @@ async function main() {
   };
   const ms = ({ p50, p99 }: { p50: number; p99: number }) => `p50 ${p50.toFixed(1)} ms   p99 ${p99.toFixed(1)} ms`;
   let failed = 0;
+  let floorRuntime = false;
+  /** Phase 3's pace, to set beside the engine's ceiling. */
+  let lifecyclesPerSecond: number | undefined;
   console.log(
     `Each lifecycle: ${LIFECYCLE_REQUESTS} requests; ${LIFECYCLE_EVENTS.length} webhooks expected, each once, in this order: ${LIFECYCLE_EVENTS.join(' → ')}\n`,
   );
@@ -471,6 +476,7 @@ async function main() {
     await counter?.reset();
     const cpuBefore = cpuByProcess();
     const load = await lifecyclesAt(lifecycles, 25);
+    lifecyclesPerSecond = load.all.perSecond;
     // The lifecycle is over when its mails are out too: the notice outbox is drained off the changes' path, so the CPU
     // and the statements are counted until it is empty, not only until the last webhook arrived.
     const mailsAfterMs = await noticesDrained();
@@ -498,6 +504,22 @@ async function main() {
     console.log('');
   }
 
+  if (lifecycles > 0 && phases.has('ceiling')) {
+    console.log(
+      `4. The engine's ceiling on this machine: ${lifecycles} workflows shaped like a lifecycle (a start and ${LIFECYCLE_REQUESTS - 1} Updates, each task running a local activity that POSTs), 25 concurrent, on a worker of the bench's own`,
+    );
+    const ceiling = await engineCeiling(lifecycles, 25);
+    console.log(line(`  floor lifecycle (a start, ${LIFECYCLE_REQUESTS - 1} updates)`, ceiling.all));
+    console.log(`  POSTs received ${ceiling.posts} of ${ceiling.expected}`);
+    console.log(`  CPU per floor lifecycle (the bench runs its worker and client): ${ceiling.cpu}`);
+    if (lifecyclesPerSecond !== undefined)
+      console.log(
+        `  the deals' lifecycles above: ${lifecyclesPerSecond.toFixed(1)}/s, ${((100 * lifecyclesPerSecond) / ceiling.all.perSecond).toFixed(0)}% of the engine's ceiling`,
+      );
+    console.log('');
+    if (ceiling.posts !== ceiling.expected) failed++;
+  }
+
   if (phases.has('replay')) await replayed(20);
 
   await receiver.close();
@@ -505,13 +527,13 @@ async function main() {
   if (failed > 0) process.exitCode = 1;
 
   /**
-   * The engine's floor: on a worker of the bench's own, `count` fresh workflows each get one Update whose local
-   * activity POSTs to the receiver; from the Update's call to the POST's arrival.
+   * A worker of the bench's own for bench/floor-workflow.ts on `taskQueue`: its local activity POSTs to the receiver.
+   * It runs in the bench's process, so what it costs is counted as the bench's.
    */
-  async function engineFloor(count: number) {
-    const taskQueue = `bench-floor-${runId}`;
-    // The SDK's bundling and state changes are not figures.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+  async function floorWorker(taskQueue: string) {
+    // The SDK's bundling and state changes are not figures; the runtime is installed once per process.
+    if (!floorRuntime) Runtime.install({ logger: new DefaultLogger('WARN') });
+    floorRuntime = true;
     const native = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
     const worker = await Worker.create({
       connection: native,
@@ -519,14 +541,23 @@ async function main() {
       taskQueue,
       workflowsPath: createRequire(import.meta.url).resolve('./floor-workflow.ts'),
       activities: {
-        async postToReceiver(url: string, workflowId: string) {
-          await fetch(url, {
-            method: 'POST',
-            body: JSON.stringify({ id: workflowId, event: 'floor', event_id: randomUUID() }),
-          });
+        async postToReceiver(url: string, workflowId: string, event: string) {
+          await fetch(url, { method: 'POST', body: JSON.stringify({ id: workflowId, event, event_id: randomUUID() }) });
         },
       },
     });
+    return {
+      runUntil: <T>(work: () => Promise<T>) => worker.runUntil(work).finally(() => native.close()),
+    };
+  }
+
+  /**
+   * The engine's floor: on a worker of the bench's own, `count` fresh workflows each get one Update whose local
+   * activity POSTs to the receiver; from the Update's call to the POST's arrival.
+   */
+  async function engineFloor(count: number) {
+    const taskQueue = `bench-floor-${runId}`;
+    const worker = await floorWorker(taskQueue);
     const latencies: number[] = [];
     await worker.runUntil(async () => {
       for (let n = 0; n < count; n++) {
@@ -538,8 +569,40 @@ async function main() {
         latencies.push(receiver.arrivals.get(`${workflowId}/floor`)! - begun);
       }
     });
-    await native.close();
     return percentiles(latencies);
+  }
+
+  /**
+   * The engine's ceiling for a lifecycle on this machine: `count` workflows shaped like one, `concurrency` at a time,
+   * on a worker of the bench's own. Each is started, its first task running a local activity that POSTs (a deal's
+   * provisions its parties), then gets the lifecycle's five Updates one after another, each running a local activity
+   * that POSTs to the receiver (a deal's writes its records, and its webhook leaves). No PostgreSQL, no HTTP API, no
+   * rules: what a lifecycle costs beyond this is ours.
+   */
+  async function engineCeiling(count: number, concurrency: number) {
+    const taskQueue = `bench-ceiling-${runId}`;
+    const worker = await floorWorker(taskQueue);
+    const updates = LIFECYCLE_REQUESTS - 1;
+    const cpuBefore = cpuByProcess();
+    const all = await worker.runUntil(() =>
+      runConcurrently(count, concurrency, async (index) => {
+        const workflowId = `bench-ceiling/${runId}/${index}`;
+        const handle = await client.workflow.start('benchFloorWorkflow', {
+          taskQueue,
+          workflowId,
+          args: [workflowId, { updates, postOnStart: receiver.url }],
+        });
+        for (let n = 1; n <= updates; n++)
+          await handle.executeUpdate(floorUpdate, { args: [receiver.url, `update-${n}`] });
+        await handle.result();
+      }),
+    );
+    const cpu = cpuPer(cpuBefore, cpuByProcess(), count);
+    const arrived = Array.from(
+      { length: count },
+      (_, index) => receiver.eventsOf(`bench-ceiling/${runId}/${index}`).length,
+    );
+    return { all, cpu, posts: arrived.reduce((total, n) => total + n, 0), expected: count * (updates + 1) };
   }
 
   /** What one lifecycle's deal workflow asked of Temporal: its history's events by kind, and Temporal Cloud's actions. */
@@ -574,7 +637,7 @@ async function main() {
    */
   async function replayed(count: number) {
     console.log(
-      `4. Approval to webhook on deals whose workflow is not in the worker's cache (replayed first; ${count} deals, sequential)`,
+      `5. Approval to webhook on deals whose workflow is not in the worker's cache (replayed first; ${count} deals, sequential)`,
     );
     const taskQueue = `bench-replay-${runId}`;
     const api = await startApiWithoutWorker(taskQueue);

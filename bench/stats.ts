@@ -60,7 +60,9 @@ export function benchAdminToken(dataDir: string): string {
 /**
  * CPU seconds used so far by the processes of this machine, grouped: PostgreSQL, the Temporal server, our Node
  * processes (the main servers and workers) and the rest. Linux only (/proc); empty elsewhere. The clock ticks of
- * /proc/<pid>/stat are 1/100 s on Linux.
+ * /proc/<pid>/stat are 1/100 s on Linux. A process counts the CPU of its children that ended too (cutime, cstime):
+ * a PostgreSQL backend whose connection closed during a phase would otherwise take its CPU with it, and the phase's
+ * figure for PostgreSQL could come out below zero.
  */
 export function cpuByProcess(): Map<string, number> {
   const groups = new Map<string, number>();
@@ -74,7 +76,7 @@ export function cpuByProcess(): Map<string, number> {
     try {
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const seconds = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
       const group = /postgres/.test(command)
         ? 'PostgreSQL'
         : /temporal.* server|temporal-server|\/server start/.test(command)
