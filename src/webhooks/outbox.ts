@@ -26,7 +26,7 @@ import { AddressNotAllowed, resolveWebhookAddresses } from './ssrf.ts';
 import type { AttemptStatus } from './deliveries.ts';
 
 /** Longer than one attempt (WEBHOOK_TIMEOUT_SECONDS, 15 s) and its record, so a live drainer never loses its claim. */
-const CLAIM_SECONDS = 60;
+export const CLAIM_SECONDS = 60;
 /**
  * Attempts one drainer has on the wire at once. Each waits on a receiver, not on this process's CPU; a receiver that
  * hangs holds one slot for at most the attempt's timeout.
@@ -37,6 +37,44 @@ const CONCURRENCY = 32;
  * the first attempt, not the row's making: an event that waited behind its deal's earlier ones gets its own days.
  */
 export const GIVE_UP_SECONDS = 4 * 86_400;
+
+/**
+ * A claim's candidates among deliveries `whose` ($3 is the drainer's task queue): due, not claimed, and with no earlier
+ * event of their deal still to send; the first `$2` in due order, locked.
+ */
+const candidates = (
+  whose: string,
+) => `SELECT c.id, c.due_at FROM webhook_deliveries c JOIN webhook_events e ON e.id = c.event_id
+   WHERE ${whose} AND c.due_at <= now() AND c.status IN ('pending', 'retrying')
+     AND (c.claimed_until IS NULL OR c.claimed_until < now())
+     AND NOT EXISTS (
+       SELECT 1 FROM webhook_deliveries p JOIN webhook_events pe ON pe.id = p.event_id
+        WHERE p.deal_id = c.deal_id AND p.due_at IS NOT NULL AND p.status IN ('pending', 'retrying')
+          AND p.event_id <> c.event_id
+          AND pe.seq < e.seq)
+   ORDER BY c.due_at
+   LIMIT $2
+   FOR UPDATE OF c SKIP LOCKED`;
+
+/**
+ * The claim: $1 CLAIM_SECONDS, $2 how many at most, $3 the drainer's task queue. It reads only what it may send. Its own
+ * queue's deliveries and those written before the outbox (no queue: any drainer's) are each read straight from the
+ * index on (task_queue, due_at), in due order, so other queues' deliveries are never in its way; and a delivery held
+ * behind an earlier one of its deal is not due before that one (triggers move its due time: migration
+ * 1767400000000_webhook_claims_read_what_they_may_send.sql). The order check in `candidates` still decides.
+ */
+export const CLAIM_SQL = `WITH own AS (${candidates('c.task_queue = $3')}),
+   unqueued AS (${candidates('c.task_queue IS NULL')}),
+   picked AS (SELECT id FROM (SELECT * FROM own UNION ALL SELECT * FROM unqueued) u ORDER BY due_at LIMIT $2),
+   claimed AS (
+     UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => $1), attempts = d.attempts + 1
+      WHERE d.id IN (SELECT id FROM picked)
+     RETURNING d.id, d.attempts, d.event_id)
+ SELECT c.id, c.attempts, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted,
+        CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS previous_secret_encrypted
+   FROM claimed c
+   JOIN webhook_events e ON e.id = c.event_id
+   LEFT JOIN webhook_endpoints w ON w.marketplace_id = e.marketplace_id`;
 
 export interface WebhookDrainerOptions {
   /** Resolves host names for the SSRF check; node's dns.lookup unless a test plays the DNS server. */
@@ -68,30 +106,7 @@ export function startWebhookDrainer(services: Services, options: WebhookDrainerO
 
   /** Claims up to `limit` deliveries that are due and whose deal has no earlier event still to send. */
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
-    const claimed = await db.query<ClaimedDelivery>(
-      `WITH claimed AS (
-         UPDATE webhook_deliveries d SET claimed_until = now() + make_interval(secs => $1), attempts = d.attempts + 1
-          WHERE d.id IN (
-            SELECT c.id FROM webhook_deliveries c JOIN webhook_events e ON e.id = c.event_id
-             WHERE c.due_at <= now() AND c.status IN ('pending', 'retrying')
-               AND (c.task_queue IS NULL OR c.task_queue = $3)
-               AND (c.claimed_until IS NULL OR c.claimed_until < now())
-               AND NOT EXISTS (
-                 SELECT 1 FROM webhook_deliveries p JOIN webhook_events pe ON pe.id = p.event_id
-                  WHERE p.deal_id = c.deal_id AND p.due_at IS NOT NULL AND p.status IN ('pending', 'retrying')
-                    AND p.event_id <> c.event_id
-                    AND pe.seq < e.seq)
-             ORDER BY c.due_at
-             LIMIT $2
-             FOR UPDATE OF c SKIP LOCKED)
-         RETURNING d.id, d.attempts, d.event_id)
-       SELECT c.id, c.attempts, e.id AS event_id, e.event, e.body, w.url, w.secret_encrypted,
-              CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS previous_secret_encrypted
-         FROM claimed c
-         JOIN webhook_events e ON e.id = c.event_id
-         LEFT JOIN webhook_endpoints w ON w.marketplace_id = e.marketplace_id`,
-      [CLAIM_SECONDS, limit, config.TEMPORAL_TASK_QUEUE],
-    );
+    const claimed = await db.query<ClaimedDelivery>(CLAIM_SQL, [CLAIM_SECONDS, limit, config.TEMPORAL_TASK_QUEUE]);
     return claimed.rows;
   }
 

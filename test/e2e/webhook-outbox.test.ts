@@ -16,7 +16,13 @@ import { dealWorkflowId } from '../../src/deals/model.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Services } from '../../src/services.ts';
 import { insertWebhookEvent, type WebhookEventInput } from '../../src/webhooks/events.ts';
-import { GIVE_UP_SECONDS, startWebhookDrainer, type WebhookDrainer } from '../../src/webhooks/outbox.ts';
+import {
+  CLAIM_SECONDS,
+  CLAIM_SQL,
+  GIVE_UP_SECONDS,
+  startWebhookDrainer,
+  type WebhookDrainer,
+} from '../../src/webhooks/outbox.ts';
 import { dealInApproval, json, post, startTestServer, uniqueId, type TestServer } from '../helpers.ts';
 import { insertApprovedDeal, insertMarketplace, type TestMarketplace } from '../factories.ts';
 
@@ -161,6 +167,44 @@ async function attemptsOf(deliveryId: string): Promise<[number, string, number |
 }
 
 const statusOf = async (deliveryId: string) => (await row(deliveryId))?.status;
+
+interface PlanNode {
+  'Relation Name'?: string;
+  Alias?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+/**
+ * The deliveries a drainer of `taskQueue` reads to claim: its claim run under EXPLAIN ANALYZE and rolled back, the rows
+ * its scans of the candidates returned and the rows they read and passed over. Index scans only (a table this small
+ * would be read whole otherwise), as on a table of a real backlog.
+ */
+async function claimReads(taskQueue: string): Promise<{ returned: number; passedOver: number }> {
+  const client = await server.services.db.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL enable_seqscan = off');
+    const explained = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_SQL}`, [CLAIM_SECONDS, 32, taskQueue]);
+    const scans: PlanNode[] = [];
+    const walk = (node: PlanNode) => {
+      // The claim's candidates are `c` in its text; PostgreSQL names them c_1 beside the CTE of the same name.
+      if (node['Relation Name'] === 'webhook_deliveries' && /^c(_\d+)?$/.test(node.Alias ?? '')) scans.push(node);
+      node.Plans?.forEach(walk);
+    };
+    walk(explained.rows[0]['QUERY PLAN'][0].Plan);
+    // Two scans: the queue's own deliveries, and those written before the outbox (no queue).
+    expect(scans).toHaveLength(2);
+    const sum = (field: 'Actual Rows' | 'Rows Removed by Filter') =>
+      scans.reduce((total, scan) => total + Number(scan[field] ?? 0) * (scan['Actual Loops'] ?? 1), 0);
+    return { returned: sum('Actual Rows'), passedOver: sum('Rows Removed by Filter') };
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
 
 // ---- the tests ------------------------------------------------------------------------------------------------------
 
@@ -459,6 +503,76 @@ describe('task queues', () => {
     await drainerOf(theirs).drain();
     await expect.poll(() => statusOf(other.deliveryId), { timeout: 10_000 }).toBe('delivered');
     expect(hook.arrivals.map((arrival) => arrival.delivery)).toEqual([own.deliveryId, other.deliveryId]);
+  });
+});
+
+describe('a claim under a backlog', () => {
+  it("reads only what it may send: not another queue's due deliveries, nor a deal's held behind one retrying", async () => {
+    const [mine, theirs] = [uniqueId('queue'), uniqueId('queue')];
+    const hook = await startHook();
+    const shop = await shopWith(hook);
+    const { db } = server.services;
+    // Another queue's due deliveries, which no drainer of this test serves.
+    for (let index = 0; index < 30; index++) await eventOf(await dealOf(shop.id), 'deal.approved', theirs);
+    // A deal whose first delivery is retried an hour from now, with ten deliveries written behind it before it failed
+    // and ten after.
+    const held = await dealOf(shop.id);
+    const head = await eventOf(held, 'deal.approved', mine);
+    const behind: { eventId: string; deliveryId: string }[] = [];
+    for (let index = 0; index < 10; index++) behind.push(await eventOf(held, 'deal.escrow_hold', mine));
+    // As the drainer records a failed attempt: retrying, due later.
+    await db.query(
+      `UPDATE webhook_deliveries SET status = 'retrying', attempts = 1, due_at = now() + interval '1 hour' WHERE id = $1`,
+      [head.deliveryId],
+    );
+    for (let index = 0; index < 10; index++) behind.push(await eventOf(held, 'deal.paid', mine));
+    // And one it may send.
+    const free = await eventOf(await dealOf(shop.id), 'deal.approved', mine);
+
+    // Each delivery behind the retrying one is due when it is, no earlier.
+    const headDue = (await row(head.deliveryId)).due_at.getTime();
+    for (const { deliveryId } of behind) expect((await row(deliveryId)).due_at.getTime()).toBe(headDue);
+    expect(await claimReads(mine)).toEqual({ returned: 1, passedOver: 0 });
+
+    // The retrying one is delivered (as the drainer records it): those behind it are due at once, and go in order.
+    await db.query(`UPDATE webhook_deliveries SET status = 'delivered', due_at = NULL WHERE id = $1`, [
+      head.deliveryId,
+    ]);
+    for (const { deliveryId } of behind)
+      expect((await row(deliveryId)).due_at.getTime()).toBeLessThanOrEqual(Date.now());
+    const drainer = drainerOf(mine);
+    await drainer.drain();
+    await expect
+      .poll(async () => Promise.all(behind.map(({ deliveryId }) => statusOf(deliveryId))), { timeout: 20_000 })
+      .toEqual(behind.map(() => 'delivered'));
+    expect(await statusOf(free.deliveryId)).toBe('delivered');
+    expect(hook.arrivals.filter((arrival) => arrival.deal === held.id).map((arrival) => arrival.eventId)).toEqual(
+      behind.map(({ eventId }) => eventId),
+    );
+  });
+
+  it("lets a replay of an earlier event go first: it waits for none of the deal's later deliveries", async () => {
+    const queue = uniqueId('queue');
+    const hook = await startHook();
+    const shop = await shopWith(hook);
+    const deal = await dealOf(shop.id);
+    const first = await eventOf(deal, 'deal.approved', queue);
+    const later = await eventOf(deal, 'deal.escrow_hold', queue);
+    await server.services.db.query(`UPDATE webhook_deliveries SET status = 'delivered', due_at = NULL WHERE id = $1`, [
+      first.deliveryId,
+    ]);
+    await server.services.db.query(
+      `UPDATE webhook_deliveries SET status = 'retrying', attempts = 1, due_at = now() + interval '1 hour' WHERE id = $1`,
+      [later.deliveryId],
+    );
+    // A second delivery of the first event, as a replay writes it: due now, though a later event of its deal is retrying.
+    const replay = randomUUID();
+    await server.services.db.query(
+      `INSERT INTO webhook_deliveries (id, event_id, deal_id, task_queue) VALUES ($1, $2, $3, $4)`,
+      [replay, first.eventId, deal.id, queue],
+    );
+    expect((await row(replay)).due_at.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(await claimReads(queue)).toEqual({ returned: 1, passedOver: 0 });
   });
 });
 
