@@ -171,6 +171,7 @@ const statusOf = async (deliveryId: string) => (await row(deliveryId))?.status;
 interface PlanNode {
   'Relation Name'?: string;
   Alias?: string;
+  'Subplan Name'?: string;
   'Actual Rows'?: number;
   'Actual Loops'?: number;
   'Rows Removed by Filter'?: number;
@@ -178,9 +179,10 @@ interface PlanNode {
 }
 
 /**
- * The deliveries a drainer of `taskQueue` reads to claim: its claim run under EXPLAIN ANALYZE and rolled back, the rows
- * its scans of the candidates returned and the rows they read and passed over. Index scans only (a table this small
- * would be read whole otherwise), as on a table of a real backlog.
+ * The deliveries a drainer of `taskQueue` reads to claim from its own queue: its claim run under EXPLAIN ANALYZE and
+ * rolled back, the rows its scan of the queue's candidates (the CTE `own`) returned and the rows it read and passed
+ * over. The claim's other scan reads the deliveries written before the outbox (no queue), which other files of this
+ * database may have left. Index scans only (a table this small would be read whole otherwise), as on a real backlog.
  */
 async function claimReads(taskQueue: string): Promise<{ returned: number; passedOver: number }> {
   const client = await server.services.db.connect();
@@ -188,18 +190,22 @@ async function claimReads(taskQueue: string): Promise<{ returned: number; passed
     await client.query('BEGIN');
     await client.query('SET LOCAL enable_seqscan = off');
     const explained = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_SQL}`, [CLAIM_SECONDS, 32, taskQueue]);
-    const scans: PlanNode[] = [];
-    const walk = (node: PlanNode) => {
-      // The claim's candidates are `c` in its text; PostgreSQL names them c_1 beside the CTE of the same name.
-      if (node['Relation Name'] === 'webhook_deliveries' && /^c(_\d+)?$/.test(node.Alias ?? '')) scans.push(node);
-      node.Plans?.forEach(walk);
+    const scans: { cte: string | undefined; node: PlanNode }[] = [];
+    const walk = (node: PlanNode, cte: string | undefined) => {
+      const within = node['Subplan Name'] ?? cte;
+      // The candidates are `c` in the claim's text; PostgreSQL names them c_1, c_2 beside the CTE of the same name.
+      if (node['Relation Name'] === 'webhook_deliveries' && /^c(_\d+)?$/.test(node.Alias ?? ''))
+        scans.push({ cte: within, node });
+      node.Plans?.forEach((child) => walk(child, within));
     };
-    walk(explained.rows[0]['QUERY PLAN'][0].Plan);
-    // Two scans: the queue's own deliveries, and those written before the outbox (no queue).
-    expect(scans).toHaveLength(2);
-    const sum = (field: 'Actual Rows' | 'Rows Removed by Filter') =>
-      scans.reduce((total, scan) => total + Number(scan[field] ?? 0) * (scan['Actual Loops'] ?? 1), 0);
-    return { returned: sum('Actual Rows'), passedOver: sum('Rows Removed by Filter') };
+    walk(explained.rows[0]['QUERY PLAN'][0].Plan, undefined);
+    expect(scans.map((scan) => scan.cte).sort()).toEqual(['CTE own', 'CTE unqueued']);
+    const own = scans.find((scan) => scan.cte === 'CTE own')!.node;
+    const loops = own['Actual Loops'] ?? 1;
+    return {
+      returned: Number(own['Actual Rows']) * loops,
+      passedOver: Number(own['Rows Removed by Filter'] ?? 0) * loops,
+    };
   } finally {
     await client.query('ROLLBACK');
     client.release();
