@@ -31,14 +31,14 @@ UPDATE webhook_deliveries f SET due_at = h.due_at
 -- (src/webhooks/events.ts), and the event is not visible here yet: it is the deal's newest, behind all of its others.
 CREATE FUNCTION webhook_deliveries_wait_behind() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  own bigint;
   ahead timestamptz;
 BEGIN
-  SELECT e.seq INTO own FROM webhook_events e WHERE e.id = NEW.event_id;
+  -- One statement, as this runs for every delivery a change writes; it finds a row only behind a retrying delivery.
   SELECT max(p.due_at) INTO ahead
     FROM webhook_deliveries p JOIN webhook_events pe ON pe.id = p.event_id
-   WHERE p.deal_id = NEW.deal_id AND p.due_at IS NOT NULL AND p.id <> NEW.id AND (own IS NULL OR pe.seq < own);
-  IF ahead > NEW.due_at THEN
+   WHERE p.deal_id = NEW.deal_id AND p.due_at > NEW.due_at AND p.id <> NEW.id
+     AND pe.seq < coalesce((SELECT e.seq FROM webhook_events e WHERE e.id = NEW.event_id), 9223372036854775807);
+  IF ahead IS NOT NULL THEN
     NEW.due_at := ahead;
   END IF;
   RETURN NEW;
@@ -49,7 +49,9 @@ CREATE TRIGGER webhook_deliveries_wait_behind BEFORE INSERT ON webhook_deliverie
   EXECUTE FUNCTION webhook_deliveries_wait_behind();
 
 -- A delivery's due time moved (an attempt recorded, a skip, a failure): the deal's later ones move with it. The moves
--- it makes are not moves of their own (pg_trigger_depth), so one change is one statement however many wait.
+-- it makes are not moves of their own (pg_trigger_depth), so one change is one statement however many wait. Only an
+-- attempt recorded as retrying sets a due time ahead, so only a retrying delivery has others waiting on it: the common
+-- record (a pending delivery delivered at its first attempt) runs nothing here.
 CREATE FUNCTION webhook_deliveries_move_behind() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.due_at IS NULL THEN
@@ -69,7 +71,8 @@ BEGIN
 END;
 $$;
 CREATE TRIGGER webhook_deliveries_move_behind AFTER UPDATE OF due_at ON webhook_deliveries
-  FOR EACH ROW WHEN (NEW.deal_id IS NOT NULL AND OLD.due_at IS DISTINCT FROM NEW.due_at AND pg_trigger_depth() < 1)
+  FOR EACH ROW WHEN (NEW.deal_id IS NOT NULL AND OLD.due_at IS DISTINCT FROM NEW.due_at AND pg_trigger_depth() < 1
+                    AND (OLD.status = 'retrying' OR NEW.due_at > now()))
   EXECUTE FUNCTION webhook_deliveries_move_behind();
 
 -- Down Migration

@@ -92,8 +92,8 @@ export function payoutOwed(sums: PaymentSums): bigint {
  * last four hex digits carry the payout's number (the count of the payment's payouts recorded so far, plus one). The
  * workflow asks it where it pays out, by a local activity that acts before its workflow task is recorded: if that task
  * is lost (the worker dies), the change is made again from the same records and gets the same id, so the acquirer,
- * which keys the payout by it, answers the first payout instead of making a second. A drawn id (uuid4) may differ: the draw depends on what else
- * drew before it.
+ * which keys the payout by it, answers the first payout instead of making a second. A drawn id (uuid4) may differ: the
+ * draw depends on what else drew before it.
  * Version 8 keeps it apart from every drawn id (version 4), the payment's own among them.
  */
 export function nextPayoutId(paymentId: string, payouts: readonly Pick<PayoutRecord, 'payment_id'>[]): string {
